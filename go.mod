@@ -1,0 +1,3 @@
+module github.com/scalegate/scalegate
+
+go 1.26

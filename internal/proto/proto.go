@@ -1,0 +1,484 @@
+// Package proto is the load protocol v1: the byte layouts every scalegate server
+// and swarm speak, independent of the transport that carries them.
+//
+// All integers are little-endian; a string is a u8 length followed by UTF-8
+// bytes; the first byte of every message is its Type. docs/protocol.md is the
+// human-readable form of this file and the two must agree (golden tests pin it).
+//
+// Encoders append to a caller-owned buffer and never allocate when the buffer
+// has room. Decoders are strict: short input, an unknown type, a NaN or
+// infinite float, an over-long or non-UTF-8 string and trailing bytes all give
+// a *DecodeError, never a panic.
+package proto
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// Type is the first byte of every message.
+type Type uint8
+
+// Message types of protocol v1.
+const (
+	TypeJoin      Type = 0x01 // C→S reliable
+	TypeWelcome   Type = 0x02 // S→C reliable
+	TypeRefuse    Type = 0x03 // S→C reliable, then the server disconnects
+	TypeNotice    Type = 0x04 // S→C reliable
+	TypeInput     Type = 0x10 // C→S unreliable
+	TypeSnapshot  Type = 0x20 // S→C unreliable
+	TypePeerDelay Type = 0x21 // S→C unreliable
+)
+
+// String names the type as DESIGN.md does.
+func (t Type) String() string {
+	switch t {
+	case TypeJoin:
+		return "Join"
+	case TypeWelcome:
+		return "Welcome"
+	case TypeRefuse:
+		return "Refuse"
+	case TypeNotice:
+		return "Notice"
+	case TypeInput:
+		return "Input"
+	case TypeSnapshot:
+		return "Snapshot"
+	case TypePeerDelay:
+		return "PeerDelay"
+	}
+	return fmt.Sprintf("Type(0x%02x)", uint8(t))
+}
+
+// Reliable reports whether the type travels on the reliable channel.
+func (t Type) Reliable() bool {
+	return t == TypeJoin || t == TypeWelcome || t == TypeRefuse || t == TypeNotice
+}
+
+// ConnectData is the transport connect word ("SG", version 1). A server
+// answers any other value with Refuse(ReasonProtocolVersion).
+const ConnectData uint32 = 0x53470001
+
+// MaxString is the longest string the u8 length prefix can carry.
+const MaxString = 255
+
+// Reason says why a server refused a peer.
+type Reason uint8
+
+// Refuse reasons.
+const (
+	ReasonServerFull      Reason = 1 // max_peers reached
+	ReasonRateLimited     Reason = 2 // connect rate limit
+	ReasonPerIPCap        Reason = 3 // max_connections_per_ip
+	ReasonProtocolVersion Reason = 4 // wrong connect data
+	ReasonBadJoin         Reason = 5 // Join malformed or out of order
+)
+
+// ReasonName is the stable lower-case name used in reports (refused_by_reason).
+func (r Reason) String() string {
+	switch r {
+	case ReasonServerFull:
+		return "server_full"
+	case ReasonRateLimited:
+		return "rate_limited"
+	case ReasonPerIPCap:
+		return "per_ip_cap"
+	case ReasonProtocolVersion:
+		return "protocol_version"
+	case ReasonBadJoin:
+		return "bad_join"
+	}
+	return fmt.Sprintf("reason_%d", uint8(r))
+}
+
+// NoticeKind is the kind of a Notice.
+type NoticeKind uint8
+
+// Notice kinds.
+const (
+	NoticeShutdown       NoticeKind = 1
+	NoticeKicked         NoticeKind = 2
+	NoticeConfigReloaded NoticeKind = 3
+)
+
+// Input buttons.
+const (
+	ButtonGun          uint32 = 1 << 0
+	ButtonStoreRelease uint32 = 1 << 1
+	ButtonAfterburner  uint32 = 1 << 2
+)
+
+// SnapshotFlagZstd marks a Snapshot body that is one zstd frame.
+const SnapshotFlagZstd uint8 = 1 << 0
+
+// Join is the client's first reliable message.
+type Join struct {
+	ClientIndex uint32
+	EntityType  string
+	Name        string
+}
+
+// Welcome answers an accepted Join.
+type Welcome struct {
+	EntityID   uint32
+	TickHz     uint16
+	ServerTick uint32
+	Transport  string // the backend the server actually speaks
+	BodyFormat string // "opaque" or a documented format such as "sg-entities/1"
+	Flags      uint8
+}
+
+// Refuse tells a peer why it is being disconnected before it joined.
+type Refuse struct {
+	Reason  Reason
+	Message string
+}
+
+// Notice is an out-of-band server message.
+type Notice struct {
+	Kind    NoticeKind
+	Message string
+}
+
+// Input is one frame of flight controls. Floats are finite; controls are
+// nominally in [-1, 1] (throttle [0, 1]) but range is the server's to clamp.
+type Input struct {
+	Seq      uint32
+	Throttle float32
+	Elevator float32
+	Aileron  float32
+	Rudder   float32
+	Buttons  uint32
+}
+
+// SnapshotHeader is the fixed part of a Snapshot; the body follows it.
+type SnapshotHeader struct {
+	Tick  uint32
+	Flags uint8
+}
+
+// Sizes of the fixed-size messages, type byte included.
+const (
+	InputSize          = 1 + 4 + 4*4 + 4
+	SnapshotHeaderSize = 1 + 4 + 1
+	PeerDelaySize      = 1 + 2
+)
+
+// ErrKind classifies a decode failure.
+type ErrKind uint8
+
+// Decode failure kinds.
+const (
+	ErrShort       ErrKind = iota + 1 // input ended inside a field
+	ErrUnknownType                    // first byte is not a v1 type
+	ErrWrongType                      // decoder called on another type
+	ErrNonFinite                      // NaN or ±Inf float
+	ErrBadString                      // string not valid UTF-8
+	ErrTrailing                       // bytes after the last field
+	ErrTooLong                        // string longer than MaxString on encode
+)
+
+func (k ErrKind) String() string {
+	switch k {
+	case ErrShort:
+		return "short message"
+	case ErrUnknownType:
+		return "unknown type"
+	case ErrWrongType:
+		return "wrong type"
+	case ErrNonFinite:
+		return "non-finite float"
+	case ErrBadString:
+		return "invalid string"
+	case ErrTrailing:
+		return "trailing bytes"
+	case ErrTooLong:
+		return "string too long"
+	}
+	return "decode error"
+}
+
+// DecodeError is the typed error every decoder returns.
+type DecodeError struct {
+	Kind  ErrKind
+	Type  Type   // the message type being decoded (or the unknown byte)
+	Field string // the field that failed, when known
+}
+
+func (e *DecodeError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("proto: %s: %s in field %s", e.Type, e.Kind, e.Field)
+	}
+	return fmt.Sprintf("proto: %s: %s", e.Type, e.Kind)
+}
+
+// PeekType returns the type of a message without decoding it.
+func PeekType(b []byte) (Type, error) {
+	if len(b) == 0 {
+		return 0, &DecodeError{Kind: ErrShort, Field: "type"}
+	}
+	t := Type(b[0])
+	switch t {
+	case TypeJoin, TypeWelcome, TypeRefuse, TypeNotice, TypeInput, TypeSnapshot, TypePeerDelay:
+		return t, nil
+	}
+	return t, &DecodeError{Kind: ErrUnknownType, Type: t}
+}
+
+// ---- encoding ----
+
+func appendU16(b []byte, v uint16) []byte { return binary.LittleEndian.AppendUint16(b, v) }
+func appendU32(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
+func appendF32(b []byte, v float32) []byte {
+	return binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+}
+
+func appendStr(b []byte, s string, t Type, field string) ([]byte, error) {
+	if len(s) > MaxString {
+		return b, &DecodeError{Kind: ErrTooLong, Type: t, Field: field}
+	}
+	b = append(b, uint8(len(s)))
+	return append(b, s...), nil
+}
+
+// AppendJoin appends an encoded Join to b.
+func AppendJoin(b []byte, m *Join) ([]byte, error) {
+	b = append(b, byte(TypeJoin))
+	b = appendU32(b, m.ClientIndex)
+	b, err := appendStr(b, m.EntityType, TypeJoin, "entity_type")
+	if err != nil {
+		return b, err
+	}
+	return appendStr(b, m.Name, TypeJoin, "name")
+}
+
+// AppendWelcome appends an encoded Welcome to b.
+func AppendWelcome(b []byte, m *Welcome) ([]byte, error) {
+	b = append(b, byte(TypeWelcome))
+	b = appendU32(b, m.EntityID)
+	b = appendU16(b, m.TickHz)
+	b = appendU32(b, m.ServerTick)
+	b, err := appendStr(b, m.Transport, TypeWelcome, "transport")
+	if err != nil {
+		return b, err
+	}
+	b, err = appendStr(b, m.BodyFormat, TypeWelcome, "body_format")
+	if err != nil {
+		return b, err
+	}
+	return append(b, m.Flags), nil
+}
+
+// AppendRefuse appends an encoded Refuse to b.
+func AppendRefuse(b []byte, m *Refuse) ([]byte, error) {
+	b = append(b, byte(TypeRefuse), byte(m.Reason))
+	return appendStr(b, m.Message, TypeRefuse, "message")
+}
+
+// AppendNotice appends an encoded Notice to b.
+func AppendNotice(b []byte, m *Notice) ([]byte, error) {
+	b = append(b, byte(TypeNotice), byte(m.Kind))
+	return appendStr(b, m.Message, TypeNotice, "message")
+}
+
+// AppendInput appends an encoded Input to b. It does not allocate when b has
+// InputSize bytes of spare capacity.
+func AppendInput(b []byte, m *Input) []byte {
+	b = append(b, byte(TypeInput))
+	b = appendU32(b, m.Seq)
+	b = appendF32(b, m.Throttle)
+	b = appendF32(b, m.Elevator)
+	b = appendF32(b, m.Aileron)
+	b = appendF32(b, m.Rudder)
+	return appendU32(b, m.Buttons)
+}
+
+// AppendSnapshotHeader appends the Snapshot type, tick and flags; the caller
+// appends the body after it.
+func AppendSnapshotHeader(b []byte, h SnapshotHeader) []byte {
+	b = append(b, byte(TypeSnapshot))
+	b = appendU32(b, h.Tick)
+	return append(b, h.Flags)
+}
+
+// AppendPeerDelay appends an encoded PeerDelay to b.
+func AppendPeerDelay(b []byte, rttMs uint16) []byte {
+	b = append(b, byte(TypePeerDelay))
+	return appendU16(b, rttMs)
+}
+
+// ---- decoding ----
+
+// reader walks a message; the first error sticks and later reads are no-ops,
+// so decoders stay linear and cannot index out of range.
+type reader struct {
+	b   []byte
+	t   Type
+	err *DecodeError
+}
+
+func (r *reader) fail(k ErrKind, field string) {
+	if r.err == nil {
+		r.err = &DecodeError{Kind: k, Type: r.t, Field: field}
+	}
+}
+
+func (r *reader) take(n int, field string) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if len(r.b) < n {
+		r.fail(ErrShort, field)
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) u8(field string) uint8 {
+	if v := r.take(1, field); v != nil {
+		return v[0]
+	}
+	return 0
+}
+
+func (r *reader) u16(field string) uint16 {
+	if v := r.take(2, field); v != nil {
+		return binary.LittleEndian.Uint16(v)
+	}
+	return 0
+}
+
+func (r *reader) u32(field string) uint32 {
+	if v := r.take(4, field); v != nil {
+		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (r *reader) f32(field string) float32 {
+	f := math.Float32frombits(r.u32(field))
+	if r.err == nil && (math.IsNaN(float64(f)) || math.IsInf(float64(f), 0)) {
+		r.fail(ErrNonFinite, field)
+		return 0
+	}
+	return f
+}
+
+// str returns the string's bytes; converting them to a string allocates,
+// which is acceptable on the reliable (cold) messages only.
+func (r *reader) str(field string) string {
+	n := int(r.u8(field))
+	v := r.take(n, field)
+	if r.err != nil {
+		return ""
+	}
+	if !utf8.Valid(v) {
+		r.fail(ErrBadString, field)
+		return ""
+	}
+	return string(v)
+}
+
+func (r *reader) end() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail(ErrTrailing, "")
+	}
+	if r.err != nil {
+		return r.err
+	}
+	return nil
+}
+
+// open checks the type byte and returns a reader over the payload.
+func open(b []byte, want Type) reader {
+	r := reader{t: want}
+	if len(b) == 0 {
+		r.fail(ErrShort, "type")
+		return r
+	}
+	if got := Type(b[0]); got != want {
+		if _, err := PeekType(b); err != nil {
+			r.t = got
+			r.fail(ErrUnknownType, "")
+			return r
+		}
+		r.fail(ErrWrongType, "type")
+		return r
+	}
+	r.b = b[1:]
+	return r
+}
+
+// DecodeJoin decodes a Join.
+func DecodeJoin(b []byte) (Join, error) {
+	r := open(b, TypeJoin)
+	m := Join{ClientIndex: r.u32("client_index")}
+	m.EntityType = r.str("entity_type")
+	m.Name = r.str("name")
+	return m, r.end()
+}
+
+// DecodeWelcome decodes a Welcome.
+func DecodeWelcome(b []byte) (Welcome, error) {
+	r := open(b, TypeWelcome)
+	m := Welcome{EntityID: r.u32("entity_id"), TickHz: r.u16("tick_hz"), ServerTick: r.u32("server_tick")}
+	m.Transport = r.str("transport")
+	m.BodyFormat = r.str("body_format")
+	m.Flags = r.u8("flags")
+	return m, r.end()
+}
+
+// DecodeRefuse decodes a Refuse.
+func DecodeRefuse(b []byte) (Refuse, error) {
+	r := open(b, TypeRefuse)
+	m := Refuse{Reason: Reason(r.u8("reason"))}
+	m.Message = r.str("message")
+	return m, r.end()
+}
+
+// DecodeNotice decodes a Notice.
+func DecodeNotice(b []byte) (Notice, error) {
+	r := open(b, TypeNotice)
+	m := Notice{Kind: NoticeKind(r.u8("kind"))}
+	m.Message = r.str("message")
+	return m, r.end()
+}
+
+// DecodeInput decodes an Input into m without allocating.
+func DecodeInput(b []byte, m *Input) error {
+	r := open(b, TypeInput)
+	m.Seq = r.u32("seq")
+	m.Throttle = r.f32("throttle")
+	m.Elevator = r.f32("elevator")
+	m.Aileron = r.f32("aileron")
+	m.Rudder = r.f32("rudder")
+	m.Buttons = r.u32("buttons")
+	if err := r.end(); err != nil {
+		*m = Input{}
+		return err
+	}
+	return nil
+}
+
+// DecodeSnapshot decodes a Snapshot header without allocating and returns
+// the body, which aliases b.
+func DecodeSnapshot(b []byte) (SnapshotHeader, []byte, error) {
+	r := open(b, TypeSnapshot)
+	h := SnapshotHeader{Tick: r.u32("tick"), Flags: r.u8("flags")}
+	if r.err != nil {
+		return SnapshotHeader{}, nil, r.err
+	}
+	return h, r.b, nil
+}
+
+// DecodePeerDelay decodes a PeerDelay and returns its rtt_ms.
+func DecodePeerDelay(b []byte) (uint16, error) {
+	r := open(b, TypePeerDelay)
+	v := r.u16("rtt_ms")
+	return v, r.end()
+}

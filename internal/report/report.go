@@ -1,0 +1,275 @@
+// Package report holds the two JSON contracts of DESIGN.md: the server
+// metrics file (server_tick) and the swarm report. The server writes the
+// first, the swarm reads it and writes the second, the gate reads both: one
+// definition keeps them from drifting.
+//
+// Both formats are additive and name-keyed: readers look fields up by name
+// and ignore what they do not know. A field a reader needs but that is absent
+// is *missing*, which is not zero: optional metrics are pointers so that
+// "not reported" survives the round trip and a gate can refuse to pass on it.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ServerTickSchemaVersion is the metrics-file schema written by scalegate.
+const ServerTickSchemaVersion = 6
+
+// ReportSchemaVersion is the swarm report schema.
+const ReportSchemaVersion = 5
+
+// Phase is a per-phase timing summary in milliseconds.
+type Phase struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+}
+
+// ServerTick is the server metrics file (`--metrics-json`), field for field
+// the seed's server_tick block.
+type ServerTick struct {
+	SchemaVersion              int     `json:"schema_version"`
+	TickHz                     float64 `json:"tick_hz"`
+	TicksSampled               int64   `json:"ticks_sampled"`
+	TicksTotal                 int64   `json:"ticks_total"`
+	WindowS                    float64 `json:"window_s"`
+	Peers                      int     `json:"peers"`
+	Entities                   int     `json:"entities"`
+	LoadFactor                 float64 `json:"load_factor"`
+	InterestScale              float64 `json:"interest_scale"`
+	DroppedTicks               int64   `json:"dropped_ticks"`
+	RSSKB                      int64   `json:"rss_kb"`
+	RSSStartupKB               int64   `json:"rss_startup_kb"`
+	CongestionMinSendHz        float64 `json:"congestion_min_send_hz"`
+	CongestionRecoveredSendHz  float64 `json:"congestion_recovered_send_hz"`
+	CongestionMaxLoss          float64 `json:"congestion_max_loss"`
+	WireOutKBs                 float64 `json:"wire_out_kbs"`
+	WireInKBs                  float64 `json:"wire_in_kbs"`
+	WireOutPPS                 float64 `json:"wire_out_pps"`
+	WirePeers                  int     `json:"wire_peers"`
+	WireOutKBsPerClient        float64 `json:"wire_out_kbs_per_client"`
+	Transport                  string  `json:"transport"`
+	TickMs                     Phase   `json:"tick_ms"`
+	MaintenanceMs              Phase   `json:"maintenance_ms"`
+	SensingMs                  Phase   `json:"sensing_ms"`
+	IntegrateMs                Phase   `json:"integrate_ms"`
+	AIMs                       Phase   `json:"ai_ms"`
+	CollisionMs                Phase   `json:"collision_ms"`
+	SerializeMs                Phase   `json:"serialize_ms"`
+	OtherMs                    Phase   `json:"other_ms"`
+	// Extra fields the reference server adds (additive, name-keyed).
+	MalformedDropped int64            `json:"malformed_dropped"`
+	Kicked           int64            `json:"kicked"`
+	Refused          map[string]int64 `json:"refused"`
+	SlowTicks        int64            `json:"slow_ticks"`
+	Faults           []string         `json:"faults,omitempty"`
+}
+
+// ParseServerTick decodes a metrics file. It requires a JSON object with at
+// least schema_version, tick_ms and transport, so a truncated or foreign file
+// is an error naming what is wrong, never a zero-valued struct.
+func ParseServerTick(b []byte) (*ServerTick, map[string]json.RawMessage, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, nil, fmt.Errorf("server metrics: not a JSON object: %w", err)
+	}
+	for _, k := range []string{"schema_version", "tick_ms", "transport", "rss_kb"} {
+		if _, ok := raw[k]; !ok {
+			return nil, nil, fmt.Errorf("server metrics: required field %q missing", k)
+		}
+	}
+	var st ServerTick
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, nil, fmt.Errorf("server metrics: %w", err)
+	}
+	return &st, raw, nil
+}
+
+// ReadServerTick reads and parses a metrics file, naming the path on error.
+func ReadServerTick(path string) (*ServerTick, map[string]json.RawMessage, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read server metrics: %w", err)
+	}
+	st, raw, err := ParseServerTick(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, raw, nil
+}
+
+// MinMeanMax summarises a per-client figure across clients.
+type MinMeanMax struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// MeanMax summarises a per-client figure across clients.
+type MeanMax struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// Percentiles is a distribution summary.
+type Percentiles struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// RSSPoint is one sample of the server's RSS.
+type RSSPoint struct {
+	TS    float64 `json:"t_s"`
+	RSSKB int64   `json:"rss_kb"`
+}
+
+// TimelinePoint is one per-second row of what the swarm saw, with the
+// server's figures of the same second when a metrics file was wired.
+type TimelinePoint struct {
+	TS          float64  `json:"t_s"`
+	Connected   int      `json:"connected"`
+	TickHzMin   *float64 `json:"tick_hz_min"`
+	KBs         float64  `json:"kbs"`
+	RTTP95Ms    *float64 `json:"rtt_p95_ms"`
+	TickMsP99   *float64 `json:"tick_ms_p99"`
+	RSSKB       *int64   `json:"rss_kb"`
+	WorkerDtP99 float64  `json:"worker_dt_p99_ms"`
+}
+
+// AssertResult is one --assert-* outcome.
+type AssertResult struct {
+	Name      string   `json:"name"`
+	Threshold float64  `json:"threshold"`
+	Measured  *float64 `json:"measured"` // nil: metric missing, which fails
+	Passed    bool     `json:"passed"`
+	Detail    string   `json:"detail,omitempty"`
+}
+
+// Report is the swarm's JSON report.
+type Report struct {
+	SchemaVersion           int              `json:"schema_version"`
+	Transport               string           `json:"transport"`
+	ServerTransport         string           `json:"server_transport"`
+	BodyFormat              string           `json:"body_format"`
+	Pattern                 string           `json:"pattern"`
+	PatternCounts           map[string]int   `json:"pattern_counts"`
+	Clients                 int              `json:"clients"`
+	Threads                 int              `json:"threads"`
+	RateHz                  float64          `json:"rate_hz"`
+	DurationS               float64          `json:"duration_s"`
+	ClientsConnected        int              `json:"clients_connected"`
+	ClientsRefused          int              `json:"clients_refused"`
+	RefusedByReason         map[string]int   `json:"refused_by_reason"`
+	ClientsDisconnected     int              `json:"clients_disconnected"`
+	ClientsNeverConnected   int              `json:"clients_never_connected"`
+	ObservedServerTickHz    *MinMeanMax      `json:"observed_server_tick_hz"`
+	DownstreamKBsPerClient  *MeanMax         `json:"downstream_kbs_per_client"`
+	RTTMs                   *Percentiles     `json:"rtt_ms"`
+	PeerDelayMs             *Percentiles     `json:"peer_delay_ms"`
+	ConnectMs               *Percentiles     `json:"connect_ms"`
+	WorkerLoopDtMs          *Percentiles     `json:"worker_loop_dt_ms"`
+	MaxSnapshotGapMs        *float64         `json:"max_snapshot_gap_ms"`
+	SnapshotsReceived       int64            `json:"snapshots_received"`
+	SnapshotDecodeErrors    int64            `json:"snapshot_decode_errors"`
+	InputsSent              int64            `json:"inputs_sent"`
+	ServerMetricsPath       string           `json:"server_metrics_path,omitempty"`
+	ServerMetricsError      string           `json:"server_metrics_error,omitempty"`
+	ServerTick              json.RawMessage  `json:"server_tick,omitempty"`
+	RSSSeries               []RSSPoint       `json:"rss_series,omitempty"`
+	RSSSlopeKBPerMin        *float64         `json:"rss_slope_kb_per_min"`
+	RSSStepMaxKB            *float64         `json:"rss_step_max_kb"`
+	RSSStepAtS              *float64         `json:"rss_step_at_s"`
+	Timeline                []TimelinePoint  `json:"timeline,omitempty"`
+	Asserts                 []AssertResult   `json:"asserts"`
+	Passed                  bool             `json:"passed"`
+	Aborted                 string           `json:"aborted,omitempty"`
+}
+
+// ServerTickParsed decodes the embedded server_tick block, if any.
+func (r *Report) ServerTickParsed() (*ServerTick, error) {
+	if len(r.ServerTick) == 0 || bytes.Equal(r.ServerTick, []byte("null")) {
+		if r.ServerMetricsError != "" {
+			return nil, fmt.Errorf("server metrics unavailable: %s", r.ServerMetricsError)
+		}
+		return nil, fmt.Errorf("report carries no server_tick block")
+	}
+	st, _, err := ParseServerTick(r.ServerTick)
+	return st, err
+}
+
+// ParseReport decodes a swarm report, requiring the keys every gate reads.
+func ParseReport(b []byte) (*Report, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("report: not a JSON object: %w", err)
+	}
+	for _, k := range []string{"schema_version", "transport", "clients", "clients_connected"} {
+		if _, ok := raw[k]; !ok {
+			return nil, fmt.Errorf("report: required field %q missing", k)
+		}
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return &r, nil
+}
+
+// ReadReport reads and parses a report file, naming the path on error.
+func ReadReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	r, err := ParseReport(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// WriteFileAtomic writes b to path through a temporary file in the same
+// directory and a rename, so a concurrent reader sees the old file or the
+// new one, never a partial one.
+func WriteFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteJSONAtomic marshals v with indentation and writes it atomically.
+func WriteJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}

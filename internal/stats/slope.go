@@ -1,0 +1,173 @@
+package stats
+
+import (
+	"math"
+	"slices"
+)
+
+// Slope estimator constants, the seed's values (#1095).
+const (
+	// RSSSlopeBuckets is how many equal time buckets the tail is split into.
+	RSSSlopeBuckets = 6
+	// RSSSlopeMinSamplesPerBucket is the density below which the estimator
+	// falls back to a whole-tail least-squares fit.
+	RSSSlopeMinSamplesPerBucket = 4
+	// RSSSlopeMinSamples is the shortest series the estimator will fit;
+	// anything shorter is "too short" (a nil slope), never a zero.
+	RSSSlopeMinSamples = 4
+)
+
+// Point is one (time, value) sample; T in seconds, V in KB.
+type Point struct {
+	T float64
+	V float64
+}
+
+// SlopeResult is the RSS trend over a series' tail.
+type SlopeResult struct {
+	// OK is false when the series is too short to fit; the other fields are
+	// then meaningless and the slope must be reported as null.
+	OK bool
+	// KBPerMin is the sustained growth rate over the tail.
+	KBPerMin float64
+	// Method is "bucket-median" or "least-squares" (the sparse fallback).
+	Method string
+	// StepMaxKB and StepAtS are the largest single-sample rise in the tail
+	// and the time of the sample it rose to. The bucket median ignores an
+	// isolated step by design, so the step is reported rather than eaten.
+	StepMaxKB float64
+	StepAtS   float64
+	// TailFromS is where the tail (the final half of the run) starts.
+	TailFromS float64
+}
+
+// RSSSlope estimates sustained growth over the final half of a series with
+// the seed's bucket-median estimator.
+//
+// The tail is split into RSSSlopeBuckets equal time buckets. Each bucket's
+// rate is the difference of the series' values at its two boundaries (the
+// value at a boundary is the last sample at or before it, so every rise
+// between two samples is charged to exactly one bucket and none is lost),
+// divided by the bucket width. The reported rate is the median of those
+// rates: an isolated step lands in one bucket and the median ignores it; a
+// real leak, or a recurring staircase, moves every bucket. Per-bucket fits
+// would alias a staircase whose steps sit on the boundaries; endpoint deltas
+// cannot. When a bucket would hold fewer than RSSSlopeMinSamplesPerBucket
+// samples the estimator falls back to a least-squares fit of the whole tail.
+//
+// points must be sorted by T.
+func RSSSlope(points []Point) SlopeResult {
+	if len(points) < RSSSlopeMinSamples {
+		return SlopeResult{}
+	}
+	t0, t1 := points[0].T, points[len(points)-1].T
+	if !(t1 > t0) {
+		return SlopeResult{}
+	}
+	from := t0 + (t1-t0)/2
+	start := 0
+	for start < len(points) && points[start].T < from {
+		start++
+	}
+	// Anchor the tail at the last sample at or before its start, so the
+	// first bucket has a value at its left boundary.
+	if start > 0 && points[start-1].T <= from && (start == len(points) || points[start].T > from) {
+		start--
+	}
+	tail := points[start:]
+	if len(tail) < 2 || !(tail[len(tail)-1].T > tail[0].T) {
+		return SlopeResult{}
+	}
+	res := SlopeResult{OK: true, TailFromS: tail[0].T}
+	res.StepMaxKB, res.StepAtS = maxStep(tail)
+	if rates, ok := bucketRates(tail); ok {
+		res.Method = "bucket-median"
+		res.KBPerMin = median(rates) * 60
+		return res
+	}
+	res.Method = "least-squares"
+	res.KBPerMin = leastSquares(tail) * 60
+	return res
+}
+
+// bucketRates returns per-bucket endpoint rates (KB/s), or false when any
+// bucket is too sparse.
+func bucketRates(tail []Point) ([]float64, bool) {
+	a, b := tail[0].T, tail[len(tail)-1].T
+	w := (b - a) / RSSSlopeBuckets
+	counts := make([]int, RSSSlopeBuckets)
+	for _, p := range tail {
+		i := int((p.T - a) / w)
+		if i >= RSSSlopeBuckets {
+			i = RSSSlopeBuckets - 1
+		}
+		counts[i]++
+	}
+	for _, c := range counts {
+		if c < RSSSlopeMinSamplesPerBucket {
+			return nil, false
+		}
+	}
+	rates := make([]float64, RSSSlopeBuckets)
+	for i := range rates {
+		lo := a + float64(i)*w
+		hi := a + float64(i+1)*w
+		if i == RSSSlopeBuckets-1 {
+			hi = b
+		}
+		rates[i] = (valueAt(tail, hi) - valueAt(tail, lo)) / (hi - lo)
+	}
+	return rates, true
+}
+
+// valueAt is the value of the last sample at or before t (step-hold). A tiny
+// tolerance keeps float rounding of the boundary from skipping a sample that
+// lies exactly on it.
+func valueAt(s []Point, t float64) float64 {
+	eps := 1e-9 * math.Max(1, math.Abs(t))
+	i := 0
+	for i+1 < len(s) && s[i+1].T <= t+eps {
+		i++
+	}
+	return s[i].V
+}
+
+func maxStep(s []Point) (kb, at float64) {
+	for i := 1; i < len(s); i++ {
+		if d := s[i].V - s[i-1].V; i == 1 || d > kb {
+			kb, at = d, s[i].T
+		}
+	}
+	return kb, at
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// leastSquares is the slope (V per second) of the ordinary least-squares line.
+func leastSquares(s []Point) float64 {
+	var mt, mv float64
+	for _, p := range s {
+		mt += p.T
+		mv += p.V
+	}
+	n := float64(len(s))
+	mt /= n
+	mv /= n
+	var num, den float64
+	for _, p := range s {
+		num += (p.T - mt) * (p.V - mv)
+		den += (p.T - mt) * (p.T - mt)
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}

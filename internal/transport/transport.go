@@ -1,0 +1,238 @@
+// Package transport is the one interface servers and clients use to move
+// protocol messages, whatever the backend (ENet, QUIC).
+//
+// A Host is owned by exactly one goroutine: every method except Backend and
+// Addr must be called from that goroutine. The owner drives the host with
+// Service in its own loop (a 60 Hz tick on a server, the worker loop in the
+// swarm); Service never blocks. This matches ENet, whose host state is not
+// thread-safe, and lets QUIC (which has its own goroutines) hand events over
+// through a queue without changing callers.
+//
+// Backends register themselves (see Register); callers pick one by name with
+// Listen and Dial. A name this build cannot speak is an *UnknownBackendError,
+// never a silent fallback.
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// PeerID identifies a peer within one Host. IDs may be reused after a
+// Disconnect event for that peer has been delivered.
+type PeerID uint32
+
+// Delivery is how a message travels.
+type Delivery uint8
+
+// Deliveries. Reliable is ordered and retransmitted (ENet channel 0, the QUIC
+// control stream); Unreliable is sequenced, never retransmitted (ENet channel 1,
+// QUIC datagrams).
+const (
+	Reliable Delivery = iota
+	Unreliable
+)
+
+func (d Delivery) String() string {
+	if d == Reliable {
+		return "reliable"
+	}
+	return "unreliable"
+}
+
+// EventKind says what happened.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventConnect EventKind = iota + 1
+	EventReceive
+	EventDisconnect
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventConnect:
+		return "connect"
+	case EventReceive:
+		return "receive"
+	case EventDisconnect:
+		return "disconnect"
+	}
+	return "unknown"
+}
+
+// Disconnect reasons carried in Event.Data of an EventDisconnect. A remote
+// Disconnect(peer, reason) arrives with that reason; a timeout arrives as
+// ReasonTimeout (ENet reports 0).
+const (
+	ReasonTimeout uint32 = 0
+)
+
+// Event is one thing that happened on a Host.
+type Event struct {
+	Kind EventKind
+	Peer PeerID
+	// Data is the connect data word (EventConnect on a server), or the
+	// disconnect reason (EventDisconnect).
+	Data uint32
+	// Delivery is how a received message travelled (EventReceive).
+	Delivery Delivery
+	// Payload is the received message. It is valid only until the callback
+	// returns: copy what you keep.
+	Payload []byte
+}
+
+// WireRates are socket-level traffic rates over the interval since the
+// previous sample: framing, compression and encryption included, IP/UDP
+// headers excluded. 1 KB = 1000 bytes is the caller's conversion.
+type WireRates struct {
+	Interval           time.Duration
+	BytesOutPerSec     float64
+	BytesInPerSec      float64
+	DatagramsOutPerSec float64
+	DatagramsInPerSec  float64
+}
+
+// Host is one transport endpoint: a listening server or a dialling client.
+type Host interface {
+	// Backend names the protocol actually spoken ("enet", "quic"). It comes
+	// from the implementation, never from configuration.
+	Backend() string
+	// Addr is the local address the host is bound to.
+	Addr() string
+	// Connect starts a connection to addr ("host:port") carrying data; the
+	// outcome arrives later as EventConnect or EventDisconnect for the peer.
+	Connect(addr string, data uint32) (PeerID, error)
+	// Send queues msg to peer. The host copies msg; the caller may reuse it.
+	Send(peer PeerID, d Delivery, msg []byte) error
+	// Service performs I/O without blocking and calls fn for every event
+	// that is ready, in order. It returns the number of events delivered.
+	Service(fn func(Event)) (int, error)
+	// Flush pushes queued sends to the socket without receiving.
+	Flush() error
+	// Disconnect gracefully disconnects peer with reason; queued data is
+	// sent first. An EventDisconnect for peer follows.
+	Disconnect(peer PeerID, reason uint32)
+	// RTT is the backend's current round-trip estimate for peer, 0 if none.
+	RTT(peer PeerID) time.Duration
+	// PeerAddr is the remote address of peer ("ip:port"), "" if unknown.
+	PeerAddr(peer PeerID) string
+	// WireRates returns traffic rates since the previous call (or since the
+	// host was created). Counters that wrap are handled by the backend.
+	WireRates() WireRates
+	// Close destroys the host and frees everything it holds. Peers are
+	// dropped without notice; disconnect them first for a graceful close.
+	Close() error
+}
+
+// Options configure a Host. Zero values mean the backend's sensible default.
+type Options struct {
+	// MaxPeers bounds the peers a listening host accepts (ENet allocates the
+	// slots up front). Dialling hosts use 1 when zero.
+	MaxPeers int
+	// RangeCoder enables ENet's range-coder compression. Both ends must
+	// agree; QUIC ignores it.
+	RangeCoder bool
+	// RecvBufferBytes is the socket receive buffer to request; servers
+	// should enlarge it (a burst from N clients lands on one socket).
+	RecvBufferBytes int
+	// SendBufferBytes is the socket send buffer to request.
+	SendBufferBytes int
+	// CertFile and KeyFile name a TLS certificate for QUIC servers; when
+	// empty a self-signed one is generated.
+	CertFile, KeyFile string
+	// Timeout is how long a peer may stay silent before it is disconnected
+	// (zero: the backend default).
+	Timeout time.Duration
+}
+
+// Backend creates hosts of one kind.
+type Backend interface {
+	// Name is the backend's protocol name.
+	Name() string
+	// Listen creates a server host bound to addr ("ip:port", port may be 0).
+	Listen(addr string, opt Options) (Host, error)
+	// Dial creates a client host with no listening address; call Connect
+	// on it to open the connection.
+	Dial(opt Options) (Host, error)
+}
+
+// UnknownBackendError is returned for a backend this build cannot speak.
+type UnknownBackendError struct {
+	Name      string
+	Available []string
+}
+
+func (e *UnknownBackendError) Error() string {
+	return fmt.Sprintf("transport %q is not available in this build (available: %v)", e.Name, e.Available)
+}
+
+// ErrClosed is returned by methods called on a closed host.
+var ErrClosed = errors.New("transport: host closed")
+
+// ErrUnknownPeer is returned by Send for a peer that is not connected.
+var ErrUnknownPeer = errors.New("transport: unknown or disconnected peer")
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]Backend{}
+)
+
+// Register makes a backend available by name. Backend packages call it from
+// init; importing the package is what makes a build speak that transport.
+func Register(b Backend) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[b.Name()]; dup {
+		panic("transport: backend registered twice: " + b.Name())
+	}
+	registry[b.Name()] = b
+}
+
+// Lookup returns the named backend or an *UnknownBackendError.
+func Lookup(name string) (Backend, error) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	if b, ok := registry[name]; ok {
+		return b, nil
+	}
+	return nil, &UnknownBackendError{Name: name, Available: availableLocked()}
+}
+
+// Available lists the registered backend names, sorted.
+func Available() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return availableLocked()
+}
+
+func availableLocked() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Listen creates a server host on the named backend.
+func Listen(backend, addr string, opt Options) (Host, error) {
+	b, err := Lookup(backend)
+	if err != nil {
+		return nil, err
+	}
+	return b.Listen(addr, opt)
+}
+
+// Dial creates a client host on the named backend.
+func Dial(backend string, opt Options) (Host, error) {
+	b, err := Lookup(backend)
+	if err != nil {
+		return nil, err
+	}
+	return b.Dial(opt)
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# deps.sh: make sure the system prerequisites scalegate builds against are
+# present (Go toolchain, a C compiler, pkg-config, libenet via pkg-config).
+# On Debian/Ubuntu it installs what is missing with apt-get (as root, or via
+# sudo); elsewhere it names what to install and fails.
+set -euo pipefail
+
+missing=()
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! pkg-config --exists libenet 2>/dev/null; then missing+=(libenet-dev); fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+      if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+        echo "deps: need root to install: ${missing[*]} (apt-get install -y ${missing[*]})" >&2; exit 1
+      fi
+    fi
+    echo "deps: installing ${missing[*]} with apt-get" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "deps: missing ${missing[*]}. Install a C compiler, pkg-config and ENet 1.3.17 development files" >&2
+    echo "      (Fedora: dnf install gcc pkgconf enet-devel; macOS: brew install pkg-config enet)." >&2
+    exit 1
+  fi
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  if [ -x /usr/local/go/bin/go ]; then export PATH=/usr/local/go/bin:$PATH; else
+    echo "deps: Go 1.26 or newer is required (https://go.dev/dl/)" >&2; exit 1
+  fi
+fi
