@@ -77,7 +77,7 @@ const (
 	ReasonBadJoin         Reason = 5 // Join malformed or out of order
 )
 
-// ReasonName is the stable lower-case name used in reports (refused_by_reason).
+// String is the stable lower-case name used in reports (refused_by_reason).
 func (r Reason) String() string {
 	switch r {
 	case ReasonServerFull:
@@ -128,7 +128,10 @@ type Welcome struct {
 	ServerTick uint32
 	Transport  string // the backend the server actually speaks
 	BodyFormat string // "opaque" or a documented format such as "sg-entities/1"
-	Flags      uint8
+	// Flags has no bits defined in v1: a server sends 0 and a client
+	// ignores bits it does not know (decoding keeps them, so a re-encode
+	// reproduces the message).
+	Flags uint8
 }
 
 // Refuse tells a peer why it is being disconnected before it joined.
@@ -176,11 +179,12 @@ const (
 	ErrUnknownType                    // first byte is not a v1 type
 	ErrWrongType                      // decoder called on another type
 	ErrNonFinite                      // NaN or ±Inf float
-	ErrBadString                      // string not valid UTF-8
+	ErrBadString                      // string not valid UTF-8 (on decode or encode)
 	ErrTrailing                       // bytes after the last field
 	ErrTooLong                        // string longer than MaxString on encode
 )
 
+// String names the kind for error messages.
 func (k ErrKind) String() string {
 	switch k {
 	case ErrShort:
@@ -201,13 +205,17 @@ func (k ErrKind) String() string {
 	return "decode error"
 }
 
-// DecodeError is the typed error every decoder returns.
+// DecodeError is the typed error every decoder returns, and the one an
+// encoder returns for a string it cannot encode (ErrTooLong, ErrBadString).
+// Decoders and encoders return a nil error interface on success, never a
+// typed nil *DecodeError.
 type DecodeError struct {
 	Kind  ErrKind
 	Type  Type   // the message type being decoded (or the unknown byte)
 	Field string // the field that failed, when known
 }
 
+// Error describes the failure as "proto: <type>: <kind> in field <field>".
 func (e *DecodeError) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("proto: %s: %s in field %s", e.Type, e.Kind, e.Field)
@@ -236,52 +244,76 @@ func appendF32(b []byte, v float32) []byte {
 	return binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
 }
 
-func appendStr(b []byte, s string, t Type, field string) ([]byte, error) {
+// checkStr reports whether s can be encoded as a protocol string: at most
+// MaxString bytes of valid UTF-8. Encoders check every string before they
+// append anything, so a failed encode leaves the caller's buffer untouched
+// (no half-written message) and never emits bytes the decoder would refuse.
+func checkStr(t Type, field, s string) error {
 	if len(s) > MaxString {
-		return b, &DecodeError{Kind: ErrTooLong, Type: t, Field: field}
+		return &DecodeError{Kind: ErrTooLong, Type: t, Field: field}
 	}
-	b = append(b, uint8(len(s)))
-	return append(b, s...), nil
+	if !utf8.ValidString(s) {
+		return &DecodeError{Kind: ErrBadString, Type: t, Field: field}
+	}
+	return nil
 }
 
-// AppendJoin appends an encoded Join to b.
+// appendStr appends a string already accepted by checkStr.
+func appendStr(b []byte, s string) []byte {
+	b = append(b, uint8(len(s)))
+	return append(b, s...)
+}
+
+// AppendJoin appends an encoded Join to b. On error b is returned unchanged.
 func AppendJoin(b []byte, m *Join) ([]byte, error) {
-	b = append(b, byte(TypeJoin))
-	b = appendU32(b, m.ClientIndex)
-	b, err := appendStr(b, m.EntityType, TypeJoin, "entity_type")
-	if err != nil {
+	if err := checkStr(TypeJoin, "entity_type", m.EntityType); err != nil {
 		return b, err
 	}
-	return appendStr(b, m.Name, TypeJoin, "name")
+	if err := checkStr(TypeJoin, "name", m.Name); err != nil {
+		return b, err
+	}
+	b = append(b, byte(TypeJoin))
+	b = appendU32(b, m.ClientIndex)
+	b = appendStr(b, m.EntityType)
+	return appendStr(b, m.Name), nil
 }
 
-// AppendWelcome appends an encoded Welcome to b.
+// AppendWelcome appends an encoded Welcome to b. On error b is returned
+// unchanged.
 func AppendWelcome(b []byte, m *Welcome) ([]byte, error) {
+	if err := checkStr(TypeWelcome, "transport", m.Transport); err != nil {
+		return b, err
+	}
+	if err := checkStr(TypeWelcome, "body_format", m.BodyFormat); err != nil {
+		return b, err
+	}
 	b = append(b, byte(TypeWelcome))
 	b = appendU32(b, m.EntityID)
 	b = appendU16(b, m.TickHz)
 	b = appendU32(b, m.ServerTick)
-	b, err := appendStr(b, m.Transport, TypeWelcome, "transport")
-	if err != nil {
-		return b, err
-	}
-	b, err = appendStr(b, m.BodyFormat, TypeWelcome, "body_format")
-	if err != nil {
-		return b, err
-	}
+	b = appendStr(b, m.Transport)
+	b = appendStr(b, m.BodyFormat)
 	return append(b, m.Flags), nil
 }
 
-// AppendRefuse appends an encoded Refuse to b.
+// AppendRefuse appends an encoded Refuse to b. On error b is returned
+// unchanged.
 func AppendRefuse(b []byte, m *Refuse) ([]byte, error) {
+	if err := checkStr(TypeRefuse, "message", m.Message); err != nil {
+		return b, err
+	}
 	b = append(b, byte(TypeRefuse), byte(m.Reason))
-	return appendStr(b, m.Message, TypeRefuse, "message")
+	return appendStr(b, m.Message), nil
 }
 
-// AppendNotice appends an encoded Notice to b.
+// AppendNotice appends an encoded Notice to b. On error b is returned
+// unchanged.
 func AppendNotice(b []byte, m *Notice) ([]byte, error) {
+	if err := checkStr(TypeNotice, "message", m.Message); err != nil {
+		return b, err
+	}
 	b = append(b, byte(TypeNotice), byte(m.Kind))
-	return appendStr(b, m.Message, TypeNotice, "message")
+	return appendStr(b, m.Message), nil
 }
 
 // AppendInput appends an encoded Input to b. It does not allocate when b has
@@ -311,6 +343,8 @@ func AppendPeerDelay(b []byte, rttMs uint16) []byte {
 }
 
 // ---- decoding ----
+//
+// Every decoder returns the zero message on error.
 
 // reader walks a message; the first error sticks and later reads are no-ops,
 // so decoders stay linear and cannot index out of range.
@@ -420,7 +454,10 @@ func DecodeJoin(b []byte) (Join, error) {
 	m := Join{ClientIndex: r.u32("client_index")}
 	m.EntityType = r.str("entity_type")
 	m.Name = r.str("name")
-	return m, r.end()
+	if err := r.end(); err != nil {
+		return Join{}, err
+	}
+	return m, nil
 }
 
 // DecodeWelcome decodes a Welcome.
@@ -430,7 +467,10 @@ func DecodeWelcome(b []byte) (Welcome, error) {
 	m.Transport = r.str("transport")
 	m.BodyFormat = r.str("body_format")
 	m.Flags = r.u8("flags")
-	return m, r.end()
+	if err := r.end(); err != nil {
+		return Welcome{}, err
+	}
+	return m, nil
 }
 
 // DecodeRefuse decodes a Refuse.
@@ -438,7 +478,10 @@ func DecodeRefuse(b []byte) (Refuse, error) {
 	r := open(b, TypeRefuse)
 	m := Refuse{Reason: Reason(r.u8("reason"))}
 	m.Message = r.str("message")
-	return m, r.end()
+	if err := r.end(); err != nil {
+		return Refuse{}, err
+	}
+	return m, nil
 }
 
 // DecodeNotice decodes a Notice.
@@ -446,7 +489,10 @@ func DecodeNotice(b []byte) (Notice, error) {
 	r := open(b, TypeNotice)
 	m := Notice{Kind: NoticeKind(r.u8("kind"))}
 	m.Message = r.str("message")
-	return m, r.end()
+	if err := r.end(); err != nil {
+		return Notice{}, err
+	}
+	return m, nil
 }
 
 // DecodeInput decodes an Input into m without allocating.
@@ -480,5 +526,8 @@ func DecodeSnapshot(b []byte) (SnapshotHeader, []byte, error) {
 func DecodePeerDelay(b []byte) (uint16, error) {
 	r := open(b, TypePeerDelay)
 	v := r.u16("rtt_ms")
-	return v, r.end()
+	if err := r.end(); err != nil {
+		return 0, err
+	}
+	return v, nil
 }
