@@ -1,0 +1,73 @@
+package snapshot
+
+// bitWriter appends values LSB-first into a byte slice. It never allocates
+// when the slice has room, so an Encoder reused across snapshots reaches a
+// steady state with no per-call allocation.
+type bitWriter struct {
+	buf  []byte
+	acc  uint64 // pending bits, LSB first
+	nacc uint   // number of pending bits (< 8 after each write)
+}
+
+func (w *bitWriter) reset(buf []byte) {
+	w.buf = buf
+	w.acc = 0
+	w.nacc = 0
+}
+
+// write appends the low n bits of v (n ≤ 32).
+func (w *bitWriter) write(v uint32, n uint) {
+	w.acc |= uint64(v&(1<<n-1)) << w.nacc
+	w.nacc += n
+	for w.nacc >= 8 {
+		w.buf = append(w.buf, byte(w.acc))
+		w.acc >>= 8
+		w.nacc -= 8
+	}
+}
+
+// flush pads the pending bits with zeros to a byte boundary.
+func (w *bitWriter) flush() []byte {
+	if w.nacc > 0 {
+		w.buf = append(w.buf, byte(w.acc))
+		w.acc = 0
+		w.nacc = 0
+	}
+	return w.buf
+}
+
+// bitReader reads values LSB-first. Reading past the end is a caller bug:
+// the decoder checks lengths before reading records.
+type bitReader struct {
+	b    []byte
+	pos  int
+	acc  uint64
+	nacc uint
+}
+
+func (r *bitReader) reset(b []byte) {
+	r.b = b
+	r.pos = 0
+	r.acc = 0
+	r.nacc = 0
+}
+
+// read returns the next n bits (n ≤ 32); missing bytes read as zero.
+func (r *bitReader) read(n uint) uint32 {
+	for r.nacc < n {
+		var c byte
+		if r.pos < len(r.b) {
+			c = r.b[r.pos]
+		}
+		r.pos++
+		r.acc |= uint64(c) << r.nacc
+		r.nacc += 8
+	}
+	v := uint32(r.acc & (1<<n - 1))
+	r.acc >>= n
+	r.nacc -= n
+	return v
+}
+
+// leftover is the value of the bits still pending in the accumulator.
+func (r *bitReader) leftover() uint64 { return r.acc }

@@ -1,0 +1,213 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/scalegate/scalegate/internal/proto"
+)
+
+// Encoder builds bodies. It is reusable and, once its buffers have grown to
+// the largest body seen, allocates nothing per snapshot. Not safe for
+// concurrent use: the server keeps one per worker.
+type Encoder struct {
+	raw  []byte
+	out  []byte
+	n    int
+	bw   bitWriter
+	zenc *zstd.Encoder
+}
+
+// NewEncoder returns an Encoder with its own zstd encoder (fastest level,
+// no checksum: the transport already guards integrity, and 4 bytes per
+// snapshot matter at 60 Hz).
+func NewEncoder() (*Encoder, error) {
+	z, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedFastest),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false),
+		zstd.WithLowerEncoderMem(true),
+		zstd.WithZeroFrames(true))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: zstd encoder: %w", err)
+	}
+	e := &Encoder{zenc: z}
+	e.Reset()
+	return e, nil
+}
+
+// Reset starts a new body.
+func (e *Encoder) Reset() {
+	e.raw = append(e.raw[:0], make([]byte, HeaderSize)...)
+	e.n = 0
+	e.bw.reset(e.raw)
+}
+
+// Len is the number of records appended since Reset.
+func (e *Encoder) Len() int { return e.n }
+
+// Append adds one record. Out-of-range values are clamped to the format's
+// ranges; a zero ID or Type is the caller's bug and is written as given (the
+// decoder will reject it, which a round-trip test catches).
+func (e *Encoder) Append(r *Record) {
+	w := &e.bw
+	w.write(r.ID, bitsID)
+	w.write(quantize(float64(r.Pos[0]), PosXZMin, PosStep, bitsPosXZ), bitsPosXZ)
+	w.write(quantize(float64(r.Pos[1]), PosYMin, PosStep, bitsPosY), bitsPosY)
+	w.write(quantize(float64(r.Pos[2]), PosXZMin, PosStep, bitsPosXZ), bitsPosXZ)
+	idx, c := packQuat(r.Rot)
+	w.write(idx, bitsQIdx)
+	for _, v := range c {
+		w.write(v, bitsQComp)
+	}
+	for _, v := range r.Vel {
+		w.write(quantize(float64(v), -VelMax, VelStep, bitsVel), bitsVel)
+	}
+	w.write(uint32(r.Type), bitsType)
+	w.write(uint32(r.Flags), bitsFlags)
+	w.write(uint32(r.Age), bitsAge)
+	e.n++
+}
+
+// Finish completes the body: it appends pad (opaque padding, normally nil),
+// and, when compress is true, zstd-compresses it — unless the frame would be
+// no smaller than the raw body, in which case the raw body is returned and
+// flags says so. The body aliases the Encoder's buffers until the next Reset.
+func (e *Encoder) Finish(pad []byte, compress bool) (flags uint8, body []byte) {
+	e.raw = e.bw.flush()
+	if e.n > math.MaxUint16 || len(pad) > math.MaxUint16 {
+		panic(fmt.Sprintf("snapshot: body too large (%d records, %d pad bytes)", e.n, len(pad)))
+	}
+	putHeader(e.raw, e.n, len(pad))
+	e.raw = append(e.raw, pad...)
+	e.bw.buf = e.raw
+	if !compress {
+		return 0, e.raw
+	}
+	e.out = e.zenc.EncodeAll(e.raw, e.out[:0])
+	if len(e.out) >= len(e.raw) {
+		return 0, e.raw
+	}
+	return proto.SnapshotFlagZstd, e.out
+}
+
+// Decode errors. Every error Decode returns wraps one of these.
+var (
+	ErrFlags   = errors.New("unknown snapshot flags")
+	ErrZstd    = errors.New("bad zstd frame")
+	ErrHeader  = errors.New("bad body header")
+	ErrLength  = errors.New("body length does not match header")
+	ErrRecord  = errors.New("invalid entity record")
+	ErrVersion = errors.New("unsupported body version")
+)
+
+// Decoder validates and decodes bodies. It reuses one zstd decoder and its
+// buffers; not safe for concurrent use (the swarm keeps one per worker).
+type Decoder struct {
+	zdec *zstd.Decoder
+	buf  []byte
+	recs []Record
+	br   bitReader
+}
+
+// NewDecoder returns a Decoder whose zstd frames may not decompress beyond
+// MaxBodyBytes.
+func NewDecoder() (*Decoder, error) {
+	z, err := zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(MaxBodyBytes),
+		zstd.WithDecoderMaxWindow(1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: zstd decoder: %w", err)
+	}
+	return &Decoder{zdec: z}, nil
+}
+
+// Close releases the zstd decoder.
+func (d *Decoder) Close() { d.zdec.Close() }
+
+// Decode validates a Snapshot body carried with the given message flags and
+// returns how many entities it holds. Any flag other than
+// proto.SnapshotFlagZstd, a broken frame, a header that disagrees with the
+// length, a zero id or type, an unknown record flag or a quaternion that is
+// not a unit quaternion is an error. Records reads the entities back.
+func (d *Decoder) Decode(flags uint8, body []byte) (entities int, err error) {
+	d.recs = d.recs[:0]
+	if flags&^proto.SnapshotFlagZstd != 0 {
+		return 0, fmt.Errorf("snapshot: flags 0x%02x: %w", flags, ErrFlags)
+	}
+	raw := body
+	if flags&proto.SnapshotFlagZstd != 0 {
+		d.buf, err = d.zdec.DecodeAll(body, d.buf[:0])
+		if err != nil {
+			return 0, fmt.Errorf("snapshot: %w: %w", ErrZstd, err)
+		}
+		raw = d.buf
+	}
+	return d.decodeRaw(raw)
+}
+
+func (d *Decoder) decodeRaw(raw []byte) (int, error) {
+	if len(raw) < HeaderSize {
+		return 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
+	}
+	if raw[0] != Version {
+		return 0, fmt.Errorf("snapshot: version %d: %w", raw[0], ErrVersion)
+	}
+	n := int(raw[1]) | int(raw[2])<<8
+	pad := int(raw[3]) | int(raw[4])<<8
+	if want := BodySize(n, pad); len(raw) != want {
+		return 0, fmt.Errorf("snapshot: %d bytes, header says %d records + %d pad = %d: %w",
+			len(raw), n, pad, want, ErrLength)
+	}
+	d.br.reset(raw[HeaderSize : HeaderSize+n*RecordSize])
+	for i := 0; i < n; i++ {
+		r, err := d.readRecord()
+		if err != nil {
+			return 0, fmt.Errorf("snapshot: record %d: %w", i, err)
+		}
+		d.recs = append(d.recs, r)
+	}
+	return n, nil
+}
+
+func (d *Decoder) readRecord() (Record, error) {
+	br := &d.br
+	var r Record
+	r.ID = br.read(bitsID)
+	r.Pos[0] = dequantize(br.read(bitsPosXZ), PosXZMin, PosStep)
+	r.Pos[1] = dequantize(br.read(bitsPosY), PosYMin, PosStep)
+	r.Pos[2] = dequantize(br.read(bitsPosXZ), PosXZMin, PosStep)
+	idx := br.read(bitsQIdx)
+	var c [3]uint32
+	for i := range c {
+		c[i] = br.read(bitsQComp)
+	}
+	for i := range r.Vel {
+		r.Vel[i] = dequantize(br.read(bitsVel), -VelMax, VelStep)
+	}
+	r.Type = uint8(br.read(bitsType))
+	r.Flags = uint8(br.read(bitsFlags))
+	r.Age = uint8(br.read(bitsAge))
+	var ok bool
+	if r.Rot, ok = unpackQuat(idx, c); !ok {
+		return r, fmt.Errorf("entity %d: orientation is not a unit quaternion: %w", r.ID, ErrRecord)
+	}
+	switch {
+	case r.ID == 0:
+		return r, fmt.Errorf("zero entity id: %w", ErrRecord)
+	case r.Type == 0:
+		return r, fmt.Errorf("entity %d: zero type: %w", r.ID, ErrRecord)
+	case r.Flags&^FlagsKnown != 0:
+		return r, fmt.Errorf("entity %d: unknown flags 0x%02x: %w", r.ID, r.Flags, ErrRecord)
+	}
+	return r, nil
+}
+
+// Records returns the entities of the last successful Decode, in body
+// order. The slice is reused by the next Decode.
+func (d *Decoder) Records() []Record { return d.recs }
