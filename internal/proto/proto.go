@@ -396,7 +396,7 @@ func (r *reader) u32(field string) uint32 {
 
 func (r *reader) f32(field string) float32 {
 	f := math.Float32frombits(r.u32(field))
-	if r.err == nil && (math.IsNaN(float64(f)) || math.IsInf(float64(f), 0)) {
+	if r.err == nil && !finite(f) {
 		r.fail(ErrNonFinite, field)
 		return 0
 	}
@@ -495,8 +495,19 @@ func DecodeNotice(b []byte) (Notice, error) {
 	return m, nil
 }
 
-// DecodeInput decodes an Input into m without allocating.
+// DecodeInput decodes an Input into m without allocating. On error m is
+// zeroed.
 func DecodeInput(b []byte, m *Input) error {
+	// Fast path for the hot, well-formed case; anything else goes through
+	// the reader, which names the failing field.
+	if len(b) == InputSize && Type(b[0]) == TypeInput {
+		th, el, ai, ru := f32At(b, 5), f32At(b, 9), f32At(b, 13), f32At(b, 17)
+		if finite(th) && finite(el) && finite(ai) && finite(ru) {
+			*m = Input{Seq: binary.LittleEndian.Uint32(b[1:]), Throttle: th, Elevator: el,
+				Aileron: ai, Rudder: ru, Buttons: binary.LittleEndian.Uint32(b[21:])}
+			return nil
+		}
+	}
 	r := open(b, TypeInput)
 	m.Seq = r.u32("seq")
 	m.Throttle = r.f32("throttle")
@@ -511,9 +522,20 @@ func DecodeInput(b []byte, m *Input) error {
 	return nil
 }
 
+func f32At(b []byte, off int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
+}
+
+func finite(f float32) bool {
+	return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0)
+}
+
 // DecodeSnapshot decodes a Snapshot header without allocating and returns
 // the body, which aliases b.
 func DecodeSnapshot(b []byte) (SnapshotHeader, []byte, error) {
+	if len(b) >= SnapshotHeaderSize && Type(b[0]) == TypeSnapshot {
+		return SnapshotHeader{Tick: binary.LittleEndian.Uint32(b[1:]), Flags: b[5]}, b[SnapshotHeaderSize:], nil
+	}
 	r := open(b, TypeSnapshot)
 	h := SnapshotHeader{Tick: r.u32("tick"), Flags: r.u8("flags")}
 	if r.err != nil {
