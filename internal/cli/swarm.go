@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/swarm"
+	"github.com/scalegate/scalegate/internal/transport"
+	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
+)
+
+const swarmUsage = `usage: scalegate swarm [host] [port] [options]
+
+Runs N synthetic 60 Hz clients against a server speaking the scalegate load
+protocol and reports what a real client observes. host and port default to
+$SCALEGATE_HOST (else 127.0.0.1) and $SCALEGATE_PORT.
+
+Asserts whose threshold is < 0 are off (the default); the congestion pair is
+off at 0. An assert whose metric is missing fails. Exit status: 0 passed,
+1 an assert failed or clients were lost, 2 usage (or a --transport this build
+cannot speak), 130 interrupted (the report is still written, marked aborted).
+
+options:
+`
+
+// swarmFlags are the parsed command line of `scalegate swarm`.
+type swarmFlags struct {
+	cfg       swarm.Config
+	asserts   swarm.Asserts
+	jsonPath  string
+	pattern   string
+	mix       string
+	threads   string
+	progress  string
+	durationS float64
+	rampMs    float64
+	rssS      float64
+	timeoutS  float64
+}
+
+func init() {
+	register("swarm", "run the bot swarm against a server and report what clients observe", runSwarm)
+}
+
+// newSwarmFlagSet declares every option on fs, writing into f.
+func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(out, swarmUsage)
+		fs.PrintDefaults()
+	}
+	a := &f.asserts
+	*a = swarm.NoAsserts()
+	fs.IntVar(&f.cfg.Clients, "clients", swarm.DefaultClients, "synthetic clients")
+	fs.Float64Var(&f.durationS, "duration", swarm.DefaultDuration.Seconds(), "run `seconds`, counted from the first connect (includes the ramp)")
+	fs.Float64Var(&f.cfg.RateHz, "rate", swarm.DefaultRateHz, "Input rate per client and worker loop rate (Hz)")
+	fs.StringVar(&f.cfg.Transport, "transport", swarm.DefaultTransport, "transport `name`; one this build cannot speak exits 2, never falls back")
+	fs.Float64Var(&f.rampMs, "ramp-ms", swarm.DefaultRamp.Seconds()*1000, "delay between successive connects (ms)")
+	fs.StringVar(&f.threads, "threads", "auto", "worker goroutines, or auto = min(cores, ceil(clients/32))")
+	fs.StringVar(&f.pattern, "pattern", "weave", "flight pattern: "+strings.Join(swarm.PatternNames(), " | "))
+	fs.StringVar(&f.mix, "pattern-mix", "", "weighted mix, e.g. \"weave:80,aggressive:20\" (supersedes --pattern)")
+	fs.StringVar(&f.jsonPath, "json", "", "write the JSON report to `path`")
+	fs.StringVar(&f.cfg.ServerMetrics, "server-metrics", "", "server metrics file (`path`) to sample and embed as server_tick")
+	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series (s)")
+	fs.StringVar(&f.cfg.EntityType, "entity-type", "builtin:debug-entity", "entity_type each client requests in its Join")
+	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
+	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
+	fs.Float64Var(&a.MinTickHz, "assert-min-tick-hz", swarm.Off, "fail if observed (proxy) tick-Hz min < X")
+	fs.Float64Var(&a.MaxKBs, "assert-max-kbs", swarm.Off, "fail if downstream KB/s/client max > X")
+	fs.Float64Var(&a.MaxTickMs, "assert-max-tick-ms", swarm.Off, "fail if server_tick.tick_ms.p99 > X")
+	fs.Float64Var(&a.MinEntities, "assert-min-entities", swarm.Off, "fail if server_tick.entities < N")
+	fs.Float64Var(&a.MaxRSSGrowthKB, "assert-max-rss-growth-kb", swarm.Off, "fail if server rss_kb - rss_startup_kb > N")
+	fs.Float64Var(&a.MaxRSSSlopeKBPerMin, "assert-max-rss-slope-kb-per-min", swarm.Off, "fail if rss_slope_kb_per_min > X (null slope fails)")
+	fs.Float64Var(&a.MaxLoadFactor, "assert-max-load-factor", swarm.Off, "fail if server_tick.load_factor > X (governor engaged?)")
+	fs.Float64Var(&a.MaxDroppedTicks, "assert-max-dropped-ticks", swarm.Off, "fail if server_tick.dropped_ticks > N")
+	fs.Float64Var(&a.MaxWireKBs, "assert-max-wire-kbs", swarm.Off, "fail if server_tick.wire_out_kbs_per_client > X")
+	fs.Float64Var(&a.CongestionEngagedHz, "assert-congestion-engaged-hz", 0, "fail if congestion_min_send_hz > X (0 = off)")
+	fs.Float64Var(&a.CongestionRecoveredHz, "assert-congestion-recovered-hz", 0, "fail if congestion_recovered_send_hz < Y (0 = off)")
+	fs.BoolVar(&a.Admission, "assert-admission", false, "fail unless every client was admitted and none refused, lost or unconnected")
+	fs.BoolVar(&a.Admission, "assert-no-refused", false, "alias of --assert-admission")
+	return fs
+}
+
+// parseSwarmArgs parses `[host] [port] [options]` (positionals may also
+// follow the options) into a validated config. Every error is a usage error.
+func parseSwarmArgs(env *Env, args []string) (*swarmFlags, error) {
+	f := &swarmFlags{}
+	fs := newSwarmFlagSet(f, env.Stderr)
+	var pos []string
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	pos = append(pos, fs.Args()...)
+	if err := f.finish(env, pos); err != nil {
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	return f, nil
+}
+
+// finish resolves positionals, environment defaults and derived values.
+func (f *swarmFlags) finish(env *Env, pos []string) error {
+	if len(pos) > 2 {
+		return fmt.Errorf("swarm: too many arguments %q (want [host] [port])", pos)
+	}
+	host, port := env.Getenv("SCALEGATE_HOST"), env.Getenv("SCALEGATE_PORT")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if len(pos) > 0 {
+		host = pos[0]
+	}
+	if len(pos) > 1 {
+		port = pos[1]
+	}
+	if port == "" {
+		return errors.New("swarm: no port: give [host] PORT or set SCALEGATE_PORT")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("swarm: port %q is not a number in 1..65535", port)
+	}
+	f.cfg.Addr = net.JoinHostPort(host, port)
+	var err error
+	if f.cfg.Threads, err = parseThreads(f.threads); err != nil {
+		return err
+	}
+	if f.mix != "" {
+		f.cfg.Mix, err = swarm.ParseMix(f.mix)
+	} else {
+		f.cfg.Mix, err = swarm.SinglePattern(f.pattern)
+	}
+	if err != nil {
+		return fmt.Errorf("swarm: %w", err)
+	}
+	for name, v := range map[string]float64{"duration": f.durationS, "ramp-ms": f.rampMs, "rss-sample-interval-s": f.rssS, "timeout-s": f.timeoutS} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", name, v)
+		}
+	}
+	if f.rssS <= 0 || f.timeoutS <= 0 {
+		return errors.New("swarm: --rss-sample-interval-s and --timeout-s must be > 0")
+	}
+	f.cfg.Duration = seconds(f.durationS)
+	f.cfg.Ramp = time.Duration(f.rampMs * float64(time.Millisecond))
+	f.cfg.RSSSampleInterval = seconds(f.rssS)
+	f.cfg.Timeout = seconds(f.timeoutS)
+	if f.cfg.Threads == 0 {
+		f.cfg.Threads = swarm.AutoThreads(f.cfg.Clients)
+	}
+	if err := f.cfg.Validate(); err != nil {
+		return fmt.Errorf("swarm: %w", err)
+	}
+	switch f.progress {
+	case "auto", "tty", "plain", "off":
+	default:
+		return fmt.Errorf("swarm: --progress %q: want auto, tty, plain or off", f.progress)
+	}
+	return nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// parseThreads accepts "auto" (0) or a positive integer.
+func parseThreads(s string) (int, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("swarm: --threads %q: want auto or a positive integer", s)
+	}
+	return n, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func runSwarm(ctx context.Context, env *Env, args []string) error {
+	f, err := parseSwarmArgs(env, args)
+	if err != nil {
+		return err
+	}
+	if _, err := transport.Lookup(f.cfg.Transport); err != nil {
+		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: --transport: %w", err))
+	}
+	switch f.progress {
+	case "auto":
+		f.cfg.Progress, f.cfg.ProgressTTY = env.Stderr, isTerminal(env.Stderr)
+	case "tty", "plain":
+		f.cfg.Progress, f.cfg.ProgressTTY = env.Stderr, f.progress == "tty"
+	}
+	res, err := swarm.Run(ctx, f.cfg)
+	if err != nil {
+		var ub *transport.UnknownBackendError
+		if errors.As(err, &ub) {
+			return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: --transport: %w", err))
+		}
+		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
+	}
+	failed := swarm.Evaluate(f.asserts, res)
+	printSummary(env.Stdout, res)
+	for _, ar := range failed {
+		fmt.Fprintf(env.Stderr, "swarm: %s\n", swarm.FailureLine(ar))
+	}
+	if f.jsonPath != "" {
+		if err := report.WriteJSONAtomic(f.jsonPath, res.Report); err != nil {
+			return exitcode.With(exitcode.Internal, fmt.Errorf("swarm: %w", err))
+		}
+	}
+	return swarmOutcome(env, res, len(failed))
+}
+
+// swarmOutcome maps a finished run to its exit status.
+func swarmOutcome(env *Env, res *Result, failed int) error {
+	r := res.Report
+	switch {
+	case r.Aborted != "":
+		return exitcode.Errorf(exitcode.Interrupted, "swarm: interrupted after %.1fs; report marked aborted", r.DurationS)
+	case r.ClientsDisconnected > 0:
+		return exitcode.Errorf(exitcode.GateFailed, "swarm: %d of %d admitted clients lost mid-run %v", r.ClientsDisconnected, r.ClientsConnected, r.DisconnectedByReason)
+	case r.ClientsConnected == 0:
+		msg := fmt.Sprintf("swarm: no client was admitted (refused %v, never connected %v)", r.RefusedByReason, r.NeverConnectedByReason)
+		if res.DialError != nil {
+			msg += fmt.Sprintf("; first error: %v", res.DialError)
+		}
+		return exitcode.Errorf(exitcode.GateFailed, "%s", msg)
+	case failed > 0:
+		return printed(exitcode.GateFailed)
+	}
+	return nil
+}
+
+// Result is the swarm result type, named here for swarmOutcome's signature.
+type Result = swarm.Result
+
+// printSummary prints the human-readable outcome of a run.
+func printSummary(w io.Writer, res *swarm.Result) {
+	r := res.Report
+	fmt.Fprintf(w, "swarm: %s, pattern %s %v, %d clients, %d threads, %.1fs\n", r.Transport, r.Pattern, r.PatternCounts, r.Clients, r.Threads, r.DurationS)
+	fmt.Fprintf(w, "  admitted %d  refused %d %v  disconnected %d %v  never connected %d %v\n",
+		r.ClientsConnected, r.ClientsRefused, r.RefusedByReason, r.ClientsDisconnected, r.DisconnectedByReason, r.ClientsNeverConnected, r.NeverConnectedByReason)
+	if h := r.ObservedServerTickHz; h != nil {
+		fmt.Fprintf(w, "  observed tick-Hz min/mean/max %.2f / %.2f / %.2f\n", h.Min, h.Mean, h.Max)
+	}
+	if k := r.DownstreamKBsPerClient; k != nil {
+		fmt.Fprintf(w, "  downstream KB/s per client mean %.2f max %.2f\n", k.Mean, k.Max)
+	}
+	pct := func(name string, p *report.Percentiles) {
+		if p != nil {
+			fmt.Fprintf(w, "  %-18s p50 %.2f  p95 %.2f  p99 %.2f  max %.2f ms\n", name, p.P50, p.P95, p.P99, p.Max)
+		}
+	}
+	pct("rtt", r.RTTMs)
+	pct("peer delay", r.PeerDelayMs)
+	pct("connect", r.ConnectMs)
+	pct("worker loop dt", r.WorkerLoopDtMs)
+	if r.MaxSnapshotGapMs != nil {
+		fmt.Fprintf(w, "  max snapshot gap %.1f ms, snapshots %d, decode errors %d\n", *r.MaxSnapshotGapMs, r.SnapshotsReceived, r.SnapshotDecodeErrors)
+	}
+	if r.CPUUsPerClientTick != nil {
+		fmt.Fprintf(w, "  harness CPU %.2fs, %.1f µs per client-tick\n", *r.HarnessCPUS, *r.CPUUsPerClientTick)
+	}
+	if r.ServerMetricsError != "" {
+		fmt.Fprintf(w, "  server metrics: %s\n", r.ServerMetricsError)
+	}
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", s)
+	}
+}

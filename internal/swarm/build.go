@@ -1,0 +1,122 @@
+package swarm
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+)
+
+// buildReport turns the workers' finished clients into the report. It runs
+// after every worker has returned, so it reads their state without locks.
+func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.Report {
+	r := &report.Report{
+		SchemaVersion:          report.ReportSchemaVersion,
+		Pattern:                cfg.Mix.String(),
+		PatternCounts:          cfg.Mix.Counts(cfg.Clients),
+		Clients:                cfg.Clients,
+		Threads:                len(workers),
+		RateHz:                 cfg.RateHz,
+		DurationS:              round3(end.Sub(start).Seconds()),
+		RefusedByReason:        map[string]int{},
+		DisconnectedByReason:   map[string]int{},
+		NeverConnectedByReason: map[string]int{},
+		Asserts:                []report.AssertResult{},
+	}
+	var hz, kbs, rtt, pd, conn, dts []float64
+	gap := time.Duration(-1)
+	unknown := map[string]bool{}
+	for _, w := range workers {
+		if r.Transport == "" {
+			r.Transport = w.spoken
+		}
+		dts = append(dts, w.dtMs...)
+		r.InputsSent += w.inputsSent
+		r.ClientTicks += w.clientTicks
+		r.ProtocolErrors += w.protocolErrors
+		r.Warnings = append(r.Warnings, w.decoderErrs...)
+		for _, f := range w.unknownFormats {
+			unknown[f] = true
+		}
+		for _, c := range w.clients {
+			tallyClient(r, c)
+			if c.snaps >= 2 && c.maxGap > gap {
+				gap = c.maxGap
+			}
+			hz = append(hz, c.tickHz())
+			kbs = append(kbs, c.kbs())
+			rtt = append(rtt, c.rttMs...)
+			pd = append(pd, c.peerDelayMs...)
+			conn = append(conn, c.connectMs)
+		}
+	}
+	if lo, mean, hi, ok := stats.MinMeanMax(hz); ok {
+		r.ObservedServerTickHz = &report.MinMeanMax{Min: lo, Mean: mean, Max: hi}
+	}
+	if _, mean, hi, ok := stats.MinMeanMax(kbs); ok {
+		r.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
+	}
+	r.RTTMs = percentiles(rtt)
+	r.PeerDelayMs = percentiles(pd)
+	r.ConnectMs = percentiles(conn)
+	r.WorkerLoopDtMs = percentiles(dts)
+	if gap >= 0 {
+		r.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))
+	}
+	for f := range unknown {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("server body_format %q has no decoder in this build: snapshot bodies were not decoded", f))
+	}
+	sort.Strings(r.Warnings)
+	return r
+}
+
+// tallyClient adds one client's outcome and Welcome to the report counts.
+func tallyClient(r *report.Report, c *client) {
+	if !c.welcomedAt.IsZero() {
+		r.ClientsConnected++
+		if r.ServerTransport == "" {
+			r.ServerTransport, r.BodyFormat = c.welcome.Transport, c.welcome.BodyFormat
+		}
+	}
+	switch c.phase {
+	case phaseRefused:
+		r.ClientsRefused++
+		r.RefusedByReason[c.reason]++
+	case phaseLost:
+		r.ClientsDisconnected++
+		r.DisconnectedByReason[c.reason]++
+	case phaseFailed:
+		r.ClientsNeverConnected++
+		r.NeverConnectedByReason[c.reason]++
+	}
+	r.SnapshotsReceived += c.snaps
+	r.SnapshotDecodeErrors += c.decodeErrors
+	r.SnapshotsDecoded += c.decoded
+}
+
+// percentiles summarises values with the shared implementation; nil (the
+// metric is missing) when there are none.
+func percentiles(values []float64) *report.Percentiles {
+	s := stats.Summarize(values)
+	if s.Count == 0 {
+		return nil
+	}
+	return &report.Percentiles{Min: s.Min, Mean: s.Mean, P50: s.P50, P95: s.P95, P99: s.P99, Max: s.Max}
+}
+
+// fillCPU records the harness's own CPU time and its cost per client-tick
+// (one client serviced for one worker iteration), from getrusage.
+func fillCPU(r *report.Report, cpu0, cpu1 float64) {
+	if math.IsNaN(cpu0) || math.IsNaN(cpu1) {
+		return
+	}
+	used := cpu1 - cpu0
+	r.HarnessCPUS = &used
+	if r.ClientTicks > 0 {
+		us := used / float64(r.ClientTicks) * 1e6
+		r.CPUUsPerClientTick = &us
+	}
+}

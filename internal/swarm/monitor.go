@@ -1,0 +1,209 @@
+package swarm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+)
+
+// monitor runs on the caller's goroutine while the workers run: once a
+// second it reads the workers' published figures and the server's metrics
+// file, appends a timeline row and prints progress.
+type monitor struct {
+	cfg     *Config
+	workers []*worker
+	start   time.Time
+
+	timeline []report.TimelinePoint
+	rss      []report.RSSPoint
+	nextRSS  time.Time
+	rssZero  bool  // the server reported rss_kb 0 (unavailable on its platform)
+	srvErr   error // the last failed read, for the record
+	srvReads int
+
+	lastLog   time.Time
+	statusLen int
+}
+
+func newMonitor(cfg *Config, workers []*worker, start time.Time) *monitor {
+	return &monitor{cfg: cfg, workers: workers, start: start, nextRSS: start, lastLog: start}
+}
+
+// loop runs until done is closed (every worker has returned).
+func (m *monitor) loop(done <-chan struct{}) {
+	m.sampleServer(time.Now())
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			m.clearStatus()
+			return
+		case now := <-t.C:
+			st := m.sampleServer(now)
+			p := m.point(now, st)
+			m.timeline = append(m.timeline, p)
+			m.progress(now, p)
+		}
+	}
+}
+
+// sampleServer reads the metrics file (nil when not wired or unreadable)
+// and records an RSS sample when one is due.
+func (m *monitor) sampleServer(now time.Time) *report.ServerTick {
+	if m.cfg.ServerMetrics == "" {
+		return nil
+	}
+	st, _, err := report.ReadServerTick(m.cfg.ServerMetrics)
+	if err != nil {
+		m.srvErr = err
+		return nil
+	}
+	m.srvReads++
+	if !now.Before(m.nextRSS) {
+		for !now.Before(m.nextRSS) {
+			m.nextRSS = m.nextRSS.Add(m.cfg.RSSSampleInterval)
+		}
+		if st.RSSKB > 0 {
+			m.rss = append(m.rss, report.RSSPoint{TS: round3(now.Sub(m.start).Seconds()), RSSKB: st.RSSKB})
+		} else {
+			m.rssZero = true
+		}
+	}
+	return st
+}
+
+// point aggregates the workers' last second into one timeline row.
+func (m *monitor) point(now time.Time, st *report.ServerTick) report.TimelinePoint {
+	p := report.TimelinePoint{TS: round3(now.Sub(m.start).Seconds())}
+	var hz, rtt []float64
+	var kbsSum float64
+	kbsN := 0
+	dt := math.NaN()
+	for _, w := range m.workers {
+		pub := w.published()
+		if pub.at.IsZero() {
+			continue
+		}
+		p.Connected += pub.connected
+		hz = append(hz, pub.tickHz...)
+		rtt = append(rtt, pub.rttMs...)
+		kbsSum += pub.kbsSum
+		kbsN += pub.kbsN
+		if !math.IsNaN(pub.dtP99) && (math.IsNaN(dt) || pub.dtP99 > dt) {
+			dt = pub.dtP99
+		}
+	}
+	if lo, _, _, ok := stats.MinMeanMax(hz); ok {
+		p.TickHzMin = &lo
+	}
+	if kbsN > 0 {
+		p.KBs = kbsSum / float64(kbsN)
+	}
+	if s := stats.Summarize(rtt); s.Count > 0 {
+		p.RTTP95Ms = &s.P95
+	}
+	if !math.IsNaN(dt) {
+		p.WorkerDtP99 = dt
+	}
+	if st != nil {
+		p99 := st.TickMs.P99
+		p.TickMsP99 = &p99
+		if st.RSSKB > 0 {
+			rss := st.RSSKB
+			p.RSSKB = &rss
+		}
+	}
+	return p
+}
+
+func (m *monitor) statusLine(p report.TimelinePoint) string {
+	opt := func(v *float64, format string) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	return fmt.Sprintf("swarm %5.0fs  connected %d/%d  tick-Hz min %s  KB/s %.1f  RTT p95 %s ms  worker dt p99 %.2f ms",
+		p.TS, p.Connected, m.cfg.Clients, opt(p.TickHzMin, "%.1f"), p.KBs, opt(p.RTTP95Ms, "%.1f"), p.WorkerDtP99)
+}
+
+// progress prints the status: in place on a terminal, a plain line every
+// ProgressEvery otherwise (logs and CI must not fill with carriage returns).
+func (m *monitor) progress(now time.Time, p report.TimelinePoint) {
+	if m.cfg.Progress == nil {
+		return
+	}
+	line := m.statusLine(p)
+	if m.cfg.ProgressTTY {
+		pad := max(0, m.statusLen-len(line))
+		fmt.Fprintf(m.cfg.Progress, "\r%s%*s", line, pad, "")
+		m.statusLen = len(line)
+		return
+	}
+	if now.Sub(m.lastLog) >= m.cfg.ProgressEvery {
+		m.lastLog = now
+		fmt.Fprintln(m.cfg.Progress, line)
+	}
+}
+
+func (m *monitor) clearStatus() {
+	if m.cfg.Progress != nil && m.cfg.ProgressTTY && m.statusLen > 0 {
+		fmt.Fprintf(m.cfg.Progress, "\r%*s\r", m.statusLen, "")
+		m.statusLen = 0
+	}
+}
+
+// finish reads the metrics file a last time and embeds it whole, or records
+// why it could not (never zeros), and fits the RSS trend.
+func (m *monitor) finish(res *Result, end time.Time) {
+	r := res.Report
+	r.Timeline = m.timeline
+	if m.cfg.ServerMetrics == "" {
+		return
+	}
+	r.ServerMetricsPath = m.cfg.ServerMetrics
+	b, err := os.ReadFile(m.cfg.ServerMetrics)
+	if err == nil {
+		var raw map[string]json.RawMessage
+		var st *report.ServerTick
+		st, raw, err = report.ParseServerTick(b)
+		if err == nil {
+			var buf bytes.Buffer
+			if cerr := json.Compact(&buf, b); cerr == nil {
+				r.ServerTick = buf.Bytes()
+				res.ServerTick, res.ServerTickRaw = st, raw
+			} else {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		r.ServerMetricsError = fmt.Sprintf("%s: %v", m.cfg.ServerMetrics, err)
+	}
+	m.fitRSS(r)
+}
+
+func (m *monitor) fitRSS(r *report.Report) {
+	r.RSSSeries = m.rss
+	if m.rssZero && len(m.rss) == 0 {
+		r.Warnings = append(r.Warnings, "server reported rss_kb 0 (unavailable on its platform): no RSS series")
+	}
+	pts := make([]stats.Point, len(m.rss))
+	for i, p := range m.rss {
+		pts[i] = stats.Point{T: p.TS, V: float64(p.RSSKB)}
+	}
+	if s := stats.RSSSlope(pts); s.OK {
+		slope, step, at := s.KBPerMin, s.StepMaxKB, s.StepAtS
+		r.RSSSlopeKBPerMin, r.RSSStepMaxKB, r.RSSStepAtS = &slope, &step, &at
+		r.RSSSlopeMethod = s.Method
+	}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

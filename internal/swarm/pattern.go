@@ -1,0 +1,249 @@
+package swarm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/scalegate/scalegate/internal/proto"
+)
+
+// Control is one frame of flight controls a pattern produces; the client adds
+// the sequence number and sends it as a proto.Input.
+type Control struct {
+	Throttle, Elevator, Aileron, Rudder float32
+	Buttons                             uint32
+}
+
+// Pattern is a flight pattern: what one synthetic pilot does. Each client
+// owns its own instance, so a pattern may keep state (random does).
+type Pattern interface {
+	// Control fills c for time t (seconds since the client joined) and
+	// reports whether an Input should be sent at all this tick; idle sends
+	// nothing.
+	Control(t float64, c *Control) bool
+}
+
+// PatternFactory makes the instance for client index of a swarm of n.
+type PatternFactory func(index, n int) Pattern
+
+// patterns is the registry of built-in patterns. Adding a pattern is a new
+// type and one line here; nothing else in the harness changes.
+var patterns = map[string]PatternFactory{
+	"weave":      func(i, _ int) Pattern { return weave{phase: clientPhase(i)} },
+	"level":      func(int, int) Pattern { return level{} },
+	"aggressive": func(i, _ int) Pattern { return aggressive{phase: clientPhase(i)} },
+	"idle":       func(int, int) Pattern { return idle{} },
+	"random":     func(i, _ int) Pattern { return newRandomWalk(uint64(i)) },
+	"weapons": func(i, _ int) Pattern {
+		return weapons{weave: weave{phase: clientPhase(i)}, offset: frac(float64(i) * goldenFrac)}
+	},
+}
+
+// PatternNames lists the registered patterns, sorted.
+func PatternNames() []string {
+	names := make([]string, 0, len(patterns))
+	for n := range patterns {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// goldenFrac spreads per-client offsets evenly over [0,1) for any N, so a
+// swarm never moves in lockstep.
+const goldenFrac = 0.6180339887498949
+
+func frac(x float64) float64 { return x - math.Floor(x) }
+
+// clientPhase is client i's phase offset in radians.
+func clientPhase(i int) float64 { return 2 * math.Pi * frac(float64(i)*goldenFrac) }
+
+func sinT(t, period, phase float64) float32 {
+	return float32(math.Sin(2*math.Pi*t/period + phase))
+}
+
+// weave is a gentle turn and climb with a per-client phase: entities spread
+// out and keep moving (physics and interest management).
+type weave struct{ phase float64 }
+
+func (p weave) Control(t float64, c *Control) bool {
+	*c = Control{Throttle: 0.7, Aileron: 0.5 * sinT(t, 8, p.phase), Elevator: 0.2 * sinT(t, 5, p.phase), Rudder: 0.1 * sinT(t, 11, p.phase)}
+	return true
+}
+
+// level is straight and level flight: near-idle movement.
+type level struct{}
+
+func (level) Control(_ float64, c *Control) bool {
+	*c = Control{Throttle: 0.6}
+	return true
+}
+
+// aggressive is high-rate rolls and pulls on afterburner: maximum entity
+// churn.
+type aggressive struct{ phase float64 }
+
+func (p aggressive) Control(t float64, c *Control) bool {
+	*c = Control{
+		Throttle: 1,
+		Aileron:  sinT(t, 1.5, p.phase),
+		Elevator: 0.9 * sinT(t, 2.1, p.phase),
+		Rudder:   0.4 * sinT(t, 0.9, p.phase),
+		Buttons:  proto.ButtonAfterburner,
+	}
+	return true
+}
+
+// idle sends no input: pure connection and snapshot overhead.
+type idle struct{}
+
+func (idle) Control(float64, *Control) bool { return false }
+
+// randomWalk is a per-client seeded random walk of the controls, for
+// heterogeneity that still reproduces run to run.
+type randomWalk struct {
+	rng *rand.Rand
+	c   Control
+}
+
+// randomSeed is fixed so a run reproduces; the client index is the stream.
+const randomSeed = 0x5ca1e6a7e
+
+func newRandomWalk(index uint64) *randomWalk {
+	return &randomWalk{rng: rand.New(rand.NewPCG(randomSeed, index)), c: Control{Throttle: 0.7}}
+}
+
+func (p *randomWalk) step(v float32, lo, hi float32) float32 {
+	v += float32(p.rng.Float64()*0.2 - 0.1)
+	return min(max(v, lo), hi)
+}
+
+func (p *randomWalk) Control(_ float64, c *Control) bool {
+	p.c.Throttle = p.step(p.c.Throttle, 0, 1)
+	p.c.Elevator = p.step(p.c.Elevator, -1, 1)
+	p.c.Aileron = p.step(p.c.Aileron, -1, 1)
+	p.c.Rudder = p.step(p.c.Rudder, -1, 1)
+	*c = p.c
+	return true
+}
+
+// weapons is weave flight plus duty-cycled gun fire and staggered store
+// releases. The schedule is a function of (t, client index) only, so a swarm
+// fires smeared across the window and a run reproduces.
+type weapons struct {
+	weave
+	offset float64 // [0,1), from the client index
+}
+
+// Weapons schedule: the gun fires for the first quarter of every 4 s cycle,
+// a store is released during the first 0.5 s of every 10 s cycle.
+const (
+	gunPeriodS   = 4.0
+	gunDuty      = 0.25
+	storePeriodS = 10.0
+	storeHoldS   = 0.5
+)
+
+func (p weapons) Control(t float64, c *Control) bool {
+	p.weave.Control(t, c)
+	if frac(t/gunPeriodS+p.offset) < gunDuty {
+		c.Buttons |= proto.ButtonGun
+	}
+	if frac(t/storePeriodS+p.offset) < storeHoldS/storePeriodS {
+		c.Buttons |= proto.ButtonStoreRelease
+	}
+	return true
+}
+
+// MixEntry is one weighted pattern of a mix.
+type MixEntry struct {
+	Name   string
+	Weight int
+}
+
+// Mix is a weighted pattern mix, in the order given.
+type Mix []MixEntry
+
+// ParseMix parses "weave:80,aggressive:20". Weights are positive integers;
+// names must be registered patterns and may not repeat.
+func ParseMix(spec string) (Mix, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, fmt.Errorf("pattern mix: empty spec")
+	}
+	var m Mix
+	seen := map[string]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		name, w, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return nil, fmt.Errorf("pattern mix %q: entry %q is not NAME:WEIGHT", spec, part)
+		}
+		name = strings.TrimSpace(name)
+		if _, known := patterns[name]; !known {
+			return nil, fmt.Errorf("pattern mix %q: unknown pattern %q (known: %s)", spec, name, strings.Join(PatternNames(), ", "))
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("pattern mix %q: pattern %q listed twice", spec, name)
+		}
+		seen[name] = true
+		weight, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || weight <= 0 {
+			return nil, fmt.Errorf("pattern mix %q: weight of %q must be a positive integer, got %q", spec, name, w)
+		}
+		m = append(m, MixEntry{Name: name, Weight: weight})
+	}
+	return m, nil
+}
+
+// SinglePattern is the mix of one pattern, after checking its name.
+func SinglePattern(name string) (Mix, error) {
+	if _, ok := patterns[name]; !ok {
+		return nil, fmt.Errorf("unknown pattern %q (known: %s)", name, strings.Join(PatternNames(), ", "))
+	}
+	return Mix{{Name: name, Weight: 1}}, nil
+}
+
+// String is the canonical spec: the bare name for a single pattern,
+// "a:w,b:w" otherwise. It is what the report's pattern field echoes.
+func (m Mix) String() string {
+	if len(m) == 1 {
+		return m[0].Name
+	}
+	parts := make([]string, len(m))
+	for i, e := range m {
+		parts[i] = e.Name + ":" + strconv.Itoa(e.Weight)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Assign returns the pattern name of client i of n: the cumulative-weight
+// bucket containing floor(i·W/n). Deterministic, no RNG: the counts match
+// the weight fractions and reproduce on every platform.
+func (m Mix) Assign(i, n int) string {
+	total := 0
+	for _, e := range m {
+		total += e.Weight
+	}
+	// int64: clients × total weight may exceed 2^31 on 32-bit platforms.
+	pos := int(int64(i) * int64(total) / int64(n))
+	cum := 0
+	for _, e := range m {
+		cum += e.Weight
+		if pos < cum {
+			return e.Name
+		}
+	}
+	return m[len(m)-1].Name
+}
+
+// Counts returns how many of n clients get each pattern.
+func (m Mix) Counts(n int) map[string]int {
+	c := make(map[string]int, len(m))
+	for i := 0; i < n; i++ {
+		c[m.Assign(i, n)]++
+	}
+	return c
+}

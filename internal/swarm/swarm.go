@@ -1,0 +1,217 @@
+// Package swarm is scalegate's headless bot swarm: N synthetic clients, each
+// its own transport endpoint (its own UDP socket on ENet), that connect on a
+// ramp, Join, send Input at a fixed rate, and measure what a real client
+// observes (server tick rate from snapshot tick numbers, downstream payload
+// KB/s, RTT, connect time, snapshot gaps, decode errors) plus the harness's
+// own loop time, so a run whose harness was the bottleneck can be told apart.
+//
+// Clients are sharded over worker goroutines; a worker owns its clients'
+// hosts outright (transport.Host is single-owner), and publishes per-second
+// figures to the monitor under a mutex. The monitor (the caller's goroutine)
+// samples the server's metrics file, builds the per-second timeline and
+// prints progress. The package knows nothing of flags or exit codes.
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultClients           = 32
+	DefaultDuration          = 30 * time.Second
+	DefaultRateHz            = 60
+	DefaultTransport         = "enet"
+	DefaultRamp              = 20 * time.Millisecond
+	DefaultRSSSampleInterval = 30 * time.Second
+	// DefaultTimeout is how long a joined client may hear nothing before it
+	// counts as lost; also the transport's peer timeout. Short enough that a
+	// killed server ends a run in seconds, long enough for a loaded box.
+	DefaultTimeout = 5 * time.Second
+	// DefaultConnectTimeout bounds the transport connect and the Join.
+	DefaultConnectTimeout = 10 * time.Second
+	// ClientsPerThread is the auto --threads divisor (the seed's 32).
+	ClientsPerThread = 32
+)
+
+// Config is one swarm run.
+type Config struct {
+	Addr              string // server "host:port"
+	Clients           int
+	Duration          time.Duration // from the first connect; includes the ramp
+	RateHz            float64       // Input rate and worker loop rate
+	Transport         string
+	Ramp              time.Duration // between successive connects
+	Threads           int           // worker goroutines; 0 = auto
+	Mix               Mix           // pattern assignment
+	EntityType        string        // Join entity_type
+	ServerMetrics     string        // server metrics file to sample; "" = none
+	RSSSampleInterval time.Duration
+	Timeout           time.Duration
+	ConnectTimeout    time.Duration
+	// Progress receives live progress; nil = none. ProgressTTY selects the
+	// in-place status line; otherwise a plain line every ProgressEvery.
+	Progress      io.Writer
+	ProgressTTY   bool
+	ProgressEvery time.Duration
+}
+
+// AutoThreads is the default worker count: min(cores, ceil(clients/32)).
+func AutoThreads(clients int) int {
+	n := (clients + ClientsPerThread - 1) / ClientsPerThread
+	return max(1, min(runtime.NumCPU(), n))
+}
+
+func (c *Config) defaults() {
+	if c.RateHz == 0 {
+		c.RateHz = DefaultRateHz
+	}
+	if c.Transport == "" {
+		c.Transport = DefaultTransport
+	}
+	if c.Threads == 0 {
+		c.Threads = AutoThreads(c.Clients)
+	}
+	if c.RSSSampleInterval == 0 {
+		c.RSSSampleInterval = DefaultRSSSampleInterval
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.ProgressEvery == 0 {
+		c.ProgressEvery = 5 * time.Second
+	}
+	if len(c.Mix) == 0 {
+		c.Mix = Mix{{Name: "weave", Weight: 1}}
+	}
+}
+
+// Validate reports every problem with c at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("no server address"))
+	}
+	if c.Clients < 1 {
+		errs = append(errs, fmt.Errorf("clients must be ≥ 1, got %d", c.Clients))
+	}
+	if c.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("duration must be > 0, got %s", c.Duration))
+	}
+	if !(c.RateHz > 0 && c.RateHz <= 1000) {
+		errs = append(errs, fmt.Errorf("rate must be in (0, 1000] Hz, got %g", c.RateHz))
+	}
+	if c.Ramp < 0 {
+		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
+	}
+	if c.Clients > 0 && c.Duration > 0 && time.Duration(c.Clients-1)*c.Ramp >= c.Duration {
+		errs = append(errs, fmt.Errorf("the connect ramp (%d × %s) does not fit in the duration %s", c.Clients-1, c.Ramp, c.Duration))
+	}
+	if c.Threads < 0 {
+		errs = append(errs, fmt.Errorf("threads must be ≥ 0 (0 = auto), got %d", c.Threads))
+	}
+	if c.RSSSampleInterval < 0 {
+		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// Result is a finished run: the report plus the parsed server metrics the
+// asserts read (nil when none were wired or readable).
+type Result struct {
+	Report        *report.Report
+	ServerTick    *report.ServerTick
+	ServerTickRaw map[string]json.RawMessage
+	// DialError is the first error creating or connecting a host, if any.
+	DialError error
+}
+
+// Run runs the swarm until the duration ends, ctx is cancelled (the report
+// is then marked aborted) or every client has ended (refused, lost, failed).
+// It returns an error only when nothing could be run at all: an invalid
+// config, or a transport this build cannot speak (*transport.UnknownBackendError).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	backend, err := transport.Lookup(cfg.Transport)
+	if err != nil {
+		return nil, err
+	}
+	raiseFileLimit(cfg.Clients + 64)
+
+	cpu0 := processCPU()
+	start := time.Now()
+	workers := buildWorkers(&cfg, backend, start)
+	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() { w.run(runCtx, start) })
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	mon := newMonitor(&cfg, workers, start)
+	mon.loop(done)
+	cancel()
+	end := time.Now()
+	cpu1 := processCPU()
+
+	res := &Result{}
+	res.Report = buildReport(&cfg, workers, start, end)
+	mon.finish(res, end)
+	fillCPU(res.Report, cpu0, cpu1)
+	if ctx.Err() != nil {
+		res.Report.Aborted = "interrupted"
+	}
+	for _, w := range workers {
+		if w.firstDialErr != nil {
+			res.DialError = w.firstDialErr
+			break
+		}
+	}
+	return res, nil
+}
+
+// buildWorkers assigns patterns, ramp slots and workers: client i connects
+// at start + i·ramp and belongs to worker i mod threads, so the ramp is
+// spread over the workers.
+func buildWorkers(cfg *Config, b transport.Backend, start time.Time) []*worker {
+	interval := time.Duration(float64(time.Second) / cfg.RateHz)
+	threads := min(cfg.Threads, cfg.Clients)
+	workers := make([]*worker, threads)
+	for i := range workers {
+		workers[i] = newWorker(i, cfg, b, interval)
+	}
+	for i := 0; i < cfg.Clients; i++ {
+		name := cfg.Mix.Assign(i, cfg.Clients)
+		p := patterns[name](i, cfg.Clients)
+		c := newClient(i, name, p, start.Add(time.Duration(i)*cfg.Ramp))
+		workers[i%threads].add(c)
+	}
+	return workers
+}
+
+func nanPtr(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}

@@ -1,0 +1,274 @@
+package swarm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/stats"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// worker owns a shard of clients and their hosts. Everything it touches is
+// its own except pub, which the monitor reads once a second under mu.
+type worker struct {
+	id       int
+	cfg      *Config
+	backend  transport.Backend
+	clients  []*client
+	interval time.Duration
+
+	now      time.Time // time of the event being handled (see clientFn)
+	clientFn []func(transport.Event)
+	scratch  []byte
+	decoders map[string]BodyDecoder
+
+	dtMs           []float64 // every iteration's work time
+	intervalDt     []float64 // iterations since the last publish
+	inputsSent     int64
+	clientTicks    int64 // clients serviced, summed over iterations
+	protocolErrors int64
+	spoken         string   // Backend() of the first host this worker made
+	unknownFormats []string // body formats seen that no decoder handles
+	decoderErrs    []string // decoders that could not be created
+	firstDialErr   error
+
+	mu      sync.Mutex
+	pub     workerPub
+	lastPub time.Time
+}
+
+// workerPub is what a worker tells the monitor about the last second.
+type workerPub struct {
+	at        time.Time
+	connected int
+	tickHz    []float64 // per joined client: server ticks advanced per second
+	kbsSum    float64
+	kbsN      int
+	rttMs     []float64 // latest RTT estimate per joined client
+	dtP99     float64   // NaN: no iteration in the interval
+}
+
+func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration) *worker {
+	return &worker{
+		id: id, cfg: cfg, backend: b, interval: interval,
+		scratch:  make([]byte, 0, 512),
+		decoders: map[string]BodyDecoder{},
+		pub:      workerPub{dtP99: math.NaN()},
+	}
+}
+
+func (w *worker) add(c *client) {
+	w.clients = append(w.clients, c)
+	// One closure per client, made once: passing a fresh closure to
+	// Service every tick would allocate N times per tick.
+	w.clientFn = append(w.clientFn, func(ev transport.Event) { c.handle(w, ev, w.now) })
+}
+
+// run paces the worker at the input rate until ctx ends or every client
+// has reached a terminal state, then disconnects and frees every host.
+func (w *worker) run(ctx context.Context, start time.Time) {
+	w.lastPub = start
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	defer w.shutdown()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		begin := time.Now()
+		done := w.iterate()
+		dt := float64(time.Since(begin)) / float64(time.Millisecond)
+		w.dtMs = append(w.dtMs, dt)
+		w.intervalDt = append(w.intervalDt, dt)
+		w.maybePublish(time.Now())
+		if done {
+			return
+		}
+	}
+}
+
+// iterate is one loop of the worker: start due clients, send inputs,
+// service every host. It reports whether every client is terminal.
+func (w *worker) iterate() (allTerminal bool) {
+	allTerminal = true
+	for i, c := range w.clients {
+		now := time.Now()
+		if c.phase == phasePending {
+			allTerminal = false
+			if now.Before(c.slot) {
+				continue
+			}
+			w.start(c, now)
+		}
+		if !c.live() {
+			w.release(c)
+			continue
+		}
+		allTerminal = false
+		if c.phase == phaseJoined {
+			c.sendInput(w, now)
+			c.sampleRTT(now)
+		}
+		if c.live() {
+			w.clientTicks++
+			w.now = now
+			if _, err := c.host.Service(w.clientFn[i]); err != nil {
+				c.fail(lostTransport, now)
+			}
+		}
+		w.checkTimeouts(c, time.Now())
+		if c.phase.terminal() {
+			w.release(c)
+		}
+	}
+	return allTerminal
+}
+
+// start creates the client's own host (its own UDP socket) and connects.
+func (w *worker) start(c *client, now time.Time) {
+	h, err := w.backend.Dial(transport.Options{Timeout: w.cfg.Timeout})
+	if err != nil {
+		if w.firstDialErr == nil {
+			w.firstDialErr = err
+		}
+		c.end(phaseFailed, failDial, now)
+		return
+	}
+	if w.spoken == "" {
+		w.spoken = h.Backend()
+	}
+	c.host, c.issuedAt = h, now
+	peer, err := h.Connect(w.cfg.Addr, proto.ConnectData)
+	if err != nil {
+		if w.firstDialErr == nil {
+			w.firstDialErr = err
+		}
+		c.end(phaseFailed, failConnect, now)
+		return
+	}
+	c.peer, c.phase = peer, phaseConnecting
+}
+
+// checkTimeouts ends clients the transport would leave hanging: a connect
+// or Join nobody answers, or a server that went silent (a backend timeout
+// may follow its retransmit backoff; the swarm must not hang on it).
+func (w *worker) checkTimeouts(c *client, now time.Time) {
+	switch c.phase {
+	case phaseConnecting:
+		if now.Sub(c.issuedAt) > w.cfg.ConnectTimeout {
+			c.fail(failConnectTimeout, now)
+		}
+	case phaseJoining:
+		if now.Sub(c.connectedAt) > w.cfg.ConnectTimeout {
+			c.fail(failJoinTimeout, now)
+		}
+	case phaseJoined:
+		if now.Sub(c.lastMsgAt) > w.cfg.Timeout {
+			c.fail(lostSilent, now)
+		}
+	}
+}
+
+// release closes a terminal client's host: its socket is not needed any
+// more, and a dead server must not keep hundreds of sockets open.
+func (w *worker) release(c *client) {
+	if c.host != nil {
+		c.host.Close()
+		c.host = nil
+	}
+}
+
+// shutdown ends the run for this worker's clients: joined clients
+// disconnect gracefully (queued, then flushed), everything is closed.
+func (w *worker) shutdown() {
+	now := time.Now()
+	for _, c := range w.clients {
+		switch c.phase {
+		case phaseJoined:
+			c.end(phaseDone, "", now)
+			c.host.Disconnect(c.peer, 0)
+			c.host.Flush()
+		case phasePending:
+			c.end(phaseFailed, "not_started", now)
+		case phaseConnecting, phaseJoining:
+			c.end(phaseFailed, "run_ended", now)
+		}
+		w.release(c)
+	}
+	for _, d := range w.decoders {
+		if cl, ok := d.(interface{ Close() }); ok {
+			cl.Close()
+		}
+	}
+}
+
+// decoderFor returns this worker's decoder for a body format, nil for
+// "opaque" and for formats no decoder is registered for (recorded).
+func (w *worker) decoderFor(format string) BodyDecoder {
+	if format == BodyFormatOpaque {
+		return nil
+	}
+	if d, ok := w.decoders[format]; ok {
+		return d
+	}
+	mk, ok := lookupBodyDecoder(format)
+	if !ok {
+		w.decoders[format] = nil
+		w.unknownFormats = append(w.unknownFormats, format)
+		return nil
+	}
+	d, err := mk()
+	if err != nil {
+		w.decoders[format] = nil
+		w.decoderErrs = append(w.decoderErrs, fmt.Sprintf("body format %q: decoder unavailable: %v", format, err))
+		return nil
+	}
+	w.decoders[format] = d
+	return d
+}
+
+// maybePublish hands the monitor the last second's figures.
+func (w *worker) maybePublish(now time.Time) {
+	el := now.Sub(w.lastPub).Seconds()
+	if el < 1 {
+		return
+	}
+	p := workerPub{at: now, dtP99: math.NaN()}
+	for _, c := range w.clients {
+		if c.phase != phaseJoined {
+			continue
+		}
+		p.connected++
+		if c.snaps > 0 {
+			if c.pubHave {
+				p.tickHz = append(p.tickHz, float64(c.lastTick-c.pubTick)/el)
+				p.kbsSum += float64(c.snapBytes-c.pubBytes) / el / 1000
+				p.kbsN++
+			}
+			c.pubTick, c.pubHave, c.pubBytes = c.lastTick, true, c.snapBytes
+		}
+		if !math.IsNaN(c.lastRTT) {
+			p.rttMs = append(p.rttMs, c.lastRTT)
+		}
+	}
+	if len(w.intervalDt) > 0 {
+		p.dtP99 = stats.SummarizeInPlace(w.intervalDt).P99
+	}
+	w.intervalDt = w.intervalDt[:0]
+	w.lastPub = now
+	w.mu.Lock()
+	w.pub = p
+	w.mu.Unlock()
+}
+
+func (w *worker) published() workerPub {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pub
+}
