@@ -69,7 +69,15 @@ type ServerTick struct {
 	Kicked           int64            `json:"kicked"`
 	Refused          map[string]int64 `json:"refused"`
 	SlowTicks        int64            `json:"slow_ticks"`
-	Faults           []string         `json:"faults,omitempty"`
+	Faults           []string         `json:"faults"`
+	// Reference-server additions (additive): peers timed out for silence,
+	// entity-entity contacts found by the last tick, and the settings the
+	// figures were measured under.
+	IdleTimeouts        int64 `json:"idle_timeouts"`
+	CollisionContacts   int   `json:"collision_contacts"`
+	SimWorkerThreads    int   `json:"sim_worker_threads"`
+	SnapshotBudgetBytes int   `json:"snapshot_budget_bytes"`
+	CompressSnapshots   bool  `json:"compress_snapshots"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at
