@@ -1,0 +1,512 @@
+package transporttest
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// ManyConfig sizes the many-clients exchange. Zero fields take the defaults
+// noted.
+type ManyConfig struct {
+	// Clients is the number of client hosts (required).
+	Clients int
+	// Shards is the number of goroutines that own the client hosts (default
+	// 4, at most Clients).
+	Shards int
+	// Duration is the traffic window (default 3 s).
+	Duration time.Duration
+	// TickHz is the send rate of every party (default 60).
+	TickHz int
+	// ReliableEvery is the ticks between reliable messages (default 30).
+	ReliableEvery int
+	// SnapshotBytes is the size of the server's unreliable message per
+	// client per tick (default 200).
+	SnapshotBytes int
+	// Timeout bounds the connect phase and the final drain (default 60 s).
+	Timeout time.Duration
+}
+
+func (c ManyConfig) withDefaults() ManyConfig {
+	if c.Shards <= 0 {
+		c.Shards = 4
+	}
+	c.Shards = min(c.Shards, c.Clients)
+	if c.Duration <= 0 {
+		c.Duration = 3 * time.Second
+	}
+	if c.TickHz <= 0 {
+		c.TickHz = 60
+	}
+	if c.ReliableEvery <= 0 {
+		c.ReliableEvery = 30
+	}
+	if c.SnapshotBytes < proto.SnapshotHeaderSize {
+		c.SnapshotBytes = 200
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 60 * time.Second
+	}
+	return c
+}
+
+// Direction totals of one stream of messages.
+type Direction struct {
+	Sent, Received uint64
+}
+
+// ManyResult is what Many counted.
+type ManyResult struct {
+	Clients                      int
+	ConnectTime, TrafficTime     time.Duration
+	DrainTime                    time.Duration
+	UpUnreliable, UpReliable     Direction // client → server
+	DownUnreliable, DownReliable Direction // server → client
+}
+
+// manyDataBase offsets the connect data so client i sends manyDataBase+i:
+// distinct per client and unlike the zero a broken backend might report.
+const manyDataBase uint32 = 0x5C000000
+
+// Message tags of the exchange; the unreliable up message is a real
+// proto.Input and the unreliable down one a proto.Snapshot.
+const (
+	tagReliableUp   = 'u'
+	tagReliableDown = 'd'
+)
+
+// flow counts one stream for one client: the sender's count is atomic
+// because the other side's goroutine reads it to know when it has drained;
+// the receiver's fields belong to the receiving goroutine.
+type flow struct {
+	sent     atomic.Uint64
+	received uint64
+	next     uint64 // next expected sequence number
+	faults   uint64 // out-of-order, duplicate or malformed messages
+}
+
+// take records sequence number seq arriving on the flow. Reliable flows
+// must see 0,1,2,…; unreliable sequenced flows strictly increasing numbers.
+func (f *flow) take(seq uint64, exact bool) {
+	if (exact && seq != f.next) || (!exact && seq < f.next) {
+		f.faults++
+	}
+	f.received++
+	f.next = seq + 1
+}
+
+func (f *flow) drained() bool { return f.received >= f.sent.Load() }
+
+// manyClient is the state of client i, shared by its shard and the server
+// goroutine through the flows' directions.
+type manyClient struct {
+	upU, upR, downU, downR flow
+	// server side
+	connects   int
+	serverPeer transport.PeerID
+}
+
+// manyRun is one exchange.
+type manyRun struct {
+	cfg     ManyConfig
+	backend string
+	clients []manyClient
+	// Phases: start is closed when all clients are connected on both ends,
+	// stop when the traffic window ends, finish when every party drained.
+	start, stop, finish chan struct{}
+	serverConnected     atomic.Int64
+	clientsConnected    atomic.Int64
+	sendersDone         atomic.Int64
+	drained             atomic.Int64
+	unexpectedData      atomic.Int64
+}
+
+// Many connects cfg.Clients client hosts to one server host with distinct
+// connect data, exchanges reliable and unreliable messages at cfg.TickHz for
+// cfg.Duration (clients send an Input per tick and a reliable message every
+// cfg.ReliableEvery ticks; the server a Snapshot per client per tick and a
+// reliable message per client as often), drains until quiescent, and fails
+// unless every message sent arrived: reliable ones exactly and in order,
+// unreliable ones all and in sequence (loopback, nothing shed). The client
+// hosts are sharded over cfg.Shards goroutines, each owning its hosts.
+func Many(t *testing.T, backend string, cfg ManyConfig) ManyResult {
+	t.Helper()
+	if cfg.Clients <= 0 {
+		t.Fatalf("ManyConfig.Clients = %d, want > 0", cfg.Clients)
+	}
+	cfg = cfg.withDefaults()
+	server, err := transport.Listen(backend, "127.0.0.1:0", transport.Options{MaxPeers: cfg.Clients})
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	r := &manyRun{
+		cfg: cfg, backend: backend, clients: make([]manyClient, cfg.Clients),
+		start: make(chan struct{}), stop: make(chan struct{}), finish: make(chan struct{}),
+	}
+	g, ctx := errgroup.WithContext(context.Background())
+	g.Go(func() error { return r.serve(ctx, server) })
+	for s := range cfg.Shards {
+		g.Go(func() error { return r.shard(ctx, s, server.Addr()) })
+	}
+	res, coordErr := r.coordinate(ctx)
+	if coordErr != nil {
+		close(r.finish)
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatalf("many clients (%s): %v", backend, err)
+	}
+	// Counts are logged (and compared) even when a phase timed out: they
+	// say which stream fell short.
+	r.verify(t, &res)
+	if coordErr != nil {
+		t.Fatalf("many clients (%s): %v", backend, coordErr)
+	}
+	return res
+}
+
+// coordinate walks the phases; it returns early when a party failed.
+func (r *manyRun) coordinate(ctx context.Context) (ManyResult, error) {
+	res := ManyResult{Clients: r.cfg.Clients}
+	t0 := time.Now()
+	n := int64(r.cfg.Clients)
+	if err := r.await(ctx, "every client connected on both ends", func() bool {
+		return r.serverConnected.Load() == n && r.clientsConnected.Load() == n
+	}); err != nil {
+		return res, err
+	}
+	res.ConnectTime = time.Since(t0)
+	close(r.start)
+	t1 := time.Now()
+	select {
+	case <-time.After(r.cfg.Duration):
+	case <-ctx.Done():
+		return res, context.Cause(ctx)
+	}
+	close(r.stop)
+	res.TrafficTime = time.Since(t1)
+	t2 := time.Now()
+	parties := int64(r.cfg.Shards + 1)
+	if err := r.await(ctx, "every party drained", func() bool { return r.drained.Load() == parties }); err != nil {
+		return res, err
+	}
+	res.DrainTime = time.Since(t2)
+	close(r.finish)
+	return res, nil
+}
+
+func (r *manyRun) await(ctx context.Context, what string, cond func() bool) error {
+	deadline := time.Now().Add(r.cfg.Timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %v waiting for %s (server saw %d connects, clients %d, %d/%d parties drained)",
+				r.cfg.Timeout, what, r.serverConnected.Load(), r.clientsConnected.Load(), r.drained.Load(), r.cfg.Shards+1)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// phase reports whether ch is closed, without blocking.
+func phase(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// loop runs tick at cfg.TickHz until finish or ctx ends. sending is true
+// between start and stop; after stop the party publishes that it sent its
+// last message once, then keeps servicing and reports when drained.
+func (r *manyRun) loop(ctx context.Context, tick func(sending bool) error, isDrained func() bool) error {
+	tk := time.NewTicker(time.Second / time.Duration(r.cfg.TickHz))
+	defer tk.Stop()
+	stopped, reported := false, false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.finish:
+			return nil
+		case <-tk.C:
+		}
+		if !stopped && phase(r.stop) {
+			stopped = true
+			r.sendersDone.Add(1)
+		}
+		if err := tick(phase(r.start) && !stopped); err != nil {
+			return err
+		}
+		if stopped && !reported && r.sendersDone.Load() == int64(r.cfg.Shards+1) && isDrained() {
+			reported = true
+			r.drained.Add(1)
+		}
+	}
+}
+
+// serve owns the server host.
+func (r *manyRun) serve(ctx context.Context, h transport.Host) error {
+	defer h.Close()
+	peers := map[transport.PeerID]int{} // peer → client index
+	var ticks uint64
+	snap := make([]byte, 0, r.cfg.SnapshotBytes)
+	on := func(ev transport.Event) {
+		switch ev.Kind {
+		case transport.EventConnect:
+			i := int(ev.Data - manyDataBase)
+			if ev.Data < manyDataBase || i >= len(r.clients) {
+				r.unexpectedData.Add(1)
+				return
+			}
+			peers[ev.Peer] = i
+			r.clients[i].connects++
+			r.clients[i].serverPeer = ev.Peer
+			r.serverConnected.Add(1)
+		case transport.EventReceive:
+			i, ok := peers[ev.Peer]
+			if !ok {
+				r.unexpectedData.Add(1)
+				return
+			}
+			r.serverReceive(&r.clients[i], ev)
+		case transport.EventDisconnect:
+			if i, ok := peers[ev.Peer]; ok {
+				// Recorded as a fault: nobody disconnects during the run.
+				r.clients[i].upR.faults++
+				delete(peers, ev.Peer)
+			}
+		}
+	}
+	tick := func(sending bool) error {
+		if _, err := h.Service(on); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+		if sending {
+			ticks++
+			for i := range r.clients {
+				if err := r.serverSend(h, &r.clients[i], ticks, snap); err != nil {
+					return err
+				}
+			}
+		}
+		return h.Flush()
+	}
+	drained := func() bool {
+		for i := range r.clients {
+			if !r.clients[i].upU.drained() || !r.clients[i].upR.drained() {
+				return false
+			}
+		}
+		return true
+	}
+	return r.loop(ctx, tick, drained)
+}
+
+func (r *manyRun) serverReceive(c *manyClient, ev transport.Event) {
+	if ev.Delivery == transport.Reliable {
+		c.upR.take(reliableSeq(ev.Payload, tagReliableUp, &c.upR), true)
+		return
+	}
+	var in proto.Input
+	if err := proto.DecodeInput(ev.Payload, &in); err != nil {
+		c.upU.faults++
+		return
+	}
+	c.upU.take(uint64(in.Seq), false)
+}
+
+// reliableSeq reads a reliable test message, counting a malformed one as a
+// fault (it then still counts as received, with a sequence that fails).
+func reliableSeq(b []byte, tag byte, f *flow) uint64 {
+	if len(b) != 9 || b[0] != tag {
+		f.faults++
+		return ^uint64(0)
+	}
+	return binary.LittleEndian.Uint64(b[1:])
+}
+
+func reliableMsg(tag byte, seq uint64) []byte {
+	var b [9]byte
+	b[0] = tag
+	binary.LittleEndian.PutUint64(b[1:], seq)
+	return b[:]
+}
+
+func (r *manyRun) serverSend(h transport.Host, c *manyClient, tick uint64, snap []byte) error {
+	seq := c.downU.sent.Load()
+	snap = proto.AppendSnapshotHeader(snap[:0], proto.SnapshotHeader{Tick: uint32(seq)})
+	for len(snap) < r.cfg.SnapshotBytes {
+		snap = append(snap, byte(len(snap)))
+	}
+	if err := h.Send(c.serverPeer, transport.Unreliable, snap); err != nil {
+		return fmt.Errorf("server: send snapshot: %w", err)
+	}
+	c.downU.sent.Add(1)
+	if tick%uint64(r.cfg.ReliableEvery) == 0 {
+		if err := h.Send(c.serverPeer, transport.Reliable, reliableMsg(tagReliableDown, c.downR.sent.Load())); err != nil {
+			return fmt.Errorf("server: send reliable: %w", err)
+		}
+		c.downR.sent.Add(1)
+	}
+	return nil
+}
+
+// shardClient is one client host owned by a shard goroutine.
+type shardClient struct {
+	i    int
+	h    transport.Host
+	peer transport.PeerID
+	up   bool
+}
+
+// shard owns clients s, s+Shards, s+2·Shards, …
+func (r *manyRun) shard(ctx context.Context, s int, addr string) error {
+	var cs []*shardClient
+	defer func() {
+		for _, c := range cs {
+			c.h.Close()
+		}
+	}()
+	for i := s; i < r.cfg.Clients; i += r.cfg.Shards {
+		h, err := transport.Dial(r.backend, transport.Options{})
+		if err != nil {
+			return fmt.Errorf("client %d: %w", i, err)
+		}
+		c := &shardClient{i: i, h: h}
+		cs = append(cs, c)
+		if c.peer, err = h.Connect(addr, manyDataBase+uint32(i)); err != nil {
+			return fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	var ticks uint64
+	buf := make([]byte, 0, proto.InputSize)
+	tick := func(sending bool) error {
+		if sending {
+			ticks++
+		}
+		for _, c := range cs {
+			if err := r.clientTick(c, sending, ticks, buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	drained := func() bool {
+		for _, c := range cs {
+			mc := &r.clients[c.i]
+			if !mc.downU.drained() || !mc.downR.drained() {
+				return false
+			}
+		}
+		return true
+	}
+	return r.loop(ctx, tick, drained)
+}
+
+func (r *manyRun) clientTick(c *shardClient, sending bool, tick uint64, buf []byte) error {
+	mc := &r.clients[c.i]
+	if sending {
+		in := proto.Input{Seq: uint32(mc.upU.sent.Load()), Throttle: 0.5}
+		if err := c.h.Send(c.peer, transport.Unreliable, proto.AppendInput(buf[:0], &in)); err != nil {
+			return fmt.Errorf("client %d: send input: %w", c.i, err)
+		}
+		mc.upU.sent.Add(1)
+		if tick%uint64(r.cfg.ReliableEvery) == 0 {
+			if err := c.h.Send(c.peer, transport.Reliable, reliableMsg(tagReliableUp, mc.upR.sent.Load())); err != nil {
+				return fmt.Errorf("client %d: send reliable: %w", c.i, err)
+			}
+			mc.upR.sent.Add(1)
+		}
+	}
+	var evErr error
+	_, err := c.h.Service(func(ev transport.Event) {
+		switch ev.Kind {
+		case transport.EventConnect:
+			if !c.up {
+				c.up = true
+				r.clientsConnected.Add(1)
+			}
+		case transport.EventDisconnect:
+			evErr = fmt.Errorf("client %d: disconnected (reason %d) during the run", c.i, ev.Data)
+		case transport.EventReceive:
+			r.clientReceive(mc, ev)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("client %d: %w", c.i, err)
+	}
+	return evErr
+}
+
+func (r *manyRun) clientReceive(mc *manyClient, ev transport.Event) {
+	if ev.Delivery == transport.Reliable {
+		mc.downR.take(reliableSeq(ev.Payload, tagReliableDown, &mc.downR), true)
+		return
+	}
+	h, body, err := proto.DecodeSnapshot(ev.Payload)
+	if err != nil || len(ev.Payload) != r.cfg.SnapshotBytes || len(body) != r.cfg.SnapshotBytes-proto.SnapshotHeaderSize {
+		mc.downU.faults++
+		return
+	}
+	mc.downU.take(uint64(h.Tick), false)
+}
+
+// verify compares every flow after all goroutines returned (g.Wait orders
+// their writes before these reads) and logs the totals.
+func (r *manyRun) verify(t *testing.T, res *ManyResult) {
+	t.Helper()
+	var errs []error
+	if n := r.unexpectedData.Load(); n != 0 {
+		errs = append(errs, fmt.Errorf("server saw %d connects or messages from unknown connect data or peers", n))
+	}
+	for i := range r.clients {
+		c := &r.clients[i]
+		if c.connects != 1 {
+			errs = append(errs, fmt.Errorf("client %d (data %#x): server saw %d connects, want 1", i, manyDataBase+uint32(i), c.connects))
+		}
+		for _, f := range []struct {
+			name string
+			fl   *flow
+			d    *Direction
+		}{
+			{"up unreliable", &c.upU, &res.UpUnreliable}, {"up reliable", &c.upR, &res.UpReliable},
+			{"down unreliable", &c.downU, &res.DownUnreliable}, {"down reliable", &c.downR, &res.DownReliable},
+		} {
+			sent := f.fl.sent.Load()
+			f.d.Sent += sent
+			f.d.Received += f.fl.received
+			if f.fl.received != sent || f.fl.faults != 0 {
+				errs = append(errs, fmt.Errorf("client %d %s: sent %d received %d, %d out of order/malformed/disconnect",
+					i, f.name, sent, f.fl.received, f.fl.faults))
+			}
+		}
+	}
+	t.Logf("%s, %d clients: connect %v, traffic %v, drain %v", r.backend, res.Clients, res.ConnectTime.Round(time.Millisecond),
+		res.TrafficTime.Round(time.Millisecond), res.DrainTime.Round(time.Millisecond))
+	t.Logf("client→server unreliable %d/%d, reliable %d/%d; server→client unreliable %d/%d, reliable %d/%d",
+		res.UpUnreliable.Received, res.UpUnreliable.Sent, res.UpReliable.Received, res.UpReliable.Sent,
+		res.DownUnreliable.Received, res.DownUnreliable.Sent, res.DownReliable.Received, res.DownReliable.Sent)
+	if len(errs) > 0 {
+		if len(errs) > 20 {
+			errs = append(errs[:20], fmt.Errorf("… and %d more", len(errs)-20))
+		}
+		t.Error(errors.Join(errs...))
+	}
+	if res.UpUnreliable.Sent == 0 || res.DownUnreliable.Sent == 0 || res.UpReliable.Sent == 0 || res.DownReliable.Sent == 0 {
+		t.Errorf("a stream sent nothing (%+v): the exchange did not run", *res)
+	}
+}
