@@ -45,20 +45,27 @@ type SlopeResult struct {
 // the seed's bucket-median estimator.
 //
 // The tail is split into RSSSlopeBuckets equal time buckets. Each bucket's
-// rate is the difference of the series' values at its two boundaries (the
-// value at a boundary is the last sample at or before it, so every rise
-// between two samples is charged to exactly one bucket and none is lost),
-// divided by the bucket width. The reported rate is the median of those
+// rate is taken from its boundary samples: the sample at a boundary is the
+// last one at or before it, so every rise between two samples is charged to
+// exactly one bucket and none is lost; the rate is the difference of the two
+// boundary samples' values over the time between them (not the nominal
+// bucket width, so jittered sample times do not bias a steady leak). The
+// reported rate is the median of those
 // rates: an isolated step lands in one bucket and the median ignores it; a
 // real leak, or a recurring staircase, moves every bucket. Per-bucket fits
 // would alias a staircase whose steps sit on the boundaries; endpoint deltas
 // cannot. When a bucket would hold fewer than RSSSlopeMinSamplesPerBucket
 // samples the estimator falls back to a least-squares fit of the whole tail.
 //
-// points must be sorted by T.
+// points should be sorted by T; an unsorted series is sorted (on a copy)
+// first.
 func RSSSlope(points []Point) SlopeResult {
 	if len(points) < RSSSlopeMinSamples {
 		return SlopeResult{}
+	}
+	if !slices.IsSortedFunc(points, byTime) {
+		points = slices.Clone(points)
+		slices.SortStableFunc(points, byTime)
 	}
 	t0, t1 := points[0].T, points[len(points)-1].T
 	if !(t1 > t0) {
@@ -115,23 +122,39 @@ func bucketRates(tail []Point) ([]float64, bool) {
 		if i == RSSSlopeBuckets-1 {
 			hi = b
 		}
-		rates[i] = (valueAt(tail, hi) - valueAt(tail, lo)) / (hi - lo)
+		pl, ph := sampleAt(tail, lo), sampleAt(tail, hi)
+		if !(ph.T > pl.T) {
+			return nil, false
+		}
+		rates[i] = (ph.V - pl.V) / (ph.T - pl.T)
 	}
 	return rates, true
 }
 
-// valueAt is the value of the last sample at or before t (step-hold). A tiny
-// tolerance keeps float rounding of the boundary from skipping a sample that
-// lies exactly on it.
-func valueAt(s []Point, t float64) float64 {
+// sampleAt is the last sample at or before t (step-hold). A tiny tolerance
+// keeps float rounding of the boundary from skipping a sample that lies
+// exactly on it.
+func sampleAt(s []Point, t float64) Point {
 	eps := 1e-9 * math.Max(1, math.Abs(t))
 	i := 0
 	for i+1 < len(s) && s[i+1].T <= t+eps {
 		i++
 	}
-	return s[i].V
+	return s[i]
 }
 
+func byTime(a, b Point) int {
+	switch {
+	case a.T < b.T:
+		return -1
+	case a.T > b.T:
+		return 1
+	}
+	return 0
+}
+
+// maxStep is the largest single-sample rise and the time of the sample it
+// rose to. With no rise at all it is the smallest fall (a negative number).
 func maxStep(s []Point) (kb, at float64) {
 	for i := 1; i < len(s); i++ {
 		if d := s[i].V - s[i-1].V; i == 1 || d > kb {

@@ -13,10 +13,10 @@ import (
 // Percentile returns the p-th percentile (0..100) of sorted values using
 // linear interpolation between closest ranks (the "type 7" definition numpy
 // and most spreadsheets use): rank = p/100 · (n−1). It returns NaN for an
-// empty slice. sorted must be in ascending order.
+// empty slice or a NaN p. sorted must be in ascending order.
 func Percentile(sorted []float64, p float64) float64 {
 	n := len(sorted)
-	if n == 0 {
+	if n == 0 || math.IsNaN(p) {
 		return math.NaN()
 	}
 	if p <= 0 {
@@ -59,13 +59,18 @@ func Summarize(values []float64) Summary {
 	return SummarizeInPlace(s)
 }
 
-// SummarizeInPlace sorts values in place and summarises them; it does not
-// allocate, so hot loops can reuse one scratch slice.
+// SummarizeInPlace sorts values in place and summarises them, ignoring NaN
+// like Summarize; it does not allocate, so hot loops can reuse one scratch
+// slice.
 func SummarizeInPlace(values []float64) Summary {
+	slices.Sort(values)
+	// slices.Sort orders NaNs first: skip them.
+	for len(values) > 0 && math.IsNaN(values[0]) {
+		values = values[1:]
+	}
 	if len(values) == 0 {
 		return Summary{}
 	}
-	slices.Sort(values)
 	var sum float64
 	for _, v := range values {
 		sum += v
@@ -116,7 +121,8 @@ func (w *Window) Len() int {
 	return w.next
 }
 
-// Summary summarises the samples held without allocating.
+// Summary summarises the samples held without allocating; NaN samples are
+// held (they count in Len) but ignored, as Summarize ignores them.
 func (w *Window) Summary() Summary {
 	w.scratch = append(w.scratch[:0], w.buf[:w.Len()]...)
 	return SummarizeInPlace(w.scratch)
