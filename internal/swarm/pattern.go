@@ -165,6 +165,9 @@ type MixEntry struct {
 	Weight int
 }
 
+// MaxMixWeight bounds one weight, so clients × total weight cannot overflow.
+const MaxMixWeight = 1_000_000
+
 // Mix is a weighted pattern mix, in the order given.
 type Mix []MixEntry
 
@@ -190,8 +193,8 @@ func ParseMix(spec string) (Mix, error) {
 		}
 		seen[name] = true
 		weight, err := strconv.Atoi(strings.TrimSpace(w))
-		if err != nil || weight <= 0 {
-			return nil, fmt.Errorf("pattern mix %q: weight of %q must be a positive integer, got %q", spec, name, w)
+		if err != nil || weight <= 0 || weight > MaxMixWeight {
+			return nil, fmt.Errorf("pattern mix %q: weight of %q must be an integer in 1..%d, got %q", spec, name, MaxMixWeight, w)
 		}
 		m = append(m, MixEntry{Name: name, Weight: weight})
 	}

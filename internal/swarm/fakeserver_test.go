@@ -1,0 +1,118 @@
+package swarm
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+	_ "github.com/scalegate/scalegate/internal/transport/enet"
+)
+
+// fakeServer is a minimal protocol-v1 server on real ENet for swarm tests
+// that must not depend on the reference server's behaviour: it welcomes
+// every Join (or refuses every refuseNth), sends a Snapshot carrying the tick
+// number every tick and a PeerDelay every second.
+type fakeServer struct {
+	addr       string
+	bodyFormat string
+	body       []byte // snapshot body sent as is
+	refuseNth  int
+
+	stop func()
+	done chan struct{}
+	mu   sync.Mutex
+	inputs int
+}
+
+func startFakeServer(t *testing.T, bodyFormat string, body []byte, refuseNth int) *fakeServer {
+	t.Helper()
+	h, err := transport.Listen("enet", "127.0.0.1:0", transport.Options{MaxPeers: 256})
+	if err != nil {
+		t.Fatalf("fake server listen: %v", err)
+	}
+	_, port, _ := net.SplitHostPort(h.Addr())
+	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = func() { cancel(); <-s.done }
+	go s.loop(ctx, h)
+	t.Cleanup(s.stop)
+	return s
+}
+
+// kill stops the server without telling its peers, like a crashed process.
+func (s *fakeServer) kill() { s.stop() }
+
+func (s *fakeServer) port() string {
+	_, p, _ := net.SplitHostPort(s.addr)
+	return p
+}
+
+func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
+	defer close(s.done)
+	defer h.Close()
+	joined := map[transport.PeerID]bool{}
+	joins := 0
+	tk := time.NewTicker(time.Second / 60)
+	defer tk.Stop()
+	var tick uint32
+	buf := make([]byte, 0, 2048)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		tick++
+		h.Service(func(ev transport.Event) {
+			if ev.Kind == transport.EventDisconnect {
+				delete(joined, ev.Peer)
+			}
+			if ev.Kind != transport.EventReceive || len(ev.Payload) == 0 {
+				return
+			}
+			switch proto.Type(ev.Payload[0]) {
+			case proto.TypeJoin:
+				joins++
+				if s.refuseNth > 0 && joins%s.refuseNth == 0 {
+					b, _ := proto.AppendRefuse(nil, &proto.Refuse{Reason: proto.ReasonServerFull, Message: "fault"})
+					h.Send(ev.Peer, transport.Reliable, b)
+					h.Disconnect(ev.Peer, 0)
+					return
+				}
+				b, _ := proto.AppendWelcome(nil, &proto.Welcome{EntityID: uint32(ev.Peer) + 1, TickHz: 60, ServerTick: tick, Transport: "enet", BodyFormat: s.bodyFormat})
+				h.Send(ev.Peer, transport.Reliable, b)
+				joined[ev.Peer] = true
+			case proto.TypeInput:
+				s.mu.Lock()
+				s.inputs++
+				s.mu.Unlock()
+			}
+		})
+		for p := range joined {
+			buf = proto.AppendSnapshotHeader(buf[:0], proto.SnapshotHeader{Tick: tick})
+			buf = append(buf, s.body...)
+			h.Send(p, transport.Unreliable, buf)
+			if tick%60 == 0 {
+				h.Send(p, transport.Unreliable, proto.AppendPeerDelay(buf[:0], 12))
+			}
+		}
+		h.Flush()
+	}
+}
+
+func (s *fakeServer) inputCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inputs
+}
+
+// portInt is the fake server's port as an int (for CLI tests).
+func (s *fakeServer) portInt() int {
+	p, _ := strconv.Atoi(s.port())
+	return p
+}

@@ -1,0 +1,215 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// runSwarm runs cfg against addr in a goroutine and fails the test if the
+// swarm does not return within limit (a hang is the failure being tested).
+func runSwarm(t *testing.T, ctx context.Context, cfg Config, limit time.Duration) *Result {
+	t.Helper()
+	type out struct {
+		res *Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		res, err := Run(ctx, cfg)
+		ch <- out{res, err}
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			t.Fatalf("Run: %v", o.err)
+		}
+		return o.res
+	case <-time.After(limit):
+		t.Fatalf("swarm did not return within %s", limit)
+	}
+	return nil
+}
+
+func TestRunAgainstFakeServer(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 200), 0)
+	cfg := Config{Addr: srv.addr, Clients: 6, Duration: 3 * time.Second, Ramp: 10 * time.Millisecond,
+		Mix: Mix{{"weave", 1}, {"idle", 1}}, Threads: 2}
+	res := runSwarm(t, context.Background(), cfg, 60*time.Second)
+	r := res.Report
+	if r.ClientsConnected != 6 || r.ClientsRefused != 0 || r.ClientsDisconnected != 0 || r.ClientsNeverConnected != 0 {
+		t.Fatalf("admission: connected %d refused %d disconnected %d never %d %v", r.ClientsConnected, r.ClientsRefused, r.ClientsDisconnected, r.ClientsNeverConnected, r.NeverConnectedByReason)
+	}
+	if r.Transport != "enet" || r.ServerTransport != "enet" || r.BodyFormat != BodyFormatOpaque {
+		t.Errorf("transport %q server_transport %q body_format %q", r.Transport, r.ServerTransport, r.BodyFormat)
+	}
+	if r.ObservedServerTickHz == nil || r.ObservedServerTickHz.Min <= 0 {
+		t.Errorf("observed tick-Hz %+v", r.ObservedServerTickHz)
+	}
+	if r.DownstreamKBsPerClient == nil || r.WorkerLoopDtMs == nil || r.ConnectMs == nil || r.MaxSnapshotGapMs == nil {
+		t.Errorf("missing client metrics: kbs %v dt %v connect %v gap %v", r.DownstreamKBsPerClient, r.WorkerLoopDtMs, r.ConnectMs, r.MaxSnapshotGapMs)
+	}
+	if r.SnapshotDecodeErrors != 0 || r.SnapshotsDecoded != 0 {
+		t.Errorf("opaque bodies: decode errors %d, decoded %d (must not be decoded)", r.SnapshotDecodeErrors, r.SnapshotsDecoded)
+	}
+	if r.PatternCounts["weave"] != 3 || r.PatternCounts["idle"] != 3 {
+		t.Errorf("pattern counts %v", r.PatternCounts)
+	}
+	// Only the three weave clients send input; idle sends none.
+	if r.InputsSent == 0 || srv.inputCount() == 0 {
+		t.Errorf("inputs sent %d, received by server %d", r.InputsSent, srv.inputCount())
+	}
+	if len(r.Timeline) == 0 || r.ClientTicks == 0 {
+		t.Errorf("timeline %d rows, client ticks %d", len(r.Timeline), r.ClientTicks)
+	}
+	if r.Aborted != "" {
+		t.Errorf("aborted %q", r.Aborted)
+	}
+}
+
+func TestRunCountsRefusalsByReason(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, nil, 2)
+	cfg := Config{Addr: srv.addr, Clients: 6, Duration: 3 * time.Second, Ramp: 10 * time.Millisecond, Threads: 1}
+	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
+	if r.ClientsRefused != 3 || r.RefusedByReason["server_full"] != 3 || r.ClientsConnected != 3 {
+		t.Errorf("refused %d by reason %v, connected %d; want 3 server_full, 3 connected", r.ClientsRefused, r.RefusedByReason, r.ClientsConnected)
+	}
+}
+
+func TestRunDecodesKnownFormatAndCountsErrors(t *testing.T) {
+	// A body that is not a valid sg-entities/1 body: every snapshot fails.
+	srv := startFakeServer(t, "sg-entities/1", []byte{0xde, 0xad, 0xbe, 0xef}, 0)
+	cfg := Config{Addr: srv.addr, Clients: 2, Duration: 2 * time.Second, Threads: 1}
+	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
+	if r.SnapshotsReceived == 0 || r.SnapshotDecodeErrors != r.SnapshotsReceived {
+		t.Errorf("snapshots %d, decode errors %d: every corrupt body must count", r.SnapshotsReceived, r.SnapshotDecodeErrors)
+	}
+}
+
+func TestRunUnknownBodyFormatIsRecorded(t *testing.T) {
+	srv := startFakeServer(t, "other-game/7", []byte{1, 2, 3}, 0)
+	cfg := Config{Addr: srv.addr, Clients: 1, Duration: 2 * time.Second}
+	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
+	if r.SnapshotDecodeErrors != 0 || r.SnapshotsDecoded != 0 || len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "other-game/7") {
+		t.Errorf("unknown format: errors %d decoded %d warnings %v", r.SnapshotDecodeErrors, r.SnapshotsDecoded, r.Warnings)
+	}
+}
+
+func TestRunServerKilledMidRun(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 50), 0)
+	cfg := Config{Addr: srv.addr, Clients: 4, Duration: 120 * time.Second, Ramp: 5 * time.Millisecond,
+		Threads: 2, Timeout: time.Second}
+	go func() {
+		// Wait on an event (inputs reaching the server), not a fixed sleep.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if srv.inputCount() > 4*30 {
+				break
+			}
+		}
+		srv.kill()
+	}()
+	// The run must end long before its 120 s duration: every client is lost.
+	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
+	if r.ClientsConnected != 4 || r.ClientsDisconnected != 4 {
+		t.Fatalf("connected %d disconnected %d %v; want all 4 lost", r.ClientsConnected, r.ClientsDisconnected, r.DisconnectedByReason)
+	}
+	if r.DurationS >= 100 {
+		t.Errorf("run lasted %.1fs: it should end when every client is lost", r.DurationS)
+	}
+	if Evaluate(NoAsserts(), &Result{Report: r}); r.Passed {
+		t.Error("a run whose server died passed")
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for srv.inputCount() == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	cfg := Config{Addr: srv.addr, Clients: 2, Duration: 120 * time.Second}
+	r := runSwarm(t, ctx, cfg, 60*time.Second).Report
+	if r.Aborted == "" {
+		t.Error("an interrupted run is not marked aborted")
+	}
+}
+
+func TestRunUnknownTransport(t *testing.T) {
+	_, err := Run(context.Background(), Config{Addr: "127.0.0.1:1", Clients: 1, Duration: time.Second, Transport: "carrier-pigeon"})
+	var ub *transport.UnknownBackendError
+	if !errors.As(err, &ub) {
+		t.Fatalf("err = %v, want *transport.UnknownBackendError", err)
+	}
+}
+
+func TestServerMetricsMissingIsReportedNotZero(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, content string
+		want          string
+	}{
+		{"missing", "", "no such file"},
+		{"truncated", `{"schema_version":6,"tick_ms":{"p99":1`, "not a JSON object"},
+		{"foreign", `{"hello":"world"}`, "required field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".json")
+			if tc.content != "" {
+				if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := Config{Addr: srv.addr, Clients: 1, Duration: 1500 * time.Millisecond, ServerMetrics: path}
+			res := runSwarm(t, context.Background(), cfg, 60*time.Second)
+			r := res.Report
+			if !strings.Contains(r.ServerMetricsError, tc.want) || len(r.ServerTick) != 0 || res.ServerTickRaw != nil {
+				t.Errorf("server_metrics_error %q (want %q), server_tick %s", r.ServerMetricsError, tc.want, r.ServerTick)
+			}
+			a := NoAsserts()
+			a.MaxTickMs = 1000
+			if failed := Evaluate(a, res); len(failed) != 1 || failed[0].Measured != nil {
+				t.Errorf("tick-ms assert on an unreadable file: %+v", failed)
+			}
+		})
+	}
+}
+
+func TestServerMetricsSampledAndEmbedded(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
+	path := filepath.Join(t.TempDir(), "m.json")
+	if err := report.WriteFileAtomic(path, []byte(metricsFile)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Addr: srv.addr, Clients: 1, Duration: 2500 * time.Millisecond, ServerMetrics: path, RSSSampleInterval: time.Second}
+	res := runSwarm(t, context.Background(), cfg, 60*time.Second)
+	r := res.Report
+	if r.ServerMetricsError != "" || len(r.ServerTick) == 0 || res.ServerTick.Entities != 40 {
+		t.Fatalf("server metrics not embedded: err %q", r.ServerMetricsError)
+	}
+	if len(r.RSSSeries) < 2 || r.RSSSeries[0].RSSKB != 50000 {
+		t.Errorf("rss_series %+v, want ≥2 samples of 50000", r.RSSSeries)
+	}
+	if r.RSSSlopeKBPerMin != nil {
+		t.Errorf("rss slope %v from %d samples, want null (too short)", *r.RSSSlopeKBPerMin, len(r.RSSSeries))
+	}
+	withServer := 0
+	for _, p := range r.Timeline {
+		if p.TickMsP99 != nil && *p.TickMsP99 == 2.5 && p.RSSKB != nil {
+			withServer++
+		}
+	}
+	if withServer == 0 {
+		t.Errorf("no timeline row carries the server's tick p99 and rss: %+v", r.Timeline)
+	}
+}
