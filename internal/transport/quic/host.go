@@ -1,0 +1,399 @@
+package quic
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	quicgo "github.com/quic-go/quic-go"
+
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// Queue bounds. They keep memory bounded when an owner services slowly or a
+// peer floods; every drop is counted in Stats.
+const (
+	// maxQueuedDatagrams is a peer's unreliable send queue (messages waiting
+	// for its sender goroutine). When full the oldest is dropped: a newer
+	// snapshot supersedes an older one.
+	maxQueuedDatagrams = 64
+	// maxQueuedControl bounds a peer's reliable send queue; beyond it Send
+	// returns an error instead of dropping (reliable means reliable).
+	maxQueuedControl = 4096
+	// maxPendingDatagrams bounds received unreliable messages a peer may have
+	// waiting for Service; beyond it new ones are dropped.
+	maxPendingDatagrams = 256
+	// maxPendingControl bounds received reliable messages waiting for
+	// Service; beyond it the control reader stops reading, and QUIC flow
+	// control pushes back on the sender.
+	maxPendingControl = 1024
+)
+
+// Timeouts.
+const (
+	defaultTimeout   = 30 * time.Second // MaxIdleTimeout, as ENet's 30 s maximum
+	handshakeTimeout = 5 * time.Second  // quic-go's default HandshakeIdleTimeout
+	lingerTimeout    = 2 * time.Second  // graceful close: wait this long for the peer's FIN
+)
+
+// Application error codes above the u32 range are the transport's own; a
+// Disconnect reason is any u32 and travels as the code itself.
+const (
+	codeHostClosed    quicgo.ApplicationErrorCode = 1<<32 + iota // local host closing
+	codeProtocolError                                            // control stream violated the framing
+	codeServerFull                                               // MaxPeers connections already live
+)
+
+// Stats are the QUIC host's own counters: what it dropped and why. Read them
+// with (*Host).Stats; they are cumulative since the host was created.
+type Stats struct {
+	// SendQueueDrops counts unreliable messages dropped because a peer's
+	// send queue was full (its sender was blocked in quic-go's 32-deep
+	// datagram queue, i.e. congestion control did not let them out).
+	SendQueueDrops uint64
+	// SendTooLarge counts unreliable messages abandoned because a fragment
+	// no longer fit the datagram size (path MTU shrank mid-message).
+	SendTooLarge uint64
+	// FragmentedSent counts unreliable messages sent as more than one datagram.
+	FragmentedSent uint64
+	// RecvQueueDrops counts received unreliable messages dropped because the
+	// owner had maxPendingDatagrams of that peer's waiting.
+	RecvQueueDrops uint64
+	// BadFragments counts malformed or inconsistent fragment datagrams.
+	BadFragments uint64
+	// IncompleteDropped counts fragmented messages dropped because a
+	// fragment never arrived before newer messages needed the slot.
+	IncompleteDropped uint64
+	// RefusedFull counts connections closed because MaxPeers were live.
+	RefusedFull uint64
+	// ProtocolErrors counts connections closed for a bad control stream
+	// (no stream, short or missing preamble).
+	ProtocolErrors uint64
+}
+
+type stats struct {
+	sendQueueDrops, sendTooLarge, fragmentedSent    atomic.Uint64
+	recvQueueDrops, badFragments, incompleteDropped atomic.Uint64
+	refusedFull, protocolErrors                     atomic.Uint64
+}
+
+// event is a transport.Event plus the peer it concerns, so Service can keep
+// its owner-side peer table without locks.
+type event struct {
+	transport.Event
+	p *peer
+}
+
+// Host is a QUIC transport.Host. Exported only so callers and tests can read
+// Stats with a type assertion; use it through transport.Host.
+type Host struct {
+	opt    transport.Options
+	conf   *quicgo.Config
+	sock   *socket
+	ln     *quicgo.Listener // nil for a dialling host
+	ctx    context.Context  // cancelled by Close: every goroutine stops
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the host started
+	nextID atomic.Uint32
+	live   atomic.Int32 // peers with goroutines running
+	st     stats
+
+	// The event queue: QUIC-side goroutines append, Service swaps it out.
+	mu    sync.Mutex
+	queue []event
+	spare []event
+
+	// Owner-only state.
+	peers   map[transport.PeerID]*peer
+	closed  bool
+	sampler *transport.WireSampler
+}
+
+var _ transport.Host = (*Host)(nil)
+
+func newHost(opt transport.Options, server bool, sock *socket) *Host {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Host{
+		opt:    opt,
+		conf:   quicConfig(opt, server),
+		sock:   sock,
+		ctx:    ctx,
+		cancel: cancel,
+		peers:  map[transport.PeerID]*peer{},
+	}
+	h.sampler = transport.NewWireSampler(time.Now(), sock.pc.counters())
+	return h
+}
+
+// quicConfig maps Options onto quic-go's Config.
+func quicConfig(opt transport.Options, server bool) *quicgo.Config {
+	idle := opt.Timeout
+	if idle <= 0 {
+		idle = defaultTimeout
+	}
+	c := &quicgo.Config{
+		EnableDatagrams:       true,
+		MaxIdleTimeout:        idle,
+		HandshakeIdleTimeout:  min(idle, handshakeTimeout),
+		KeepAlivePeriod:       idle / 3, // ENet pings a quiet peer; so does this
+		MaxIncomingUniStreams: -1,
+		MaxIncomingStreams:    -1,
+	}
+	if server {
+		c.MaxIncomingStreams = 1 // the control stream, nothing else
+	}
+	return c
+}
+
+// Backend reports "quic".
+func (h *Host) Backend() string { return Name }
+
+// Addr is the local UDP address.
+func (h *Host) Addr() string { return h.sock.pc.LocalAddr().String() }
+
+// Stats returns the host's drop and fragmentation counters.
+func (h *Host) Stats() Stats {
+	return Stats{
+		SendQueueDrops:    h.st.sendQueueDrops.Load(),
+		SendTooLarge:      h.st.sendTooLarge.Load(),
+		FragmentedSent:    h.st.fragmentedSent.Load(),
+		RecvQueueDrops:    h.st.recvQueueDrops.Load(),
+		BadFragments:      h.st.badFragments.Load(),
+		IncompleteDropped: h.st.incompleteDropped.Load(),
+		RefusedFull:       h.st.refusedFull.Load(),
+		ProtocolErrors:    h.st.protocolErrors.Load(),
+	}
+}
+
+// push hands an event from a QUIC-side goroutine to the owner.
+func (h *Host) push(e event) {
+	h.mu.Lock()
+	h.queue = append(h.queue, e)
+	h.mu.Unlock()
+}
+
+// Service delivers every queued event in order. It never blocks: QUIC's own
+// goroutines do the socket I/O and queue events as they happen.
+func (h *Host) Service(fn func(transport.Event)) (int, error) {
+	if h.closed {
+		return 0, transport.ErrClosed
+	}
+	h.mu.Lock()
+	evs := h.queue
+	h.queue, h.spare = h.spare[:0], nil
+	h.mu.Unlock()
+	n := 0
+	for i := range evs {
+		if h.closed { // fn closed the host
+			break
+		}
+		e := &evs[i]
+		h.account(e)
+		fn(e.Event)
+		n++
+	}
+	clear(evs)
+	h.spare = evs[:0]
+	return n, nil
+}
+
+// account updates owner-side state for an event about to be delivered.
+func (h *Host) account(e *event) {
+	p := e.p
+	switch e.Kind {
+	case transport.EventConnect:
+		p.connected = true
+		if c := p.conn.Load(); c != nil {
+			p.addr = c.RemoteAddr().String()
+		}
+		h.peers[p.id] = p
+	case transport.EventDisconnect:
+		p.connected = false
+		delete(h.peers, p.id)
+	case transport.EventReceive:
+		if e.Delivery == transport.Reliable {
+			<-p.ctrlSlots
+		} else {
+			p.pendingDgrams.Add(-1)
+		}
+	}
+}
+
+// Flush is a no-op that exists for the interface: every peer's sender
+// goroutine pushes queued messages into quic-go as soon as Send queues them,
+// and quic-go paces them onto the socket itself.
+func (h *Host) Flush() error {
+	if h.closed {
+		return transport.ErrClosed
+	}
+	return nil
+}
+
+// Connect starts a connection; the dial, TLS handshake and preamble happen
+// on a goroutine and end in EventConnect or EventDisconnect.
+func (h *Host) Connect(addr string, data uint32) (transport.PeerID, error) {
+	if h.closed {
+		return 0, transport.ErrClosed
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return 0, fmt.Errorf("quic: connect address %q: %w", addr, err)
+	}
+	p := h.newPeer()
+	p.addr = addr
+	h.peers[p.id] = p
+	h.live.Add(1)
+	h.wg.Go(func() { h.dial(p, addr, data) })
+	return p.id, nil
+}
+
+// Send queues msg for peer; the host copies it.
+func (h *Host) Send(id transport.PeerID, d transport.Delivery, msg []byte) error {
+	if h.closed {
+		return transport.ErrClosed
+	}
+	p := h.peers[id]
+	if p == nil || !p.connected || p.disconnecting {
+		return fmt.Errorf("quic: send to peer %d: %w", id, transport.ErrUnknownPeer)
+	}
+	if d == transport.Reliable {
+		return p.queueControl(msg)
+	}
+	return p.queueDatagram(msg)
+}
+
+// Disconnect closes peer gracefully: queued messages are sent, then the
+// control stream is finished, and once the peer has finished its side (or
+// after lingerTimeout) the connection is closed with application error code
+// reason. The peer's EventDisconnect carries reason on both ends.
+func (h *Host) Disconnect(id transport.PeerID, reason uint32) {
+	p := h.peers[id]
+	if h.closed || p == nil || p.disconnecting {
+		return
+	}
+	p.disconnecting = true
+	p.localReason.Store(uint64(reason) | reasonSet)
+	if !p.connected {
+		p.cancel() // still dialling (or its EventConnect is queued): abandon
+		return
+	}
+	p.mu.Lock()
+	p.closeReq = true
+	p.mu.Unlock()
+	p.wakeSender()
+}
+
+// RTT is quic-go's smoothed RTT for peer.
+func (h *Host) RTT(id transport.PeerID) time.Duration {
+	p := h.peers[id]
+	if p == nil {
+		return 0
+	}
+	c := p.conn.Load()
+	if c == nil {
+		return 0
+	}
+	return c.ConnectionStats().SmoothedRTT
+}
+
+// PeerAddr is the peer's remote address.
+func (h *Host) PeerAddr(id transport.PeerID) string {
+	if p := h.peers[id]; p != nil {
+		return p.addr
+	}
+	return ""
+}
+
+// WireRates samples the socket counters.
+func (h *Host) WireRates() transport.WireRates {
+	return h.sampler.Sample(time.Now(), h.sock.pc.counters())
+}
+
+// Close stops every goroutine the host started and closes the socket.
+// Connections are dropped without CONNECTION_CLOSE (quic-go's
+// Transport.Close), so remote peers time out, as with ENet.
+func (h *Host) Close() error {
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	h.cancel()
+	var err error
+	if h.ln != nil {
+		err = h.ln.Close()
+	}
+	if cerr := h.sock.close(); err == nil {
+		err = cerr
+	}
+	h.wg.Wait()
+	if err != nil {
+		return fmt.Errorf("quic: close %s: %w", h.Addr(), err)
+	}
+	return nil
+}
+
+// acceptLoop accepts connections until the host closes.
+func (h *Host) acceptLoop() {
+	for {
+		conn, err := h.ln.Accept(h.ctx)
+		if err != nil {
+			return // host closed
+		}
+		if h.opt.MaxPeers > 0 && int(h.live.Load()) >= h.opt.MaxPeers {
+			h.st.refusedFull.Add(1)
+			h.wg.Go(func() { _ = conn.CloseWithError(codeServerFull, "server full") })
+			continue
+		}
+		h.live.Add(1)
+		h.wg.Go(func() { h.serve(conn) })
+	}
+}
+
+// socket is one UDP socket with its counters and quic-go Transport.
+type socket struct {
+	pc *countingConn
+	tr *quicgo.Transport
+}
+
+// openSocket binds addr (nil: any address, ephemeral port).
+func openSocket(addr *net.UDPAddr, opt transport.Options) (*socket, error) {
+	udp, err := net.ListenUDP("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("quic: bind %v: %w", addr, err)
+	}
+	// quic-go then raises both buffers to 7 MiB where it is allowed to.
+	if opt.RecvBufferBytes > 0 {
+		_ = udp.SetReadBuffer(opt.RecvBufferBytes)
+	}
+	if opt.SendBufferBytes > 0 {
+		_ = udp.SetWriteBuffer(opt.SendBufferBytes)
+	}
+	pc := newCountingConn(udp)
+	return &socket{pc: pc, tr: &quicgo.Transport{Conn: pc}}, nil
+}
+
+// close stops the Transport (destroying its connections) and the socket.
+func (s *socket) close() error {
+	err := s.tr.Close()
+	if cerr := s.pc.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// listen starts the server side on sock.
+func listen(sock *socket, opt transport.Options) (*Host, error) {
+	tlsConf, err := serverTLS(opt.CertFile, opt.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	h := newHost(opt, true, sock)
+	h.ln, err = sock.tr.Listen(tlsConf, h.conf)
+	if err != nil {
+		return nil, fmt.Errorf("quic: listen on %s: %w", sock.pc.LocalAddr(), err)
+	}
+	h.wg.Go(h.acceptLoop)
+	return h, nil
+}
