@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	_ "github.com/scalegate/scalegate/internal/transport/quic" // registers the "quic" backend
 )
 
 // Env is the process state a command may touch. Tests replace it to run the
