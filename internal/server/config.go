@@ -1,0 +1,204 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// MaxPeersCeiling is the largest [server] max_peers accepted. Accepting
+// 1024 is a testing affordance, not a capacity guarantee.
+const MaxPeersCeiling = 1024
+
+// Config is the server configuration (docs/server.md lists every key).
+// The TOML sections map onto the nested structs one to one.
+type Config struct {
+	Server   ServerConfig   `toml:"server"`
+	Security SecurityConfig `toml:"security"`
+	World    WorldConfig    `toml:"world"`
+	Network  NetworkConfig  `toml:"network"`
+	Metrics  MetricsConfig  `toml:"metrics"`
+	Faults   FaultConfig    `toml:"faults"`
+}
+
+// ServerConfig is [server].
+type ServerConfig struct {
+	Port         int     `toml:"port"`      // 0: an ephemeral port
+	MaxPeers     int     `toml:"max_peers"` // joined + joining peers
+	Transport    string  `toml:"transport"` // backend name ("enet", "quic")
+	IdleTimeoutS float64 `toml:"idle_timeout_s"`
+	JoinTimeoutS float64 `toml:"join_timeout_s"`
+}
+
+// SecurityConfig is [security]: admission limits.
+type SecurityConfig struct {
+	ConnectRateLimitCount   int     `toml:"connect_rate_limit_count"`    // connects per window per IP
+	ConnectRateLimitWindowS float64 `toml:"connect_rate_limit_window_s"` // window length
+	MaxConnectionsPerIP     int     `toml:"max_connections_per_ip"`
+}
+
+// WorldConfig is [world].
+type WorldConfig struct {
+	SimWorkerThreads    int     `toml:"sim_worker_threads"`    // 0 auto (GOMAXPROCS), 1 serial
+	SnapshotBudgetBytes int     `toml:"snapshot_budget_bytes"` // per Snapshot message; 0 unlimited
+	InterestRadiusM     float64 `toml:"interest_radius_m"`
+	SpatialCellSizeM    float64 `toml:"spatial_cell_size_m"` // 0: the interest radius
+	TestSpawnAICount    int     `toml:"test_spawn_ai_count"`
+	TestSpawnSpreadKm   float64 `toml:"test_spawn_spread_km"`
+	TestSpawnAGLM       float64 `toml:"test_spawn_agl_m"`
+	TestSpawnEntityType string  `toml:"test_spawn_entity_type"`
+}
+
+// NetworkConfig is [network].
+type NetworkConfig struct {
+	CompressSnapshots bool `toml:"compress_snapshots"`
+}
+
+// MetricsConfig is [metrics].
+type MetricsConfig struct {
+	TickJSONPath       string  `toml:"tick_json_path"`
+	TickJSONIntervalMs int     `toml:"tick_json_interval_ms"`
+	SlowTickMs         float64 `toml:"slow_tick_ms"` // 0: 12.5 ms (3/4 of the 60 Hz period)
+}
+
+// DefaultConfig is the configuration with every key at its default.
+func DefaultConfig() Config {
+	return Config{
+		Server: ServerConfig{Port: 7777, MaxPeers: 256, Transport: "enet", IdleTimeoutS: 10, JoinTimeoutS: 5},
+		Security: SecurityConfig{
+			ConnectRateLimitCount:   16,
+			ConnectRateLimitWindowS: 1,
+			MaxConnectionsPerIP:     8,
+		},
+		World: WorldConfig{
+			SimWorkerThreads:    0,
+			SnapshotBudgetBytes: 1200,
+			InterestRadiusM:     8000,
+			SpatialCellSizeM:    0,
+			TestSpawnAICount:    0,
+			TestSpawnSpreadKm:   50,
+			TestSpawnAGLM:       4000,
+			TestSpawnEntityType: "builtin:loiter-ai",
+		},
+		Network: NetworkConfig{CompressSnapshots: true},
+		Metrics: MetricsConfig{TickJSONIntervalMs: 1000, SlowTickMs: 0},
+	}
+}
+
+// ConfigError names the key that is wrong.
+type ConfigError struct {
+	File string // "" for flags
+	Key  string // "section.key"
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("config: %s: %s", e.Key, e.Msg)
+	}
+	return fmt.Sprintf("config %s: %s: %s", e.File, e.Key, e.Msg)
+}
+
+// LoadConfig reads a TOML file over the defaults. Unknown keys are errors
+// naming the key; so are values out of range (Validate).
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	if path == "" {
+		return cfg, cfg.Validate()
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, &ConfigError{File: path, Key: "(file)", Msg: err.Error()}
+	}
+	md, err := toml.Decode(string(b), &cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return cfg, &ConfigError{File: path, Key: keyOfParseError(pe), Msg: pe.Message}
+		}
+		return cfg, &ConfigError{File: path, Key: "(parse)", Msg: err.Error()}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return cfg, &ConfigError{File: path, Key: und[0].String(), Msg: "unknown key"}
+	}
+	if err := cfg.Validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.File = path
+		}
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func keyOfParseError(pe toml.ParseError) string {
+	if pe.LastKey != "" {
+		return pe.LastKey
+	}
+	return fmt.Sprintf("line %d", pe.Position.Line)
+}
+
+type check struct {
+	key string
+	ok  bool
+	msg string
+}
+
+// Validate checks every value's range and names the first bad key.
+func (c *Config) Validate() error {
+	checks := []check{
+		{"server.port", c.Server.Port >= 0 && c.Server.Port <= 65535, "must be 0..65535"},
+		{"server.max_peers", c.Server.MaxPeers >= 1 && c.Server.MaxPeers <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
+		{"server.transport", strings.TrimSpace(c.Server.Transport) != "", "must name a transport"},
+		{"server.idle_timeout_s", c.Server.IdleTimeoutS >= 1 && c.Server.IdleTimeoutS <= 3600, "must be 1..3600"},
+		{"server.join_timeout_s", c.Server.JoinTimeoutS >= 0.5 && c.Server.JoinTimeoutS <= 600, "must be 0.5..600"},
+		{"security.connect_rate_limit_count", c.Security.ConnectRateLimitCount >= 1 && c.Security.ConnectRateLimitCount <= 100000, "must be 1..100000"},
+		{"security.connect_rate_limit_window_s", c.Security.ConnectRateLimitWindowS > 0 && c.Security.ConnectRateLimitWindowS <= 3600, "must be > 0 and ≤ 3600"},
+		{"security.max_connections_per_ip", c.Security.MaxConnectionsPerIP >= 1 && c.Security.MaxConnectionsPerIP <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
+		{"world.sim_worker_threads", c.World.SimWorkerThreads >= 0 && c.World.SimWorkerThreads <= 256, "must be 0 (auto)..256"},
+		{"world.snapshot_budget_bytes", c.World.SnapshotBudgetBytes == 0 || (c.World.SnapshotBudgetBytes >= 64 && c.World.SnapshotBudgetBytes <= 1<<20), "must be 0 (unlimited) or 64..1048576"},
+		{"world.interest_radius_m", c.World.InterestRadiusM >= 100 && c.World.InterestRadiusM <= 200000, "must be 100..200000"},
+		{"world.spatial_cell_size_m", c.World.SpatialCellSizeM == 0 || (c.World.SpatialCellSizeM >= 50 && c.World.SpatialCellSizeM <= 200000), "must be 0 (auto) or 50..200000"},
+		{"world.test_spawn_ai_count", c.World.TestSpawnAICount >= 0 && c.World.TestSpawnAICount <= 60000, "must be 0..60000"},
+		{"world.test_spawn_spread_km", c.World.TestSpawnSpreadKm >= 0.1 && c.World.TestSpawnSpreadKm <= 240, "must be 0.1..240 (the snapshot position range is ±131 km)"},
+		{"world.test_spawn_agl_m", c.World.TestSpawnAGLM >= 50 && c.World.TestSpawnAGLM <= 10000, "must be 50..10000"},
+		{"world.test_spawn_entity_type", strings.TrimSpace(c.World.TestSpawnEntityType) != "" && len(c.World.TestSpawnEntityType) <= 255, "must be a non-empty name of at most 255 bytes"},
+		{"metrics.tick_json_interval_ms", c.Metrics.TickJSONIntervalMs >= 10 && c.Metrics.TickJSONIntervalMs <= 600000, "must be 10..600000"},
+		{"metrics.slow_tick_ms", c.Metrics.SlowTickMs >= 0 && c.Metrics.SlowTickMs <= 10000, "must be 0 (default) ..10000"},
+	}
+	checks = append(checks, c.Faults.checks()...)
+	for _, k := range checks {
+		if !k.ok {
+			return &ConfigError{Key: k.key, Msg: k.msg}
+		}
+	}
+	return nil
+}
+
+// Workers is the effective number of sim workers (0 resolves to GOMAXPROCS).
+func (c *Config) Workers() int {
+	if c.World.SimWorkerThreads > 0 {
+		return c.World.SimWorkerThreads
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// CellSize is the effective spatial cell size in metres.
+func (c *Config) CellSize() float64 {
+	if c.World.SpatialCellSizeM > 0 {
+		return c.World.SpatialCellSizeM
+	}
+	return c.World.InterestRadiusM
+}
+
+// SlowTick is the SLOW TICK threshold in milliseconds.
+func (c *Config) SlowTick() float64 {
+	if c.Metrics.SlowTickMs > 0 {
+		return c.Metrics.SlowTickMs
+	}
+	return 0.75 * 1000 / TickHz
+}

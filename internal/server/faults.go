@@ -1,0 +1,149 @@
+package server
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+// FaultConfig is [faults]: deliberate defects that exist to prove the
+// gates bite (docs/faults.md). All are off by default; every one that is on
+// is logged at startup and listed in the metrics file's "faults" array.
+type FaultConfig struct {
+	RSSLeakKBPerMin      float64  `toml:"rss_leak_kb_per_min"`    // steady leak, touched memory
+	RSSStepKB            int      `toml:"rss_step_kb"`            // one-off allocation of this size…
+	RSSStepAtS           float64  `toml:"rss_step_at_s"`          // …this many seconds after start
+	ExtraTickMs          float64  `toml:"extra_tick_ms"`          // busy work added to every tick
+	RefuseEveryNthJoin   int      `toml:"refuse_every_nth_join"`  // Refuse(server_full) every Nth valid Join
+	InflateSnapshotBytes int      `toml:"inflate_snapshot_bytes"` // incompressible padding per snapshot body
+	ReportTransport      string   `toml:"report_transport"`       // lie about the transport in Welcome and metrics
+	OmitMetrics          []string `toml:"omit_metrics"`           // metrics-file fields left out
+}
+
+func (f *FaultConfig) checks() []check {
+	bad := ""
+	for _, name := range f.OmitMetrics {
+		if !metricFieldNames[name] {
+			bad = name
+			break
+		}
+	}
+	return []check{
+		{"faults.rss_leak_kb_per_min", f.RSSLeakKBPerMin >= 0 && f.RSSLeakKBPerMin <= 1<<20, "must be 0..1048576"},
+		{"faults.rss_step_kb", f.RSSStepKB >= 0 && f.RSSStepKB <= 4<<20, "must be 0..4194304"},
+		{"faults.rss_step_at_s", f.RSSStepAtS >= 0 && f.RSSStepAtS <= 86400, "must be 0..86400"},
+		{"faults.extra_tick_ms", f.ExtraTickMs >= 0 && f.ExtraTickMs <= 1000, "must be 0..1000"},
+		{"faults.refuse_every_nth_join", f.RefuseEveryNthJoin >= 0, "must be ≥ 0 (0 off)"},
+		{"faults.inflate_snapshot_bytes", f.InflateSnapshotBytes >= 0 && f.InflateSnapshotBytes <= 65535, "must be 0..65535"},
+		{"faults.report_transport", len(f.ReportTransport) <= 255, "must be at most 255 bytes"},
+		{"faults.omit_metrics", bad == "", fmt.Sprintf("%q is not a metrics-file field", bad)},
+	}
+}
+
+// Active lists the faults that are on, as "key=value", in a stable order.
+func (f *FaultConfig) Active() []string {
+	var out []string
+	add := func(on bool, key string, v any) {
+		if on {
+			out = append(out, fmt.Sprintf("%s=%v", key, v))
+		}
+	}
+	add(f.RSSLeakKBPerMin > 0, "rss_leak_kb_per_min", f.RSSLeakKBPerMin)
+	add(f.RSSStepKB > 0, "rss_step_kb", f.RSSStepKB)
+	add(f.RSSStepKB > 0, "rss_step_at_s", f.RSSStepAtS)
+	add(f.ExtraTickMs > 0, "extra_tick_ms", f.ExtraTickMs)
+	add(f.RefuseEveryNthJoin > 0, "refuse_every_nth_join", f.RefuseEveryNthJoin)
+	add(f.InflateSnapshotBytes > 0, "inflate_snapshot_bytes", f.InflateSnapshotBytes)
+	add(f.ReportTransport != "", "report_transport", f.ReportTransport)
+	add(len(f.OmitMetrics) > 0, "omit_metrics", strings.Join(f.OmitMetrics, ","))
+	return out
+}
+
+// metricFieldNames are the JSON names of report.ServerTick, the only names
+// omit_metrics accepts.
+var metricFieldNames = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeOf(report.ServerTick{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	return m
+}()
+
+// leaker implements the RSS faults: it allocates memory and writes to every
+// page so the kernel must back it (untouched allocations do not move RSS).
+type leaker struct {
+	perTickBytes float64
+	owed         float64
+	stepBytes    int
+	stepAt       time.Duration
+	stepped      bool
+	held         [][]byte
+}
+
+func newLeaker(f *FaultConfig) *leaker {
+	return &leaker{
+		perTickBytes: f.RSSLeakKBPerMin * 1024 / 60 / TickHz,
+		stepBytes:    f.RSSStepKB * 1024,
+		stepAt:       time.Duration(f.RSSStepAtS * float64(time.Second)),
+	}
+}
+
+// tick leaks this tick's share and takes the one-off step when it is due.
+func (l *leaker) tick(uptime time.Duration) {
+	if l.perTickBytes > 0 {
+		l.owed += l.perTickBytes
+		if l.owed >= 4096 { // whole pages, so each one is touched
+			n := int(l.owed) &^ 4095
+			l.owed -= float64(n)
+			l.held = append(l.held, touched(n))
+		}
+	}
+	if l.stepBytes > 0 && !l.stepped && uptime >= l.stepAt {
+		l.stepped = true
+		l.held = append(l.held, touched(l.stepBytes))
+	}
+}
+
+func touched(n int) []byte {
+	b := make([]byte, n)
+	for i := 0; i < n; i += 4096 {
+		b[i] = 1
+	}
+	return b
+}
+
+// busyWork spins for d: the extra_tick_ms fault must cost CPU time inside
+// the tick, not sleep (a sleep would not show in a CPU-bound world).
+func busyWork(d time.Duration) {
+	end := time.Now().Add(d)
+	x := uint64(1)
+	for time.Now().Before(end) {
+		for i := 0; i < 256; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	sinkU64 = x
+}
+
+var sinkU64 uint64
+
+// padBytes returns n deterministic, incompressible bytes (an xorshift
+// stream), so the inflate_snapshot_bytes fault survives zstd.
+func padBytes(n int) []byte {
+	b := make([]byte, n)
+	x := uint64(0x9E3779B97F4A7C15)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x >> 32)
+	}
+	return b
+}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Grid is a uniform-grid spatial index over the x/z plane (altitude spans
+// a few km while the world spans hundreds, so a 2D grid with a 3D distance
+// test is the right shape). It is rebuilt from scratch each tick: a sort of
+// (cell, slot) pairs and a map from cell to its run, all in reused storage,
+// so a steady-state rebuild does not allocate. Queries are read-only and
+// safe to run concurrently after Rebuild.
+type Grid struct {
+	cell  float64
+	inv   float64
+	pairs []cellSlot
+	runs  map[uint64]span
+}
+
+type cellSlot struct {
+	key  uint64
+	slot int32
+}
+
+type span struct{ start, end int32 }
+
+// NewGrid returns a grid of square cells of the given size in metres.
+func NewGrid(cellM float64) *Grid {
+	return &Grid{cell: cellM, inv: 1 / cellM, runs: map[uint64]span{}}
+}
+
+func (g *Grid) coord(v float64) int32 { return int32(math.Floor(v * g.inv)) }
+
+func cellKey(cx, cz int32) uint64 { return uint64(uint32(cx))<<32 | uint64(uint32(cz)) }
+
+// Rebuild indexes the given live slots of w.
+func (g *Grid) Rebuild(w *World, live []int32) {
+	g.pairs = g.pairs[:0]
+	for _, s := range live {
+		p := &w.At(s).Pos
+		g.pairs = append(g.pairs, cellSlot{cellKey(g.coord(p[0]), g.coord(p[2])), s})
+	}
+	slices.SortFunc(g.pairs, func(a, b cellSlot) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.slot, b.slot)
+	})
+	clear(g.runs)
+	for i := 0; i < len(g.pairs); {
+		j := i + 1
+		for j < len(g.pairs) && g.pairs[j].key == g.pairs[i].key {
+			j++
+		}
+		g.runs[g.pairs[i].key] = span{int32(i), int32(j)}
+		i = j
+	}
+}
+
+// Query appends to out every indexed slot whose position lies within r
+// (3D) of p, and returns it. The order is deterministic: cells row by row,
+// slots ascending inside a cell.
+func (g *Grid) Query(w *World, p [3]float64, r float64, out []int32) []int32 {
+	r2 := r * r
+	x0, x1 := g.coord(p[0]-r), g.coord(p[0]+r)
+	z0, z1 := g.coord(p[2]-r), g.coord(p[2]+r)
+	for cx := x0; cx <= x1; cx++ {
+		for cz := z0; cz <= z1; cz++ {
+			sp, ok := g.runs[cellKey(cx, cz)]
+			if !ok {
+				continue
+			}
+			for _, cs := range g.pairs[sp.start:sp.end] {
+				q := &w.At(cs.slot).Pos
+				dx, dy, dz := q[0]-p[0], q[1]-p[1], q[2]-p[2]
+				if dx*dx+dy*dy+dz*dz <= r2 {
+					out = append(out, cs.slot)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Collide runs the narrow phase over the grid's broadphase: every pair of
+// spheres of radius entityRadiusM that overlap is marked Collided and
+// pushed apart along the line between centres (no damage: the population
+// must not change while it is measured). It returns the number of
+// contacts. The grid's cell must be at least 2·entityRadiusM.
+func (g *Grid) Collide(w *World) int {
+	const d = 2 * entityRadiusM
+	contacts := 0
+	for i := range g.pairs {
+		a := w.At(g.pairs[i].slot)
+		cx, cz := int32(g.pairs[i].key>>32), int32(uint32(g.pairs[i].key))
+		// Look at this cell (slots after i) and the four "forward"
+		// neighbours, so each pair is tested exactly once.
+		for _, nb := range [5][2]int32{{0, 0}, {1, -1}, {1, 0}, {1, 1}, {0, 1}} {
+			sp, ok := g.runs[cellKey(cx+nb[0], cz+nb[1])]
+			if !ok {
+				continue
+			}
+			from := sp.start
+			if nb == [2]int32{0, 0} {
+				from = int32(i) + 1
+			}
+			for _, cs := range g.pairs[from:sp.end] {
+				b := w.At(cs.slot)
+				if separate(a, b, d) {
+					contacts++
+				}
+			}
+		}
+	}
+	return contacts
+}
+
+// separate tests two spheres of diameter d and, on overlap, marks both and
+// moves each half the overlap apart.
+func separate(a, b *Entity, d float64) bool {
+	dx, dy, dz := b.Pos[0]-a.Pos[0], b.Pos[1]-a.Pos[1], b.Pos[2]-a.Pos[2]
+	dist2 := dx*dx + dy*dy + dz*dz
+	if dist2 >= d*d {
+		return false
+	}
+	a.Collided, b.Collided = true, true
+	dist := math.Sqrt(dist2)
+	if dist < 1e-6 { // coincident: split along x deterministically
+		dx, dy, dz, dist = 1, 0, 0, 1
+	}
+	push := (d - dist) / 2 / dist
+	a.Pos[0] -= dx * push
+	a.Pos[1] -= dy * push
+	a.Pos[2] -= dz * push
+	b.Pos[0] += dx * push
+	b.Pos[1] += dy * push
+	b.Pos[2] += dz * push
+	return true
+}

@@ -1,0 +1,220 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// WindowTicks is the rolling window the percentiles and tick_hz are taken
+// over: 10 s at 60 Hz.
+const WindowTicks = 600
+
+// wireSampleTicks is how often the transport's wire rates are sampled.
+const wireSampleTicks = 30
+
+// metrics collects per-tick figures and produces the metrics file. It is
+// owned by the loop goroutine.
+type metrics struct {
+	phase     [numPhases]*stats.Window
+	tick      *stats.Window
+	starts    []time.Time // tick start times, ring of WindowTicks
+	startNext int
+	startN    int
+
+	ticksTotal int64
+	slowTicks  int64
+	malformed  int64
+	kicked     int64
+	idle       int64
+	refused    map[string]int64
+
+	wire      transport.WireRates
+	wirePeers int
+	wireTaken bool
+
+	rssStartupKB int64
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		tick:    stats.NewWindow(WindowTicks),
+		starts:  make([]time.Time, WindowTicks),
+		refused: map[string]int64{},
+	}
+	for i := range m.phase {
+		m.phase[i] = stats.NewWindow(WindowTicks)
+	}
+	return m
+}
+
+// record adds one tick: its start time, total work and phases.
+func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]time.Duration) {
+	m.ticksTotal++
+	m.starts[m.startNext] = start
+	m.startNext = (m.startNext + 1) % len(m.starts)
+	m.startN = min(m.startN+1, len(m.starts))
+	m.tick.Add(ms(total))
+	for i, d := range ph {
+		m.phase[i].Add(ms(d))
+	}
+}
+
+// sampleWire takes a wire-rate sample and keeps it when it was taken at
+// the highest peer count seen so far. The gate reads only the final file:
+// a live rate would report the drained server after the swarm left, so the
+// sample that describes the loaded server is the one kept (seed #772).
+func (m *metrics) sampleWire(h transport.Host, peers int) {
+	r := h.WireRates()
+	if r.Interval <= 0 {
+		return
+	}
+	if !m.wireTaken || peers >= m.wirePeers {
+		m.wire, m.wirePeers, m.wireTaken = r, peers, true
+	}
+}
+
+// tickHz is the actual tick rate over the window and the window's span.
+func (m *metrics) tickHz() (hz, windowS float64) {
+	if m.startN < 2 {
+		return 0, 0
+	}
+	newest := m.starts[(m.startNext-1+len(m.starts))%len(m.starts)]
+	oldest := m.starts[(m.startNext-m.startN+len(m.starts))%len(m.starts)]
+	span := newest.Sub(oldest).Seconds()
+	if span <= 0 {
+		return 0, 0
+	}
+	return float64(m.startN-1) / span, span
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func phaseOf(w *stats.Window) report.Phase {
+	s := w.Summary()
+	return report.Phase{Min: s.Min, Mean: s.Mean, Max: s.Max, P95: s.P95, P99: s.P99}
+}
+
+// snapshotInputs are the figures the loop knows that metrics does not.
+type snapshotInputs struct {
+	peers, entities, contacts int
+	dropped                   int64
+	transport                 string
+	workers, budget           int
+	compress                  bool
+	faults                    []string
+}
+
+// build assembles the ServerTick.
+func (m *metrics) build(in snapshotInputs) *report.ServerTick {
+	hz, span := m.tickHz()
+	st := &report.ServerTick{
+		SchemaVersion: report.ServerTickSchemaVersion,
+		TickHz:        hz,
+		TicksSampled:  int64(m.tick.Len()),
+		TicksTotal:    m.ticksTotal,
+		WindowS:       span,
+		Peers:         in.peers,
+		Entities:      in.entities,
+		// No overrun governor exists yet: nothing is ever shed.
+		LoadFactor:    1,
+		InterestScale: 1,
+		DroppedTicks:  in.dropped,
+		RSSKB:         readRSSKB(),
+		RSSStartupKB:  m.rssStartupKB,
+		// No congestion controller exists yet: every peer gets a snapshot
+		// every tick, so the send rate is the tick rate and loss is not
+		// sampled (docs/metrics.md).
+		CongestionMinSendHz:       TickHz,
+		CongestionRecoveredSendHz: TickHz,
+		CongestionMaxLoss:         0,
+		Transport:                 in.transport,
+		TickMs:                    phaseOf(m.tick),
+		MaintenanceMs:             phaseOf(m.phase[PhaseMaintenance]),
+		SensingMs:                 phaseOf(m.phase[PhaseSensing]),
+		IntegrateMs:               phaseOf(m.phase[PhaseIntegrate]),
+		AIMs:                      phaseOf(m.phase[PhaseAI]),
+		CollisionMs:               phaseOf(m.phase[PhaseCollision]),
+		SerializeMs:               phaseOf(m.phase[PhaseSerialize]),
+		OtherMs:                   phaseOf(m.phase[PhaseOther]),
+		MalformedDropped:          m.malformed,
+		Kicked:                    m.kicked,
+		Refused:                   m.refused,
+		SlowTicks:                 m.slowTicks,
+		Faults:                    append([]string{}, in.faults...),
+		IdleTimeouts:              m.idle,
+		CollisionContacts:         in.contacts,
+		SimWorkerThreads:          in.workers,
+		SnapshotBudgetBytes:       in.budget,
+		CompressSnapshots:         in.compress,
+	}
+	if m.wireTaken {
+		st.WireOutKBs = m.wire.BytesOutPerSec / 1000
+		st.WireInKBs = m.wire.BytesInPerSec / 1000
+		st.WireOutPPS = m.wire.DatagramsOutPerSec
+		st.WirePeers = m.wirePeers
+		if m.wirePeers > 0 {
+			st.WireOutKBsPerClient = st.WireOutKBs / float64(m.wirePeers)
+		}
+	}
+	return st
+}
+
+// encodeMetrics renders st, leaving out the omitted fields (the omit_metrics
+// fault): a missing field must stay missing, never become a zero.
+func encodeMetrics(st *report.ServerTick, wireTaken bool, omit []string) ([]byte, error) {
+	if !wireTaken {
+		// No wire sample yet (the file written at bind): the rates are
+		// unknown, not zero.
+		omit = append(omit[:len(omit):len(omit)], wireFields...)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if len(omit) > 0 {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+		for _, k := range omit {
+			delete(raw, k)
+		}
+		if b, err = json.Marshal(raw); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+var wireFields = []string{"wire_out_kbs", "wire_in_kbs", "wire_out_pps", "wire_peers", "wire_out_kbs_per_client"}
+
+// readRSSKB is the resident set size from /proc/self/statm, 0 when the
+// platform has no such file (the metrics contract's "unavailable").
+func readRSSKB() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize()) / 1024
+}

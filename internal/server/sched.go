@@ -1,0 +1,147 @@
+package server
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/snapshot"
+)
+
+// neverSentStaleness is the staleness (ticks) given to an entity a peer has
+// never been sent: high enough to go out promptly, finite so that a burst of
+// newcomers cannot starve entities already waiting.
+const neverSentStaleness = 120
+
+// priorityRefM is the distance at which an entity's weight halves.
+const priorityRefM = 1000.0
+
+// sentMark remembers when an entity (by slot) was last sent to a peer; a
+// different id in the slot means the slot was reused and the entity is new.
+type sentMark struct {
+	id   uint32
+	tick uint32
+}
+
+// Interest is one peer's snapshot scheduling state. Every field is owned by
+// the peer: building snapshots for different peers in parallel touches no
+// shared mutable state, which is why the bytes do not depend on the worker
+// count.
+type Interest struct {
+	sent   []sentMark
+	cands  []int32     // slots within the interest radius (sensing output)
+	order  []candidate // scratch for the priority sort
+	Msg    []byte      // the Snapshot message built this tick
+	Sent   int         // records in Msg
+	InView int         // candidates this tick (own entity excluded)
+}
+
+type candidate struct {
+	prio float64
+	id   uint32
+	slot int32
+}
+
+// SnapshotParams are the per-server inputs to a build.
+type SnapshotParams struct {
+	Tick        uint32
+	BudgetBytes int // whole Snapshot message; 0 unlimited
+	Compress    bool
+	Pad         []byte // inflate_snapshot_bytes fault; nil normally
+}
+
+// MaxRecords is how many records fit the budget after the message header
+// (0 budget: the format's limit).
+func (p *SnapshotParams) MaxRecords() int {
+	if p.BudgetBytes == 0 {
+		return math.MaxUint16
+	}
+	return snapshot.RecordsFitting(p.BudgetBytes - proto.SnapshotHeaderSize)
+}
+
+// Sense gathers the slots within radius of the peer's entity into in.cands.
+func (in *Interest) Sense(w *World, g *Grid, own int32, radius float64) {
+	in.cands = g.Query(w, w.At(own).Pos, radius, in.cands[:0])
+}
+
+// Build writes this tick's Snapshot message for the peer owning slot own
+// into in.Msg. The peer's own entity always goes first; the rest of the
+// budget goes to the candidates of highest priority, where priority is
+// staleness (ticks since last sent) times a distance weight
+// 1/(1 + d/priorityRefM). Sending an entity resets its staleness, so an
+// entity left out keeps gaining priority until it wins: low-priority
+// entities update less often but are never starved. Ties break on entity
+// id, so the order — and the bytes — are a pure function of world state.
+func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *SnapshotParams) {
+	me := w.At(own)
+	in.growSent(w.Slots())
+	in.order = in.order[:0]
+	for _, s := range in.cands {
+		if s == own {
+			continue
+		}
+		e := w.At(s)
+		d := math.Sqrt(dist2(&me.Pos, &e.Pos))
+		in.order = append(in.order, candidate{prio: in.staleness(s, e.ID, p.Tick) / (1 + d/priorityRefM), id: e.ID, slot: s})
+	}
+	in.InView = len(in.order)
+	room := p.MaxRecords() - 1 // the own entity
+	if room < len(in.order) {
+		slices.SortFunc(in.order, func(a, b candidate) int {
+			if c := cmp.Compare(b.prio, a.prio); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		in.order = in.order[:max(room, 0)]
+	}
+	enc.Reset()
+	var r snapshot.Record
+	if room >= 0 {
+		in.appendRecord(enc, &r, own, me, p.Tick, true)
+	}
+	for _, c := range in.order {
+		in.appendRecord(enc, &r, c.slot, w.At(c.slot), p.Tick, false)
+	}
+	flags, body := enc.Finish(p.Pad, p.Compress)
+	in.Sent = enc.Len()
+	in.Msg = proto.AppendSnapshotHeader(in.Msg[:0], proto.SnapshotHeader{Tick: p.Tick, Flags: flags})
+	in.Msg = append(in.Msg, body...)
+}
+
+// appendRecord encodes e (flagged as the peer's own when own) and marks it
+// sent.
+func (in *Interest) appendRecord(enc *snapshot.Encoder, r *snapshot.Record, slot int32, e *Entity, tick uint32, own bool) {
+	e.record(r)
+	m := &in.sent[slot]
+	if m.id == e.ID {
+		r.Age = uint8(min(tick-m.tick, 255))
+	} else {
+		r.Age = 0
+	}
+	if own {
+		r.Flags |= snapshot.FlagOwn
+	}
+	*m = sentMark{id: e.ID, tick: tick}
+	enc.Append(r)
+}
+
+func (in *Interest) staleness(slot int32, id uint32, tick uint32) float64 {
+	m := in.sent[slot]
+	if m.id != id {
+		return neverSentStaleness
+	}
+	return float64(tick - m.tick)
+}
+
+func (in *Interest) growSent(n int) {
+	if len(in.sent) < n {
+		in.sent = append(in.sent, make([]sentMark, n-len(in.sent))...)
+	}
+}
+
+func dist2(a, b *[3]float64) float64 {
+	dx, dy, dz := a[0]-b[0], a[1]-b[1], a[2]-b[2]
+	return dx*dx + dy*dy + dz*dz
+}

@@ -1,0 +1,330 @@
+// Package server is scalegate's reference game server: a 60 Hz
+// authoritative tick over a populated world (player aircraft flown from
+// their Input plus test-spawned AI loiterers), per-peer snapshots under a
+// byte budget, admission control, and the metrics file every gate reads.
+// It is the worked example of the contract a team's own server implements
+// (DESIGN.md); docs/server.md describes its behaviour and measured figures.
+//
+// One goroutine owns the loop, the transport host and the world; the
+// data-parallel passes (AI, integration, interest, snapshot build) borrow a
+// worker pool inside a tick and hand everything back before it ends.
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	rtmetrics "runtime/metrics"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// BindHost is the only address the server binds: load traffic stays on
+// loopback.
+const BindHost = "127.0.0.1"
+
+// slotHeadroom is how many transport slots exist beyond max_peers, so a
+// peer over the limit can still be told why (Refuse(server_full)) instead
+// of being dropped silently by the transport.
+const slotHeadroom = 64
+
+// peerDelayTicks is how often a joined peer is sent PeerDelay (2 Hz).
+const peerDelayTicks = 30
+
+// shutdownGrace bounds how long shutdown waits for peers to take their
+// Notice(shutdown) and disconnect.
+const shutdownGrace = 2 * time.Second
+
+// ListenError is a failure to bind the configured port.
+type ListenError struct {
+	Addr string
+	Err  error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("cannot listen on %s (port in use or not permitted): %v", e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// Server is one running reference server.
+type Server struct {
+	cfg      Config
+	log      *log.Logger
+	host     transport.Host
+	sim      *Sim
+	met      *metrics
+	pacer    *Pacer
+	leak     *leaker
+	faults   []string
+	pad      []byte
+	reported string // the transport named in Welcome and the metrics file
+
+	peers   map[transport.PeerID]*peer
+	viewers []*Viewer
+	vpeers  []*peer // vpeers[i] owns viewers[i]
+	admit   admission
+	joins   int64
+	input   inputScratch
+
+	tick      uint32
+	started   time.Time
+	lastWrite time.Time
+	lastSlow  time.Time
+	slowQuiet int64 // slow ticks not logged since the last line
+	gcSample  []rtmetrics.Sample
+	msgBuf    []byte
+}
+
+// New builds the world for cfg. Log lines go to logw.
+func New(cfg Config, logw io.Writer) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sim, err := NewSim(&cfg, cfg.Workers())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      log.New(logw, "scalegate serve: ", log.LstdFlags|log.Lmicroseconds),
+		sim:      sim,
+		met:      newMetrics(),
+		leak:     newLeaker(&cfg.Faults),
+		faults:   cfg.Faults.Active(),
+		peers:    map[transport.PeerID]*peer{},
+		admit:    newAdmission(&cfg.Security),
+		gcSample: []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}},
+	}
+	if n := cfg.Faults.InflateSnapshotBytes; n > 0 {
+		s.pad = padBytes(n)
+	}
+	return s, nil
+}
+
+// Listen binds the transport on 127.0.0.1 and the configured port.
+func (s *Server) Listen() error {
+	addr := net.JoinHostPort(BindHost, strconv.Itoa(s.cfg.Server.Port))
+	b, err := transport.Lookup(s.cfg.Server.Transport)
+	if err != nil {
+		return err
+	}
+	h, err := b.Listen(addr, transport.Options{
+		MaxPeers:        s.cfg.Server.MaxPeers + slotHeadroom,
+		RecvBufferBytes: 4 << 20,
+		SendBufferBytes: 4 << 20,
+	})
+	if err != nil {
+		return &ListenError{Addr: addr, Err: err}
+	}
+	s.host = h
+	s.reported = h.Backend()
+	if s.cfg.Faults.ReportTransport != "" {
+		s.reported = s.cfg.Faults.ReportTransport
+	}
+	s.started = time.Now()
+	s.met.rssStartupKB = readRSSKB()
+	s.logStartup()
+	return nil
+}
+
+// Addr is the bound address ("127.0.0.1:PORT").
+func (s *Server) Addr() string { return s.host.Addr() }
+
+// Backend is the transport actually spoken (never the faulted name).
+func (s *Server) Backend() string { return s.host.Backend() }
+
+func (s *Server) logStartup() {
+	c := &s.cfg
+	s.log.Printf("transport=%s workers=%d max_peers=%d budget=%dB compress=%v interest=%.0fm cell=%.0fm ai=%d spread=%.1fkm agl=%.0fm",
+		s.host.Backend(), s.sim.Workers(), c.Server.MaxPeers, c.World.SnapshotBudgetBytes, c.Network.CompressSnapshots,
+		c.World.InterestRadiusM, c.CellSize(), c.World.TestSpawnAICount, c.World.TestSpawnSpreadKm, c.World.TestSpawnAGLM)
+	for _, f := range s.faults {
+		s.log.Printf("FAULT ENABLED: %s (a deliberate defect for proving gates bite; docs/faults.md)", f)
+	}
+}
+
+// WriteMetrics writes the metrics file now (a no-op without a path).
+func (s *Server) WriteMetrics() error {
+	path := s.cfg.Metrics.TickJSONPath
+	if path == "" {
+		return nil
+	}
+	st := s.met.build(snapshotInputs{
+		peers: len(s.viewers), entities: s.sim.World.Len(), contacts: s.sim.Contacts,
+		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
+		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
+	})
+	b, err := encodeMetrics(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
+	if err != nil {
+		return err
+	}
+	s.lastWrite = time.Now()
+	return report.WriteFileAtomic(path, b)
+}
+
+func (s *Server) droppedTicks() int64 {
+	if s.pacer == nil {
+		return 0
+	}
+	return s.pacer.Dropped()
+}
+
+// Run ticks until ctx is done, then shuts down: Notice(shutdown) to every
+// peer, a bounded wait for them to go, a final metrics write. It returns
+// nil on a clean shutdown.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.sim.Close()
+	defer s.host.Close()
+	period := time.Second / TickHz
+	s.pacer = NewPacer(time.Now(), period)
+	interval := time.Duration(s.cfg.Metrics.TickJSONIntervalMs) * time.Millisecond
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		if wait := s.pacer.Next(now); wait > 0 {
+			t.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return s.shutdown()
+			case <-t.C:
+			}
+			continue
+		}
+		late := now.Sub(s.pacer.Due())
+		s.runTick(now, late)
+		s.pacer.Ran()
+		if time.Since(s.lastWrite) >= interval {
+			if err := s.WriteMetrics(); err != nil {
+				s.log.Printf("metrics: %v", err)
+			}
+		}
+		if ctx.Err() != nil {
+			return s.shutdown()
+		}
+	}
+}
+
+// runTick is one tick: drain and admit, simulate, sense, build and send.
+func (s *Server) runTick(start time.Time, late time.Duration) {
+	var ph [numPhases]time.Duration
+	t := timer{at: start, sum: &ph}
+	gcBefore := s.gcCycles()
+	s.service(start)
+	s.maintain(start)
+	t.lap(PhaseMaintenance)
+	s.sim.Simulate(&t)
+	s.sim.Sense(&t, s.viewers)
+	s.serialize()
+	t.lap(PhaseSerialize)
+	if d := s.cfg.Faults.ExtraTickMs; d > 0 {
+		busyWork(time.Duration(d * float64(time.Millisecond)))
+	}
+	total := time.Since(start)
+	var sum time.Duration
+	for _, d := range ph[:PhaseOther] {
+		sum += d
+	}
+	ph[PhaseOther] = max(total-sum, 0)
+	s.met.record(start, total, &ph)
+	if s.tick%wireSampleTicks == 0 {
+		s.met.sampleWire(s.host, len(s.viewers))
+	}
+	if ms(total) > s.cfg.SlowTick() {
+		s.slowTick(total, late, &ph, s.gcCycles()-gcBefore)
+	}
+	s.tick++
+}
+
+// serialize builds every joined peer's snapshot in parallel, then sends
+// them (the host belongs to this goroutine) and, at 2 Hz, PeerDelay.
+func (s *Server) serialize() {
+	p := SnapshotParams{
+		Tick:        s.tick,
+		BudgetBytes: s.cfg.World.SnapshotBudgetBytes,
+		Compress:    s.cfg.Network.CompressSnapshots,
+		Pad:         s.pad,
+	}
+	s.sim.Build(s.viewers, &p)
+	for i, v := range s.viewers {
+		id := s.vpeers[i].id
+		if err := s.host.Send(id, transport.Unreliable, v.In.Msg); err != nil {
+			s.log.Printf("peer %d: send snapshot: %v", id, err)
+		}
+		if s.tick%peerDelayTicks == 0 {
+			s.sendPeerDelay(id)
+		}
+	}
+	if err := s.host.Flush(); err != nil {
+		s.log.Printf("flush: %v", err)
+	}
+}
+
+func (s *Server) gcCycles() uint64 {
+	rtmetrics.Read(s.gcSample)
+	if s.gcSample[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return s.gcSample[0].Value.Uint64()
+}
+
+// slowTick logs a SLOW TICK line (seed 004's model: work, lateness, GC,
+// then the population) with the phase breakdown. At most one line a second
+// is written; the ones held back are counted on the next line, and every
+// slow tick is counted in the metrics file.
+func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duration, gc uint64) {
+	s.met.slowTicks++
+	now := time.Now()
+	if now.Sub(s.lastSlow) < time.Second {
+		s.slowQuiet++
+		return
+	}
+	var b strings.Builder
+	for i, d := range ph {
+		fmt.Fprintf(&b, " %s %.2f", Phase(i), ms(d))
+	}
+	held := ""
+	if s.slowQuiet > 0 {
+		held = fmt.Sprintf(" (+%d slow tick(s) not logged since the last line)", s.slowQuiet)
+	}
+	s.log.Printf("SLOW TICK: tick %d work %.2fms (threshold %.2fms), late %.2fms, gc %d cycle(s) —%s ms — %d peer(s), %d entities (%d AI), %d contact(s)%s",
+		s.tick, ms(total), s.cfg.SlowTick(), ms(max(late, 0)), gc, b.String(),
+		len(s.viewers), s.sim.World.Len(), len(s.sim.aiSlots), s.sim.Contacts, held)
+	s.lastSlow, s.slowQuiet = now, 0
+}
+
+// shutdown tells every peer, waits (bounded) for them to disconnect,
+// writes the final metrics and returns.
+func (s *Server) shutdown() error {
+	for id, p := range s.peers {
+		if p.state == peerClosing {
+			continue
+		}
+		s.sendNotice(id, noticeShutdown)
+		s.host.Disconnect(id, uint32(noticeShutdown.kind))
+		p.state = peerClosing
+	}
+	if err := s.host.Flush(); err != nil {
+		s.log.Printf("shutdown flush: %v", err)
+	}
+	deadline := time.Now().Add(shutdownGrace)
+	for len(s.peers) > 0 && time.Now().Before(deadline) {
+		s.service(time.Now())
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := len(s.peers); n > 0 {
+		s.log.Printf("shutdown: %d peer(s) did not acknowledge the disconnect within %v", n, shutdownGrace)
+	}
+	s.log.Printf("shutdown after %d ticks (%d dropped, %d slow)", s.met.ticksTotal, s.droppedTicks(), s.met.slowTicks)
+	if err := s.WriteMetrics(); err != nil {
+		return fmt.Errorf("final metrics write: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/snapshot"
+)
+
+// Phase indexes the tick phases DESIGN.md names.
+type Phase int
+
+// Tick phases, in metrics-file order.
+const (
+	PhaseMaintenance Phase = iota // network drain, admission, timeouts, spatial rebuild, faults' allocations
+	PhaseSensing                  // per-peer 3D interest queries
+	PhaseIntegrate                // flight model, every entity
+	PhaseAI                       // loiter controllers
+	PhaseCollision                // broadphase + sphere-sphere
+	PhaseSerialize                // per-peer snapshot build + send
+	PhaseOther                    // tick − Σ phases
+	numPhases
+)
+
+var phaseNames = [numPhases]string{"maintenance", "sensing", "integrate", "ai", "collision", "serialize", "other"}
+
+func (p Phase) String() string { return phaseNames[p] }
+
+// collisionCellM is the collision grid's cell: a few sphere diameters, so a
+// 3×3 neighbourhood covers every possible contact and cells stay sparse.
+const collisionCellM = 8 * entityRadiusM
+
+// Viewer is a peer's entity and its snapshot state.
+type Viewer struct {
+	Slot int32
+	In   Interest
+}
+
+// Sim is the world plus everything a tick does to it that does not touch
+// the network: the server drives it between draining and sending, and the
+// benchmarks drive it directly.
+type Sim struct {
+	World    *World
+	interest *Grid
+	collide  *Grid
+	pool     *pool
+	encs     []*snapshot.Encoder
+	radius   float64
+	aiSlots  []int32
+	// Contacts is the number of entity-entity contacts found by the last tick.
+	Contacts int
+}
+
+// NewSim builds a world from cfg (spawning the test AI) with workers
+// parallel workers. Close releases the workers.
+func NewSim(cfg *Config, workers int) (*Sim, error) {
+	s := &Sim{
+		World:    NewWorld(),
+		interest: NewGrid(cfg.CellSize()),
+		collide:  NewGrid(collisionCellM),
+		pool:     newPool(workers),
+		radius:   cfg.World.InterestRadiusM,
+	}
+	for i := 0; i < s.pool.n; i++ {
+		e, err := snapshot.NewEncoder()
+		if err != nil {
+			s.pool.close()
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.encs = append(s.encs, e)
+	}
+	w := &cfg.World
+	s.World.SpawnLoiterers(w.TestSpawnAICount, w.TestSpawnSpreadKm, w.TestSpawnAGLM, w.TestSpawnEntityType)
+	return s, nil
+}
+
+// Close stops the worker goroutines.
+func (s *Sim) Close() { s.pool.close() }
+
+// Workers is the parallelism of the data-parallel passes.
+func (s *Sim) Workers() int { return s.pool.n }
+
+// timer accumulates elapsed time into phases.
+type timer struct {
+	at  time.Time
+	sum *[numPhases]time.Duration
+}
+
+func (t *timer) lap(p Phase) {
+	now := time.Now()
+	t.sum[p] += now.Sub(t.at)
+	t.at = now
+}
+
+// Simulate runs AI, integration, the spatial rebuild and collision.
+func (s *Sim) Simulate(t *timer) {
+	w := s.World
+	live := w.Live()
+	s.aiSlots = s.aiSlots[:0]
+	for _, sl := range live {
+		if w.At(sl).AI {
+			s.aiSlots = append(s.aiSlots, sl)
+		}
+	}
+	s.pool.run(len(s.aiSlots), 64, func(_, i int) { think(w.At(s.aiSlots[i])) })
+	t.lap(PhaseAI)
+	s.pool.run(len(live), 64, func(_, i int) {
+		e := w.At(live[i])
+		e.Collided = false
+		integrate(e)
+	})
+	t.lap(PhaseIntegrate)
+	s.collide.Rebuild(w, live)
+	t.lap(PhaseMaintenance)
+	s.Contacts = s.collide.Collide(w)
+	t.lap(PhaseCollision)
+	s.interest.Rebuild(w, live) // after collision moved entities apart
+	t.lap(PhaseMaintenance)
+}
+
+// Sense runs every viewer's interest query.
+func (s *Sim) Sense(t *timer, vs []*Viewer) {
+	s.pool.run(len(vs), 4, func(_, i int) {
+		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, s.radius)
+	})
+	t.lap(PhaseSensing)
+}
+
+// Build builds every viewer's Snapshot message in parallel; worker k uses
+// encoder k, and each viewer's output depends only on the world and its own
+// state.
+func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
+	s.pool.run(len(vs), 1, func(wk, i int) {
+		vs[i].In.Build(s.World, vs[i].Slot, s.encs[wk], p)
+	})
+}
