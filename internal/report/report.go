@@ -81,17 +81,23 @@ type ServerTick struct {
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at
-// least schema_version, tick_ms and transport, so a truncated or foreign file
-// is an error naming what is wrong, never a zero-valued struct.
+// least schema_version, tick_ms (with all of min, mean, max, p95, p99),
+// transport and rss_kb, none of them null, so a truncated or foreign file is
+// an error naming what is wrong, never a zero-valued struct a gate could pass.
 func ParseServerTick(b []byte) (*ServerTick, map[string]json.RawMessage, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, nil, fmt.Errorf("server metrics: not a JSON object: %w", err)
 	}
-	for _, k := range []string{"schema_version", "tick_ms", "transport", "rss_kb"} {
-		if _, ok := raw[k]; !ok {
-			return nil, nil, fmt.Errorf("server metrics: required field %q missing", k)
-		}
+	if err := requireFields("server metrics", raw, "schema_version", "tick_ms", "transport", "rss_kb"); err != nil {
+		return nil, nil, err
+	}
+	var tick map[string]json.RawMessage
+	if err := json.Unmarshal(raw["tick_ms"], &tick); err != nil {
+		return nil, nil, fmt.Errorf("server metrics: field \"tick_ms\": %w", err)
+	}
+	if err := requireFields("server metrics: tick_ms", tick, "min", "mean", "max", "p95", "p99"); err != nil {
+		return nil, nil, err
 	}
 	var st ServerTick
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -232,16 +238,30 @@ func ParseReport(b []byte) (*Report, error) {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("report: not a JSON object: %w", err)
 	}
-	for _, k := range []string{"schema_version", "transport", "clients", "clients_connected"} {
-		if _, ok := raw[k]; !ok {
-			return nil, fmt.Errorf("report: required field %q missing", k)
-		}
+	if err := requireFields("report", raw, "schema_version", "transport", "clients", "clients_connected"); err != nil {
+		return nil, err
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return &r, nil
+}
+
+// requireFields returns an error naming the first of keys that raw lacks or
+// holds as null: a required figure that is null is as missing as an absent
+// one, and decoding it would silently give zero.
+func requireFields(what string, raw map[string]json.RawMessage, keys ...string) error {
+	for _, k := range keys {
+		v, ok := raw[k]
+		if !ok {
+			return fmt.Errorf("%s: required field %q missing", what, k)
+		}
+		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			return fmt.Errorf("%s: required field %q is null", what, k)
+		}
+	}
+	return nil
 }
 
 // ReadReport reads and parses a report file, naming the path on error.
