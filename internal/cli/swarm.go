@@ -104,7 +104,7 @@ func parseSwarmArgs(env *Env, args []string) (*swarmFlags, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
+			return nil, printed(exitcode.OK) // usage already shown
 		}
 		return nil, exitcode.With(exitcode.Usage, err)
 	}

@@ -23,9 +23,9 @@ type fakeServer struct {
 	body       []byte // snapshot body sent as is
 	refuseNth  int
 
-	stop func()
-	done chan struct{}
-	mu   sync.Mutex
+	stop   func()
+	done   chan struct{}
+	mu     sync.Mutex
 	inputs int
 }
 

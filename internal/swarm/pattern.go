@@ -36,7 +36,7 @@ var patterns = map[string]PatternFactory{
 	"weave":      func(i, _ int) Pattern { return weave{phase: clientPhase(i)} },
 	"level":      func(int, int) Pattern { return level{} },
 	"aggressive": func(i, _ int) Pattern { return aggressive{phase: clientPhase(i)} },
-	"idle":       func(int, int) Pattern { return idle{} },
+	"idle":       func(int, int) Pattern { return &idle{lastS: -1} },
 	"random":     func(i, _ int) Pattern { return newRandomWalk(uint64(i)) },
 	"weapons": func(i, _ int) Pattern {
 		return weapons{weave: weave{phase: clientPhase(i)}, offset: frac(float64(i) * goldenFrac)}
@@ -98,10 +98,21 @@ func (p aggressive) Control(t float64, c *Control) bool {
 	return true
 }
 
-// idle sends no input: pure connection and snapshot overhead.
-type idle struct{}
+// idle flies no input: pure connection and snapshot overhead. It still
+// sends one all-neutral Input a second as a keepalive, because a server may
+// (the reference server does, idle_timeout_s) kick a joined peer it has not
+// heard from; a kicked swarm would measure nothing.
+type idle struct{ lastS int64 }
 
-func (idle) Control(float64, *Control) bool { return false }
+func (p *idle) Control(t float64, c *Control) bool {
+	s := int64(math.Floor(t))
+	if s == p.lastS {
+		return false
+	}
+	p.lastS = s
+	*c = Control{}
+	return true
+}
 
 // randomWalk is a per-client seeded random walk of the controls, for
 // heterogeneity that still reproduces run to run.

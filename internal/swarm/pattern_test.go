@@ -90,8 +90,8 @@ func TestPatternsProduceFiniteControls(t *testing.T) {
 					t.Fatalf("tick %d: negative throttle", k)
 				}
 			}
-			if name == "idle" && sent != 0 {
-				t.Errorf("idle sent %d inputs", sent)
+			if name == "idle" && sent != 10 {
+				t.Errorf("idle sent %d inputs over 10 s, want 10 keepalives", sent)
 			}
 			if name != "idle" && sent != 600 {
 				t.Errorf("%s sent %d of 600 inputs", name, sent)

@@ -62,7 +62,7 @@ func TestRunAgainstFakeServer(t *testing.T) {
 	if r.PatternCounts["weave"] != 3 || r.PatternCounts["idle"] != 3 {
 		t.Errorf("pattern counts %v", r.PatternCounts)
 	}
-	// Only the three weave clients send input; idle sends none.
+	// Weave clients send input every tick; idle ones one keepalive a second.
 	if r.InputsSent == 0 || srv.inputCount() == 0 {
 		t.Errorf("inputs sent %d, received by server %d", r.InputsSent, srv.inputCount())
 	}

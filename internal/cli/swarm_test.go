@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/swarm"
+)
+
+func testEnv(vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}, &out, &errb
+}
+
+func TestParseSwarmArgs(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		check func(t *testing.T, f *swarmFlags)
+	}{
+		{"defaults", nil, []string{"127.0.0.1", "7777"}, func(t *testing.T, f *swarmFlags) {
+			c := f.cfg
+			if c.Addr != "127.0.0.1:7777" || c.Clients != 32 || c.Duration != 30*time.Second || c.RateHz != 60 ||
+				c.Transport != "enet" || c.Ramp != 20*time.Millisecond || c.RSSSampleInterval != 30*time.Second ||
+				c.Threads != swarm.AutoThreads(32) || c.Mix.String() != "weave" || c.Timeout != 5*time.Second {
+				t.Errorf("defaults: %+v", c)
+			}
+			if f.asserts != swarm.NoAsserts() {
+				t.Errorf("asserts not all off by default: %+v", f.asserts)
+			}
+		}},
+		{"env host and port", map[string]string{"SCALEGATE_HOST": "127.0.0.2", "SCALEGATE_PORT": "4778"}, nil, func(t *testing.T, f *swarmFlags) {
+			if f.cfg.Addr != "127.0.0.2:4778" {
+				t.Errorf("addr %q", f.cfg.Addr)
+			}
+		}},
+		{"positionals override env", map[string]string{"SCALEGATE_PORT": "4778"}, []string{"localhost", "9000"}, func(t *testing.T, f *swarmFlags) {
+			if f.cfg.Addr != "localhost:9000" {
+				t.Errorf("addr %q", f.cfg.Addr)
+			}
+		}},
+		{"positionals after options", nil, []string{"--clients", "128", "127.0.0.1", "5000"}, func(t *testing.T, f *swarmFlags) {
+			if f.cfg.Addr != "127.0.0.1:5000" || f.cfg.Clients != 128 || f.cfg.Threads != swarm.AutoThreads(128) {
+				t.Errorf("cfg %+v", f.cfg)
+			}
+		}},
+		{"every option", nil, []string{"127.0.0.1", "1", "--clients", "10", "--duration", "2.5", "--rate", "30", "--ramp-ms", "5",
+			"--threads", "3", "--pattern", "idle", "--pattern-mix", "weave:80,aggressive:20", "--json", "r.json",
+			"--server-metrics", "m.json", "--rss-sample-interval-s", "2", "--entity-type", "builtin:sensor-fighter",
+			"--assert-min-tick-hz", "58", "--assert-max-kbs", "150", "--assert-max-tick-ms", "16.6", "--assert-min-entities", "10",
+			"--assert-max-rss-growth-kb", "0", "--assert-max-rss-slope-kb-per-min", "128", "--assert-max-load-factor", "0.99",
+			"--assert-max-dropped-ticks", "100", "--assert-max-wire-kbs", "150", "--assert-congestion-engaged-hz", "30",
+			"--assert-congestion-recovered-hz", "55", "--assert-no-refused"}, func(t *testing.T, f *swarmFlags) {
+			c := f.cfg
+			if c.Clients != 10 || c.Duration != 2500*time.Millisecond || c.RateHz != 30 || c.Ramp != 5*time.Millisecond ||
+				c.Threads != 3 || c.Mix.String() != "weave:80,aggressive:20" || f.jsonPath != "r.json" ||
+				c.ServerMetrics != "m.json" || c.RSSSampleInterval != 2*time.Second || c.EntityType != "builtin:sensor-fighter" {
+				t.Errorf("cfg %+v", c)
+			}
+			want := swarm.Asserts{MinTickHz: 58, MaxKBs: 150, MaxTickMs: 16.6, MinEntities: 10, MaxRSSGrowthKB: 0,
+				MaxRSSSlopeKBPerMin: 128, MaxLoadFactor: 0.99, MaxDroppedTicks: 100, MaxWireKBs: 150,
+				CongestionEngagedHz: 30, CongestionRecoveredHz: 55, Admission: true}
+			if f.asserts != want {
+				t.Errorf("asserts %+v, want %+v", f.asserts, want)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, errb := testEnv(tc.env)
+			f, err := parseSwarmArgs(env, tc.args)
+			if err != nil {
+				t.Fatalf("parse: %v (%s)", err, errb)
+			}
+			tc.check(t, f)
+		})
+	}
+}
+
+func TestSwarmUsageErrorsExit2(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no port", []string{}, "no port"},
+		{"bad port", []string{"127.0.0.1", "http"}, "port"},
+		{"too many args", []string{"a", "1", "b"}, "too many"},
+		{"unknown flag", []string{"127.0.0.1", "1", "--nope"}, "nope"},
+		{"bad threads", []string{"127.0.0.1", "1", "--threads", "0"}, "threads"},
+		{"unknown pattern", []string{"127.0.0.1", "1", "--pattern", "barrel"}, "barrel"},
+		{"bad mix", []string{"127.0.0.1", "1", "--pattern-mix", "weave:0"}, "weight"},
+		{"negative duration", []string{"127.0.0.1", "1", "--duration", "-1"}, "duration"},
+		{"ramp longer than run", []string{"127.0.0.1", "1", "--clients", "100", "--ramp-ms", "100", "--duration", "5"}, "ramp"},
+		{"bad progress", []string{"127.0.0.1", "1", "--progress", "loud"}, "progress"},
+		// A transport this build cannot speak is refused, never replaced.
+		{"unknown transport", []string{"127.0.0.1", "1", "--transport", "gns", "--duration", "1"}, `transport "gns" is not available`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env, out, errb := testEnv(nil)
+			code := Run(context.Background(), env, append([]string{"swarm"}, tc.args...))
+			if code != int(exitcode.Usage) {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitcode.Usage, errb)
+			}
+			if !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("stderr %q does not mention %q", errb, tc.want)
+			}
+			if strings.Contains(out.String(), "admitted") {
+				t.Errorf("a refused command line ran the swarm: %s", out)
+			}
+		})
+	}
+}
+
+func TestSwarmHelpExit0(t *testing.T) {
+	env, _, errb := testEnv(nil)
+	if code := Run(context.Background(), env, []string{"swarm", "--help"}); code != 0 {
+		t.Errorf("--help exit %d", code)
+	}
+	if !strings.Contains(errb.String(), "assert-max-rss-slope-kb-per-min") || strings.Contains(errb.String(), "help requested") {
+		t.Errorf("help lacks the asserts: %s", errb)
+	}
+}
