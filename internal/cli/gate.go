@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+func init() {
+	register("gate", "run a profile's scale gate (the default command: scalegate --profile NAME)", runGate)
+}
+
+// gateFlags are the gate runner's flags.
+type gateFlags struct {
+	profile, profilesDir   string
+	strict, updateBaseline bool
+	baseline, out, results string
+	summary                string
+	grace                  time.Duration
+}
+
+func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
+	f := &gateFlags{}
+	fs := flag.NewFlagSet("scalegate", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.StringVar(&f.profile, "profile", "", "profile to run (see `scalegate profiles`)")
+	fs.StringVar(&f.profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
+	fs.BoolVar(&f.strict, "strict", false, "force the strict tier: server tick-ms p99 becomes a hard gate")
+	fs.BoolVar(&f.updateBaseline, "update-baseline", false, "rewrite the baseline from this run if every leg passes")
+	fs.StringVar(&f.baseline, "baseline", gate.DefaultBaselinePath, "baseline file")
+	fs.StringVar(&f.out, "out", "", "run directory to create (must not exist; default results/<profile>_<UTC timestamp>)")
+	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
+	fs.StringVar(&f.summary, "summary", "", "also write the Markdown summary to this file")
+	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: scalegate --profile NAME [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, exitcode.With(exitcode.Usage, err)
+	}
+	if fs.NArg() > 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "unexpected argument %q (did you mean a subcommand? see scalegate help)", fs.Arg(0))
+	}
+	if f.profile == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--profile NAME is required (see `scalegate profiles`)")
+	}
+	return f, nil
+}
+
+func runGate(ctx context.Context, env *Env, args []string) error {
+	f, err := parseGateFlags(env, args)
+	if err != nil {
+		return err
+	}
+	p, err := loadProfile(env, f.profilesDir, f.profile)
+	if err != nil {
+		return err
+	}
+	if err := p.FeatureError(); err != nil {
+		return exitcode.With(exitcode.InvalidProfile, err)
+	}
+	if _, err := transport.Lookup(p.Transport); err != nil {
+		return exitcode.Errorf(exitcode.Usage, "profile %s pins transport %s: %w; scalegate never runs another transport in its place", p.Name, p.Transport, err)
+	}
+	var base *gate.Baseline
+	if p.Baselined {
+		if base, err = gate.ReadBaseline(f.baseline); err != nil {
+			return exitcode.With(exitcode.InvalidProfile, err)
+		}
+	}
+	self, err := launcher.Self()
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	dir, err := gate.CreateRunDir(f.out, f.results, p.Name, time.Now())
+	if err != nil {
+		if errors.Is(err, gate.ErrRunDirExists) {
+			return exitcode.With(exitcode.Usage, err)
+		}
+		return exitcode.With(exitcode.Internal, err)
+	}
+	meta, err := gate.NewMetadata(p, f.strict, f.updateBaseline, Version, commandLine(args))
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	if err := report.WriteJSONAtomic(dir+"/metadata.json", meta); err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	fmt.Fprintf(env.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
+		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), p.Transport, dir)
+	res := gate.Run(ctx, gate.Options{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline,
+		Baseline: base, Dir: dir, Self: self, Progress: env.Stderr, Grace: f.grace})
+	if f.updateBaseline {
+		updateBaseline(res, base, p, f.baseline, meta.Git.Head)
+	}
+	res.ExitCode = int(exitFor(res.Verdict))
+	meta.Finish(res)
+	return writeOutputs(env, f, res, meta)
+}
+
+// loadProfile resolves a profile, printing a profile error in full.
+func loadProfile(env *Env, dir, name string) (*gate.Profile, error) {
+	cat, err := gate.NewCatalog(dir)
+	if err != nil {
+		return nil, profileErr(env, err)
+	}
+	p, _, err := cat.Load(name)
+	if err != nil {
+		return nil, profileErr(env, err)
+	}
+	return p, nil
+}
+
+// profileErr prints every error of an invalid profile with its position.
+func profileErr(env *Env, err error) error {
+	var pe *gate.ProfileError
+	var unknown *gate.UnknownProfileError
+	switch {
+	case errors.As(err, &pe):
+		fmt.Fprintln(env.Stderr, gate.FormatError(err))
+		fmt.Fprintln(env.Stderr, "scalegate: invalid profile")
+		return printed(exitcode.InvalidProfile)
+	case errors.As(err, &unknown):
+		return exitcode.With(exitcode.InvalidProfile, err)
+	}
+	return exitcode.With(exitcode.InvalidProfile, err)
+}
+
+func updateBaseline(res *gate.RunResult, base *gate.Baseline, p *gate.Profile, path, head string) {
+	if !p.Baselined {
+		res.BaselineNote = fmt.Sprintf("profile %s is baselined: false; %s not touched", p.Name, path)
+		return
+	}
+	ok, err := gate.UpdateBaseline(base, res, time.Now(), head)
+	switch {
+	case err != nil:
+		res.BaselineNote = fmt.Sprintf("%v; %s left unchanged", err, path)
+	case ok:
+		res.BaselineUpdated = true
+		res.BaselineNote = fmt.Sprintf("updated %s for %d key(s) of profile %s (other keys kept)", path, len(res.Legs), p.Name)
+	}
+}
+
+// exitFor maps a run verdict to the documented exit code.
+func exitFor(v gate.Verdict) exitcode.Code {
+	switch v {
+	case gate.VerdictPassed:
+		return exitcode.OK
+	case gate.VerdictFailed:
+		return exitcode.GateFailed
+	case gate.VerdictInconclusive:
+		return exitcode.Inconclusive
+	case gate.VerdictLaunchFailed, gate.VerdictNotRun:
+		return exitcode.LaunchFailure
+	case gate.VerdictInterrupted:
+		return exitcode.Interrupted
+	}
+	return exitcode.Internal
+}
+
+// writeOutputs writes summary.md, summary.json, metadata.json, the step
+// summary and --summary, then prints the table. They are written even for
+// an interrupted run: partial evidence is kept, and marked.
+func writeOutputs(env *Env, f *gateFlags, res *gate.RunResult, meta *gate.Metadata) error {
+	md := gate.Markdown(res)
+	var errs []error
+	errs = append(errs, report.WriteFileAtomic(res.Dir+"/summary.md", []byte(md)))
+	errs = append(errs, report.WriteJSONAtomic(res.Dir+"/summary.json", res))
+	errs = append(errs, report.WriteJSONAtomic(res.Dir+"/metadata.json", meta))
+	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+		errs = append(errs, gate.AppendFile(p, md))
+	}
+	if f.summary != "" {
+		errs = append(errs, report.WriteFileAtomic(f.summary, []byte(md)))
+	}
+	errs = append(errs, gate.WriteTable(env.Stdout, res))
+	if err := errors.Join(errs...); err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	code := exitcode.Code(res.ExitCode)
+	if code == exitcode.OK {
+		return nil
+	}
+	return exitcode.Errorf(code, "profile %s: %s (exit %d: %s)", res.Profile.Name, res.Verdict, int(code), code)
+}
+
+func commandLine(args []string) string {
+	return launcher.CommandLine("scalegate", args)
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/format"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/gate"
+)
+
+func init() {
+	register("profiles", "list profiles (profiles show NAME prints one resolved)", runProfiles)
+	register("vet", "validate every profile against the schema", runVet)
+}
+
+// runProfiles lists profiles, or with `show NAME` prints one resolved.
+func runProfiles(ctx context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("profiles", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	dir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
+	form := fs.String("format", "json", "profiles show: json or cue")
+	if err := fs.Parse(args); err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	rest := fs.Args()
+	if len(rest) > 0 && rest[0] == "show" {
+		// Flags may follow "show NAME" too.
+		if err := fs.Parse(rest[1:]); err != nil {
+			return exitcode.With(exitcode.Usage, err)
+		}
+		if fs.NArg() < 1 {
+			return exitcode.Errorf(exitcode.Usage, "usage: scalegate profiles show NAME [--format json|cue]")
+		}
+		name := fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return exitcode.With(exitcode.Usage, err)
+		}
+		return showProfile(env, *dir, name, *form)
+	}
+	if len(rest) > 0 {
+		return exitcode.Errorf(exitcode.Usage, "profiles: unknown argument %q (want: profiles [show NAME])", rest[0])
+	}
+	return listProfiles(env, *dir)
+}
+
+func listProfiles(env *Env, dir string) error {
+	cat, err := gate.NewCatalog(dir)
+	if err != nil {
+		return profileErr(env, err)
+	}
+	names, err := cat.Names()
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	bad := 0
+	for _, n := range names {
+		p, _, err := cat.Load(n)
+		if err != nil {
+			bad++
+			fmt.Fprintf(env.Stdout, "%-16s INVALID (run scalegate vet)\n", n)
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "%-16s %s\n", n, p.Description)
+	}
+	if bad > 0 {
+		return exitcode.Errorf(exitcode.InvalidProfile, "%d invalid profile(s): run scalegate vet", bad)
+	}
+	return nil
+}
+
+func showProfile(env *Env, dir, name, form string) error {
+	cat, err := gate.NewCatalog(dir)
+	if err != nil {
+		return profileErr(env, err)
+	}
+	p, v, err := cat.Load(name)
+	if err != nil {
+		return profileErr(env, err)
+	}
+	switch form {
+	case "json":
+		b, err := p.Canonical()
+		if err != nil {
+			return exitcode.With(exitcode.Internal, err)
+		}
+		_, err = env.Stdout.Write(b)
+		return err
+	case "cue":
+		b, err := format.Node(v.Syntax(cue.Final(), cue.Concrete(true)))
+		if err != nil {
+			return exitcode.With(exitcode.Internal, err)
+		}
+		fmt.Fprintf(env.Stdout, "// profile %s, resolved against #Profile (defaults filled)\n%s\n", name, b)
+		return nil
+	}
+	return exitcode.Errorf(exitcode.Usage, "--format %q: want json or cue", form)
+}
+
+// runVet validates every profile and prints every error of every file.
+func runVet(ctx context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("vet", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	dir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
+	if err := fs.Parse(args); err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	cat, err := gate.NewCatalog(*dir)
+	if err != nil {
+		return profileErr(env, err)
+	}
+	names, err := cat.Names()
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	if len(names) == 0 {
+		return exitcode.Errorf(exitcode.InvalidProfile, "no *.cue profiles found")
+	}
+	var bad []string
+	for _, n := range names {
+		p, _, err := cat.Load(n)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, gate.FormatError(err))
+			bad = append(bad, n)
+			continue
+		}
+		note := ""
+		if miss := p.MissingFeatures(); len(miss) > 0 {
+			note = " (valid; needs " + strings.Join(miss, " and ") + ", not in this build)"
+		}
+		fmt.Fprintf(env.Stdout, "ok   %s: %d leg(s)%s\n", n, len(p.Legs()), note)
+	}
+	if len(bad) > 0 {
+		return exitcode.Errorf(exitcode.InvalidProfile, "vet: %d of %d profile(s) invalid: %s", len(bad), len(names), strings.Join(bad, ", "))
+	}
+	return nil
+}

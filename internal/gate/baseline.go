@@ -1,0 +1,138 @@
+package gate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+// DefaultBaselinePath is the committed baseline, relative to the repository
+// root (the working directory of a CI run).
+const DefaultBaselinePath = "baselines/scale-gate-baseline.json"
+
+// BaselineEntry is the committed figure of one <profile>/<pattern>: the
+// machine-independent byte metrics only (CPU timings are too noisy to
+// baseline on shared runners).
+type BaselineEntry struct {
+	// KBs is the swarm's downstream_kbs_per_client mean (payload).
+	KBs float64 `json:"kbs"`
+	// WireKBs is the server's wire_out_kbs_per_client.
+	WireKBs float64 `json:"wire_kbs"`
+	// Transport, Clients, UpdatedAt and GitHead say where the figure came
+	// from; they are not compared.
+	Transport string `json:"transport,omitempty"`
+	Clients   int    `json:"clients,omitempty"`
+	UpdatedAt string `json:"updated_at,omitempty"`
+	GitHead   string `json:"git_head,omitempty"`
+}
+
+// Baseline is baselines/scale-gate-baseline.json.
+type Baseline struct {
+	SchemaVersion int                      `json:"schema_version"`
+	Comment       string                   `json:"comment,omitempty"`
+	Entries       map[string]BaselineEntry `json:"baselines"`
+
+	// Path is where it was read from; Raw its bytes (nil when the file did
+	// not exist).
+	Path string `json:"-"`
+	Raw  []byte `json:"-"`
+}
+
+// ReadBaseline reads the baseline file. A file that does not exist is an
+// empty baseline (every key is then missing, which fails a baselined leg);
+// a file that exists but does not parse is an error.
+func ReadBaseline(path string) (*Baseline, error) {
+	b := &Baseline{SchemaVersion: 1, Entries: map[string]BaselineEntry{}, Path: path}
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return b, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read baseline: %w", err)
+	}
+	if err := json.Unmarshal(raw, b); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", path, err)
+	}
+	if b.Entries == nil {
+		b.Entries = map[string]BaselineEntry{}
+	}
+	b.Path, b.Raw = path, raw
+	return b, nil
+}
+
+// Lookup returns the entry for key.
+func (b *Baseline) Lookup(key string) (BaselineEntry, bool) {
+	if b == nil {
+		return BaselineEntry{}, false
+	}
+	e, ok := b.Entries[key]
+	return e, ok
+}
+
+// ErrBaselineNotUpdated is returned by UpdateBaseline for a run that did
+// not pass in full.
+var ErrBaselineNotUpdated = errors.New("baseline not updated: not every leg passed")
+
+// UpdateBaseline writes the run's figures for its keys into the baseline
+// file, keeping every other key, atomically (temp file + rename). It refuses
+// unless every leg passed, so a failed run never commits a partial baseline
+// and the file stays byte-identical. A profile with baselined false never
+// touches it.
+func UpdateBaseline(b *Baseline, run *RunResult, now time.Time, gitHead string) (bool, error) {
+	if !run.Profile.Baselined {
+		return false, nil
+	}
+	if run.Verdict != VerdictPassed || run.Interrupted {
+		return false, ErrBaselineNotUpdated
+	}
+	next := map[string]BaselineEntry{}
+	for k, v := range b.Entries {
+		next[k] = v
+	}
+	for _, leg := range run.Legs {
+		if leg.Report == nil {
+			return false, fmt.Errorf("%w: leg %s has no report", ErrBaselineNotUpdated, leg.Leg.ID)
+		}
+		kbs, wire, err := baselineFigures(leg.Report)
+		if err != nil {
+			return false, fmt.Errorf("%w: leg %s: %v", ErrBaselineNotUpdated, leg.Leg.ID, err)
+		}
+		next[leg.Leg.BaselineKey] = BaselineEntry{
+			KBs: round3(kbs), WireKBs: round3(wire), Transport: run.Profile.Transport,
+			Clients: run.Profile.Clients, UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead,
+		}
+	}
+	out := Baseline{SchemaVersion: 1, Comment: b.Comment, Entries: next}
+	if out.Comment == "" {
+		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean) and wire_kbs (server wire_out_kbs_per_client) per <profile>/<pattern>; regenerate with scalegate --profile NAME --update-baseline"
+	}
+	// encoding/json sorts map keys, so the file diffs stably.
+	if err := report.WriteJSONAtomic(b.Path, out); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// baselineFigures extracts the two baselined metrics from a report.
+func baselineFigures(r *report.Report) (kbs, wire float64, err error) {
+	if r.DownstreamKBsPerClient == nil {
+		return 0, 0, errors.New("downstream_kbs_per_client missing")
+	}
+	st, err := serverTickRaw(r)
+	if err != nil {
+		return 0, 0, err
+	}
+	wire, err = st.num("wire_out_kbs_per_client")
+	if err != nil {
+		return 0, 0, err
+	}
+	return r.DownstreamKBsPerClient.Mean, wire, nil
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -1,0 +1,100 @@
+package gate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Leg is one server + swarm run of a profile: one pattern (or the mix), at
+// one sweep point when the profile sweeps.
+type Leg struct {
+	// ID names the leg's artifact directory: "weave", "mix",
+	// "weave_e2000_w4".
+	ID string `json:"id"`
+	// Pattern is the swarm --pattern, empty when PatternMix is set.
+	Pattern    string `json:"pattern,omitempty"`
+	PatternMix string `json:"pattern_mix,omitempty"`
+	// BaselineKey is <profile>/<pattern> ("mix" for a pattern mix).
+	BaselineKey string `json:"baseline_key"`
+	// EntityCount and SimWorkers are the sweep point, nil without a sweep.
+	EntityCount *int `json:"entity_count,omitempty"`
+	SimWorkers  *int `json:"sim_worker_threads,omitempty"`
+}
+
+// Legs expands the profile into its legs, patterns outermost.
+func (p *Profile) Legs() []Leg {
+	type pat struct{ name, mix string }
+	var pats []pat
+	if p.PatternMix != "" {
+		pats = []pat{{"mix", p.PatternMix}}
+	}
+	for _, n := range p.Patterns {
+		pats = append(pats, pat{name: n})
+	}
+	var legs []Leg
+	for _, pt := range pats {
+		base := Leg{ID: pt.name, BaselineKey: p.Name + "/" + pt.name, PatternMix: pt.mix}
+		if pt.mix == "" {
+			base.Pattern = pt.name
+		}
+		if p.Sweep == nil {
+			legs = append(legs, base)
+			continue
+		}
+		for _, e := range p.Sweep.EntityCounts {
+			for _, w := range p.Sweep.SimWorkerThreads {
+				l := base
+				e, w := e, w
+				l.EntityCount, l.SimWorkers = &e, &w
+				l.ID = fmt.Sprintf("%s_e%d_w%d", pt.name, e, w)
+				legs = append(legs, l)
+			}
+		}
+	}
+	return legs
+}
+
+// PatternLabel is what the leg flies, for tables.
+func (l Leg) PatternLabel() string {
+	if l.PatternMix != "" {
+		return "mix " + l.PatternMix
+	}
+	return l.Pattern
+}
+
+// MissingFeatures lists what the profile needs that this build does not
+// have. A profile that needs any of them must refuse to run: running the
+// load without the feature would measure something else and call it a pass.
+func (p *Profile) MissingFeatures() []string {
+	var out []string
+	if p.Impairment != nil {
+		out = append(out, "the lossy proxy (impairment)")
+	}
+	builtin := p.Server.Kind == "builtin"
+	if builtin && p.World.OverrunGovernor {
+		out = append(out, "the overrun governor (world.overrun_governor)")
+	}
+	if builtin && (p.Gates.CongestionEngagedHz != nil || p.Gates.CongestionRecoveredHz != nil) {
+		out = append(out, "the congestion controller (gates.congestion_*)")
+	}
+	if builtin && (p.Gates.LoadFactorMax != nil || p.Gates.DroppedTicksMax != nil) && !p.World.OverrunGovernor {
+		out = append(out, "the overrun governor (gates.load_factor_max / dropped_ticks_max)")
+	}
+	for _, k := range []string{"test_spawn_ai_mix", "test_projectile_rate", "test_projectile_ttl_s"} {
+		if _, ok := p.World.Extra[k]; ok && builtin {
+			out = append(out, "the AI-mix / projectile-churn spawners (world."+k+")")
+			break
+		}
+	}
+	return out
+}
+
+// FeatureError says which features a profile needs and this build lacks.
+func (p *Profile) FeatureError() error {
+	miss := p.MissingFeatures()
+	if len(miss) == 0 {
+		return nil
+	}
+	return fmt.Errorf("profile %s needs %s, which this build does not have; refusing to run it (it would measure something else)",
+		p.Name, strings.Join(miss, " and "))
+}

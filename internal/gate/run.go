@@ -1,0 +1,316 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+// Options configures one gate run.
+type Options struct {
+	Profile *Profile
+	// Strict forces the strict tier.
+	Strict bool
+	// UpdateBaseline rewrites the baseline from a fully passing run.
+	UpdateBaseline bool
+	// Baseline is the committed baseline (read before the run).
+	Baseline *Baseline
+	// Dir is the run's artifact directory, already created and empty.
+	Dir string
+	// Self is the scalegate executable that runs `serve` and `swarm`.
+	Self string
+	// Progress receives one line per leg event; may be io.Discard.
+	Progress io.Writer
+	// Grace is the SIGINT→SIGKILL delay for each process.
+	Grace time.Duration
+}
+
+// LegResult is one evaluated leg.
+type LegResult struct {
+	Leg        Leg     `json:"leg"`
+	Dir        string  `json:"dir"`
+	Port       int     `json:"port"`
+	Verdict    Verdict `json:"verdict"`
+	Checks     []Check `json:"checks"`
+	Error      string  `json:"error,omitempty"`
+	ServerCmd  string  `json:"server_command,omitempty"`
+	SwarmCmd   string  `json:"swarm_command,omitempty"`
+	SwarmExit  *int    `json:"swarm_exit,omitempty"`
+	ServerExit *int    `json:"server_exit,omitempty"`
+	StartedAt  string  `json:"started_at"`
+	ElapsedS   float64 `json:"elapsed_s"`
+
+	Report *report.Report `json:"-"`
+}
+
+// RunResult is a whole gate run.
+type RunResult struct {
+	Profile         *Profile    `json:"profile"`
+	Tier            string      `json:"tier"`
+	Strict          bool        `json:"strict"`
+	UpdateBaseline  bool        `json:"update_baseline"`
+	Dir             string      `json:"dir"`
+	Legs            []LegResult `json:"legs"`
+	Verdict         Verdict     `json:"verdict"`
+	Interrupted     bool        `json:"interrupted"`
+	BaselineUpdated bool        `json:"baseline_updated"`
+	BaselineNote    string      `json:"baseline_note,omitempty"`
+	ExitCode        int         `json:"exit_code"`
+	StartedAt       string      `json:"started_at"`
+	FinishedAt      string      `json:"finished_at"`
+}
+
+// Run runs every leg of the profile in order, one server and one swarm at a
+// time (the machine running the gate is usually small; legs in parallel
+// would measure each other). A cancelled ctx stops the leg in progress in
+// stages, marks it interrupted and skips the rest.
+func Run(ctx context.Context, o Options) *RunResult {
+	res := &RunResult{Profile: o.Profile, Tier: EffectiveTier(o.Profile, o.Strict), Strict: o.Strict,
+		UpdateBaseline: o.UpdateBaseline, Dir: o.Dir, StartedAt: time.Now().UTC().Format(time.RFC3339)}
+	ports := &launcher.PortAllocator{}
+	for _, leg := range o.Profile.Legs() {
+		if ctx.Err() != nil {
+			res.Legs = append(res.Legs, LegResult{Leg: leg, Verdict: VerdictNotRun, Error: "not run: interrupted"})
+			continue
+		}
+		lr := runLeg(ctx, o, leg, ports)
+		fmt.Fprintf(o.Progress, "scalegate: leg %s: %s\n", leg.ID, lr.Verdict)
+		res.Legs = append(res.Legs, lr)
+	}
+	res.Interrupted = ctx.Err() != nil
+	res.Verdict = RunVerdict(res)
+	res.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+	return res
+}
+
+// RunVerdict folds the legs: interrupted, then failed, then launch failure,
+// then inconclusive, then passed.
+func RunVerdict(r *RunResult) Verdict {
+	if r.Interrupted {
+		return VerdictInterrupted
+	}
+	has := map[Verdict]bool{}
+	for _, l := range r.Legs {
+		has[l.Verdict] = true
+	}
+	for _, v := range []Verdict{VerdictInterrupted, VerdictFailed, VerdictLaunchFailed, VerdictNotRun, VerdictInconclusive} {
+		if has[v] {
+			if v == VerdictNotRun {
+				return VerdictLaunchFailed
+			}
+			return v
+		}
+	}
+	if len(r.Legs) == 0 {
+		return VerdictFailed
+	}
+	return VerdictPassed
+}
+
+// legRun holds one leg's paths and processes while it runs.
+type legRun struct {
+	o       Options
+	leg     Leg
+	res     *LegResult
+	metrics string
+	report  string
+}
+
+func runLeg(ctx context.Context, o Options, leg Leg, ports *launcher.PortAllocator) LegResult {
+	start := time.Now()
+	lr := LegResult{Leg: leg, Dir: filepath.Join(o.Dir, leg.ID), StartedAt: start.UTC().Format(time.RFC3339)}
+	defer func() { lr.ElapsedS = time.Since(start).Seconds() }()
+	r := &legRun{o: o, leg: leg, res: &lr,
+		metrics: filepath.Join(lr.Dir, "server_metrics.json"), report: filepath.Join(lr.Dir, "report.json")}
+	if err := os.Mkdir(lr.Dir, 0o755); err != nil {
+		return r.launchFailed(fmt.Errorf("leg directory: %w", err))
+	}
+	port, err := ports.Next()
+	if err != nil {
+		return r.launchFailed(err)
+	}
+	lr.Port = port
+	serverSpec, readyTimeout, err := r.serverSpec(port)
+	if err != nil {
+		return r.launchFailed(err)
+	}
+	swarmSpec := r.swarmSpec(port)
+	lr.ServerCmd, lr.SwarmCmd = launcher.CommandLine(serverSpec.Path, serverSpec.Args), launcher.CommandLine(swarmSpec.Path, swarmSpec.Args)
+
+	server, err := launcher.Start(ctx, serverSpec)
+	if err != nil {
+		return r.launchFailed(err)
+	}
+	defer r.stopServer(server)
+	ready := func() error { _, _, err := report.ReadServerTick(r.metrics); return err }
+	if err := launcher.WaitReady(ctx, server, ready, readyTimeout, 50*time.Millisecond); err != nil {
+		if ctx.Err() != nil {
+			return r.interrupted()
+		}
+		return r.launchFailed(err)
+	}
+	swarm, err := launcher.Start(ctx, swarmSpec)
+	if err != nil {
+		return r.launchFailed(err)
+	}
+	r.waitSwarm(ctx, swarm, server)
+	code := swarm.ExitCode()
+	lr.SwarmExit = &code
+	r.stopServer(server)
+	if ctx.Err() != nil {
+		r.evaluate()
+		lr.Verdict, lr.Error = VerdictInterrupted, "interrupted: partial artifacts kept"
+		return lr
+	}
+	return r.finish(code)
+}
+
+// waitSwarm waits for the swarm to finish its run. It is bounded: duration
+// plus the connect ramp plus a minute; a swarm that overstays is stopped.
+// A server that dies mid-run stops the swarm too (nothing left to measure).
+func (r *legRun) waitSwarm(ctx context.Context, swarm, server *launcher.Process) {
+	p := r.o.Profile
+	limit := time.Duration(p.DurationS*float64(time.Second)) +
+		time.Duration(p.Clients*p.RampMs)*time.Millisecond + 60*time.Second
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-swarm.Done():
+	case <-ctx.Done():
+		swarm.Stop()
+	case <-server.Done():
+		r.res.Error = fmt.Sprintf("server exited (status %d) during the run; see %s", server.ExitCode(), filepath.Join(r.res.Dir, "server.log"))
+		swarm.Stop()
+	case <-timer.C:
+		r.res.Error = fmt.Sprintf("swarm still running %s after start: stopped", limit)
+		swarm.Stop()
+	}
+}
+
+func (r *legRun) stopServer(server *launcher.Process) {
+	server.Stop()
+	if r.res.ServerExit == nil {
+		code := server.ExitCode()
+		r.res.ServerExit = &code
+	}
+}
+
+// finish reads the report and evaluates every gate.
+func (r *legRun) finish(swarmExit int) LegResult {
+	r.evaluate()
+	lr := r.res
+	switch {
+	case lr.Report == nil && swarmExit == 2:
+		lr.Verdict = VerdictLaunchFailed
+		lr.Error = joinDetail(lr.Error, fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.Transport, filepath.Join(lr.Dir, "swarm.log")))
+	case lr.Report == nil:
+		lr.Verdict = VerdictLaunchFailed
+		lr.Error = joinDetail(lr.Error, fmt.Sprintf("swarm exited %d without a report; see %s", swarmExit, filepath.Join(lr.Dir, "swarm.log")))
+	default:
+		lr.Verdict = LegVerdict(lr.Checks)
+		if lr.Error != "" && lr.Verdict != VerdictFailed {
+			lr.Verdict = VerdictFailed
+		}
+	}
+	return *lr
+}
+
+// evaluate reads whatever report exists and checks it; partial runs keep
+// their evidence.
+func (r *legRun) evaluate() {
+	rep, err := report.ReadReport(r.report)
+	in := Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
+		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
+	r.res.Report = rep
+	r.res.Checks = Evaluate(in)
+	if rep != nil {
+		if err := WriteTimelineCSV(filepath.Join(r.res.Dir, "timeline.csv"), rep.Timeline); err != nil {
+			r.res.Error = joinDetail(r.res.Error, err.Error())
+		}
+	}
+}
+
+func (r *legRun) launchFailed(err error) LegResult {
+	r.res.Verdict, r.res.Error = VerdictLaunchFailed, err.Error()
+	r.res.Checks = Evaluate(Input{Profile: r.o.Profile, Leg: r.leg, ReportErr: errors.New("leg did not run: " + err.Error())})
+	return *r.res
+}
+
+func (r *legRun) interrupted() LegResult {
+	r.res.Verdict, r.res.Error = VerdictInterrupted, "interrupted before the swarm started"
+	return *r.res
+}
+
+// swarmSpec builds `scalegate swarm …` with the profile's hard gates
+// forwarded as --assert-* flags.
+func (r *legRun) swarmSpec(port int) launcher.Spec {
+	p := r.o.Profile
+	args := []string{"swarm", "127.0.0.1", strconv.Itoa(port),
+		"--clients", strconv.Itoa(p.Clients),
+		"--duration", fmtFlag(p.DurationS),
+		"--rate", fmtFlag(p.RateHz),
+		"--transport", p.Transport,
+		"--ramp-ms", strconv.Itoa(p.RampMs),
+		"--json", r.report,
+		"--server-metrics", r.metrics,
+		"--rss-sample-interval-s", fmtFlag(p.RSSSampleIntervalS),
+	}
+	if r.leg.PatternMix != "" {
+		args = append(args, "--pattern-mix", r.leg.PatternMix)
+	} else {
+		args = append(args, "--pattern", r.leg.Pattern)
+	}
+	if p.Threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(p.Threads))
+	}
+	if p.EntityType != "" {
+		args = append(args, "--entity-type", p.EntityType)
+	}
+	args = append(args, AssertFlags(p, r.leg, r.o.Strict)...)
+	return launcher.Spec{Name: "swarm", Path: r.o.Self, Args: args,
+		LogPath: filepath.Join(r.res.Dir, "swarm.log"), Grace: r.o.Grace}
+}
+
+// AssertFlags are the swarm --assert-* flags for the profile's hard gates
+// (advisory gates are not forwarded: the swarm would fail on them).
+func AssertFlags(p *Profile, leg Leg, strict bool) []string {
+	var out []string
+	hard := func(level string) bool { return level == LevelHard }
+	add := func(flag string, g *Threshold) {
+		if g != nil && hard(g.Level) {
+			out = append(out, flag, fmtFlag(g.Threshold))
+		}
+	}
+	g := p.Gates
+	if g.Admission != nil && hard(g.Admission.Level) {
+		out = append(out, "--assert-no-refused")
+	}
+	add("--assert-max-wire-kbs", g.WireKBsMax)
+	add("--assert-max-kbs", g.KBsMax)
+	add("--assert-min-tick-hz", g.TickHzMin)
+	if g.TickMsP99Max != nil && hard(g.TickMsP99Max.Level) && EffectiveTier(p, strict) == "strict" {
+		out = append(out, "--assert-max-tick-ms", fmtFlag(g.TickMsP99Max.Threshold))
+	}
+	add("--assert-max-rss-growth-kb", g.RSSGrowthKBMax)
+	add("--assert-max-rss-slope-kb-per-min", g.RSSSlopeKBPerMinMax)
+	min := g.EntitiesMin
+	if g.SpawnTook != nil && hard(g.SpawnTook.Level) && leg.EntityCount != nil {
+		if min == nil || float64(*leg.EntityCount) > min.Threshold {
+			min = &Threshold{Threshold: float64(*leg.EntityCount), Level: LevelHard}
+		}
+	}
+	add("--assert-min-entities", min)
+	add("--assert-max-load-factor", g.LoadFactorMax)
+	add("--assert-max-dropped-ticks", g.DroppedTicksMax)
+	return out
+}
+
+func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

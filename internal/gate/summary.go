@@ -1,0 +1,110 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+)
+
+// WriteTable prints one row per check of every leg to w.
+func WriteTable(w io.Writer, r *RunResult) error {
+	t := tablewriter.NewWriter(w)
+	t.Header("leg", "gate", "level", "threshold", "measured", "baseline", "status")
+	for _, l := range r.Legs {
+		if len(l.Checks) == 0 {
+			_ = t.Append(l.Leg.ID, "(leg)", "", "", "", "", string(l.Verdict))
+		}
+		for _, c := range l.Checks {
+			if err := t.Append(l.Leg.ID, c.Title, c.Level, c.Threshold, c.MeasuredText, c.Baseline, statusText(c)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, l := range r.Legs {
+		line := fmt.Sprintf("leg %s: %s", l.Leg.ID, strings.ToUpper(string(l.Verdict)))
+		if l.Error != "" {
+			line += " — " + l.Error
+		}
+		fmt.Fprintln(w, line)
+		for _, c := range l.Checks {
+			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
+				fmt.Fprintf(w, "  %s: %s\n", c.Title, c.Detail)
+			}
+		}
+	}
+	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", r.Profile.Name, r.Tier, strings.ToUpper(string(r.Verdict)), r.Dir)
+	if r.BaselineNote != "" {
+		fmt.Fprintf(w, "scalegate: %s\n", r.BaselineNote)
+	}
+	return nil
+}
+
+func statusText(c Check) string {
+	s := string(c.Status)
+	if c.Level == LevelAdvisory && (c.Status == StatusFail || c.Status == StatusUnevaluable) {
+		s += " (advisory)"
+	}
+	return s
+}
+
+// Markdown renders the run summary: a verdict line, then per leg every
+// gate (threshold, measured, baseline delta, hard/advisory, verdict) and the
+// command lines that rerun that leg's server and swarm.
+func Markdown(r *RunResult) string {
+	var b strings.Builder
+	icon := map[Verdict]string{VerdictPassed: "✅", VerdictFailed: "❌", VerdictInconclusive: "⚠️",
+		VerdictLaunchFailed: "💥", VerdictInterrupted: "⏹️", VerdictNotRun: "⏭️"}
+	fmt.Fprintf(&b, "## scalegate: profile `%s` — %s %s\n\n", r.Profile.Name, icon[r.Verdict], strings.ToUpper(string(r.Verdict)))
+	fmt.Fprintf(&b, "%s  \n", r.Profile.Description)
+	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts `%s`\n\n",
+		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], r.Profile.Transport, r.Profile.Clients, fmtNum(r.Profile.DurationS), r.Dir)
+	if r.Interrupted {
+		b.WriteString("**Interrupted**: the run was stopped before it finished; legs below are partial.\n\n")
+	}
+	if r.BaselineNote != "" {
+		fmt.Fprintf(&b, "Baseline: %s\n\n", r.BaselineNote)
+	}
+	for _, l := range r.Legs {
+		fmt.Fprintf(&b, "### leg `%s` (%s) — %s %s\n\n", l.Leg.ID, l.Leg.PatternLabel(), icon[l.Verdict], l.Verdict)
+		if l.Error != "" {
+			fmt.Fprintf(&b, "> %s\n\n", mdEscape(l.Error))
+		}
+		if len(l.Checks) > 0 {
+			b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
+			b.WriteString("|---|---|---|---|---|---|---|\n")
+			for _, c := range l.Checks {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(c.Title), c.Level, mdEscape(c.Threshold),
+					mdEscape(c.MeasuredText), mdEscape(c.Baseline), statusText(c), mdEscape(c.Detail))
+			}
+			b.WriteString("\n")
+		}
+		if l.ServerCmd != "" {
+			fmt.Fprintf(&b, "Rerun this leg:\n\n```sh\n%s &\n%s\n```\n\n", l.ServerCmd, l.SwarmCmd)
+		}
+	}
+	return b.String()
+}
+
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// AppendFile appends text to path (the $GITHUB_STEP_SUMMARY contract).
+func AppendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("summary %s: %w", path, err)
+	}
+	if _, err := io.WriteString(f, text); err != nil {
+		f.Close()
+		return fmt.Errorf("summary %s: %w", path, err)
+	}
+	return f.Close()
+}

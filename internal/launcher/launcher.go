@@ -1,0 +1,260 @@
+// Package launcher starts and stops the processes of a gate leg: the server
+// under test and the swarm. Every process runs in its own process group with
+// its output captured to a file, is stopped in stages (SIGINT to the group,
+// a grace period, SIGKILL to the group), and is reaped by the goroutine that
+// started it. When the run's context is cancelled (scalegate got SIGINT),
+// every process still running gets the same staged stop: nothing is left
+// behind.
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is how long a process gets between SIGINT and SIGKILL.
+const DefaultGrace = 5 * time.Second
+
+// Spec describes a process to start.
+type Spec struct {
+	// Name labels the process in errors ("server", "swarm").
+	Name string
+	// Path is the executable; Args are its arguments (without argv[0]).
+	Path string
+	Args []string
+	// LogPath receives stdout and stderr, interleaved.
+	LogPath string
+	// Grace is the SIGINT→SIGKILL delay; DefaultGrace when zero.
+	Grace time.Duration
+	// Env is added to the current environment.
+	Env []string
+}
+
+// Process is a started process and its process group.
+type Process struct {
+	spec   Spec
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	done   chan struct{}
+	log    *os.File
+
+	mu      sync.Mutex
+	waitErr error
+	state   *os.ProcessState
+}
+
+// Start starts spec in a new process group. The process is stopped (in
+// stages) when ctx is cancelled or Stop is called.
+func Start(ctx context.Context, spec Spec) (*Process, error) {
+	if spec.Grace <= 0 {
+		spec.Grace = DefaultGrace
+	}
+	log, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%s log: %w", spec.Name, err)
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(pctx, spec.Path, spec.Args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.SysProcAttr = sysProcAttr()
+	// Cancel interrupts the whole group, so a server's own children hear it
+	// too; WaitDelay is the grace after which exec kills the leader, and
+	// reap() then kills whatever is left of the group.
+	cmd.Cancel = func() error { return signalGroup(cmd, syscall.SIGINT) }
+	cmd.WaitDelay = spec.Grace
+	if err := cmd.Start(); err != nil {
+		cancel()
+		log.Close()
+		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
+	}
+	p := &Process{spec: spec, cmd: cmd, cancel: cancel, done: make(chan struct{}), log: log}
+	go p.reap()
+	return p, nil
+}
+
+// reap waits for the process, then SIGKILLs its group so no descendant
+// outlives it, and closes the log.
+func (p *Process) reap() {
+	err := p.cmd.Wait()
+	_ = signalGroup(p.cmd, syscall.SIGKILL)
+	p.mu.Lock()
+	p.waitErr, p.state = err, p.cmd.ProcessState
+	p.mu.Unlock()
+	p.log.Close()
+	p.cancel()
+	close(p.done)
+}
+
+// signalGroup signals the process group led by cmd's process. ESRCH (the
+// group is already gone) is not an error.
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// Done is closed once the process has exited and its group is gone.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Pid is the process (and process group) id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Stop interrupts the process group, waits up to the grace period, then
+// kills it; it returns once the process is reaped. Safe to call twice.
+func (p *Process) Stop() {
+	p.cancel()
+	<-p.done
+}
+
+// Wait waits for the process to exit or ctx to end (then it stops it).
+func (p *Process) Wait(ctx context.Context) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.Stop()
+	}
+}
+
+// ExitCode is the exit status once Done: -1 when killed by a signal.
+func (p *Process) ExitCode() int {
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == nil {
+		return -1
+	}
+	return p.state.ExitCode()
+}
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// CommandLine renders the process's command line, shell-quoted, for a user
+// to rerun it.
+func (p *Process) CommandLine() string { return CommandLine(p.spec.Path, p.spec.Args) }
+
+// CommandLine renders path and args as a shell command line.
+func CommandLine(path string, args []string) string {
+	parts := make([]string, 0, len(args)+1)
+	for _, a := range append([]string{path}, args...) {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@+%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// PortAllocator hands out distinct free loopback UDP ports: one per leg, so
+// a leg never races the previous leg's socket for the same port.
+type PortAllocator struct {
+	mu   sync.Mutex
+	used map[int]bool
+}
+
+// Next binds 127.0.0.1:0 over UDP, reads the port the kernel chose, releases
+// it, and returns it unless this allocator handed it out before. It binds
+// TCP on the same port too, so a server that also listens on TCP finds it
+// free.
+func (a *PortAllocator) Next() (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.used == nil {
+		a.used = map[int]bool{}
+	}
+	for range 64 {
+		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("free port: %w", err)
+		}
+		port := c.LocalAddr().(*net.UDPAddr).Port
+		c.Close()
+		if a.used[port] {
+			continue
+		}
+		l, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		a.used[port] = true
+		return port, nil
+	}
+	return 0, errors.New("free port: no distinct free UDP port after 64 tries")
+}
+
+// ReadyFunc reports whether the server is ready (nil) or why not.
+type ReadyFunc func() error
+
+// WaitReady polls ready every interval until it returns nil, the process
+// exits, the timeout passes, or ctx ends. The error names the last reason
+// the server was not ready and where its log is.
+func WaitReady(ctx context.Context, p *Process, ready ReadyFunc, timeout, interval time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	last := errors.New("not checked yet")
+	for {
+		if last = ready(); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.Done():
+			if ready() == nil {
+				return fmt.Errorf("%s exited (status %d) right after becoming ready; see %s", p.spec.Name, p.ExitCode(), p.spec.LogPath)
+			}
+			return fmt.Errorf("%s exited (status %d) before it was ready (%v); see %s", p.spec.Name, p.ExitCode(), last, p.spec.LogPath)
+		case <-deadline.C:
+			return fmt.Errorf("%s not ready after %s (%v); see %s", p.spec.Name, timeout, last, p.spec.LogPath)
+		case <-tick.C:
+		}
+	}
+}
+
+// Self is the path of the running scalegate binary: the swarm and the
+// built-in server are started as subcommands of it.
+func Self() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locate scalegate executable: %w", err)
+	}
+	return exe, nil
+}

@@ -1,0 +1,11 @@
+// Package profiles embeds the scale-gate profiles scalegate ships, so
+// `scalegate --profile pr` works from the binary alone. A team's own
+// directory (`--profiles DIR`) replaces them.
+package profiles
+
+import "embed"
+
+// FS holds every *.cue profile of this directory.
+//
+//go:embed *.cue
+var FS embed.FS
