@@ -306,6 +306,15 @@ static int sg_peer_throttle(sg_host *s, enet_uint32 id, enet_uint32 *throttle, e
 	return 0;
 }
 
+// sg_reliable_in_transit is the reliable bytes sent but not yet acknowledged.
+static long sg_reliable_in_transit(sg_host *s, enet_uint32 id) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL) {
+		return -1;
+	}
+	return (long)p->reliableDataInTransit;
+}
+
 static int sg_rcvbuf(sg_host *s) {
 	int v = 0;
 	socklen_t n = sizeof v;
@@ -718,6 +727,11 @@ func (h *Host) peerThrottle(peer transport.PeerID) (throttle, decel uint32, ok b
 		return 0, 0, false
 	}
 	return uint32(t), uint32(d), true
+}
+
+// reliableInTransit is the peer's unacknowledged reliable bytes.
+func (h *Host) reliableInTransit(peer transport.PeerID) int {
+	return int(C.sg_reliable_in_transit(h.s, C.enet_uint32(peer)))
 }
 
 // recvBuffer is the socket's SO_RCVBUF as the kernel reports it (doubled).
