@@ -2,12 +2,15 @@ package proto
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The golden vectors below are written by hand from DESIGN.md's table (and
@@ -554,5 +557,38 @@ func BenchmarkDecodeWelcome(b *testing.B) {
 		if _, err := DecodeWelcome(msg); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDocExamples keeps docs/protocol.md honest: each example it shows is
+// one of the golden vectors above, byte for byte (whitespace and backticks
+// ignored), and the QUIC control-stream example is the preamble followed by
+// the framed Join golden.
+func TestDocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Map(func(r rune) rune {
+		if r == '`' || unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, string(doc))
+	inDoc := map[string]bool{"join": true, "join-empty": true, "welcome": true, "refuse": true, "notice": true,
+		"input": true, "snapshot": true, "snapshot-empty": true, "peerdelay": true}
+	var join []byte
+	for _, g := range goldens() {
+		if g.name == "join" {
+			join = unhex(t, g.hex)
+		}
+		if inDoc[g.name] && !strings.Contains(flat, strings.ReplaceAll(g.hex, " ", "")) {
+			t.Errorf("docs/protocol.md lacks the %s example %s", g.name, g.hex)
+		}
+	}
+	// QUIC: preamble (ConnectData, u32 LE), then u16 LE length 17, then Join.
+	quic := hex.EncodeToString(binary.LittleEndian.AppendUint32(nil, ConnectData)) + "1100" + hex.EncodeToString(join)
+	if !strings.Contains(flat, quic) {
+		t.Errorf("docs/protocol.md lacks the QUIC control-stream example %s", quic)
 	}
 }
