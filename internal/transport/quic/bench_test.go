@@ -1,0 +1,98 @@
+package quic
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// BenchmarkClientServiceStep is one swarm client tick on the owner
+// goroutine: queue a 25-byte Input datagram and service the host (draining
+// whatever snapshots arrived). The QUIC work itself happens on quic-go's
+// goroutines; this measures what the worker loop pays.
+func BenchmarkClientServiceStep(b *testing.B) {
+	p := connect(b, proto.ConnectData, transport.Options{}, transport.Options{})
+	input := proto.AppendInput(nil, &proto.Input{Seq: 1, Throttle: 0.5})
+	drain := func(transport.Event) {}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := p.client.h.Send(p.cPeer, transport.Unreliable, input); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.client.h.Service(drain); err != nil {
+			b.Fatal(err)
+		}
+		// Keep the server's queue from growing without bound.
+		_, _ = p.server.h.Service(drain)
+	}
+}
+
+// BenchmarkServerBroadcastStep is one server tick's transport work on the
+// owner goroutine: service, then queue a snapshot to every peer.
+func BenchmarkServerBroadcastStep(b *testing.B) {
+	for _, tc := range []struct{ peers, size int }{{8, 300}, {32, 300}, {32, 1800}} {
+		b.Run(fmt.Sprintf("peers=%d/bytes=%d", tc.peers, tc.size), func(b *testing.B) {
+			server, ids, clients := connectMany(b, tc.peers)
+			snap := pattern(0x20, tc.size)
+			drain := func(transport.Event) {}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := server.h.Service(drain); err != nil {
+					b.Fatal(err)
+				}
+				for _, id := range ids {
+					if err := server.h.Send(id, transport.Unreliable, snap); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				for _, c := range clients {
+					_, _ = c.h.Service(drain)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tc.peers), "ns/peer")
+		})
+	}
+}
+
+// connectMany connects n clients to one server.
+func connectMany(tb testing.TB, n int) (*end, []transport.PeerID, []*end) {
+	tb.Helper()
+	sh, err := transport.Listen(Name, "127.0.0.1:0", transport.Options{MaxPeers: n})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	server := newEnd(tb, "server", sh)
+	clients := make([]*end, n)
+	for i := range clients {
+		ch, err := transport.Dial(Name, transport.Options{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		clients[i] = newEnd(tb, fmt.Sprintf("client%d", i), ch)
+		if _, err := ch.Connect(sh.Addr(), proto.ConnectData); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	var ids []transport.PeerID
+	all := append([]*end{server}, clients...)
+	waitFor(tb, fmt.Sprintf("%d connects", n), func() bool {
+		for {
+			ev, ok := server.take(kind(transport.EventConnect))
+			if !ok {
+				break
+			}
+			ids = append(ids, ev.Peer)
+		}
+		return len(ids) == n
+	}, all...)
+	for _, c := range clients {
+		waitEvent(tb, "connect", c, kind(transport.EventConnect), all...)
+	}
+	return server, ids, clients
+}
