@@ -310,6 +310,8 @@ func AssertFlags(p *Profile, leg Leg, strict bool) []string {
 	add("--assert-min-entities", min)
 	add("--assert-max-load-factor", g.LoadFactorMax)
 	add("--assert-max-dropped-ticks", g.DroppedTicksMax)
+	add("--assert-congestion-engaged-hz", g.CongestionEngagedHz)
+	add("--assert-congestion-recovered-hz", g.CongestionRecoveredHz)
 	return out
 }
 

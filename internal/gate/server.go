@@ -84,7 +84,7 @@ func BuiltinConfig(p *Profile, leg Leg, port int, metricsPath string) map[string
 		"security": map[string]any{
 			"connect_rate_limit_count":    100000,
 			"connect_rate_limit_window_s": 1,
-			"max_connections_per_ip":      0,
+			"max_connections_per_ip":      maxPeers, // all bots share 127.0.0.1
 		},
 		"world":   world,
 		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots},
