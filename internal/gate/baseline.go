@@ -110,7 +110,7 @@ func UpdateBaseline(b *Baseline, run *RunResult, now time.Time, gitHead string) 
 	}
 	out := Baseline{SchemaVersion: 1, Comment: b.Comment, Entries: next}
 	if out.Comment == "" {
-		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean) and wire_kbs (server wire_out_kbs_per_client) per <profile>/<pattern>; regenerate with scalegate --profile NAME --update-baseline"
+		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean) and wire_kbs (server wire_out_kbs_per_client) keyed PROFILE/PATTERN; regenerate with scalegate --profile NAME --update-baseline"
 	}
 	// encoding/json sorts map keys, so the file diffs stably.
 	if err := report.WriteJSONAtomic(b.Path, out); err != nil {
