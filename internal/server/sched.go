@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -88,13 +87,7 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	in.InView = len(in.order)
 	room := p.MaxRecords() - 1 // the own entity
 	if room < len(in.order) {
-		slices.SortFunc(in.order, func(a, b candidate) int {
-			if c := cmp.Compare(b.prio, a.prio); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.id, b.id)
-		})
-		in.order = in.order[:max(room, 0)]
+		in.order = topK(in.order, max(room, 0))
 	}
 	enc.Reset()
 	var r snapshot.Record
@@ -138,6 +131,62 @@ func (in *Interest) staleness(slot int32, id uint32, tick uint32) float64 {
 func (in *Interest) growSent(n int) {
 	if len(in.sent) < n {
 		in.sent = append(in.sent, make([]sentMark, n-len(in.sent))...)
+	}
+}
+
+// before reports whether a goes out before b: higher priority first, then
+// lower id. It is a strict total order, so the selection is deterministic.
+func before(a, b *candidate) bool {
+	return a.prio > b.prio || (a.prio == b.prio && a.id < b.id)
+}
+
+// topK moves the k candidates that go out first to the front of c, in
+// order, and returns them. A min-heap of the best k seen (its root the
+// worst of them) rejects most candidates with one comparison, so the cost
+// is O(n log k) rather than a full sort's O(n log n).
+func topK(c []candidate, k int) []candidate {
+	if k == 0 {
+		return c[:0]
+	}
+	h := c[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for i := k; i < len(c); i++ {
+		if before(&c[i], &h[0]) {
+			h[0], c[i] = c[i], h[0]
+			siftDown(h, 0)
+		}
+	}
+	slices.SortFunc(h, func(a, b candidate) int {
+		switch {
+		case before(&a, &b):
+			return -1
+		case before(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	return h
+}
+
+// siftDown restores the heap property (root = the candidate that goes out
+// last) below i.
+func siftDown(h []candidate, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && before(&h[l], &h[r]) {
+			m = r
+		}
+		if !before(&h[i], &h[m]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
 }
 

@@ -123,6 +123,12 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return &ListenError{Addr: addr, Err: err}
 	}
+	s.attach(h)
+	return nil
+}
+
+// attach makes h the server's host (tests attach an in-memory one).
+func (s *Server) attach(h transport.Host) {
 	s.host = h
 	s.reported = h.Backend()
 	if s.cfg.Faults.ReportTransport != "" {
@@ -131,7 +137,6 @@ func (s *Server) Listen() error {
 	s.started = time.Now()
 	s.met.rssStartupKB = readRSSKB()
 	s.logStartup()
-	return nil
 }
 
 // Addr is the bound address ("127.0.0.1:PORT").
