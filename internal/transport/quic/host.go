@@ -93,6 +93,8 @@ type Host struct {
 	opt    transport.Options
 	conf   *quicgo.Config
 	sock   *socket
+	pool   *socketPool      // non-nil when sock is shared with other hosts
+	pooled *pooledSocket
 	ln     *quicgo.Listener // nil for a dialling host
 	ctx    context.Context  // cancelled by Close: every goroutine stops
 	cancel context.CancelFunc
@@ -110,6 +112,7 @@ type Host struct {
 	peers   map[transport.PeerID]*peer
 	closed  bool
 	sampler *transport.WireSampler
+	retired transport.WireCounters // shared socket: counts of connections gone
 }
 
 var _ transport.Host = (*Host)(nil)
@@ -124,8 +127,47 @@ func newHost(opt transport.Options, server bool, sock *socket) *Host {
 		cancel: cancel,
 		peers:  map[transport.PeerID]*peer{},
 	}
-	h.sampler = transport.NewWireSampler(time.Now(), sock.pc.counters())
+	h.sampler = transport.NewWireSampler(time.Now(), h.counters())
 	return h
+}
+
+// newSharedHost creates a dialling host on a pooled socket.
+func newSharedHost(opt transport.Options, pool *socketPool) (*Host, error) {
+	ps, err := pool.acquire(opt)
+	if err != nil {
+		return nil, err
+	}
+	h := newHost(opt, false, ps.socket)
+	h.pool, h.pooled = pool, ps
+	return h, nil
+}
+
+// counters are the host's cumulative wire counters: the socket's when the
+// host owns it; on a shared socket the sum of quic-go's per-connection
+// counts (UDP payload bytes, like the socket's; QUIC packets rather than
+// datagrams, which differ only for coalesced handshake packets).
+func (h *Host) counters() transport.WireCounters {
+	if h.pool == nil {
+		return h.sock.pc.counters()
+	}
+	c := h.retired
+	for _, p := range h.peers {
+		addConnStats(&c, p)
+	}
+	return c
+}
+
+// addConnStats adds a peer connection's byte and packet counts to c.
+func addConnStats(c *transport.WireCounters, p *peer) {
+	conn := p.conn.Load()
+	if conn == nil {
+		return
+	}
+	s := conn.ConnectionStats()
+	c.BytesOut += uint32(s.BytesSent)
+	c.BytesIn += uint32(s.BytesReceived)
+	c.DatagramsOut += uint32(s.PacketsSent)
+	c.DatagramsIn += uint32(s.PacketsReceived)
 }
 
 // quicConfig maps Options onto quic-go's Config.
@@ -212,6 +254,9 @@ func (h *Host) account(e *event) {
 		h.peers[p.id] = p
 	case transport.EventDisconnect:
 		p.connected = false
+		if h.pool != nil {
+			addConnStats(&h.retired, p)
+		}
 		delete(h.peers, p.id)
 	case transport.EventReceive:
 		if e.Delivery == transport.Reliable {
@@ -308,28 +353,37 @@ func (h *Host) PeerAddr(id transport.PeerID) string {
 
 // WireRates samples the socket counters.
 func (h *Host) WireRates() transport.WireRates {
-	return h.sampler.Sample(time.Now(), h.sock.pc.counters())
+	return h.sampler.Sample(time.Now(), h.counters())
 }
 
 // Close stops every goroutine the host started and closes the socket.
 // Connections are dropped without CONNECTION_CLOSE (quic-go's
-// Transport.Close), so remote peers time out, as with ENet.
+// Transport.Close), so remote peers time out, as with ENet. A host on a
+// shared socket cannot close the socket under its neighbours: it closes its
+// own connections with the transport's "host closed" code, which the remote
+// reports as ReasonTimeout at once instead of after the idle timeout.
 func (h *Host) Close() error {
 	if h.closed {
 		return nil
 	}
 	h.closed = true
+	addr := h.Addr()
 	h.cancel()
 	var err error
 	if h.ln != nil {
 		err = h.ln.Close()
 	}
-	if cerr := h.sock.close(); err == nil {
-		err = cerr
+	if h.pool == nil {
+		if cerr := h.sock.close(); err == nil {
+			err = cerr
+		}
 	}
 	h.wg.Wait()
+	if h.pool != nil {
+		err = h.pool.release(h.pooled)
+	}
 	if err != nil {
-		return fmt.Errorf("quic: close %s: %w", h.Addr(), err)
+		return fmt.Errorf("quic: close %s: %w", addr, err)
 	}
 	return nil
 }

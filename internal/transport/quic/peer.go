@@ -215,8 +215,8 @@ func acceptControl(ctx context.Context, conn *quicgo.Conn) (*quicgo.Stream, uint
 // connections without notice, as ENet does). It waits until quic-go has
 // closed the connection.
 func (p *peer) closeConn(conn *quicgo.Conn, code quicgo.ApplicationErrorCode, msg string) {
-	if p.h.ctx.Err() != nil {
-		return
+	if p.h.ctx.Err() != nil && p.h.pool == nil {
+		return // Close is dropping the whole socket
 	}
 	_ = conn.CloseWithError(code, msg)
 }

@@ -1,0 +1,435 @@
+// Command swarmcost measures what QUIC clients cost the swarm process:
+// goroutines, CPU per client-tick and RSS per client, with one UDP socket
+// (quic-go Transport) per client versus several clients per socket.
+//
+//	go run ./internal/transport/quic/swarmcost -clients 64,128 -per-socket 1,16 -duration 10s
+//
+// Each leg starts a QUIC echo-free load server as a subprocess of this
+// program (so its CPU is not counted in the client's), connects N clients,
+// and drives them the way the swarm does: one owner goroutine, 60 Hz, every
+// client sends a 25-byte Input datagram and services its host each tick,
+// while the server sends every client a snapshot-sized datagram each tick.
+// Figures go to stdout, one line per leg; -json writes them too. Loopback
+// only.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/quic"
+)
+
+const tickHz = 60
+
+func main() {
+	serve := flag.Bool("serve", false, "run the load server (used by the measuring process)")
+	clients := flag.String("clients", "64,128", "comma-separated client counts")
+	perSocket := flag.String("per-socket", "1,16", "comma-separated clients per UDP socket (1: a socket per client)")
+	duration := flag.Duration("duration", 10*time.Second, "measured window per leg")
+	snapshot := flag.Int("snapshot", 600, "snapshot bytes the server sends each client each tick")
+	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	one := flag.Bool("one", false, "run a single leg in this process and print it as JSON (used by the orchestrator)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch {
+	case *serve:
+		err = runServer(ctx, *snapshot)
+	case *one:
+		err = runOne(ctx, *clients, *perSocket, *duration, *snapshot)
+	default:
+		err = runLegs(ctx, *clients, *perSocket, *duration, *snapshot, *jsonOut)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "swarmcost:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one leg's figures.
+type result struct {
+	Clients             int     `json:"clients"`
+	PerSocket           int     `json:"clients_per_socket"`
+	Sockets             int     `json:"sockets"`
+	ConnectS            float64 `json:"connect_s"`
+	Goroutines          int     `json:"goroutines"`
+	GoroutinesPerClient float64 `json:"goroutines_per_client"`
+	CPUPerClientTickUS  float64 `json:"cpu_us_per_client_tick"`
+	CPUCores            float64 `json:"cpu_cores"`
+	RSSPerClientKB      float64 `json:"rss_kb_per_client"`
+	RSSKB               int64   `json:"rss_kb"`
+	OwnerStepUSMean     float64 `json:"owner_step_us_per_client"`
+	Delivered           float64 `json:"snapshots_delivered_ratio"`
+	ServerCPUCores      float64 `json:"server_cpu_cores"`
+	RTTMsMean           float64 `json:"rtt_ms_mean"`
+	GoroutinesAfter     int     `json:"goroutines_after_close"`
+}
+
+func runLegs(ctx context.Context, clientsSpec, perSpec string, d time.Duration, snap int, jsonOut string) error {
+	ns, err := ints(clientsSpec)
+	if err != nil {
+		return fmt.Errorf("-clients: %w", err)
+	}
+	ps, err := ints(perSpec)
+	if err != nil {
+		return fmt.Errorf("-per-socket: %w", err)
+	}
+	var all []result
+	for _, n := range ns {
+		for _, per := range ps {
+			r, err := legProcess(ctx, n, per, d, snap)
+			if err != nil {
+				return fmt.Errorf("leg clients=%d per-socket=%d: %w", n, per, err)
+			}
+			fmt.Printf("clients=%d per_socket=%d sockets=%d connect=%.2fs goroutines=%d (%.2f/client, %d after close) cpu=%.1fµs/client-tick (%.2f cores) rss=%.0fKB/client (%d KB) owner_step=%.1fµs/client delivered=%.4f rtt=%.2fms server_cpu=%.2f cores\n",
+				r.Clients, r.PerSocket, r.Sockets, r.ConnectS, r.Goroutines, r.GoroutinesPerClient, r.GoroutinesAfter,
+				r.CPUPerClientTickUS, r.CPUCores, r.RSSPerClientKB, r.RSSKB, r.OwnerStepUSMean, r.Delivered, r.RTTMsMean, r.ServerCPUCores)
+			all = append(all, r)
+		}
+	}
+	if jsonOut == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
+}
+
+// legProcess runs one leg in a fresh process, so RSS and goroutine
+// baselines are not left over from a previous leg.
+func legProcess(ctx context.Context, n, per int, d time.Duration, snap int) (result, error) {
+	var r result
+	exe, err := os.Executable()
+	if err != nil {
+		return r, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "-one", "-clients", strconv.Itoa(n), "-per-socket", strconv.Itoa(per),
+		"-duration", d.String(), "-snapshot", strconv.Itoa(snap))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return r, fmt.Errorf("leg process: %w", err)
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return r, fmt.Errorf("leg process output %q: %w", out, err)
+	}
+	return r, nil
+}
+
+// runOne runs one leg here and prints its result as JSON.
+func runOne(ctx context.Context, clientsSpec, perSpec string, d time.Duration, snap int) error {
+	n, err := strconv.Atoi(clientsSpec)
+	if err != nil {
+		return fmt.Errorf("-clients: %w", err)
+	}
+	per, err := strconv.Atoi(perSpec)
+	if err != nil {
+		return fmt.Errorf("-per-socket: %w", err)
+	}
+	r, err := leg(ctx, n, per, d, snap)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// server is the load server subprocess.
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startServer(snap int) (*server, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "-serve", "-snapshot", strconv.Itoa(snap))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("server did not report its address: %w", err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("server said %q", line)
+	}
+	return &server{cmd: cmd, addr: addr}, nil
+}
+
+// stop interrupts the server, then kills it after a grace period.
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// cpuSeconds reads utime+stime of pid from /proc (clock ticks of 100 Hz).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	return (ut + st) / 100
+}
+
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func rssKB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// cl is one measured client.
+type cl struct {
+	h         transport.Host
+	peer      transport.PeerID
+	connected bool
+	gone      bool
+	snaps     int
+}
+
+func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, error) {
+	r := result{Clients: n, PerSocket: per, Sockets: (n + per - 1) / per}
+	srv, err := startServer(snap)
+	if err != nil {
+		return r, err
+	}
+	defer srv.stop()
+	runtime.GC()
+	g0, rss0 := runtime.NumGoroutine(), rssKB()
+	pool := quic.NewSocketPool(per)
+	cs := make([]*cl, n)
+	defer func() {
+		for _, c := range cs {
+			if c != nil {
+				_ = c.h.Close()
+			}
+		}
+	}()
+	start := time.Now()
+	for i := range cs {
+		var h transport.Host
+		if per == 1 {
+			h, err = transport.Dial(quic.Name, transport.Options{})
+		} else {
+			h, err = pool.Dial(transport.Options{})
+		}
+		if err != nil {
+			return r, err
+		}
+		cs[i] = &cl{h: h}
+		if cs[i].peer, err = h.Connect(srv.addr, proto.ConnectData); err != nil {
+			return r, err
+		}
+	}
+	input := proto.AppendInput(nil, &proto.Input{Seq: 1, Throttle: 0.5})
+	step := func(c *cl) {
+		_, _ = c.h.Service(func(ev transport.Event) {
+			switch ev.Kind {
+			case transport.EventConnect:
+				c.connected = true
+			case transport.EventDisconnect:
+				c.gone = true
+			case transport.EventReceive:
+				c.snaps++
+			}
+		})
+		if c.connected && !c.gone {
+			_ = c.h.Send(c.peer, transport.Unreliable, input)
+		}
+	}
+	// Connect phase, bounded.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		up := 0
+		for _, c := range cs {
+			step(c)
+			if c.connected && !c.gone {
+				up++
+			}
+		}
+		if up == n {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return r, fmt.Errorf("only %d of %d clients connected", up, n)
+		}
+		time.Sleep(time.Second / tickHz)
+	}
+	r.ConnectS = time.Since(start).Seconds()
+	// Warm up one second, then measure.
+	ticks, err := drive(ctx, cs, step, time.Second)
+	if err != nil {
+		return r, err
+	}
+	for _, c := range cs {
+		c.snaps = 0
+	}
+	cpu0, scpu0, t0 := selfCPU(), cpuSeconds(srv.cmd.Process.Pid), time.Now()
+	var stepTotal time.Duration
+	ticks, stepTotal, err = driveTimed(ctx, cs, step, d)
+	if err != nil {
+		return r, err
+	}
+	wall := time.Since(t0).Seconds()
+	cpu := selfCPU() - cpu0
+	r.Goroutines = runtime.NumGoroutine() - g0
+	r.GoroutinesPerClient = float64(r.Goroutines) / float64(n)
+	r.CPUPerClientTickUS = cpu / float64(n*ticks) * 1e6
+	r.CPUCores = cpu / wall
+	r.ServerCPUCores = (cpuSeconds(srv.cmd.Process.Pid) - scpu0) / wall
+	r.RSSKB = rssKB() - rss0
+	r.RSSPerClientKB = float64(r.RSSKB) / float64(n)
+	r.OwnerStepUSMean = stepTotal.Seconds() / float64(n*ticks) * 1e6
+	got := 0
+	var rtt time.Duration
+	for _, c := range cs {
+		got += c.snaps
+		rtt += c.h.RTT(c.peer)
+	}
+	// The server ticks on its own clock: compare with its nominal rate.
+	r.Delivered = float64(got) / (float64(n) * wall * tickHz)
+	r.RTTMsMean = rtt.Seconds() * 1e3 / float64(n)
+	for i, c := range cs {
+		_ = c.h.Close()
+		cs[i] = nil
+	}
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > g0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.GoroutinesAfter = runtime.NumGoroutine() - g0
+	return r, nil
+}
+
+func drive(ctx context.Context, cs []*cl, step func(*cl), d time.Duration) (int, error) {
+	n, _, err := driveTimed(ctx, cs, step, d)
+	return n, err
+}
+
+// driveTimed runs 60 Hz ticks for d, returning ticks and the owner's time
+// spent stepping clients.
+func driveTimed(ctx context.Context, cs []*cl, step func(*cl), d time.Duration) (int, time.Duration, error) {
+	t := time.NewTicker(time.Second / tickHz)
+	defer t.Stop()
+	end := time.Now().Add(d)
+	ticks := 0
+	var busy time.Duration
+	for time.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			return ticks, busy, ctx.Err()
+		case <-t.C:
+		}
+		s := time.Now()
+		for _, c := range cs {
+			step(c)
+			if c.gone {
+				return ticks, busy, errors.New("a client disconnected during the measurement")
+			}
+		}
+		busy += time.Since(s)
+		ticks++
+	}
+	return ticks, busy, nil
+}
+
+// runServer is the load server: every tick it services and sends each
+// connected client one snapshot-sized unreliable message.
+func runServer(ctx context.Context, snap int) error {
+	h, err := transport.Listen(quic.Name, "127.0.0.1:0", transport.Options{MaxPeers: 4096, RecvBufferBytes: 4 << 20})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	fmt.Printf("listening on %s\n", h.Addr())
+	body := make([]byte, snap)
+	body[0] = byte(proto.TypeSnapshot)
+	peers := map[transport.PeerID]bool{}
+	t := time.NewTicker(time.Second / tickHz)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if _, err := h.Service(func(ev transport.Event) {
+			switch ev.Kind {
+			case transport.EventConnect:
+				peers[ev.Peer] = true
+			case transport.EventDisconnect:
+				delete(peers, ev.Peer)
+			}
+		}); err != nil {
+			return err
+		}
+		for p := range peers {
+			_ = h.Send(p, transport.Unreliable, body)
+		}
+	}
+}
