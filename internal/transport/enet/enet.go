@@ -74,6 +74,17 @@ static void sg_configure_peer(sg_host *s, ENetPeer *p) {
 	}
 }
 
+// sg_set_buf sizes a socket buffer. SO_*BUFFORCE (CAP_NET_ADMIN) gets the
+// size even when net.core.rmem_max/wmem_max is smaller (212992 on stock
+// kernels, which would cap a server's burst buffer at a couple of ticks);
+// without the privilege the plain option applies, capped by the kernel.
+static int sg_set_buf(ENetSocket sock, int force_opt, ENetSocketOption opt, int bytes) {
+	if (setsockopt(sock, SOL_SOCKET, force_opt, &bytes, sizeof bytes) == 0) {
+		return 0;
+	}
+	return enet_socket_set_option(sock, opt, bytes);
+}
+
 // sg_create makes a host. bind=0 leaves it unbound (a client). On failure it
 // returns NULL and *err holds errno, or -1 when ENet gave no errno.
 static sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers,
@@ -87,8 +98,8 @@ static sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t 
 		*err = errno != 0 ? errno : -1;
 		return NULL;
 	}
-	if ((rcvbuf > 0 && enet_socket_set_option(h->socket, ENET_SOCKOPT_RCVBUF, rcvbuf) < 0) ||
-	    (sndbuf > 0 && enet_socket_set_option(h->socket, ENET_SOCKOPT_SNDBUF, sndbuf) < 0) ||
+	if ((rcvbuf > 0 && sg_set_buf(h->socket, SO_RCVBUFFORCE, ENET_SOCKOPT_RCVBUF, rcvbuf) < 0) ||
+	    (sndbuf > 0 && sg_set_buf(h->socket, SO_SNDBUFFORCE, ENET_SOCKOPT_SNDBUF, sndbuf) < 0) ||
 	    (range_coder && enet_host_compress_with_range_coder(h) < 0)) {
 		*err = errno != 0 ? errno : -1;
 		enet_host_destroy(h);

@@ -205,19 +205,19 @@ func rmemMax(t *testing.T) int {
 	return v
 }
 
-// TestRecvBuffer checks SO_RCVBUF as the kernel reports it (it doubles the
-// request, capped at rmem_max).
+// TestRecvBuffer checks SO_RCVBUF as the kernel reports it: it doubles the
+// request, which rmem_max caps unless the process may force it.
 func TestRecvBuffer(t *testing.T) {
 	cap := rmemMax(t)
 	tests := []struct {
 		name   string
 		listen bool
 		opt    transport.Options
-		want   int
+		req    int
 	}{
-		{"server default", true, transport.Options{}, 2 * min(DefaultServerRecvBuffer, cap)},
-		{"server explicit small", true, transport.Options{RecvBufferBytes: 64 << 10}, 2 * min(64<<10, cap)},
-		{"client explicit", false, transport.Options{RecvBufferBytes: 1 << 20}, 2 * min(1<<20, cap)},
+		{"server default", true, transport.Options{}, DefaultServerRecvBuffer},
+		{"server explicit small", true, transport.Options{RecvBufferBytes: 64 << 10}, 64 << 10},
+		{"client explicit", false, transport.Options{RecvBufferBytes: 1 << 20}, 1 << 20},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,9 +227,11 @@ func TestRecvBuffer(t *testing.T) {
 			} else {
 				h = dialHost(t, tc.opt)
 			}
-			if got := h.recvBuffer(); got != tc.want {
-				t.Errorf("SO_RCVBUF = %d, want %d (rmem_max %d)", got, tc.want, cap)
+			got := h.recvBuffer()
+			if got < 2*min(tc.req, cap) || got > 2*tc.req {
+				t.Errorf("SO_RCVBUF = %d, want between %d (capped by rmem_max %d) and %d (forced)", got, 2*min(tc.req, cap), cap, 2*tc.req)
 			}
+			t.Logf("requested %d, kernel reports %d (rmem_max %d)", tc.req, got, cap)
 		})
 	}
 }
