@@ -58,15 +58,50 @@ type SlopeResult struct {
 // samples the estimator falls back to a least-squares fit of the whole tail.
 //
 // points should be sorted by T; an unsorted series is sorted (on a copy)
-// first.
+// first. A sample whose time or value is NaN or infinite is dropped: a
+// sample that could not be taken is not a sample. A result that is not
+// finite (only absurd magnitudes get there) is reported as OK=false, never
+// as a number a JSON encoder would refuse.
 func RSSSlope(points []Point) SlopeResult {
+	points = usable(points)
 	if len(points) < RSSSlopeMinSamples {
 		return SlopeResult{}
 	}
-	if !slices.IsSortedFunc(points, byTime) {
-		points = slices.Clone(points)
-		slices.SortStableFunc(points, byTime)
+	res := rssSlope(points)
+	if !isFinite(res.KBPerMin) || !isFinite(res.StepMaxKB) || !isFinite(res.StepAtS) || !isFinite(res.TailFromS) {
+		return SlopeResult{}
 	}
+	return res
+}
+
+// usable returns points sorted by T without non-finite samples, copying
+// only when it has to.
+func usable(points []Point) []Point {
+	clean := true
+	for _, p := range points {
+		if !isFinite(p.T) || !isFinite(p.V) {
+			clean = false
+			break
+		}
+	}
+	if clean && slices.IsSortedFunc(points, byTime) {
+		return points
+	}
+	out := make([]Point, 0, len(points))
+	for _, p := range points {
+		if isFinite(p.T) && isFinite(p.V) {
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, byTime)
+	return out
+}
+
+func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// rssSlope is RSSSlope on a sorted, finite series of at least
+// RSSSlopeMinSamples points.
+func rssSlope(points []Point) SlopeResult {
 	t0, t1 := points[0].T, points[len(points)-1].T
 	if !(t1 > t0) {
 		return SlopeResult{}

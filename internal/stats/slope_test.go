@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -327,4 +328,52 @@ func BenchmarkRSSSlope241(b *testing.B) {
 	for b.Loop() {
 		_ = RSSSlope(ps)
 	}
+}
+
+func TestRSSSlopeNonFinite(t *testing.T) {
+	ps := series(soakEnd, soakDt, func(t float64) float64 { return 50000 + 2*t })
+	want := RSSSlope(ps)
+	// Samples that could not be taken are dropped, not fitted.
+	dirty := append([]Point{{math.NaN(), 1}, {100, math.Inf(1)}}, ps...)
+	dirty = append(dirty, Point{math.Inf(1), 5}, Point{7300, math.NaN()})
+	if got := RSSSlope(dirty); got != want {
+		t.Fatalf("with non-finite samples: %+v, want %+v", got, want)
+	}
+	// Magnitudes that overflow give an unevaluable slope, not NaN or Inf.
+	huge := []Point{{0, -math.MaxFloat64}, {1, math.MaxFloat64}, {2, -math.MaxFloat64}, {3, math.MaxFloat64}}
+	if r := RSSSlope(huge); r.OK {
+		t.Fatalf("overflowing series: %+v, want OK=false", r)
+	}
+}
+
+// FuzzRSSSlope feeds arbitrary series (pairs of float64 from the fuzzer's
+// bytes) to the estimator: it must not panic, and an OK result is finite.
+//
+//	go test -run='^$' -fuzz=FuzzRSSSlope -fuzztime=30s ./internal/stats
+func FuzzRSSSlope(f *testing.F) {
+	seed := func(ps []Point) []byte {
+		var b []byte
+		for _, p := range ps {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.T))
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.V))
+		}
+		return b
+	}
+	f.Add(seed(series(soakEnd, soakDt, func(t float64) float64 { return 80000 + 2050*math.Floor(t/600) })))
+	f.Add(seed([]Point{{0, 1000}, {60, 1000}, {120, 1000}, {180, 1060}, {240, 1180}}))
+	f.Add(seed([]Point{{math.NaN(), 1}, {0, 1}, {1, 2}, {2, 3}, {3, 4}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ps []Point
+		for len(b) >= 16 {
+			ps = append(ps, Point{
+				T: math.Float64frombits(binary.LittleEndian.Uint64(b)),
+				V: math.Float64frombits(binary.LittleEndian.Uint64(b[8:])),
+			})
+			b = b[16:]
+		}
+		r := RSSSlope(ps)
+		if r.OK && (!isFinite(r.KBPerMin) || !isFinite(r.StepMaxKB) || r.Method == "") {
+			t.Fatalf("OK result not finite: %+v", r)
+		}
+	})
 }
