@@ -238,15 +238,18 @@ func (c *client) onSnapshot(w *worker, b []byte, now time.Time) {
 
 // sendInput sends this tick's Input, if the pattern wants one.
 func (c *client) sendInput(w *worker, now time.Time) {
-	var ctl Control
-	if !c.pattern.Control(now.Sub(c.welcomedAt).Seconds(), &ctl) {
+	ctl := &w.ctl // a local passed to an interface method would escape
+	if !c.pattern.Control(now.Sub(c.welcomedAt).Seconds(), ctl) {
 		return
 	}
 	c.seq++
-	w.scratch = proto.AppendInput(w.scratch[:0], &proto.Input{
+	// The worker's Input is reused: a fresh &proto.Input escapes to the
+	// heap and would allocate once per client-tick.
+	w.input = proto.Input{
 		Seq: c.seq, Throttle: ctl.Throttle, Elevator: ctl.Elevator,
 		Aileron: ctl.Aileron, Rudder: ctl.Rudder, Buttons: ctl.Buttons,
-	})
+	}
+	w.scratch = proto.AppendInput(w.scratch[:0], &w.input)
 	if err := c.host.Send(c.peer, transport.Unreliable, w.scratch); err != nil {
 		c.fail(failSend, now)
 		return

@@ -29,7 +29,7 @@ type fakeServer struct {
 	inputs int
 }
 
-func startFakeServer(t *testing.T, bodyFormat string, body []byte, refuseNth int) *fakeServer {
+func startFakeServer(t testing.TB, bodyFormat string, body []byte, refuseNth int) *fakeServer {
 	t.Helper()
 	h, err := transport.Listen("enet", "127.0.0.1:0", transport.Options{MaxPeers: 256})
 	if err != nil {

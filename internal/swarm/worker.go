@@ -24,6 +24,8 @@ type worker struct {
 	now      time.Time // time of the event being handled (see clientFn)
 	clientFn []func(transport.Event)
 	scratch  []byte
+	input    proto.Input
+	ctl      Control
 	decoders map[string]BodyDecoder
 
 	dtMs           []float64 // every iteration's work time
