@@ -27,7 +27,8 @@ type ManyConfig struct {
 	Duration time.Duration
 	// TickHz is the send rate of every party (default 60).
 	TickHz int
-	// ReliableEvery is the ticks between reliable messages (default 30).
+	// ReliableEvery is the ticks between reliable messages, the first on
+	// the first tick (default 30).
 	ReliableEvery int
 	// SnapshotBytes is the size of the server's unreliable message per
 	// client per tick (default 200).
@@ -356,7 +357,7 @@ func (r *manyRun) serverSend(h transport.Host, c *manyClient, tick uint64, snap 
 		return fmt.Errorf("server: send snapshot: %w", err)
 	}
 	c.downU.sent.Add(1)
-	if tick%uint64(r.cfg.ReliableEvery) == 0 {
+	if (tick-1)%uint64(r.cfg.ReliableEvery) == 0 {
 		if err := h.Send(c.serverPeer, transport.Reliable, reliableMsg(tagReliableDown, c.downR.sent.Load())); err != nil {
 			return fmt.Errorf("server: send reliable: %w", err)
 		}
@@ -425,7 +426,7 @@ func (r *manyRun) clientTick(c *shardClient, sending bool, tick uint64, buf []by
 			return fmt.Errorf("client %d: send input: %w", c.i, err)
 		}
 		mc.upU.sent.Add(1)
-		if tick%uint64(r.cfg.ReliableEvery) == 0 {
+		if (tick-1)%uint64(r.cfg.ReliableEvery) == 0 {
 			if err := c.h.Send(c.peer, transport.Reliable, reliableMsg(tagReliableUp, mc.upR.sent.Load())); err != nil {
 				return fmt.Errorf("client %d: send reliable: %w", c.i, err)
 			}
