@@ -1,0 +1,133 @@
+package gate
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+const committed = `{
+  "schema_version": 1,
+  "baselines": {
+    "other/weave": {"kbs": 11, "wire_kbs": 12},
+    "t/weave": {"kbs": 60, "wire_kbs": 50}
+  }
+}
+`
+
+func writeBaseline(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "scale-gate-baseline.json")
+	if err := os.WriteFile(path, []byte(committed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runWith evaluates one synthetic leg and folds it into a run, as Run does.
+func runWith(t *testing.T, p *Profile, b *Baseline, mutate func(map[string]any)) *RunResult {
+	t.Helper()
+	tick := healthyTick()
+	if mutate != nil {
+		mutate(tick)
+	}
+	r := healthyReport(tick)
+	leg := p.Legs()[0]
+	checks := Evaluate(Input{Profile: p, Leg: leg, Report: r, Baseline: b, UpdateBaseline: true})
+	res := &RunResult{Profile: p, Legs: []LegResult{{Leg: leg, Checks: checks, Verdict: LegVerdict(checks), Report: r}}}
+	res.Verdict = RunVerdict(res)
+	return res
+}
+
+func TestUpdateBaselineFailedRunLeavesFileByteIdentical(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(map[string]any)
+		interrupted bool
+	}{
+		{"hard gate failed", func(tk map[string]any) { tk["wire_out_kbs_per_client"] = 400.0 }, false},
+		{"metric missing", func(tk map[string]any) { delete(tk, "rss_startup_kb") }, false},
+		{"interrupted", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeBaseline(t)
+			before, _ := os.ReadFile(path)
+			st, _ := os.Stat(path)
+			b, err := ReadBaseline(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := runWith(t, testProfile(), b, tc.mutate)
+			res.Interrupted = tc.interrupted
+			if tc.interrupted {
+				res.Verdict = RunVerdict(res)
+			}
+			ok, err := UpdateBaseline(b, res, time.Now(), "abc")
+			if ok || err == nil {
+				t.Fatalf("update after a %s run: ok=%v err=%v", tc.name, ok, err)
+			}
+			after, _ := os.ReadFile(path)
+			st2, _ := os.Stat(path)
+			if !bytes.Equal(before, after) || !st.ModTime().Equal(st2.ModTime()) {
+				t.Fatalf("baseline changed after a failed run:\n%s", after)
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+				t.Fatalf("stray files next to the baseline: %v", ents)
+			}
+		})
+	}
+}
+
+func TestUpdateBaselinePassingRunKeepsOtherKeys(t *testing.T) {
+	path := writeBaseline(t)
+	b, _ := ReadBaseline(path)
+	res := runWith(t, testProfile(), b, func(tk map[string]any) { tk["wire_out_kbs_per_client"] = 55.5 })
+	if res.Verdict != VerdictPassed {
+		t.Fatalf("run verdict %s", res.Verdict)
+	}
+	ok, err := UpdateBaseline(b, res, time.Now(), "abc")
+	if !ok || err != nil {
+		t.Fatalf("update: ok=%v err=%v", ok, err)
+	}
+	nb, err := ReadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := nb.Entries["t/weave"]; e.WireKBs != 55.5 || e.KBs != 60 || e.GitHead != "abc" {
+		t.Errorf("t/weave = %+v", e)
+	}
+	if e := nb.Entries["other/weave"]; e.KBs != 11 || e.WireKBs != 12 {
+		t.Errorf("other key lost or changed: %+v", e)
+	}
+}
+
+func TestUpdateBaselineNotBaselinedNeverTouches(t *testing.T) {
+	path := writeBaseline(t)
+	before, _ := os.ReadFile(path)
+	b, _ := ReadBaseline(path)
+	p := testProfile()
+	p.Baselined = false
+	res := runWith(t, p, b, nil)
+	ok, err := UpdateBaseline(b, res, time.Now(), "abc")
+	if ok || err != nil {
+		t.Fatalf("baselined:false: ok=%v err=%v", ok, err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("baselined:false touched the file")
+	}
+}
+
+func TestReadBaseline(t *testing.T) {
+	dir := t.TempDir()
+	b, err := ReadBaseline(filepath.Join(dir, "absent.json"))
+	if err != nil || len(b.Entries) != 0 {
+		t.Fatalf("absent file: %v %+v", err, b)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"baselines": [`), 0o644)
+	if _, err := ReadBaseline(bad); err == nil {
+		t.Fatal("a corrupt baseline must be an error, not an empty one")
+	}
+}

@@ -1,0 +1,248 @@
+package gate
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+func f64(v float64) *float64 { return &v }
+
+// healthyTick is a metrics file every gate of testProfile passes on.
+func healthyTick() map[string]any {
+	return map[string]any{
+		"schema_version": 6, "transport": "enet", "rss_kb": 30000, "rss_startup_kb": 25000,
+		"tick_ms":                 map[string]any{"min": 0.5, "mean": 1, "max": 3, "p95": 2, "p99": 2.5},
+		"wire_out_kbs_per_client": 50.0, "entities": 8, "load_factor": 1.0, "dropped_ticks": 0,
+		"congestion_min_send_hz": 60.0, "congestion_recovered_send_hz": 60.0,
+	}
+}
+
+// healthyReport is a report every gate of testProfile passes on.
+func healthyReport(tick map[string]any) *report.Report {
+	raw, _ := json.Marshal(tick)
+	return &report.Report{
+		SchemaVersion: 5, Transport: "enet", ServerTransport: "enet", Pattern: "weave", Clients: 8, ClientsConnected: 8,
+		ObservedServerTickHz:   &report.MinMeanMax{Min: 59.5, Mean: 60, Max: 60.1},
+		DownstreamKBsPerClient: &report.MeanMax{Mean: 60, Max: 62},
+		WorkerLoopDtMs:         &report.Percentiles{P99: 1.2},
+		RSSSlopeKBPerMin:       f64(10),
+		ServerTick:             raw,
+	}
+}
+
+func testProfile() *Profile {
+	return &Profile{
+		Name: "t", Tier: "pr", Transport: "enet", Clients: 8, Patterns: []string{"weave"}, Baselined: true,
+		Baseline: BaselinePolicy{TolerancePct: 10}, Harness: Harness{WorkerDtP99MaxMs: 8},
+		Gates: Gates{
+			Admission:           &Switch{Level: LevelHard},
+			WireKBsMax:          &Threshold{Threshold: 150, Level: LevelHard},
+			KBsMax:              &Threshold{Threshold: 100, Level: LevelHard},
+			TickHzMin:           &Threshold{Threshold: 30, Level: LevelHard},
+			TickMsP99Max:        &Threshold{Threshold: 16.6, Level: LevelHard},
+			RSSGrowthKBMax:      &Threshold{Threshold: 10000, Level: LevelHard},
+			RSSSlopeKBPerMinMax: &Threshold{Threshold: 128, Level: LevelHard},
+			EntitiesMin:         &Threshold{Threshold: 8, Level: LevelHard},
+		},
+	}
+}
+
+func testBaseline() *Baseline {
+	return &Baseline{Path: "b.json", Entries: map[string]BaselineEntry{"t/weave": {KBs: 60, WireKBs: 50}}}
+}
+
+func find(checks []Check, gate string) (Check, bool) {
+	for _, c := range checks {
+		if c.Gate == gate {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+func TestEvaluate(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(p *Profile, tick map[string]any, r *report.Report, b *Baseline)
+		strict  bool
+		gate    string // the check under test
+		status  Status
+		level   string
+		verdict Verdict
+	}{
+		{"healthy", nil, false, "wire_kbs_max", StatusPass, LevelHard, VerdictPassed},
+		// wire ceiling
+		{"wire over ceiling", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_out_kbs_per_client"] = 151.0 }, false, "wire_kbs_max", StatusFail, LevelHard, VerdictFailed},
+		{"wire missing is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "wire_out_kbs_per_client") }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"wire null is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_out_kbs_per_client"] = nil }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		// admission
+		{"refused client", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ClientsRefused, r.ClientsConnected = 1, 7 }, false, "admission", StatusFail, LevelHard, VerdictFailed},
+		{"dropped client", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ClientsDisconnected = 1 }, false, "admission", StatusFail, LevelHard, VerdictFailed},
+		{"swarm ran fewer clients", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Clients, r.ClientsConnected = 4, 4 }, false, "admission", StatusFail, LevelHard, VerdictFailed},
+		// tick-Hz tripwire
+		{"tick-Hz collapse", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ObservedServerTickHz.Min = 16 }, false, "tick_hz_min", StatusFail, LevelHard, VerdictFailed},
+		{"tick-Hz missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ObservedServerTickHz = nil }, false, "tick_hz_min", StatusUnevaluable, LevelHard, VerdictFailed},
+		// tick ms p99: advisory in pr, hard in strict
+		{"tick p99 over, pr tier: advisory", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
+		}, false, "tick_ms_p99_max", StatusFail, LevelAdvisory, VerdictPassed},
+		{"tick p99 over, --strict: hard", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
+		}, true, "tick_ms_p99_max", StatusFail, LevelHard, VerdictFailed},
+		{"tick p99 over, strict profile tier", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			p.Tier = "strict"
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
+		}, false, "tick_ms_p99_max", StatusFail, LevelHard, VerdictFailed},
+		{"tick p99 missing, strict", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 1, "max": 1, "p95": 1}
+		}, true, "tick_ms_p99_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		// RSS
+		{"rss growth", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = 90000 }, false, "rss_growth_kb_max", StatusFail, LevelHard, VerdictFailed},
+		{"rss startup missing", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "rss_startup_kb") }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"rss unavailable (0)", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"], tk["rss_startup_kb"] = 0, 0 }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"rss slope", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = f64(500) }, false, "rss_slope_kb_per_min_max", StatusFail, LevelHard, VerdictFailed},
+		{"rss slope null", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = nil }, false, "rss_slope_kb_per_min_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		// entities
+		{"entities short", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["entities"] = 3 }, false, "entities_min", StatusFail, LevelHard, VerdictFailed},
+		// transport identity, both directions and both ends
+		{"swarm spoke quic", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Transport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
+		{"server reports quic", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["transport"] = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
+		{"profile quic, ran enet", func(p *Profile, _ map[string]any, _ *report.Report, _ *Baseline) { p.Transport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
+		{"welcome disagrees", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
+		{"server transport missing", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "transport") }, false, "transport", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"no server_tick at all", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ServerTick, r.ServerMetricsError = nil, "open: no such file"
+		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		// baseline
+		{"baseline within tolerance", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.DownstreamKBsPerClient.Mean = 65.9 }, false, "baseline_kbs", StatusPass, LevelHard, VerdictPassed},
+		{"baseline kbs regression", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.DownstreamKBsPerClient.Mean = 66.1 }, false, "baseline_kbs", StatusFail, LevelHard, VerdictFailed},
+		{"baseline wire regression", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_out_kbs_per_client"] = 55.1 }, false, "baseline_wire_kbs", StatusFail, LevelHard, VerdictFailed},
+		{"baseline key missing", func(_ *Profile, _ map[string]any, _ *report.Report, b *Baseline) { delete(b.Entries, "t/weave") }, false, "baseline_kbs", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"baseline tolerance from profile", func(p *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			p.Baseline.TolerancePct = 20
+			r.DownstreamKBsPerClient.Mean = 71
+		}, false, "baseline_kbs", StatusPass, LevelHard, VerdictPassed},
+		// harness-bound: inconclusive, not passed; but a failed gate still wins
+		{"harness-bound", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.WorkerLoopDtMs.P99 = 9 }, false, "harness", StatusInconclusive, LevelHard, VerdictInconclusive},
+		{"harness-bound and failed", func(_ *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+			r.WorkerLoopDtMs.P99 = 9
+			tk["wire_out_kbs_per_client"] = 200.0
+		}, false, "harness", StatusInconclusive, LevelHard, VerdictFailed},
+		{"harness dt missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.WorkerLoopDtMs = nil }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
+		// advisory never fails; the swarm's own failed assert always does
+		{"advisory wire over", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			p.Gates.WireKBsMax.Level = LevelAdvisory
+			p.Baselined = false
+			tk["wire_out_kbs_per_client"] = 500.0
+		}, false, "wire_kbs_max", StatusFail, LevelAdvisory, VerdictPassed},
+		{"swarm assert failed", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.Asserts = []report.AssertResult{{Name: "max-tick-ms", Threshold: 16.6, Passed: false}}
+		}, false, "swarm_assert", StatusFail, LevelHard, VerdictFailed},
+		{"swarm aborted", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Aborted = "interrupted" }, false, "swarm_run", StatusFail, LevelHard, VerdictFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, tick, b := testProfile(), healthyTick(), testBaseline()
+			r := healthyReport(tick)
+			if tc.mutate != nil {
+				tc.mutate(p, tick, r, b)
+				if r.ServerTick != nil {
+					r.ServerTick, _ = json.Marshal(tick)
+				}
+			}
+			checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Strict: tc.strict, Report: r, Baseline: b})
+			c, ok := find(checks, tc.gate)
+			if !ok {
+				t.Fatalf("no %s check in %+v", tc.gate, checks)
+			}
+			if c.Status != tc.status || c.Level != tc.level {
+				t.Errorf("%s: status %s level %s, want %s %s (%s)", tc.gate, c.Status, c.Level, tc.status, tc.level, c.Detail)
+			}
+			if got := LegVerdict(checks); got != tc.verdict {
+				t.Errorf("verdict %s, want %s; checks %+v", got, tc.verdict, checks)
+			}
+		})
+	}
+}
+
+func TestEvaluateUnreadReport(t *testing.T) {
+	p := testProfile()
+	checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], ReportErr: errors.New("open report.json: no such file")})
+	if LegVerdict(checks) != VerdictFailed {
+		t.Fatalf("unread report must fail the leg: %+v", checks)
+	}
+	// Every declared gate is listed, each unevaluable.
+	for _, g := range []string{"report", "transport", "admission", "wire_kbs_max", "tick_ms_p99_max", "baseline_kbs"} {
+		c, ok := find(checks, g)
+		if !ok || c.Status != StatusUnevaluable {
+			t.Errorf("%s: %+v, want unevaluable", g, c)
+		}
+	}
+}
+
+func TestMissingBaselineKeyMessage(t *testing.T) {
+	p, b := testProfile(), &Baseline{Path: "baselines/x.json", Entries: map[string]BaselineEntry{}}
+	checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b})
+	c, _ := find(checks, "baseline_kbs")
+	if !strings.Contains(c.Detail, "--update-baseline") || !strings.Contains(c.Detail, `"t/weave"`) {
+		t.Errorf("detail %q must name the key and --update-baseline", c.Detail)
+	}
+}
+
+func TestUpdateModeRecords(t *testing.T) {
+	p, b := testProfile(), &Baseline{Entries: map[string]BaselineEntry{}}
+	checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b, UpdateBaseline: true})
+	if c, _ := find(checks, "baseline_kbs"); c.Status != StatusRecorded {
+		t.Errorf("baseline_kbs under --update-baseline: %s", c.Status)
+	}
+	if LegVerdict(checks) != VerdictPassed {
+		t.Errorf("a missing key under --update-baseline must not fail the leg")
+	}
+}
+
+func TestAssertFlags(t *testing.T) {
+	p := testProfile()
+	got := strings.Join(AssertFlags(p, p.Legs()[0], false), " ")
+	for _, want := range []string{"--assert-no-refused", "--assert-max-wire-kbs 150", "--assert-min-tick-hz 30",
+		"--assert-max-rss-growth-kb 10000", "--assert-max-rss-slope-kb-per-min 128", "--assert-min-entities 8"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("flags %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "--assert-max-tick-ms") {
+		t.Errorf("pr tier must not forward the tick-ms assert (advisory there): %q", got)
+	}
+	if got := strings.Join(AssertFlags(p, p.Legs()[0], true), " "); !strings.Contains(got, "--assert-max-tick-ms 16.6") {
+		t.Errorf("--strict must forward the tick-ms assert: %q", got)
+	}
+	p.Gates.WireKBsMax.Level = LevelAdvisory
+	if got := strings.Join(AssertFlags(p, p.Legs()[0], false), " "); strings.Contains(got, "wire") {
+		t.Errorf("advisory gates must not be forwarded: %q", got)
+	}
+}
+
+func TestRunVerdict(t *testing.T) {
+	leg := func(v Verdict) LegResult { return LegResult{Verdict: v} }
+	tests := []struct {
+		legs        []LegResult
+		interrupted bool
+		want        Verdict
+	}{
+		{[]LegResult{leg(VerdictPassed), leg(VerdictPassed)}, false, VerdictPassed},
+		{[]LegResult{leg(VerdictPassed), leg(VerdictInconclusive)}, false, VerdictInconclusive},
+		{[]LegResult{leg(VerdictInconclusive), leg(VerdictFailed)}, false, VerdictFailed},
+		{[]LegResult{leg(VerdictLaunchFailed), leg(VerdictInconclusive)}, false, VerdictLaunchFailed},
+		{[]LegResult{leg(VerdictFailed), leg(VerdictLaunchFailed)}, false, VerdictFailed},
+		{[]LegResult{leg(VerdictPassed)}, true, VerdictInterrupted},
+		{nil, false, VerdictFailed},
+	}
+	for i, tc := range tests {
+		if got := RunVerdict(&RunResult{Legs: tc.legs, Interrupted: tc.interrupted}); got != tc.want {
+			t.Errorf("%d: %s, want %s", i, got, tc.want)
+		}
+	}
+}
