@@ -287,6 +287,13 @@ func WriteFileAtomic(path string, b []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
+	// CreateTemp makes 0600 files; artifacts and baselines are meant to be
+	// read by others (CI uploaders, teammates), like any file os.Create makes.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
 		os.Remove(tmp)
