@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -120,7 +121,16 @@ func LoadConfig(path string) (Config, error) {
 		if errors.As(err, &pe) {
 			return cfg, &ConfigError{File: path, Key: keyOfParseError(pe), Msg: pe.Message}
 		}
-		return cfg, &ConfigError{File: path, Key: "(parse)", Msg: err.Error()}
+		var ppe *toml.ParseError
+		if errors.As(err, &ppe) {
+			return cfg, &ConfigError{File: path, Key: keyOfParseError(*ppe), Msg: ppe.Message}
+		}
+		// Type mismatches are plain errors that name the key in their text.
+		key := "(parse)"
+		if m := lastKeyRe.FindStringSubmatch(err.Error()); m != nil {
+			key = m[1]
+		}
+		return cfg, &ConfigError{File: path, Key: key, Msg: err.Error()}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return cfg, &ConfigError{File: path, Key: und[0].String(), Msg: "unknown key"}
@@ -134,6 +144,8 @@ func LoadConfig(path string) (Config, error) {
 	}
 	return cfg, nil
 }
+
+var lastKeyRe = regexp.MustCompile(`last key "([^"]+)"`)
 
 func keyOfParseError(pe toml.ParseError) string {
 	if pe.LastKey != "" {
