@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,7 +94,7 @@ type Host struct {
 	opt    transport.Options
 	conf   *quicgo.Config
 	sock   *socket
-	pool   *socketPool      // non-nil when sock is shared with other hosts
+	pool   *socketPool // non-nil when sock is shared with other hosts
 	pooled *pooledSocket
 	ln     *quicgo.Listener // nil for a dialling host
 	ctx    context.Context  // cancelled by Close: every goroutine stops
@@ -283,8 +284,8 @@ func (h *Host) Connect(addr string, data uint32) (transport.PeerID, error) {
 	if h.closed {
 		return 0, transport.ErrClosed
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return 0, fmt.Errorf("quic: connect address %q: %w", addr, err)
+	if err := checkAddr(addr); err != nil {
+		return 0, err
 	}
 	p := h.newPeer()
 	p.addr = addr
@@ -364,9 +365,10 @@ func (h *Host) WireRates() transport.WireRates {
 // reports as ReasonTimeout at once instead of after the idle timeout.
 func (h *Host) Close() error {
 	if h.closed {
-		return nil
+		return transport.ErrClosed
 	}
 	h.closed = true
+	clear(h.peers)
 	addr := h.Addr()
 	h.cancel()
 	var err error
@@ -384,6 +386,22 @@ func (h *Host) Close() error {
 	}
 	if err != nil {
 		return fmt.Errorf("quic: close %s: %w", addr, err)
+	}
+	return nil
+}
+
+// checkAddr validates a "host:port" connect address up front, so a typo is
+// an error from Connect rather than a later disconnect event.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("quic: connect address %q: %w", addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("quic: connect address %q: no host", addr)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("quic: connect address %q: port must be 1-65535", addr)
 	}
 	return nil
 }

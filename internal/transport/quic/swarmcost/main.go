@@ -16,6 +16,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -43,6 +44,7 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "measured window per leg")
 	snapshot := flag.Int("snapshot", 600, "snapshot bytes the server sends each client each tick")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
+	repeat := flag.Int("repeat", 1, "run the whole set of legs this many times, interleaved (a shared machine drifts)")
 	one := flag.Bool("one", false, "run a single leg in this process and print it as JSON (used by the orchestrator)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -54,7 +56,7 @@ func main() {
 	case *one:
 		err = runOne(ctx, *clients, *perSocket, *duration, *snapshot)
 	default:
-		err = runLegs(ctx, *clients, *perSocket, *duration, *snapshot, *jsonOut)
+		err = runLegs(ctx, *clients, *perSocket, *duration, *snapshot, *repeat, *jsonOut)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "swarmcost:", err)
@@ -64,24 +66,26 @@ func main() {
 
 // result is one leg's figures.
 type result struct {
-	Clients             int     `json:"clients"`
-	PerSocket           int     `json:"clients_per_socket"`
-	Sockets             int     `json:"sockets"`
-	ConnectS            float64 `json:"connect_s"`
-	Goroutines          int     `json:"goroutines"`
-	GoroutinesPerClient float64 `json:"goroutines_per_client"`
-	CPUPerClientTickUS  float64 `json:"cpu_us_per_client_tick"`
-	CPUCores            float64 `json:"cpu_cores"`
-	RSSPerClientKB      float64 `json:"rss_kb_per_client"`
-	RSSKB               int64   `json:"rss_kb"`
-	OwnerStepUSMean     float64 `json:"owner_step_us_per_client"`
-	Delivered           float64 `json:"snapshots_delivered_ratio"`
-	ServerCPUCores      float64 `json:"server_cpu_cores"`
-	RTTMsMean           float64 `json:"rtt_ms_mean"`
-	GoroutinesAfter     int     `json:"goroutines_after_close"`
+	Clients             int        `json:"clients"`
+	PerSocket           int        `json:"clients_per_socket"`
+	Sockets             int        `json:"sockets"`
+	ConnectS            float64    `json:"connect_s"`
+	Goroutines          int        `json:"goroutines"`
+	GoroutinesPerClient float64    `json:"goroutines_per_client"`
+	CPUPerClientTickUS  float64    `json:"cpu_us_per_client_tick"`
+	CPUCores            float64    `json:"cpu_cores"`
+	RSSPerClientKB      float64    `json:"rss_kb_per_client"`
+	RSSKB               int64      `json:"rss_kb"`
+	OwnerStepUSMean     float64    `json:"owner_step_us_per_client"`
+	Delivered           float64    `json:"snapshots_delivered_ratio"`
+	ServerCPUCores      float64    `json:"server_cpu_cores"`
+	ServerTickHz        float64    `json:"server_tick_hz"`
+	RTTMsMean           float64    `json:"rtt_ms_mean"`
+	GoroutinesAfter     int        `json:"goroutines_after_close"`
+	ClientStats         quic.Stats `json:"client_stats"`
 }
 
-func runLegs(ctx context.Context, clientsSpec, perSpec string, d time.Duration, snap int, jsonOut string) error {
+func runLegs(ctx context.Context, clientsSpec, perSpec string, d time.Duration, snap, repeat int, jsonOut string) error {
 	ns, err := ints(clientsSpec)
 	if err != nil {
 		return fmt.Errorf("-clients: %w", err)
@@ -91,16 +95,19 @@ func runLegs(ctx context.Context, clientsSpec, perSpec string, d time.Duration, 
 		return fmt.Errorf("-per-socket: %w", err)
 	}
 	var all []result
-	for _, n := range ns {
-		for _, per := range ps {
-			r, err := legProcess(ctx, n, per, d, snap)
-			if err != nil {
-				return fmt.Errorf("leg clients=%d per-socket=%d: %w", n, per, err)
+	for range max(repeat, 1) {
+		for _, n := range ns {
+			for _, per := range ps {
+				r, err := legProcess(ctx, n, per, d, snap)
+				if err != nil {
+					return fmt.Errorf("leg clients=%d per-socket=%d: %w", n, per, err)
+				}
+				fmt.Printf("clients=%d per_socket=%d sockets=%d connect=%.2fs goroutines=%d (%.2f/client, %d after close) cpu=%.1fµs/client-tick (%.2f cores) rss=%.0fKB/client (%d KB) owner_step=%.1fµs/client delivered=%.4f server_hz=%.1f rtt=%.2fms server_cpu=%.2f cores client_recv_drops=%d load1=%s\n",
+					r.Clients, r.PerSocket, r.Sockets, r.ConnectS, r.Goroutines, r.GoroutinesPerClient, r.GoroutinesAfter,
+					r.CPUPerClientTickUS, r.CPUCores, r.RSSPerClientKB, r.RSSKB, r.OwnerStepUSMean, r.Delivered, r.ServerTickHz, r.RTTMsMean, r.ServerCPUCores,
+					r.ClientStats.RecvQueueDrops, loadavg())
+				all = append(all, r)
 			}
-			fmt.Printf("clients=%d per_socket=%d sockets=%d connect=%.2fs goroutines=%d (%.2f/client, %d after close) cpu=%.1fµs/client-tick (%.2f cores) rss=%.0fKB/client (%d KB) owner_step=%.1fµs/client delivered=%.4f rtt=%.2fms server_cpu=%.2f cores\n",
-				r.Clients, r.PerSocket, r.Sockets, r.ConnectS, r.Goroutines, r.GoroutinesPerClient, r.GoroutinesAfter,
-				r.CPUPerClientTickUS, r.CPUCores, r.RSSPerClientKB, r.RSSKB, r.OwnerStepUSMean, r.Delivered, r.RTTMsMean, r.ServerCPUCores)
-			all = append(all, r)
 		}
 	}
 	if jsonOut == "" {
@@ -149,6 +156,15 @@ func runOne(ctx context.Context, clientsSpec, perSpec string, d time.Duration, s
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// loadavg is the 1-minute load average, to judge how shared the machine was.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
 }
 
 func ints(s string) ([]int, error) {
@@ -252,6 +268,8 @@ type cl struct {
 	connected bool
 	gone      bool
 	snaps     int
+	first     uint32 // server tick of the first snapshot counted
+	last      uint32 // server tick of the latest snapshot
 }
 
 func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, error) {
@@ -297,7 +315,14 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 			case transport.EventDisconnect:
 				c.gone = true
 			case transport.EventReceive:
-				c.snaps++
+				if len(ev.Payload) >= 5 {
+					tick := binary.LittleEndian.Uint32(ev.Payload[1:])
+					if c.snaps == 0 {
+						c.first = tick
+					}
+					c.last = max(c.last, tick)
+					c.snaps++
+				}
 			}
 		})
 		if c.connected && !c.gone {
@@ -346,14 +371,23 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	r.RSSKB = rssKB() - rss0
 	r.RSSPerClientKB = float64(r.RSSKB) / float64(n)
 	r.OwnerStepUSMean = stepTotal.Seconds() / float64(n*ticks) * 1e6
-	got := 0
+	got, sent := 0, 0
 	var rtt time.Duration
 	for _, c := range cs {
 		got += c.snaps
+		sent += int(c.last-c.first) + 1
 		rtt += c.h.RTT(c.peer)
+		if qh, ok := c.h.(*quic.Host); ok {
+			st := qh.Stats()
+			r.ClientStats.RecvQueueDrops += st.RecvQueueDrops
+			r.ClientStats.SendQueueDrops += st.SendQueueDrops
+			r.ClientStats.BadFragments += st.BadFragments
+		}
 	}
-	// The server ticks on its own clock: compare with its nominal rate.
-	r.Delivered = float64(got) / (float64(n) * wall * tickHz)
+	// Snapshots carry the server's tick: delivered is received over sent
+	// in each client's window, whatever rate a loaded server managed.
+	r.Delivered = float64(got) / float64(sent)
+	r.ServerTickHz = float64(sent) / float64(n) / wall
 	r.RTTMsMean = rtt.Seconds() * 1e3 / float64(n)
 	for i, c := range cs {
 		_ = c.h.Close()
@@ -410,11 +444,15 @@ func runServer(ctx context.Context, snap int) error {
 	body := make([]byte, snap)
 	body[0] = byte(proto.TypeSnapshot)
 	peers := map[transport.PeerID]bool{}
+	var tick uint32
 	t := time.NewTicker(time.Second / tickHz)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			if qh, ok := h.(*quic.Host); ok {
+				fmt.Fprintf(os.Stderr, "swarmcost server: %d peers at exit, stats %+v\n", len(peers), qh.Stats())
+			}
 			return nil
 		case <-t.C:
 		}
@@ -428,6 +466,8 @@ func runServer(ctx context.Context, snap int) error {
 		}); err != nil {
 			return err
 		}
+		tick++
+		binary.LittleEndian.PutUint32(body[1:], tick)
 		for p := range peers {
 			_ = h.Send(p, transport.Unreliable, body)
 		}
