@@ -1,0 +1,246 @@
+/*
+ * enetbench: a bare libenet client loop in C, the baseline the Go swarm's
+ * per-client cost is compared against (docs/swarm.md).
+ *
+ * It does what one swarm worker does, and nothing more: N clients, each its
+ * own ENetHost (its own UDP socket), connected on a ramp with the protocol v1
+ * connect word; each sends Join, then every tick at RATE Hz an Input on the
+ * unreliable channel, and drains its host. Snapshot tick numbers and bytes
+ * are counted; bodies are NOT decoded (the Go swarm decodes sg-entities/1,
+ * which the comparison must state). Peers are configured as the Go backend
+ * configures them (throttle deceleration 0, peer timeout).
+ *
+ * Measured like the swarm: loop dt = work time of one iteration over every
+ * client (CLOCK_MONOTONIC); CPU = getrusage(RUSAGE_SELF) user+system from
+ * before the first host is created to the end; a client-tick = one client
+ * serviced in one iteration.
+ *
+ * usage: enetbench HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS]
+ * output: one line of key=value pairs (see print_result).
+ */
+#define _GNU_SOURCE
+#include <enet/enet.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+enum {
+	CH_RELIABLE = 0,
+	CH_UNRELIABLE = 1,
+	CHANNELS = 2,
+	CONNECT_DATA = 0x53470001, /* "SG", protocol version 1 */
+	T_JOIN = 0x01, T_WELCOME = 0x02, T_REFUSE = 0x03,
+	T_INPUT = 0x10, T_SNAPSHOT = 0x20,
+	PEER_TIMEOUT_MS = 5000,
+};
+
+typedef struct {
+	ENetHost *host;
+	ENetPeer *peer;
+	int state; /* 0 pending, 1 connecting, 2 joining, 3 joined, 4 gone */
+	uint32_t seq;
+	uint64_t snaps, bytes;
+	uint32_t first_tick, last_tick;
+	double first_at, last_at;
+} client;
+
+static double now_s(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void) {
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static void put_u32(uint8_t *b, uint32_t v) { memcpy(b, &v, 4); } /* little-endian hosts */
+static void put_f32(uint8_t *b, float v) { memcpy(b, &v, 4); }
+
+static void send_join(client *c, uint32_t index) {
+	uint8_t b[64];
+	char name[32];
+	const char *etype = "builtin:debug-entity";
+	int n = snprintf(name, sizeof name, "sg-cbench-%u", index);
+	size_t off = 0;
+	b[off++] = T_JOIN;
+	put_u32(b + off, index), off += 4;
+	b[off++] = (uint8_t)strlen(etype);
+	memcpy(b + off, etype, strlen(etype)), off += strlen(etype);
+	b[off++] = (uint8_t)n;
+	memcpy(b + off, name, n), off += n;
+	ENetPacket *p = enet_packet_create(b, off, ENET_PACKET_FLAG_RELIABLE);
+	if (enet_peer_send(c->peer, CH_RELIABLE, p) < 0) enet_packet_destroy(p);
+}
+
+/* send_input is the weave pattern's Input: the same message the swarm sends. */
+static void send_input(client *c, uint32_t index, double t) {
+	uint8_t b[25];
+	double ph = 2 * M_PI * fmod(index * 0.6180339887498949, 1.0);
+	b[0] = T_INPUT;
+	put_u32(b + 1, ++c->seq);
+	put_f32(b + 5, 0.7f);
+	put_f32(b + 9, 0.2f * (float)sin(2 * M_PI * t / 5 + ph));
+	put_f32(b + 13, 0.5f * (float)sin(2 * M_PI * t / 8 + ph));
+	put_f32(b + 17, 0.1f * (float)sin(2 * M_PI * t / 11 + ph));
+	put_u32(b + 21, 0);
+	ENetPacket *p = enet_packet_create(b, sizeof b, 0);
+	if (enet_peer_send(c->peer, CH_UNRELIABLE, p) < 0) enet_packet_destroy(p);
+}
+
+static void on_receive(client *c, ENetPacket *p, double now) {
+	if (p->dataLength < 1) return;
+	switch (p->data[0]) {
+	case T_WELCOME:
+		if (c->state == 2) c->state = 3;
+		break;
+	case T_REFUSE:
+		c->state = 4;
+		break;
+	case T_SNAPSHOT:
+		if (c->state != 3 || p->dataLength < 6) break;
+		uint32_t tick;
+		memcpy(&tick, p->data + 1, 4);
+		if (c->snaps == 0) c->first_tick = tick, c->first_at = now;
+		c->last_tick = tick, c->last_at = now;
+		c->snaps++;
+		c->bytes += p->dataLength;
+		break;
+	}
+}
+
+static void drain(client *c, uint32_t index, double now) {
+	ENetEvent ev;
+	while (enet_host_service(c->host, &ev, 0) > 0) {
+		switch (ev.type) {
+		case ENET_EVENT_TYPE_CONNECT:
+			/* Configured once connected, as the Go backend does: a reliable
+			 * THROTTLE_CONFIGURE queued before the handshake completes
+			 * breaks it. Deceleration 0: ENet never sheds unreliables. */
+			enet_peer_throttle_configure(c->peer, 5000, 2, 0);
+			c->peer->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
+			if (c->state == 1) c->state = 2, send_join(c, index);
+			break;
+		case ENET_EVENT_TYPE_RECEIVE:
+			on_receive(c, ev.packet, now);
+			enet_packet_destroy(ev.packet);
+			break;
+		case ENET_EVENT_TYPE_DISCONNECT:
+			c->state = 4;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* percentile: type 7 (linear between closest ranks), as internal/stats. */
+static double percentile(const double *s, size_t n, double p) {
+	if (n == 0) return NAN;
+	double rank = p / 100 * (n - 1);
+	size_t lo = (size_t)floor(rank);
+	if (lo + 1 >= n) return s[n - 1];
+	return s[lo] + (rank - lo) * (s[lo + 1] - s[lo]);
+}
+
+int main(int argc, char **argv) {
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS]\n", argv[0]);
+		return 2;
+	}
+	int n = atoi(argv[3]);
+	double seconds = atof(argv[4]);
+	double rate = argc > 5 ? atof(argv[5]) : 60;
+	double ramp = (argc > 6 ? atof(argv[6]) : 20) / 1000;
+	if (n < 1 || seconds <= 0 || rate <= 0 || enet_initialize() != 0) {
+		fprintf(stderr, "enetbench: bad arguments or enet_initialize failed\n");
+		return 2;
+	}
+	ENetAddress addr;
+	if (enet_address_set_host(&addr, argv[1]) != 0) {
+		fprintf(stderr, "enetbench: cannot resolve %s\n", argv[1]);
+		return 2;
+	}
+	addr.port = (enet_uint16)atoi(argv[2]);
+
+	double cpu0 = cpu_s();
+	client *cs = calloc(n, sizeof *cs);
+	size_t max_iter = (size_t)(seconds * rate) + 16, iters = 0;
+	double *dts = malloc(max_iter * sizeof *dts);
+	uint64_t client_ticks = 0;
+	long period_ns = (long)(1e9 / rate);
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	double start = now_s(), end = start + seconds;
+
+	for (double t = start; t < end && iters < max_iter; t = now_s()) {
+		next.tv_nsec += period_ns;
+		while (next.tv_nsec >= 1000000000L) next.tv_nsec -= 1000000000L, next.tv_sec++;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		double t0 = now_s();
+		for (int i = 0; i < n; i++) {
+			client *c = &cs[i];
+			if (c->state == 0) {
+				if (t0 < start + i * ramp) continue;
+				c->host = enet_host_create(NULL, 1, CHANNELS, 0, 0);
+				c->peer = c->host ? enet_host_connect(c->host, &addr, CHANNELS, CONNECT_DATA) : NULL;
+				if (c->peer == NULL) {
+					c->state = 4;
+					continue;
+				}
+				enet_peer_timeout(c->peer, 0, PEER_TIMEOUT_MS, PEER_TIMEOUT_MS);
+				c->state = 1;
+			}
+			if (c->state == 4) continue;
+			if (c->state == 3) send_input(c, (uint32_t)i, now_s() - start);
+			client_ticks++;
+			drain(c, (uint32_t)i, now_s());
+		}
+		dts[iters++] = (now_s() - t0) * 1000;
+	}
+	for (int i = 0; i < n; i++) {
+		if (cs[i].host == NULL) continue;
+		if (cs[i].state == 3) enet_peer_disconnect(cs[i].peer, 0), enet_host_flush(cs[i].host);
+		enet_host_destroy(cs[i].host);
+	}
+	double elapsed = now_s() - start, cpu = cpu_s() - cpu0;
+
+	int joined = 0, lost = 0;
+	double hz_sum = 0, kbs_sum = 0, hz_min = INFINITY;
+	int rated = 0;
+	for (int i = 0; i < n; i++) {
+		client *c = &cs[i];
+		joined += c->state == 3 || (c->state == 4 && c->snaps > 0);
+		lost += c->state == 4 && c->snaps > 0;
+		double el = c->last_at - c->first_at;
+		if (c->snaps >= 2 && el > 0) {
+			double hz = (uint32_t)(c->last_tick - c->first_tick) / el;
+			hz_sum += hz, rated++;
+			if (hz < hz_min) hz_min = hz;
+			kbs_sum += c->bytes / el / 1000;
+		}
+	}
+	qsort(dts, iters, sizeof *dts, cmp_double);
+	printf("impl=c clients=%d joined=%d lost=%d seconds=%.2f iterations=%zu client_ticks=%llu "
+	       "dt_p50_ms=%.3f dt_p99_ms=%.3f dt_max_ms=%.3f cpu_s=%.3f cpu_us_per_client_tick=%.2f "
+	       "tick_hz_min=%.2f tick_hz_mean=%.2f kbs_mean=%.2f\n",
+	       n, joined, lost, elapsed, iters, (unsigned long long)client_ticks,
+	       percentile(dts, iters, 50), percentile(dts, iters, 99), iters ? dts[iters - 1] : NAN,
+	       cpu, client_ticks ? cpu / client_ticks * 1e6 : NAN,
+	       rated ? hz_min : NAN, rated ? hz_sum / rated : NAN, rated ? kbs_sum / rated : NAN);
+	free(dts);
+	free(cs);
+	enet_deinitialize();
+	return joined == n ? 0 : 1;
+}

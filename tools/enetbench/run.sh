@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# run.sh: the swarm-vs-bare-libenet comparison of docs/swarm.md, in one run.
+#
+# Builds tools/enetbench (gcc -lenet) and scalegate, starts the reference
+# server (`scalegate serve`) pinned to SERVER_CPU, then for every client count
+# runs the bare C client loop and `scalegate swarm --threads 1` one after the
+# other against that same server, both pinned to BENCH_CPU (one core, so the
+# Go runtime gets GOMAXPROCS=1). Prints one line per leg plus the ratio of
+# CPU time per client-tick (Go / C), and stops the server in stages.
+#
+#   tools/enetbench/run.sh [COUNTS] [SECONDS]     e.g. run.sh "64 128 256" 20
+#
+# Env: BENCH_CPU (default 1), SERVER_CPU (default 0), PORT (default 47600),
+# OUT (default a fresh temp dir; reports and logs are kept there).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH=/usr/local/go/bin:$PATH
+
+counts=${1:-"32 64 128 192 256"}
+seconds=${2:-20}
+bench_cpu=${BENCH_CPU:-1}
+server_cpu=${SERVER_CPU:-0}
+port=${PORT:-47600}
+out=${OUT:-$(mktemp -d /tmp/enetbench.XXXXXX)}
+mkdir -p "$out"
+
+gcc -O2 -Wall -Wextra -o "$out/enetbench" tools/enetbench/enetbench.c -lenet -lm
+go build -o "$out/scalegate" ./cmd/scalegate
+
+max=0
+for n in $counts; do ((n > max)) && max=$n; done
+cat >"$out/server.toml" <<EOF
+[server]
+max_peers = $((max + 16))
+[security]
+connect_rate_limit_count = 100000
+connect_rate_limit_window_s = 1
+max_connections_per_ip = 1024
+EOF
+
+server_pid=""
+stop_server() {
+  [[ -n $server_pid ]] || return 0
+  kill -INT "$server_pid" 2>/dev/null || return 0
+  for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || { wait "$server_pid" 2>/dev/null || true; server_pid=""; return 0; }; sleep 0.1; done
+  kill -KILL "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+trap stop_server EXIT INT TERM
+
+taskset -c "$server_cpu" "$out/scalegate" serve --config "$out/server.toml" --port "$port" \
+  --metrics-json "$out/metrics.json" >"$out/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 300); do
+  grep -q "listening on" "$out/server.log" && break
+  kill -0 "$server_pid" 2>/dev/null || { echo "run.sh: server exited:"; cat "$out/server.log"; exit 5; }
+  sleep 0.1
+done
+grep -q "listening on" "$out/server.log" || { echo "run.sh: server did not listen within 30 s"; exit 5; }
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "server on cpu $server_cpu, client loops on cpu $bench_cpu, ${seconds}s per leg, 60 Hz, weave input, ramp 20 ms"
+printf '%-5s %-6s %7s %9s %9s %9s %12s %9s\n' impl clients joined dt_p50 dt_p99 dt_max us/cl-tick tick_hz
+for n in $counts; do
+  c=$(taskset -c "$bench_cpu" "$out/enetbench" 127.0.0.1 "$port" "$n" "$seconds" 60 20 || true)
+  echo "$c" >>"$out/c.txt"
+  kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $c"; }
+  printf '%-5s %-6s %7s %9s %9s %9s %12s %9s\n' C "$n" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)"
+  c_us=$(kv cpu_us_per_client_tick)
+
+  GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$n" --duration "$seconds" \
+    --threads 1 --progress off --json "$out/go_$n.json" >"$out/go_$n.txt" 2>&1 || true
+  r="$out/go_$n.json"
+  go_us=$(jq -r '.cpu_us_per_client_tick' "$r")
+  printf '%-5s %-6s %7s %9.3f %9.3f %9.3f %12.2f %9.2f\n' Go "$n" "$(jq -r .clients_connected "$r")" \
+    "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
+    "$go_us" "$(jq -r .observed_server_tick_hz.mean "$r")"
+  awk -v g="$go_us" -v c="$c_us" -v n="$n" 'BEGIN { if (c > 0) printf "ratio %d clients: Go/C CPU per client-tick = %.2f\n", n, g / c }'
+done
+echo "artifacts: $out"
