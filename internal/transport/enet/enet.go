@@ -34,7 +34,11 @@ enum {
 
 	SG_DRAIN_DONE  = 0, // ENet had no more events
 	SG_DRAIN_MORE  = 1, // the event array or payload buffer is full
-	SG_DRAIN_ERROR = -1 // enet_host_service reported a socket error
+	SG_DRAIN_ERROR = -1, // enet_host_service reported a socket error
+
+	// A drain gives up after this many oversized datagrams in a row, so a
+	// flood cannot hold the owner inside one Service call.
+	SG_MAX_DROPS_PER_DRAIN = 256
 };
 
 // sg_host is the C side of one Go host. It lives in C memory so that Go can
@@ -48,6 +52,8 @@ typedef struct {
 	int         status;
 	int         err;
 	size_t      need;
+	// Datagrams over ENet's 4096 B receive buffer, dropped (see sg_drain).
+	unsigned long oversize_dropped;
 } sg_host;
 
 // sg_event is one event flattened for Go; the payload is buf[off:off+len].
@@ -152,7 +158,7 @@ static int sg_next(sg_host *s, ENetEvent *ev) {
 // early when a payload does not fit (that event is kept as pending and
 // s->need set), so one call delivers a batch with one cgo crossing.
 static int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
-	int n = 0;
+	int n = 0, drops = 0;
 	size_t used = 0;
 	s->status = SG_DRAIN_DONE;
 	s->err = 0;
@@ -165,6 +171,19 @@ static int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size
 			return n;
 		}
 		if (r < 0) {
+			// ENet 1.3.17 fails the whole service call when a datagram
+			// was truncated (MSG_TRUNC, no errno of its own: errno is 0 or
+			// a stale EAGAIN from a non-blocking call). The datagram is
+			// consumed and the host intact, so it is dropped like any other
+			// malformed datagram; otherwise anyone could stop a server
+			// with one 4097-byte packet. Real socket errors set errno.
+			if ((errno == 0 || errno == EAGAIN || errno == EWOULDBLOCK) && ++drops <= SG_MAX_DROPS_PER_DRAIN) {
+				s->oversize_dropped++;
+				continue;
+			}
+			if (drops > SG_MAX_DROPS_PER_DRAIN) {
+				return n; // the rest waits for the next Service
+			}
 			s->status = SG_DRAIN_ERROR;
 			s->err = errno;
 			return n;
@@ -499,7 +518,7 @@ type Host struct {
 	// synth are disconnect events ENet will not deliver itself (a peer
 	// dropped before it finished connecting); delivered on the next Service.
 	synth      []transport.Event
-	inCallback bool
+	servicing bool
 }
 
 var _ transport.Host = (*Host)(nil)
@@ -576,11 +595,11 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 	if h.s == nil {
 		return 0, transport.ErrClosed
 	}
-	if h.inCallback {
+	if h.servicing {
 		return 0, errors.New("enet: Service called from inside its own event callback")
 	}
-	h.inCallback = true
-	defer func() { h.inCallback = false }()
+	h.servicing = true
+	defer func() { h.servicing = false }()
 	n := h.deliverSynth(fn)
 	for n < maxEventsPerService && h.s != nil {
 		got := int(C.sg_drain(h.s, &h.evs[0], C.int(len(h.evs)), (*C.uchar)(unsafe.Pointer(&h.buf[0])), C.size_t(len(h.buf))))
@@ -744,6 +763,9 @@ func (h *Host) peerThrottle(peer transport.PeerID) (throttle, decel uint32, ok b
 func (h *Host) reliableInTransit(peer transport.PeerID) int {
 	return int(C.sg_reliable_in_transit(h.s, C.enet_uint32(peer)))
 }
+
+// oversizeDropped counts datagrams dropped for exceeding ENet's buffer.
+func (h *Host) oversizeDropped() uint64 { return uint64(h.s.oversize_dropped) }
 
 // recvBuffer is the socket's SO_RCVBUF as the kernel reports it (doubled).
 func (h *Host) recvBuffer() int { return int(C.sg_rcvbuf(h.s)) }
