@@ -517,7 +517,7 @@ type Host struct {
 	addrFinal bool
 	// synth are disconnect events ENet will not deliver itself (a peer
 	// dropped before it finished connecting); delivered on the next Service.
-	synth      []transport.Event
+	synth     []transport.Event
 	servicing bool
 }
 
