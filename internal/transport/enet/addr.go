@@ -11,6 +11,12 @@ import (
 // only. An empty host or "0.0.0.0" means every local interface; a name is
 // resolved and its first IPv4 address used.
 func parseAddr(addr string) (netip.Addr, uint16, error) {
+	return parseAddrWith(addr, net.LookupIP)
+}
+
+// parseAddrWith is parseAddr with the name lookup given (tests and fuzzing
+// must not query DNS).
+func parseAddrWith(addr string, lookup func(string) ([]net.IP, error)) (netip.Addr, uint16, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return netip.Addr{}, 0, fmt.Errorf("address %q: %w", addr, err)
@@ -22,7 +28,7 @@ func parseAddr(addr string) (netip.Addr, uint16, error) {
 	if host == "" {
 		return netip.IPv4Unspecified(), uint16(port), nil
 	}
-	ip, err := resolveIPv4(host)
+	ip, err := resolveIPv4(host, lookup)
 	if err != nil {
 		return netip.Addr{}, 0, fmt.Errorf("address %q: %w", addr, err)
 	}
@@ -30,7 +36,7 @@ func parseAddr(addr string) (netip.Addr, uint16, error) {
 }
 
 // resolveIPv4 accepts a literal IPv4 address or a name with an IPv4 address.
-func resolveIPv4(host string) (netip.Addr, error) {
+func resolveIPv4(host string, lookup func(string) ([]net.IP, error)) (netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		ip = ip.Unmap()
 		if !ip.Is4() {
@@ -38,7 +44,7 @@ func resolveIPv4(host string) (netip.Addr, error) {
 		}
 		return ip, nil
 	}
-	ips, err := net.LookupIP(host)
+	ips, err := lookup(host)
 	if err != nil {
 		return netip.Addr{}, err
 	}

@@ -1,6 +1,7 @@
 package enet
 
 import (
+	"net"
 	"net/netip"
 	"testing"
 )
@@ -42,4 +43,27 @@ func TestParseAddr(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseAddr: any string either fails or yields an IPv4 address whose
+// "ip:port" form parses back to the same thing; it never panics.
+func FuzzParseAddr(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:7777", ":0", "[::1]:5", "a:b:c", "host:65535", "1.2.3.4:99999", "[::ffff:1.2.3.4]:1"} {
+		f.Add(s)
+	}
+	noDNS := func(string) ([]net.IP, error) { return []net.IP{net.IPv4(10, 0, 0, 1)}, nil }
+	f.Fuzz(func(t *testing.T, s string) {
+		ip, port, err := parseAddrWith(s, noDNS)
+		if err != nil {
+			return
+		}
+		if !ip.Is4() {
+			t.Fatalf("parseAddr(%q) = %v, not IPv4", s, ip)
+		}
+		back := netip.AddrPortFrom(ip, port).String()
+		ip2, port2, err := parseAddrWith(back, noDNS)
+		if err != nil || ip2 != ip || port2 != port {
+			t.Fatalf("%q → %s → %v:%d (%v)", s, back, ip2, port2, err)
+		}
+	})
 }
