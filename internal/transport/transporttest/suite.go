@@ -42,6 +42,7 @@ func Run(t *testing.T, backend string) {
 		{"ListenPortInUse", testListenPortInUse},
 		{"BadAddress", testBadAddress},
 		{"ConnectTimeout", testConnectTimeout},
+		{"PeerTimeout", testPeerTimeout},
 		{"Closed", testClosed},
 		{"ManyClients", func(t *testing.T, b string) {
 			Many(t, b, ManyConfig{Clients: 16, Duration: time.Second})
@@ -390,6 +391,23 @@ func testConnectTimeout(t *testing.T, backend string) {
 	}, client)
 	if ev.Kind != transport.EventDisconnect || ev.Peer != peer || ev.Data != transport.ReasonTimeout {
 		t.Errorf("got %v peer %d data %d, want disconnect of peer %d with ReasonTimeout", ev.Kind, ev.Peer, ev.Data, peer)
+	}
+}
+
+// testPeerTimeout: a peer that goes silent (its host closed without
+// notice) is disconnected with ReasonTimeout after about Options.Timeout.
+func testPeerTimeout(t *testing.T, backend string) {
+	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{Timeout: time.Second})
+	if err := p.server.h.Close(); err != nil {
+		t.Fatalf("server Close: %v", err)
+	}
+	// Reliable traffic gives the client something unacknowledged to time out on.
+	if err := p.client.h.Send(p.cPeer, transport.Reliable, []byte{1}); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	ev := waitEvent(t, "timeout of a silent peer", p.client, isKind(transport.EventDisconnect), p.client)
+	if ev.Peer != p.cPeer || ev.Data != transport.ReasonTimeout {
+		t.Errorf("disconnect peer %d data %d, want peer %d with ReasonTimeout", ev.Peer, ev.Data, p.cPeer)
 	}
 }
 
