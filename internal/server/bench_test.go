@@ -25,6 +25,7 @@ func BenchmarkSnapshotBuild(b *testing.B) {
 					b.Fatalf("in view %d", v.In.InView)
 				}
 				p := &SnapshotParams{BudgetBytes: budget, Compress: true}
+				p.Records = EncodeRecords(w, w.Live(), nil, serialRun)
 				b.ReportAllocs()
 				tick := uint32(0)
 				bytes := 0

@@ -48,6 +48,24 @@ type SnapshotParams struct {
 	BudgetBytes int // whole Snapshot message; 0 unlimited
 	Compress    bool
 	Pad         []byte // inflate_snapshot_bytes fault; nil normally
+	// Records holds every live entity's record, encoded once this tick
+	// (EncodeRecords), indexed by slot; a peer's build copies them and
+	// patches its own flag and age.
+	Records [][snapshot.RecordSize]byte
+}
+
+// EncodeRecords encodes the record of every slot in live into recs
+// (grown to the world's slot count) using workers, and returns recs.
+func EncodeRecords(w *World, live []int32, recs [][snapshot.RecordSize]byte, run func(n, chunk int, fn func(worker, i int))) [][snapshot.RecordSize]byte {
+	if len(recs) < w.Slots() {
+		recs = append(recs, make([][snapshot.RecordSize]byte, w.Slots()-len(recs))...)
+	}
+	run(len(live), 64, func(_, i int) {
+		var r snapshot.Record
+		w.At(live[i]).record(&r)
+		snapshot.EncodeRecord(&recs[live[i]], &r)
+	})
+	return recs
 }
 
 // MaxRecords is how many records fit the budget after the message header
@@ -90,12 +108,11 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 		in.order = topK(in.order, max(room, 0))
 	}
 	enc.Reset()
-	var r snapshot.Record
 	if room >= 0 {
-		in.appendRecord(enc, &r, own, me, p.Tick, true)
+		in.appendRecord(enc, p, own, me.ID, true)
 	}
 	for _, c := range in.order {
-		in.appendRecord(enc, &r, c.slot, w.At(c.slot), p.Tick, false)
+		in.appendRecord(enc, p, c.slot, c.id, false)
 	}
 	flags, body := enc.Finish(p.Pad, p.Compress)
 	in.Sent = enc.Len()
@@ -103,21 +120,20 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	in.Msg = append(in.Msg, body...)
 }
 
-// appendRecord encodes e (flagged as the peer's own when own) and marks it
-// sent.
-func (in *Interest) appendRecord(enc *snapshot.Encoder, r *snapshot.Record, slot int32, e *Entity, tick uint32, own bool) {
-	e.record(r)
+// appendRecord appends the tick's encoded record of slot (flagged as the
+// peer's own when own, aged from this peer's last send) and marks it sent.
+func (in *Interest) appendRecord(enc *snapshot.Encoder, p *SnapshotParams, slot int32, id uint32, own bool) {
 	m := &in.sent[slot]
-	if m.id == e.ID {
-		r.Age = uint8(min(tick-m.tick, 255))
-	} else {
-		r.Age = 0
+	age := uint8(0)
+	if m.id == id {
+		age = uint8(min(p.Tick-m.tick, 255))
 	}
+	var flags uint8
 	if own {
-		r.Flags |= snapshot.FlagOwn
+		flags = snapshot.FlagOwn
 	}
-	*m = sentMark{id: e.ID, tick: tick}
-	enc.Append(r)
+	*m = sentMark{id: id, tick: p.Tick}
+	enc.AppendEncoded(&p.Records[slot], flags, age)
 }
 
 func (in *Interest) staleness(slot int32, id uint32, tick uint32) float64 {

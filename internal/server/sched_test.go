@@ -114,6 +114,7 @@ func TestCollideSeparatesTwoSpheres(t *testing.T) {
 // buildAll senses and builds one tick for every viewer serially.
 func buildAll(w *World, g *Grid, vs []*Viewer, enc *snapshot.Encoder, p *SnapshotParams, radius float64) {
 	g.Rebuild(w, w.Live())
+	p.Records = EncodeRecords(w, w.Live(), p.Records, serialRun)
 	for _, v := range vs {
 		v.In.Sense(w, g, v.Slot, radius)
 		v.In.Build(w, v.Slot, enc, p)
@@ -317,5 +318,12 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		if len(got) != k {
 			t.Fatalf("len %d want %d", len(got), k)
 		}
+	}
+}
+
+// serialRun is pool.run without a pool.
+func serialRun(n, _ int, fn func(worker, i int)) {
+	for i := 0; i < n; i++ {
+		fn(0, i)
 	}
 }

@@ -47,6 +47,7 @@ type Sim struct {
 	encs     []*snapshot.Encoder
 	radius   float64
 	aiSlots  []int32
+	recs     [][snapshot.RecordSize]byte
 	// Contacts is the number of entity-entity contacts found by the last tick.
 	Contacts int
 }
@@ -130,6 +131,8 @@ func (s *Sim) Sense(t *timer, vs []*Viewer) {
 // encoder k, and each viewer's output depends only on the world and its own
 // state.
 func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
+	s.recs = EncodeRecords(s.World, s.World.Live(), s.recs, s.pool.run)
+	p.Records = s.recs
 	s.pool.run(len(vs), 1, func(wk, i int) {
 		vs[i].In.Build(s.World, vs[i].Slot, s.encs[wk], p)
 	})

@@ -49,11 +49,40 @@ func (e *Encoder) Reset() {
 // Len is the number of records appended since Reset.
 func (e *Encoder) Len() int { return e.n }
 
+// Record byte offsets of the two per-receiver fields: everything before
+// them is the same for every peer that receives the entity in a tick, so a
+// server may encode each entity once (EncodeRecord) and patch these.
+const (
+	flagsOffset = RecordSize - 2
+	ageOffset   = RecordSize - 1
+)
+
+// EncodeRecord writes r's 24 wire bytes to dst, exactly as Append would
+// write them. It does not allocate.
+func EncodeRecord(dst *[RecordSize]byte, r *Record) {
+	var w bitWriter
+	w.reset(dst[:0])
+	writeRecord(&w, r)
+}
+
+// AppendEncoded adds a record encoded by EncodeRecord, with extraFlags
+// or-ed into its flags and its age replaced: the per-peer part of a record.
+func (e *Encoder) AppendEncoded(rec *[RecordSize]byte, extraFlags, age uint8) {
+	// Records are whole bytes, so the writer is byte-aligned here.
+	e.bw.buf = append(e.bw.buf, rec[:flagsOffset]...)
+	e.bw.buf = append(e.bw.buf, rec[flagsOffset]|extraFlags, age)
+	e.n++
+}
+
 // Append adds one record. Out-of-range values are clamped to the format's
 // ranges; a zero ID or Type is the caller's bug and is written as given (the
 // decoder will reject it, which a round-trip test catches).
 func (e *Encoder) Append(r *Record) {
-	w := &e.bw
+	writeRecord(&e.bw, r)
+	e.n++
+}
+
+func writeRecord(w *bitWriter, r *Record) {
 	w.write(r.ID, bitsID)
 	w.write(quantize(float64(r.Pos[0]), PosXZMin, PosStep, bitsPosXZ), bitsPosXZ)
 	w.write(quantize(float64(r.Pos[1]), PosYMin, PosStep, bitsPosY), bitsPosY)
@@ -69,7 +98,6 @@ func (e *Encoder) Append(r *Record) {
 	w.write(uint32(r.Type), bitsType)
 	w.write(uint32(r.Flags), bitsFlags)
 	w.write(uint32(r.Age), bitsAge)
-	e.n++
 }
 
 // Finish completes the body: it appends pad (opaque padding, normally nil),
