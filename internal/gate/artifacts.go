@@ -27,6 +27,17 @@ var ErrRunDirExists = errors.New("run directory already exists (runs never overw
 // not exist; otherwise it is root/<profile>_<UTC timestamp>, suffixed -2,
 // -3… should two runs start in the same second.
 func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
+	// Absolute, so the rerun command lines in the summary work from any
+	// directory.
+	var err error
+	if out != "" {
+		if out, err = filepath.Abs(out); err != nil {
+			return "", fmt.Errorf("run directory: %w", err)
+		}
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return "", fmt.Errorf("results directory: %w", err)
+	}
 	if out != "" {
 		if _, err := os.Lstat(out); err == nil {
 			return "", fmt.Errorf("%s: %w", out, ErrRunDirExists)

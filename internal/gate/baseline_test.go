@@ -43,8 +43,8 @@ func runWith(t *testing.T, p *Profile, b *Baseline, mutate func(map[string]any))
 
 func TestUpdateBaselineFailedRunLeavesFileByteIdentical(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		mutate func(map[string]any)
+		name        string
+		mutate      func(map[string]any)
 		interrupted bool
 	}{
 		{"hard gate failed", func(tk map[string]any) { tk["wire_out_kbs_per_client"] = 400.0 }, false},

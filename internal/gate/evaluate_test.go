@@ -76,13 +76,23 @@ func TestEvaluate(t *testing.T) {
 	}{
 		{"healthy", nil, false, "wire_kbs_max", StatusPass, LevelHard, VerdictPassed},
 		// wire ceiling
-		{"wire over ceiling", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_out_kbs_per_client"] = 151.0 }, false, "wire_kbs_max", StatusFail, LevelHard, VerdictFailed},
-		{"wire missing is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "wire_out_kbs_per_client") }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"wire null is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_out_kbs_per_client"] = nil }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"wire over ceiling", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			tk["wire_out_kbs_per_client"] = 151.0
+		}, false, "wire_kbs_max", StatusFail, LevelHard, VerdictFailed},
+		{"wire missing is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			delete(tk, "wire_out_kbs_per_client")
+		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"wire null is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			tk["wire_out_kbs_per_client"] = nil
+		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
 		// admission
-		{"refused client", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ClientsRefused, r.ClientsConnected = 1, 7 }, false, "admission", StatusFail, LevelHard, VerdictFailed},
+		{"refused client", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ClientsRefused, r.ClientsConnected = 1, 7
+		}, false, "admission", StatusFail, LevelHard, VerdictFailed},
 		{"dropped client", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ClientsDisconnected = 1 }, false, "admission", StatusFail, LevelHard, VerdictFailed},
-		{"swarm ran fewer clients", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Clients, r.ClientsConnected = 4, 4 }, false, "admission", StatusFail, LevelHard, VerdictFailed},
+		{"swarm ran fewer clients", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.Clients, r.ClientsConnected = 4, 4
+		}, false, "admission", StatusFail, LevelHard, VerdictFailed},
 		// tick-Hz tripwire
 		{"tick-Hz collapse", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ObservedServerTickHz.Min = 16 }, false, "tick_hz_min", StatusFail, LevelHard, VerdictFailed},
 		{"tick-Hz missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ObservedServerTickHz = nil }, false, "tick_hz_min", StatusUnevaluable, LevelHard, VerdictFailed},
@@ -103,7 +113,9 @@ func TestEvaluate(t *testing.T) {
 		// RSS
 		{"rss growth", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = 90000 }, false, "rss_growth_kb_max", StatusFail, LevelHard, VerdictFailed},
 		{"rss startup missing", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "rss_startup_kb") }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"rss unavailable (0)", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"], tk["rss_startup_kb"] = 0, 0 }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"rss unavailable (0)", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			tk["rss_kb"], tk["rss_startup_kb"] = 0, 0
+		}, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
 		{"rss slope", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = f64(500) }, false, "rss_slope_kb_per_min_max", StatusFail, LevelHard, VerdictFailed},
 		{"rss slope null", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = nil }, false, "rss_slope_kb_per_min_max", StatusUnevaluable, LevelHard, VerdictFailed},
 		// entities
@@ -118,9 +130,15 @@ func TestEvaluate(t *testing.T) {
 			r.ServerTick, r.ServerMetricsError = nil, "open: no such file"
 		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
 		// baseline
-		{"baseline within tolerance", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.DownstreamKBsPerClient.Mean = 65.9 }, false, "baseline_kbs", StatusPass, LevelHard, VerdictPassed},
-		{"baseline kbs regression", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.DownstreamKBsPerClient.Mean = 66.1 }, false, "baseline_kbs", StatusFail, LevelHard, VerdictFailed},
-		{"baseline wire regression", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_out_kbs_per_client"] = 55.1 }, false, "baseline_wire_kbs", StatusFail, LevelHard, VerdictFailed},
+		{"baseline within tolerance", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.DownstreamKBsPerClient.Mean = 65.9
+		}, false, "baseline_kbs", StatusPass, LevelHard, VerdictPassed},
+		{"baseline kbs regression", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.DownstreamKBsPerClient.Mean = 66.1
+		}, false, "baseline_kbs", StatusFail, LevelHard, VerdictFailed},
+		{"baseline wire regression", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			tk["wire_out_kbs_per_client"] = 55.1
+		}, false, "baseline_wire_kbs", StatusFail, LevelHard, VerdictFailed},
 		{"baseline key missing", func(_ *Profile, _ map[string]any, _ *report.Report, b *Baseline) { delete(b.Entries, "t/weave") }, false, "baseline_kbs", StatusUnevaluable, LevelHard, VerdictFailed},
 		{"baseline tolerance from profile", func(p *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			p.Baseline.TolerancePct = 20

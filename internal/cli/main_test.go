@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes this test binary double as the scalegate executable:
+// testscript installs it in $PATH as "scalegate", and the gate runner starts
+// `scalegate serve` and `scalegate swarm` through os.Executable, which is
+// that same copy — so the scripts run the real product end to end.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"scalegate": func() { os.Exit(Main(os.Args[1:])) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: the CLI end to end, including
+// real gate runs against the reference server with its fault knobs (the
+// "gate bites" tests). Each real leg is 8 clients for 4 s.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"gatestatus": cmdGateStatus,
+			"waitfile":   cmdWaitFile,
+			"noorphans":  cmdNoOrphans,
+		},
+	})
+}
+
+// cmdGateStatus: gatestatus RUNDIR LEG GATE STATUS [LEVEL] asserts one
+// check of summary.json.
+func cmdGateStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 4 {
+		ts.Fatalf("usage: gatestatus RUNDIR LEG GATE STATUS [LEVEL]")
+	}
+	var sum struct {
+		Legs []struct {
+			Leg    struct{ ID string }
+			Checks []struct {
+				Gate, Status, Level, Detail string
+			}
+		}
+	}
+	b := ts.ReadFile(filepath.Join(args[0], "summary.json"))
+	if err := json.Unmarshal([]byte(b), &sum); err != nil {
+		ts.Fatalf("summary.json: %v", err)
+	}
+	for _, l := range sum.Legs {
+		if l.Leg.ID != args[1] {
+			continue
+		}
+		for _, c := range l.Checks {
+			if c.Gate != args[2] {
+				continue
+			}
+			ok := c.Status == args[3] && (len(args) < 5 || c.Level == args[4])
+			if ok == neg {
+				ts.Fatalf("leg %s gate %s: status %s level %s (%s); want %s %v", args[1], args[2], c.Status, c.Level, c.Detail, args[3:], !neg)
+			}
+			ts.Logf("leg %s gate %s: %s %s — %s", args[1], args[2], c.Status, c.Level, c.Detail)
+			return
+		}
+		ts.Fatalf("leg %s has no %s check", args[1], args[2])
+	}
+	ts.Fatalf("no leg %s in %s/summary.json", args[1], args[0])
+}
+
+// cmdWaitFile: waitfile PATH waits up to 60 s for PATH to exist.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: waitfile PATH")
+	}
+	path := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear within 60 s", path)
+}
+
+// cmdNoOrphans: noorphans DIR fails if any live process has DIR in its
+// command line (every server and swarm of a run carries its run directory).
+func cmdNoOrphans(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: noorphans DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	var left []string
+	// Reaping is synchronous in the runner; the short retry only absorbs
+	// the kernel tearing down a process it already reported dead.
+	for range 50 {
+		left = processesMentioning(dir)
+		if len(left) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, p := range left {
+		var pid int
+		fmt.Sscan(p, &pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	ts.Fatalf("processes left behind: %v", left)
+}
+
+func processesMentioning(s string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		pid := e.Name()
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + pid + "/cmdline")
+		if err != nil || !strings.Contains(string(cmd), s) {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+		if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+			continue
+		}
+		out = append(out, pid+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return out
+}
+
+// TestProcessesMentioning shows noorphans can fail: a live process whose
+// command line carries the marker is found.
+func TestProcessesMentioning(t *testing.T) {
+	marker := t.TempDir() + "/run"
+	cmd := exec.Command("/bin/sh", "-c", "sleep 30", marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if got := processesMentioning(marker); len(got) != 1 {
+		t.Fatalf("found %v, want the sleeping shell", got)
+	}
+}
