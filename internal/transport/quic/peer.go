@@ -269,8 +269,10 @@ func (p *peer) afterControl(conn *quicgo.Conn, err error) {
 		case <-t.C:
 		}
 		return
-	case conn.Context().Err() == nil && p.ctx.Err() == nil:
-		// The stream failed (reset) while the connection lives.
+	case isStreamReset(err):
+		// The peer reset the control stream but kept the connection: a
+		// protocol violation (a closing connection fails reads with the
+		// connection's error instead, which is not counted).
 		p.h.st.protocolErrors.Add(1)
 		p.closeConn(conn, codeProtocolError, fmt.Sprintf("control stream: %v", err))
 	}
@@ -302,6 +304,12 @@ func (p *peer) reason(cause error) uint32 {
 		return uint32(ae.ErrorCode)
 	}
 	return transport.ReasonTimeout
+}
+
+// isStreamReset reports whether err is the peer resetting the stream.
+func isStreamReset(err error) bool {
+	var se *quicgo.StreamError
+	return errors.As(err, &se) && se.Remote
 }
 
 // controlLoop reads framed messages until the stream ends or fails.

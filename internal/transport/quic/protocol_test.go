@@ -1,0 +1,143 @@
+package quic
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	quicgo "github.com/quic-go/quic-go"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// rawDial connects to addr with quic-go directly, as a misbehaving client.
+func rawDial(t *testing.T, addr string, alpn string) (*quicgo.Conn, error) {
+	t.Helper()
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	tc := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{alpn}}
+	return quicgo.DialAddr(ctx, ua.String(), tc, &quicgo.Config{EnableDatagrams: true})
+}
+
+func TestMisbehavingClients(t *testing.T) {
+	sh, err := transport.Listen(Name, "127.0.0.1:0", transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := newEnd(t, "server", sh)
+
+	// Wrong ALPN: the TLS handshake fails, the server sees nothing.
+	if c, err := rawDial(t, sh.Addr(), "h3"); err == nil {
+		_ = c.CloseWithError(0, "")
+		t.Fatal("handshake with ALPN h3 succeeded")
+	}
+
+	for _, tc := range []struct {
+		name    string
+		stream  []byte
+		connect bool // the preamble is whole: EventConnect, then EventDisconnect
+	}{
+		{"short preamble", []byte{1, 0}, false},
+		{"FIN inside a frame", append(appendPreamble(nil, proto.ConnectData), 9, 0, 1, 2), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := server.h.Stats().ProtocolErrors
+			c, err := rawDial(t, sh.Addr(), ALPN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseWithError(0, "")
+			s, err := c.OpenStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Write(tc.stream); err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Close()
+			waitFor(t, "protocol error counted", func() bool { return server.h.Stats().ProtocolErrors > before }, server)
+			select {
+			case <-c.Context().Done():
+			case <-time.After(waitTimeout):
+				t.Fatal("server did not close the connection")
+			}
+			var ae *quicgo.ApplicationError
+			if cause := context.Cause(c.Context()); !errors.As(cause, &ae) || ae.ErrorCode != codeProtocolError {
+				t.Errorf("closed with %v, want application error %#x", cause, codeProtocolError)
+			}
+			if tc.connect {
+				waitEvent(t, "connect", server, kind(transport.EventConnect), server)
+				ev := waitEvent(t, "disconnect", server, kind(transport.EventDisconnect), server)
+				if ev.Data != transport.ReasonTimeout {
+					t.Errorf("disconnect reason %d after a protocol error, want ReasonTimeout", ev.Data)
+				}
+			} else if ev, ok := server.take(kind(transport.EventConnect)); ok {
+				t.Errorf("connect event %+v for a client without a preamble", ev)
+			}
+		})
+	}
+}
+
+func TestSocketPoolHosts(t *testing.T) {
+	sh, err := transport.Listen(Name, "127.0.0.1:0", transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := newEnd(t, "server", sh)
+	pool := NewSocketPool(2)
+	var clients []*end
+	for i := 0; i < 3; i++ {
+		h, err := pool.Dial(transport.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, newEnd(t, "client", h))
+	}
+	if clients[0].h.Addr() != clients[1].h.Addr() || clients[1].h.Addr() == clients[2].h.Addr() {
+		t.Fatalf("pool of 2 per socket: addrs %s %s %s", clients[0].h.Addr(), clients[1].h.Addr(), clients[2].h.Addr())
+	}
+	all := append([]*end{server}, clients...)
+	peers := make([]transport.PeerID, len(clients))
+	for i, c := range clients {
+		if peers[i], err = c.h.Connect(sh.Addr(), uint32(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range clients {
+		waitEvent(t, "connect", c, kind(transport.EventConnect), all...)
+		if err := c.h.Send(peers[i], transport.Unreliable, pattern(byte(i), 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[byte]bool{}
+	waitFor(t, "one datagram from each client", func() bool {
+		for {
+			ev, ok := server.take(received(transport.Unreliable))
+			if !ok {
+				break
+			}
+			seen[ev.Payload[0]] = true
+		}
+		return len(seen) == 3
+	}, all...)
+	// Closing one host must not disturb its socket neighbour.
+	if err := clients[0].h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, "disconnect of the closed host", server, kind(transport.EventDisconnect), server)
+	if err := clients[1].h.Send(peers[1], transport.Reliable, []byte("still here")); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, "reliable from the neighbour", server, received(transport.Reliable), server, clients[1])
+	if r := clients[1].h.WireRates(); r.BytesOutPerSec <= 0 {
+		t.Errorf("shared-socket host wire rates %+v, want its own traffic", r)
+	}
+}
