@@ -47,6 +47,7 @@ type swarmFlags struct {
 	rampMs    float64
 	rssS      float64
 	timeoutS  float64
+	decode    bool
 }
 
 func init() {
@@ -76,6 +77,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series (s)")
 	fs.StringVar(&f.cfg.EntityType, "entity-type", "builtin:debug-entity", "entity_type each client requests in its Join")
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
+	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
 	fs.Float64Var(&a.MinTickHz, "assert-min-tick-hz", swarm.Off, "fail if observed (proxy) tick-Hz min < X")
 	fs.Float64Var(&a.MaxKBs, "assert-max-kbs", swarm.Off, "fail if downstream KB/s/client max > X")
@@ -161,6 +163,7 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	f.cfg.Ramp = time.Duration(f.rampMs * float64(time.Millisecond))
 	f.cfg.RSSSampleInterval = seconds(f.rssS)
 	f.cfg.Timeout = seconds(f.timeoutS)
+	f.cfg.SkipBodyDecode = !f.decode
 	if f.cfg.Threads == 0 {
 		f.cfg.Threads = swarm.AutoThreads(f.cfg.Clients)
 	}

@@ -69,6 +69,9 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	for f := range unknown {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("server body_format %q has no decoder in this build: snapshot bodies were not decoded", f))
 	}
+	if cfg.SkipBodyDecode {
+		r.Warnings = append(r.Warnings, "snapshot body decoding was off (--decode-bodies=false): snapshot_decode_errors counts header errors only")
+	}
 	sort.Strings(r.Warnings)
 	return r
 }

@@ -167,12 +167,17 @@ func (s *refServer) kill() {
 // parsed report and stderr. limit bounds the run: a hang fails the test.
 func swarmCLI(t *testing.T, limit time.Duration, args ...string) (int, *report.Report, string) {
 	t.Helper()
+	return swarmCLICtx(t, context.Background(), limit, args...)
+}
+
+func swarmCLICtx(t *testing.T, ctx context.Context, limit time.Duration, args ...string) (int, *report.Report, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "report.json")
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	ch := make(chan int, 1)
 	go func() {
-		ch <- cli.Run(context.Background(), env, append([]string{"swarm"}, append(args, "--json", path, "--progress", "plain")...))
+		ch <- cli.Run(ctx, env, append([]string{"swarm"}, append(args, "--json", path, "--progress", "plain")...))
 	}()
 	var code int
 	select {
@@ -275,5 +280,26 @@ func TestE2EReferenceServerKilled(t *testing.T) {
 	}
 	if r.DurationS > 60 || !strings.Contains(stderr, "lost mid-run") {
 		t.Errorf("duration %.1fs, stderr %q", r.DurationS, stderr)
+	}
+}
+
+// SIGINT (a cancelled context, as cli.Main's signal handler makes it): the
+// swarm stops early, writes its report marked aborted and exits 130.
+func TestE2EInterruptedExit130(t *testing.T) {
+	srv := startRefServer(t, 16, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Not waitMetrics: t.Fatal must not be called off the test goroutine.
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if st, _, err := report.ReadServerTick(srv.metrics); err == nil && st.Peers == 2 {
+				break
+			}
+		}
+		cancel()
+	}()
+	code, r, _ := swarmCLICtx(t, ctx, 90*time.Second, "127.0.0.1", srv.port, "--clients", "2", "--duration", "120")
+	if code != int(exitcode.Interrupted) || r.Aborted == "" || r.Passed {
+		t.Errorf("exit %d aborted %q passed %v; want 130, aborted, not passed", code, r.Aborted, r.Passed)
 	}
 }

@@ -47,16 +47,19 @@ const (
 
 // Config is one swarm run.
 type Config struct {
-	Addr              string // server "host:port"
-	Clients           int
-	Duration          time.Duration // from the first connect; includes the ramp
-	RateHz            float64       // Input rate and worker loop rate
-	Transport         string
-	Ramp              time.Duration // between successive connects
-	Threads           int           // worker goroutines; 0 = auto
-	Mix               Mix           // pattern assignment
-	EntityType        string        // Join entity_type
-	ServerMetrics     string        // server metrics file to sample; "" = none
+	Addr       string // server "host:port"
+	Clients    int
+	Duration   time.Duration // from the first connect; includes the ramp
+	RateHz     float64       // Input rate and worker loop rate
+	Transport  string
+	Ramp       time.Duration // between successive connects
+	Threads    int           // worker goroutines; 0 = auto
+	Mix        Mix           // pattern assignment
+	EntityType string        // Join entity_type
+	// SkipBodyDecode turns snapshot body decoding off (a benchmark knob:
+	// decode errors are then not measured, and the report says so).
+	SkipBodyDecode    bool
+	ServerMetrics     string // server metrics file to sample; "" = none
 	RSSSampleInterval time.Duration
 	Timeout           time.Duration
 	ConnectTimeout    time.Duration

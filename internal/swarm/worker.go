@@ -213,7 +213,7 @@ func (w *worker) shutdown() {
 // decoderFor returns this worker's decoder for a body format, nil for
 // "opaque" and for formats no decoder is registered for (recorded).
 func (w *worker) decoderFor(format string) BodyDecoder {
-	if format == BodyFormatOpaque {
+	if format == BodyFormatOpaque || w.cfg.SkipBodyDecode {
 		return nil
 	}
 	if d, ok := w.decoders[format]; ok {

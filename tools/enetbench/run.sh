@@ -6,7 +6,9 @@
 # runs the bare C client loop and `scalegate swarm --threads 1` one after the
 # other against that same server, both pinned to BENCH_CPU (one core, so the
 # Go runtime gets GOMAXPROCS=1). Prints one line per leg plus the ratio of
-# CPU time per client-tick (Go / C), and stops the server in stages.
+# CPU time per client-tick (Go / C), and stops the server in stages. "Go" is
+# the swarm as shipped (it decodes every sg-entities/1 body); "Go-nd" runs
+# with --decode-bodies=false, the like-for-like loop of the C client.
 #
 #   tools/enetbench/run.sh [COUNTS] [SECONDS]     e.g. run.sh "64 128 256" 20
 #
@@ -69,13 +71,18 @@ for n in $counts; do
   printf '%-5s %-6s %7s %9s %9s %9s %12s %9s\n' C "$n" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)"
   c_us=$(kv cpu_us_per_client_tick)
 
-  GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$n" --duration "$seconds" \
-    --threads 1 --progress off --json "$out/go_$n.json" >"$out/go_$n.txt" 2>&1 || true
-  r="$out/go_$n.json"
-  go_us=$(jq -r '.cpu_us_per_client_tick' "$r")
-  printf '%-5s %-6s %7s %9.3f %9.3f %9.3f %12.2f %9.2f\n' Go "$n" "$(jq -r .clients_connected "$r")" \
-    "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
-    "$go_us" "$(jq -r .observed_server_tick_hz.mean "$r")"
-  awk -v g="$go_us" -v c="$c_us" -v n="$n" 'BEGIN { if (c > 0) printf "ratio %d clients: Go/C CPU per client-tick = %.2f\n", n, g / c }'
+  # Go twice: as shipped (decoding every sg-entities/1 body, which the C
+  # loop does not do) and with --decode-bodies=false (the like-for-like loop).
+  for decode in true false; do
+    r="$out/go_${n}_decode_$decode.json"
+    GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$n" --duration "$seconds" \
+      --threads 1 --progress off --decode-bodies=$decode --json "$r" >"${r%.json}.txt" 2>&1 || true
+    go_us=$(jq -r '.cpu_us_per_client_tick' "$r")
+    label=Go; [[ $decode == false ]] && label=Go-nd
+    printf '%-5s %-6s %7s %9.3f %9.3f %9.3f %12.2f %9.2f\n' "$label" "$n" "$(jq -r .clients_connected "$r")" \
+      "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
+      "$go_us" "$(jq -r .observed_server_tick_hz.mean "$r")"
+    awk -v g="$go_us" -v c="$c_us" -v n="$n" -v l="$label" 'BEGIN { if (c > 0) printf "ratio %d clients: %s/C CPU per client-tick = %.2f\n", n, l, g / c }'
+  done
 done
 echo "artifacts: $out"
