@@ -369,21 +369,6 @@ import (
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// Name is the backend's protocol name.
-const Name = "enet"
-
-// Defaults for zero Options fields.
-const (
-	// DefaultMaxPeers is the peer slots of a listening host.
-	DefaultMaxPeers = 1024
-	// MaxPeers is ENet's protocol limit (ENET_PROTOCOL_MAXIMUM_PEER_ID).
-	MaxPeers = 4095
-	// DefaultServerRecvBuffer is the SO_RCVBUF a listening host requests: a
-	// tick's burst from hundreds of clients lands on one socket, and ENet's
-	// 256 KiB overflowed at 500 clients (transport brief, measured).
-	DefaultServerRecvBuffer = 4 << 20
-)
-
 // batchEvents is how many events one cgo crossing can return.
 const batchEvents = 256
 
