@@ -38,6 +38,9 @@ const (
 	defaultTimeout   = 30 * time.Second // MaxIdleTimeout, as ENet's 30 s maximum
 	handshakeTimeout = 5 * time.Second  // quic-go's default HandshakeIdleTimeout
 	lingerTimeout    = 2 * time.Second  // graceful close: wait this long for the peer's FIN
+	// closeFlushTimeout bounds how long Close waits for Disconnected peers
+	// to put their close on the wire.
+	closeFlushTimeout = 500 * time.Millisecond
 )
 
 // Application error codes above the u32 range are the transport's own; a
@@ -368,6 +371,7 @@ func (h *Host) Close() error {
 		return transport.ErrClosed
 	}
 	h.closed = true
+	h.flushDisconnects()
 	clear(h.peers)
 	addr := h.Addr()
 	h.cancel()
@@ -404,6 +408,35 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("quic: connect address %q: port must be 1-65535", addr)
 	}
 	return nil
+}
+
+// flushDisconnects lets peers the owner already Disconnected finish before
+// Close tears the socket down, the way ENet's Disconnect + Flush + destroy
+// still puts the disconnect on the wire: their senders hand over what was
+// queued, finish the control stream and close with the reason at once,
+// without lingering for the peer's FIN. Bounded by closeFlushTimeout for the
+// whole host. Control messages queued in the same breath may still be cut
+// off by the CONNECTION_CLOSE; the close and its reason are not.
+func (h *Host) flushDisconnects() {
+	var waits []chan struct{}
+	for _, p := range h.peers {
+		if p.disconnecting && p.connected {
+			close(p.hurry)
+			waits = append(waits, p.done)
+		}
+	}
+	if len(waits) == 0 {
+		return
+	}
+	t := time.NewTimer(closeFlushTimeout)
+	defer t.Stop()
+	for _, d := range waits {
+		select {
+		case <-d:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // acceptLoop accepts connections until the host closes.

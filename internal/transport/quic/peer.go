@@ -43,6 +43,8 @@ type peer struct {
 	finReq   bool      // the peer finished its control stream: finish ours
 	wake     chan struct{}
 	peerFin  chan struct{} // closed when the peer's control stream ended
+	hurry    chan struct{} // closed by host Close: do not linger for the peer's FIN
+	done     chan struct{} // closed when the peer's goroutines are finished
 
 	// Receive side bounds (see maxPendingControl, maxPendingDatagrams).
 	ctrlSlots     chan struct{}
@@ -65,6 +67,8 @@ func (h *Host) newPeer() *peer {
 		cancel:    cancel,
 		wake:      make(chan struct{}, 1),
 		peerFin:   make(chan struct{}),
+		hurry:     make(chan struct{}),
+		done:      make(chan struct{}),
 		ctrlSlots: make(chan struct{}, maxPendingControl),
 	}
 }
@@ -135,6 +139,7 @@ func (p *peer) wakeSender() {
 // dial runs a client connection from handshake to EventDisconnect.
 func (h *Host) dial(p *peer, addr string, data uint32) {
 	defer h.live.Add(-1)
+	defer close(p.done)
 	defer p.cancel()
 	conn, stream, err := h.open(p, addr, data)
 	if err != nil {
@@ -176,6 +181,7 @@ func (h *Host) open(p *peer, addr string, data uint32) (*quicgo.Conn, *quicgo.St
 func (h *Host) serve(conn *quicgo.Conn) {
 	defer h.live.Add(-1)
 	p := h.newPeer()
+	defer close(p.done)
 	defer p.cancel()
 	p.conn.Store(conn)
 	stream, data, err := acceptControl(p.ctx, conn)
@@ -507,6 +513,7 @@ func (s *sender) finish() {
 	defer t.Stop()
 	select {
 	case <-s.p.peerFin:
+	case <-s.p.hurry:
 	case <-t.C:
 	case <-s.conn.Context().Done():
 	case <-s.p.ctx.Done():

@@ -374,3 +374,22 @@ func pattern(tag byte, n int) []byte {
 	}
 	return b
 }
+
+// TestDisconnectFlushClose is the swarm's shutdown: Disconnect, Flush and
+// Close in one breath. The remote must learn the reason from the close on
+// the wire, not from its idle timeout (set beyond the wait here, so a
+// silent drop fails the test).
+func TestDisconnectFlushClose(t *testing.T) {
+	p := connect(t, proto.ConnectData, transport.Options{Timeout: 2 * waitTimeout}, transport.Options{})
+	p.client.h.Disconnect(p.cPeer, 7)
+	if err := p.client.h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.client.h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitEvent(t, "disconnect", p.server, kind(transport.EventDisconnect), p.server)
+	if ev.Peer != p.sPeer || ev.Data != 7 {
+		t.Fatalf("server got peer %d reason %d, want peer %d reason 7", ev.Peer, ev.Data, p.sPeer)
+	}
+}
