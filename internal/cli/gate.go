@@ -69,8 +69,8 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	if err := p.FeatureError(); err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
-	if _, err := transport.Lookup(p.Transport); err != nil {
-		return exitcode.Errorf(exitcode.Usage, "profile %s pins transport %s: %w; scalegate never runs another transport in its place", p.Name, p.Transport, err)
+	if err := p.TransportError(lookupTransport); err != nil {
+		return exitcode.With(exitcode.Usage, err)
 	}
 	var base *gate.Baseline
 	if p.Baselined {
@@ -196,4 +196,9 @@ func writeOutputs(env *Env, f *gateFlags, res *gate.RunResult, meta *gate.Metada
 
 func commandLine(args []string) string {
 	return launcher.CommandLine("scalegate", args)
+}
+
+func lookupTransport(name string) error {
+	_, err := transport.Lookup(name)
+	return err
 }

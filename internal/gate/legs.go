@@ -98,3 +98,13 @@ func (p *Profile) FeatureError() error {
 	return fmt.Errorf("profile %s needs %s, which this build does not have; refusing to run it (it would measure something else)",
 		p.Name, strings.Join(miss, " and "))
 }
+
+// TransportError says the profile's transport cannot be spoken by this
+// build (lookup is the transport registry's). The gate never substitutes
+// another transport: that would measure something else under this name.
+func (p *Profile) TransportError(lookup func(name string) error) error {
+	if err := lookup(p.Transport); err != nil {
+		return fmt.Errorf("profile %s pins transport %s: %w; scalegate never runs another transport in its place", p.Name, p.Transport, err)
+	}
+	return nil
+}

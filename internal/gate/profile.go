@@ -367,7 +367,10 @@ func FormatError(err error) string {
 		if strings.Contains(format, "errors in empty disjunction") {
 			continue
 		}
-		path := strings.TrimPrefix(strings.Join(e.Path(), "."), "#Profile.")
+		path := strings.Join(e.Path(), ".")
+		for _, d := range []string{"#Profile.", "#Report.", "#ServerTick."} {
+			path = strings.TrimPrefix(path, d)
+		}
 		pos := bestPos(e)
 		key := pos + "\x00" + path
 		g, ok := groups[key]

@@ -232,6 +232,9 @@ func (r *legRun) evaluate() {
 	r.res.Report = rep
 	r.res.Checks = Evaluate(in)
 	if rep != nil {
+		r.res.Checks = append(r.res.Checks, schemaCheck(r.report))
+	}
+	if rep != nil {
 		if err := WriteTimelineCSV(filepath.Join(r.res.Dir, "timeline.csv"), rep.Timeline); err != nil {
 			r.res.Error = joinDetail(r.res.Error, err.Error())
 		}
@@ -316,3 +319,18 @@ func AssertFlags(p *Profile, leg Leg, strict bool) []string {
 }
 
 func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// schemaCheck validates the report file against schema/report.cue: a
+// report that breaks the contract is not evidence.
+func schemaCheck(path string) Check {
+	c := Check{Gate: "report_schema", Title: "report matches schema #Report", Level: LevelHard,
+		Threshold: "valid", MeasuredText: "valid", Status: StatusPass}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = ValidateJSON("#Report", filepath.Base(path), b)
+	}
+	if err != nil {
+		c.MeasuredText, c.Status, c.Detail = "invalid", StatusFail, err.Error()
+	}
+	return c
+}
