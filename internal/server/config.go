@@ -168,7 +168,7 @@ func (c *Config) Validate() error {
 		{"server.transport", strings.TrimSpace(c.Server.Transport) != "", "must name a transport"},
 		{"server.idle_timeout_s", c.Server.IdleTimeoutS >= 1 && c.Server.IdleTimeoutS <= 3600, "must be 1..3600"},
 		{"server.join_timeout_s", c.Server.JoinTimeoutS >= 0.5 && c.Server.JoinTimeoutS <= 600, "must be 0.5..600"},
-		{"security.connect_rate_limit_count", c.Security.ConnectRateLimitCount >= 1 && c.Security.ConnectRateLimitCount <= 100000, "must be 1..100000"},
+		{"security.connect_rate_limit_count", c.Security.ConnectRateLimitCount >= 1 && c.Security.ConnectRateLimitCount <= 10000000, "must be 1..10000000"},
 		{"security.connect_rate_limit_window_s", c.Security.ConnectRateLimitWindowS > 0 && c.Security.ConnectRateLimitWindowS <= 3600, "must be > 0 and ≤ 3600"},
 		{"security.max_connections_per_ip", c.Security.MaxConnectionsPerIP >= 1 && c.Security.MaxConnectionsPerIP <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
 		{"world.sim_worker_threads", c.World.SimWorkerThreads >= 0 && c.World.SimWorkerThreads <= 256, "must be 0 (auto)..256"},
