@@ -76,12 +76,18 @@ type Stats struct {
 	// ProtocolErrors counts connections closed for a bad control stream
 	// (no stream, short or missing preamble).
 	ProtocolErrors uint64
+	// DialFailures counts Connects that ended before EventConnect (handshake
+	// timeout, refused, abandoned); LastDialError is the latest one's error,
+	// which the EventDisconnect (ReasonTimeout, as on ENet) cannot carry.
+	DialFailures  uint64
+	LastDialError string
 }
 
 type stats struct {
 	sendQueueDrops, sendTooLarge, fragmentedSent    atomic.Uint64
 	recvQueueDrops, badFragments, incompleteDropped atomic.Uint64
-	refusedFull, protocolErrors                     atomic.Uint64
+	refusedFull, protocolErrors, dialFailures       atomic.Uint64
+	lastDialError                                   atomic.Pointer[error]
 }
 
 // event is a transport.Event plus the peer it concerns, so Service can keep
@@ -211,7 +217,16 @@ func (h *Host) Stats() Stats {
 		IncompleteDropped: h.st.incompleteDropped.Load(),
 		RefusedFull:       h.st.refusedFull.Load(),
 		ProtocolErrors:    h.st.protocolErrors.Load(),
+		DialFailures:      h.st.dialFailures.Load(),
+		LastDialError:     lastErr(h.st.lastDialError.Load()),
 	}
+}
+
+func lastErr(e *error) string {
+	if e == nil {
+		return ""
+	}
+	return (*e).Error()
 }
 
 // push hands an event from a QUIC-side goroutine to the owner.

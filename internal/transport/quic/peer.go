@@ -143,6 +143,8 @@ func (h *Host) dial(p *peer, addr string, data uint32) {
 	defer p.cancel()
 	conn, stream, err := h.open(p, addr, data)
 	if err != nil {
+		h.st.dialFailures.Add(1)
+		h.st.lastDialError.Store(&err)
 		if conn != nil {
 			p.closeConn(conn, p.closeCode(), "")
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -391,5 +392,28 @@ func TestDisconnectFlushClose(t *testing.T) {
 	ev := waitEvent(t, "disconnect", p.server, kind(transport.EventDisconnect), p.server)
 	if ev.Peer != p.sPeer || ev.Data != 7 {
 		t.Fatalf("server got peer %d reason %d, want peer %d reason 7", ev.Peer, ev.Data, p.sPeer)
+	}
+}
+
+func TestDialFailureRecorded(t *testing.T) {
+	dead, err := transport.Listen(Name, "127.0.0.1:0", transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := dead.Addr()
+	_ = dead.Close()
+	ch, err := transport.Dial(Name, transport.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newEnd(t, "client", ch)
+	peer, err := ch.Connect(addr, proto.ConnectData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := waitEvent(t, "disconnect", c, kind(transport.EventDisconnect), c)
+	st := c.h.Stats()
+	if ev.Peer != peer || ev.Data != transport.ReasonTimeout || st.DialFailures != 1 || !strings.Contains(st.LastDialError, addr) {
+		t.Fatalf("event %+v, stats %+v: want ReasonTimeout, one dial failure naming %s", ev, st, addr)
 	}
 }

@@ -331,18 +331,30 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	}
 	// Connect phase, bounded.
 	for deadline := time.Now().Add(60 * time.Second); ; {
-		up := 0
+		up, gone := 0, 0
 		for _, c := range cs {
 			step(c)
 			if c.connected && !c.gone {
 				up++
 			}
+			if c.gone {
+				gone++
+			}
 		}
 		if up == n {
 			break
 		}
+		if gone > 0 {
+			deadline = time.Now() // a failed client never comes back
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return r, fmt.Errorf("only %d of %d clients connected", up, n)
+			why := ""
+			for _, c := range cs {
+				if qh, ok := c.h.(*quic.Host); ok && qh.Stats().LastDialError != "" {
+					why = qh.Stats().LastDialError
+				}
+			}
+			return r, fmt.Errorf("only %d of %d clients connected (a failed dial: %s)", up, n, why)
 		}
 		time.Sleep(time.Second / tickHz)
 	}
