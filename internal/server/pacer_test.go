@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -84,5 +85,33 @@ func TestPacerSustainedOverrun(t *testing.T) {
 	}
 	if p.Dropped() == 0 {
 		t.Fatal("a 3× overrun dropped nothing")
+	}
+}
+
+// The real loop, overrun by the extra_tick_ms fault (≈ 4.2 periods of
+// work per tick), drops ticks and accounts for every period that passed:
+// ticks run + ticks dropped = elapsed periods, within the catch-up cap.
+func TestRunCountsDroppedTicks(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.Faults.ExtraTickMs = 70 })
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := ts.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	periods := int64(time.Since(start) / (time.Second / TickHz))
+	ran, dropped := ts.met.ticksTotal, ts.pacer.Dropped()
+	if dropped == 0 {
+		t.Fatalf("%d ticks of ≥70 ms dropped nothing", ran)
+	}
+	// Not yet run or dropped when Run returned: at most the cap, plus the
+	// periods the longest tick took (a loaded machine stretches it), plus
+	// shutdown.
+	longest := int64(ts.met.tick.Summary().Max / (1000.0 / TickHz))
+	if gap := periods - ran - dropped; gap < -1 || gap > MaxCatchUp+longest+3 {
+		t.Fatalf("ran %d + dropped %d vs %d periods elapsed (gap %d, longest tick %d periods)", ran, dropped, periods, gap, longest)
+	}
+	if ts.met.slowTicks != ran {
+		t.Fatalf("slow ticks %d of %d ticks with 70 ms of work each", ts.met.slowTicks, ran)
 	}
 }

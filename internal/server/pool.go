@@ -70,10 +70,12 @@ func (p *pool) run(count, chunk int, fn func(worker, i int)) {
 	p.fn = nil
 }
 
-// close stops the worker goroutines and waits for them.
+// close stops the worker goroutines and waits for them; calling it again
+// does nothing.
 func (p *pool) close() {
 	for _, ch := range p.start {
 		close(ch)
 	}
+	p.start = nil // idempotent
 	p.exit.Wait()
 }
