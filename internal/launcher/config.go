@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -20,10 +21,19 @@ func Expand(s string, vars map[string]string) string {
 }
 
 // ExpandAll applies Expand to every string inside v (maps, slices), so a
-// custom server's config can carry {port} and {metrics_json} too.
+// custom server's config can carry {port} and {metrics_json} too. A string
+// that is exactly one placeholder whose value is an integer ("{port}")
+// becomes that integer, so `port: "{port}"` renders as a number.
 func ExpandAll(v any, vars map[string]string) any {
 	switch x := v.(type) {
 	case string:
+		if strings.HasPrefix(x, "{") && strings.HasSuffix(x, "}") {
+			if val, ok := vars[x[1:len(x)-1]]; ok {
+				if n, err := strconv.Atoi(val); err == nil {
+					return n
+				}
+			}
+		}
 		return Expand(x, vars)
 	case map[string]any:
 		out := make(map[string]any, len(x))

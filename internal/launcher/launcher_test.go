@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -189,7 +190,7 @@ func TestRenderConfig(t *testing.T) {
 			t.Fatalf("%s does not parse back: %v\n%s", f, err, b)
 		}
 		s := back["server"].(map[string]any)
-		if s["port"] != "4000" || s["list"].([]any)[0] != "/m.json" {
+		if fmt.Sprint(s["port"]) != "4000" || fmt.Sprintf("%T", s["port"]) == "string" || s["list"].([]any)[0] != "/m.json" {
 			t.Errorf("%s round trip: %v", f, back)
 		}
 	}
