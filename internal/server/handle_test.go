@@ -423,3 +423,23 @@ func TestRSSFaultsAllocateTouchedMemory(t *testing.T) {
 		t.Fatalf("step allocated %d bytes", step)
 	}
 }
+
+func TestConnectDuringShutdownTurnedAway(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "x"))
+	ts.step()
+	// A peer that connects while shutdown drains is told and dropped.
+	ts.h.connect(2, "127.0.0.1", proto.ConnectData)
+	if err := ts.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []transport.PeerID{1, 2} {
+		if _, ok := ts.h.disconnected[p]; !ok || len(ts.h.messagesOf(p, proto.TypeNotice)) != 1 {
+			t.Fatalf("peer %d not noticed and disconnected", p)
+		}
+	}
+	if ts.admit.admitted != 0 || len(ts.peers) != 0 {
+		t.Fatalf("admitted %d, peers %d after shutdown", ts.admit.admitted, len(ts.peers))
+	}
+}

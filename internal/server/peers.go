@@ -143,6 +143,12 @@ func (s *Server) onConnect(id transport.PeerID, data uint32, now time.Time) {
 	ip := hostOf(s.host.PeerAddr(id))
 	p := &peer{id: id, ip: ip, connectedAt: now, lastHeard: now, slot: -1}
 	s.peers[id] = p
+	if s.closing { // shutting down: no new peers, no admission counted
+		s.sendNotice(id, noticeShutdown)
+		s.host.Disconnect(id, uint32(noticeShutdown.kind))
+		p.state = peerClosing
+		return
+	}
 	if r := s.decide(data, ip, now); r != 0 {
 		s.refuse(p, r, refuseMessage(r, s))
 		return

@@ -73,6 +73,7 @@ type Server struct {
 	joins   int64
 	input   inputScratch
 
+	closing   bool // shutdown has begun
 	tick      uint32
 	started   time.Time
 	lastWrite time.Time
@@ -308,6 +309,7 @@ func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duratio
 // shutdown tells every peer, waits (bounded) for them to disconnect,
 // writes the final metrics and returns.
 func (s *Server) shutdown() error {
+	s.closing = true
 	for id, p := range s.peers {
 		if p.state == peerClosing {
 			continue
