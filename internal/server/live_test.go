@@ -13,6 +13,7 @@ import (
 	"github.com/scalegate/scalegate/internal/snapshot"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet"
+	_ "github.com/scalegate/scalegate/internal/transport/quic"
 )
 
 // loopWait bounds every wait on loopback events: generous, because a
@@ -33,7 +34,7 @@ func startLive(t *testing.T, mut func(*Config)) *liveServer {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Server.Port = 0
-	cfg.Server.Transport = "enet"
+	cfg.Server.Transport = "enet" // mut may change it
 	cfg.World.SimWorkerThreads = 1
 	cfg.Metrics.TickJSONPath = filepath.Join(t.TempDir(), "metrics.json")
 	cfg.Metrics.TickJSONIntervalMs = 100
@@ -80,6 +81,7 @@ func (ls *liveServer) shutdown(t *testing.T) *report.ServerTick {
 // client is one ENet client host and everything it has received.
 type client struct {
 	t            *testing.T
+	backend      string
 	h            transport.Host
 	peer         transport.PeerID
 	connected    bool
@@ -89,7 +91,12 @@ type client struct {
 
 func dialClient(t *testing.T, addr string, data uint32) *client {
 	t.Helper()
-	h, err := transport.Dial("enet", transport.Options{})
+	return dialBackend(t, "enet", addr, data)
+}
+
+func dialBackend(t *testing.T, backend, addr string, data uint32) *client {
+	t.Helper()
+	h, err := transport.Dial(backend, transport.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +105,7 @@ func dialClient(t *testing.T, addr string, data uint32) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &client{t: t, h: h, peer: p}
+	return &client{t: t, backend: backend, h: h, peer: p}
 }
 
 func (c *client) pump() {
@@ -199,14 +206,21 @@ func TestENetEveryAdmissionReason(t *testing.T) {
 	}
 }
 
-func TestENetJoinPlayAndShutdown(t *testing.T) {
+// Join, play and shutdown over each real transport: the server must not
+// care which backend it was given.
+func TestENetJoinPlayAndShutdown(t *testing.T) { joinPlayShutdown(t, "enet") }
+
+func TestQUICJoinPlayAndShutdown(t *testing.T) { joinPlayShutdown(t, "quic") }
+
+func joinPlayShutdown(t *testing.T, backend string) {
 	ls := startLive(t, func(c *Config) {
+		c.Server.Transport = backend
 		c.World.TestSpawnAICount = 200
 		c.World.TestSpawnSpreadKm = 10
 	})
 	var cs []*client
 	for i := 0; i < 4; i++ {
-		cs = append(cs, dialClient(t, ls.Addr(), proto.ConnectData))
+		cs = append(cs, dialBackend(t, backend, ls.Addr(), proto.ConnectData))
 	}
 	waitAll(t, cs, "connects", func() bool {
 		for _, c := range cs {
@@ -239,7 +253,7 @@ func TestENetJoinPlayAndShutdown(t *testing.T) {
 	defer dec.Close()
 	for _, c := range cs {
 		w, err := proto.DecodeWelcome(c.of(proto.TypeWelcome)[0])
-		if err != nil || w.Transport != "enet" || w.BodyFormat != snapshot.BodyFormat {
+		if err != nil || w.Transport != backend || w.BodyFormat != snapshot.BodyFormat {
 			t.Fatalf("welcome %+v %v", w, err)
 		}
 		for _, m := range c.of(proto.TypeSnapshot) {
@@ -275,7 +289,7 @@ func TestENetJoinPlayAndShutdown(t *testing.T) {
 	}
 	ls.stop = func() {} // already cancelled; shutdown waits for Run
 	st := ls.shutdown(t)
-	if st.Transport != "enet" || st.TicksTotal < 60 || st.Entities < 200 || st.WirePeers != 4 || st.WireOutKBsPerClient <= 0 {
+	if st.Transport != backend || st.TicksTotal < 60 || st.Entities < 200 || st.WirePeers != 4 || st.WireOutKBsPerClient <= 0 {
 		t.Fatalf("final metrics: transport %q ticks %d entities %d wire_peers %d per-client %.2f",
 			st.Transport, st.TicksTotal, st.Entities, st.WirePeers, st.WireOutKBsPerClient)
 	}
