@@ -66,8 +66,8 @@ wait_listening() {
 	return 1
 }
 
-header='| clients | pattern | compress | transport | payload KB/s/cl | wire KB/s/cl | wire/payload | wire out pps | tick p99 ms | serialize mean / p99 ms | connected | swarm loop dt p99 ms | swarm CPU µs/client-tick | load1 |'
-sep='|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
+header='| clients | pattern | compress | transport | payload KB/s/cl | wire KB/s/cl | wire/payload | wire out pps | tick p99 ms | serialize mean / p99 ms | observed tick Hz | dropped ticks | connected | swarm loop dt p99 ms | swarm CPU µs/client-tick | load1 |'
+sep='|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 [[ -f $out/table.md ]] || printf '%s\n%s\n' "$header" "$sep" >"$out/table.md"
 
 for n in $CLIENTS; do
@@ -115,6 +115,8 @@ for n in $CLIENTS; do
 					 f(.server_tick.wire_out_pps),
 					 f(.server_tick.tick_ms.p99),
 					 (f(.server_tick.serialize_ms.mean) + " / " + f(.server_tick.serialize_ms.p99)),
+					 f(.observed_server_tick_hz.mean),
+					 f(.server_tick.dropped_ticks),
 					 ((.clients_connected | tostring) + "/" + $n + (if $st != "0" then " (exit " + $st + ")" else "" end)),
 					 f(.worker_loop_dt_ms.p99),
 					 f(.cpu_us_per_client_tick),
