@@ -117,7 +117,38 @@ func Evaluate(in Input) []Check {
 	}
 	e.swarmAsserts()
 	e.harness()
+	e.harnessBoundTiming()
 	return e.out
+}
+
+// timingChecks are the gates whose figures a starved harness distorts: the
+// server's tick time and the client-observed tick rate both share the CPU
+// with the swarm. Byte counts, admission and transport are facts whatever
+// the harness did.
+var timingChecks = map[string]bool{
+	"tick_ms_p99_max": true, "tick_hz_min": true,
+	"swarm assert-max-tick-ms": true, "swarm assert-min-tick-hz": true,
+}
+
+// harnessBoundTiming: on a harness-bound leg a failed timing gate is
+// inconclusive, not failed — the leg cannot say whether the server or the
+// harness was slow. Every other failure stands.
+func (e *evaluator) harnessBoundTiming() {
+	bound := false
+	for _, c := range e.out {
+		if c.Gate == "harness" && c.Status == StatusInconclusive {
+			bound = true
+		}
+	}
+	if !bound {
+		return
+	}
+	for i, c := range e.out {
+		if c.Failed() && c.Status == StatusFail && (timingChecks[c.Gate] || timingChecks[c.Title]) {
+			e.out[i].Status = StatusInconclusive
+			e.out[i].Detail = joinDetail(c.Detail, "harness-bound leg: a timing failure here cannot be attributed to the server")
+		}
+	}
 }
 
 // LegVerdict folds a leg's checks: any failed hard check fails it; else an

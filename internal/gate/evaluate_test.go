@@ -150,6 +150,19 @@ func TestEvaluate(t *testing.T) {
 			r.WorkerLoopDtMs.P99 = 9
 			tk["wire_out_kbs_per_client"] = 200.0
 		}, false, "harness", StatusInconclusive, LevelHard, VerdictFailed},
+		{"harness-bound timing failure is inconclusive", func(_ *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+			r.WorkerLoopDtMs.P99 = 9
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
+			r.Asserts = []report.AssertResult{{Name: "assert-max-tick-ms", Threshold: 16.6, Passed: false}}
+		}, true, "tick_ms_p99_max", StatusInconclusive, LevelHard, VerdictInconclusive},
+		{"harness-bound tripwire failure is inconclusive", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.WorkerLoopDtMs.P99 = 9
+			r.ObservedServerTickHz.Min = 12
+		}, false, "tick_hz_min", StatusInconclusive, LevelHard, VerdictInconclusive},
+		{"harness-bound admission failure stands", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.WorkerLoopDtMs.P99 = 9
+			r.ClientsDisconnected = 2
+		}, false, "admission", StatusFail, LevelHard, VerdictFailed},
 		{"harness dt missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.WorkerLoopDtMs = nil }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
 		// advisory never fails; the swarm's own failed assert always does
 		{"advisory wire over", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
