@@ -13,7 +13,9 @@ import (
 
 func TestTransportError(t *testing.T) {
 	p := &Profile{Name: "reference", Transport: "quic"}
-	missing := func(string) error { return errors.New(`transport "quic" is not available in this build (available: [enet])`) }
+	missing := func(string) error {
+		return errors.New(`transport "quic" is not available in this build (available: [enet])`)
+	}
 	err := p.TransportError(missing)
 	if err == nil || !strings.Contains(err.Error(), "transport quic") || !strings.Contains(err.Error(), "not available in this build") ||
 		!strings.Contains(err.Error(), "never runs another transport") {
