@@ -131,6 +131,9 @@ func (s *Sim) Sense(t *timer, vs []*Viewer) {
 // encoder k, and each viewer's output depends only on the world and its own
 // state.
 func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
+	if len(vs) == 0 {
+		return // nobody to send to: skip encoding the world
+	}
 	s.recs = EncodeRecords(s.World, s.World.Live(), s.recs, s.pool.run)
 	p.Records = s.recs
 	s.pool.run(len(vs), 1, func(wk, i int) {
