@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -441,5 +443,41 @@ func TestConnectDuringShutdownTurnedAway(t *testing.T) {
 	}
 	if ts.admit.admitted != 0 || len(ts.peers) != 0 {
 		t.Fatalf("admitted %d, peers %d after shutdown", ts.admit.admitted, len(ts.peers))
+	}
+}
+
+func TestSlowTickLineAndFaultLog(t *testing.T) {
+	var logBuf bytes.Buffer
+	cfg := DefaultConfig()
+	cfg.World.SimWorkerThreads = 1
+	cfg.World.TestSpawnAICount = 3
+	cfg.Metrics.SlowTickMs = 0.000001 // every tick is slow
+	cfg.Faults.ExtraTickMs = 0.5
+	s, err := New(cfg, &logBuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.sim.Close()
+	h := newFakeHost()
+	s.attach(h)
+	s.pacer = NewPacer(time.Now(), time.Second/TickHz)
+	h.connect(1, "127.0.0.1", proto.ConnectData)
+	h.recv(1, joinMsg(t, "x"))
+	for i := 0; i < 5; i++ {
+		s.runTick(time.Now(), 3*time.Millisecond)
+	}
+	out := logBuf.String()
+	if !strings.Contains(out, "FAULT ENABLED: extra_tick_ms=0.5") {
+		t.Fatalf("fault not logged at startup:\n%s", out)
+	}
+	lines := strings.Count(out, "SLOW TICK:")
+	if lines != 1 || s.met.slowTicks != 5 {
+		t.Fatalf("%d SLOW TICK lines for %d slow ticks (want 1 line a second):\n%s", lines, s.met.slowTicks, out)
+	}
+	for _, want := range []string{"SLOW TICK: tick 0 work ", "late 3.00ms", "gc ", "maintenance ", "sensing ", "integrate ",
+		"ai ", "collision ", "serialize ", "other ", "1 peer(s), 4 entities (3 AI)"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("SLOW TICK line lacks %q:\n%s", want, out)
+		}
 	}
 }
