@@ -97,6 +97,7 @@ type ConfigError struct {
 	Msg  string
 }
 
+// Error names the file (when known), the key and what is wrong.
 func (e *ConfigError) Error() string {
 	if e.File == "" {
 		return fmt.Sprintf("config: %s: %s", e.Key, e.Msg)

@@ -47,10 +47,12 @@ type ListenError struct {
 	Err  error
 }
 
+// Error names the address that could not be bound.
 func (e *ListenError) Error() string {
 	return fmt.Sprintf("cannot listen on %s (port in use or not permitted): %v", e.Addr, e.Err)
 }
 
+// Unwrap returns the transport's error.
 func (e *ListenError) Unwrap() error { return e.Err }
 
 // Server is one running reference server.

@@ -24,6 +24,7 @@ const (
 
 var phaseNames = [numPhases]string{"maintenance", "sensing", "integrate", "ai", "collision", "serialize", "other"}
 
+// String is the phase name as the metrics file spells it (without "_ms").
 func (p Phase) String() string { return phaseNames[p] }
 
 // collisionCellM is the collision grid's cell: a few sphere diameters, so a
