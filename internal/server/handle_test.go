@@ -481,3 +481,21 @@ func TestSlowTickLineAndFaultLog(t *testing.T) {
 		}
 	}
 }
+
+func TestOlderInputIgnored(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "x"))
+	ts.step()
+	in := func(seq uint32, thr float32) []byte {
+		return proto.AppendInput(nil, &proto.Input{Seq: seq, Throttle: thr})
+	}
+	throttle := func() float64 { return ts.sim.World.At(ts.peers[1].slot).Ctl.Throttle }
+	ts.h.recv(1, in(0xFFFFFFF0, 0.25))
+	ts.h.recv(1, in(5, 0.5)) // newer across the wrap
+	ts.h.recv(1, in(3, 1))   // older: reordered, dropped
+	ts.step()
+	if throttle() != 0.5 || ts.met.malformed != 0 {
+		t.Fatalf("throttle %v malformed %d", throttle(), ts.met.malformed)
+	}
+}

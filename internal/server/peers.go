@@ -40,6 +40,8 @@ type peer struct {
 	viewer      *Viewer
 	strikes     int
 	strikesFrom time.Time
+	lastSeq     uint32 // newest Input applied
+	haveSeq     bool
 }
 
 // notice is a Notice to send.
@@ -268,6 +270,12 @@ func (s *Server) onReceive(ev transport.Event, now time.Time) {
 			s.malformed(p, now)
 			return
 		}
+		// Unreliable delivery may reorder (QUIC datagrams): an Input older
+		// than the newest applied one is dropped (wrap-safe comparison).
+		if p.haveSeq && int32(s.input.in.Seq-p.lastSeq) < 0 {
+			return
+		}
+		p.lastSeq, p.haveSeq = s.input.in.Seq, true
 		s.sim.World.At(p.slot).Ctl = clampControls(&s.input.in)
 	default: // Input before Join, or a server-to-client type
 		s.malformed(p, now)
