@@ -78,6 +78,11 @@ type ServerTick struct {
 	SimWorkerThreads    int   `json:"sim_worker_threads"`
 	SnapshotBudgetBytes int   `json:"snapshot_budget_bytes"`
 	CompressSnapshots   bool  `json:"compress_snapshots"`
+	// serialize_ms split (reference server, additive): building the
+	// snapshots (encode, select, compress) vs handing them to the transport
+	// (Send, PeerDelay, Flush). Absent from servers that do not split it.
+	SerializeBuildMs *Phase `json:"serialize_build_ms,omitempty"`
+	SerializeSendMs  *Phase `json:"serialize_send_ms,omitempty"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at

@@ -324,6 +324,12 @@ func TestMetricsFileFields(t *testing.T) {
 	if _, ok := raw["refused"]; !ok {
 		t.Fatal("refused map missing")
 	}
+	if st.SerializeBuildMs == nil || st.SerializeSendMs == nil || st.SerializeBuildMs.Max <= 0 {
+		t.Fatalf("serialize split missing: %+v %+v", st.SerializeBuildMs, st.SerializeSendMs)
+	}
+	if st.SerializeBuildMs.Max > st.SerializeMs.Max+1e-9 || st.SerializeSendMs.Max > st.SerializeMs.Max+1e-9 {
+		t.Fatalf("a part of serialize exceeds the whole: build %+v send %+v serialize %+v", *st.SerializeBuildMs, *st.SerializeSendMs, st.SerializeMs)
+	}
 }
 
 // The wire sample kept is the one at the highest peer count: a drained
@@ -475,7 +481,7 @@ func TestSlowTickLineAndFaultLog(t *testing.T) {
 		t.Fatalf("%d SLOW TICK lines for %d slow ticks (want 1 line a second):\n%s", lines, s.met.slowTicks, out)
 	}
 	for _, want := range []string{"SLOW TICK: tick 0 work ", "late 3.00ms", "gc ", "maintenance ", "sensing ", "integrate ",
-		"ai ", "collision ", "serialize ", "other ", "1 peer(s), 4 entities (3 AI)"} {
+		"ai ", "collision ", "serialize ", "(build ", " send ", "other ", "1 peer(s), 4 entities (3 AI)"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("SLOW TICK line lacks %q:\n%s", want, out)
 		}

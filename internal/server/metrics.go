@@ -25,7 +25,9 @@ const wireSampleTicks = 30
 type metrics struct {
 	phase     [numPhases]*stats.Window
 	tick      *stats.Window
-	starts    []time.Time // tick start times, ring of WindowTicks
+	buildW    *stats.Window // serialize split: snapshot builds
+	sendW     *stats.Window // serialize split: Send, PeerDelay, Flush
+	starts    []time.Time   // tick start times, ring of WindowTicks
 	startNext int
 	startN    int
 
@@ -46,6 +48,8 @@ type metrics struct {
 func newMetrics() *metrics {
 	m := &metrics{
 		tick:    stats.NewWindow(WindowTicks),
+		buildW:  stats.NewWindow(WindowTicks),
+		sendW:   stats.NewWindow(WindowTicks),
 		starts:  make([]time.Time, WindowTicks),
 		refused: map[string]int64{},
 	}
@@ -55,8 +59,11 @@ func newMetrics() *metrics {
 	return m
 }
 
-// record adds one tick: its start time, total work and phases.
-func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]time.Duration) {
+// record adds one tick: its start time, total work, phases and the split
+// of serialize into building and sending.
+func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]time.Duration, build, send time.Duration) {
+	m.buildW.Add(ms(build))
+	m.sendW.Add(ms(send))
 	m.ticksTotal++
 	m.starts[m.startNext] = start
 	m.startNext = (m.startNext + 1) % len(m.starts)
@@ -155,6 +162,8 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		SnapshotBudgetBytes:       in.budget,
 		CompressSnapshots:         in.compress,
 	}
+	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
+	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
 	if m.wireTaken {
 		st.WireOutKBs = m.wire.BytesOutPerSec / 1000
 		st.WireInKBs = m.wire.BytesInPerSec / 1000

@@ -230,8 +230,12 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	t.lap(PhaseMaintenance)
 	s.sim.Simulate(&t)
 	s.sim.Sense(&t, s.viewers)
-	s.serialize()
+	buildStart := t.at
+	s.buildSnapshots()
+	sendStart := time.Now()
+	s.sendSnapshots()
 	t.lap(PhaseSerialize)
+	build, send := sendStart.Sub(buildStart), t.at.Sub(sendStart)
 	if d := s.cfg.Faults.ExtraTickMs; d > 0 {
 		busyWork(time.Duration(d * float64(time.Millisecond)))
 	}
@@ -241,19 +245,18 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 		sum += d
 	}
 	ph[PhaseOther] = max(total-sum, 0)
-	s.met.record(start, total, &ph)
+	s.met.record(start, total, &ph, build, send)
 	if s.tick%wireSampleTicks == 0 {
 		s.met.sampleWire(s.host, len(s.viewers))
 	}
 	if ms(total) > s.cfg.SlowTick() {
-		s.slowTick(total, late, &ph, s.gcCycles()-gcBefore)
+		s.slowTick(total, late, &ph, build, send, s.gcCycles()-gcBefore)
 	}
 	s.tick++
 }
 
-// serialize builds every joined peer's snapshot in parallel, then sends
-// them (the host belongs to this goroutine) and, at 2 Hz, PeerDelay.
-func (s *Server) serialize() {
+// buildSnapshots builds every joined peer's snapshot in parallel.
+func (s *Server) buildSnapshots() {
 	p := SnapshotParams{
 		Tick:        s.tick,
 		BudgetBytes: s.cfg.World.SnapshotBudgetBytes,
@@ -261,6 +264,11 @@ func (s *Server) serialize() {
 		Pad:         s.pad,
 	}
 	s.sim.Build(s.viewers, &p)
+}
+
+// sendSnapshots hands every built snapshot to the host (which belongs to
+// this goroutine), sends PeerDelay at 2 Hz, and flushes.
+func (s *Server) sendSnapshots() {
 	for i, v := range s.viewers {
 		id := s.vpeers[i].id
 		if err := s.host.Send(id, transport.Unreliable, v.In.Msg); err != nil {
@@ -287,7 +295,7 @@ func (s *Server) gcCycles() uint64 {
 // then the population) with the phase breakdown. At most one line a second
 // is written; the ones held back are counted on the next line, and every
 // slow tick is counted in the metrics file.
-func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duration, gc uint64) {
+func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duration, build, send time.Duration, gc uint64) {
 	s.met.slowTicks++
 	now := time.Now()
 	if now.Sub(s.lastSlow) < time.Second {
@@ -297,6 +305,9 @@ func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duratio
 	var b strings.Builder
 	for i, d := range ph {
 		fmt.Fprintf(&b, " %s %.2f", Phase(i), ms(d))
+		if Phase(i) == PhaseSerialize {
+			fmt.Fprintf(&b, " (build %.2f send %.2f)", ms(build), ms(send))
+		}
 	}
 	held := ""
 	if s.slowQuiet > 0 {
