@@ -125,3 +125,30 @@ func (discardHost) RTT(transport.PeerID) time.Duration         { return 0 }
 func (discardHost) PeerAddr(transport.PeerID) string           { return "" }
 func (discardHost) WireRates() transport.WireRates             { return transport.WireRates{} }
 func (discardHost) Close() error                               { return nil }
+
+// FuzzClientMessage feeds arbitrary server bytes to a client in every phase:
+// whatever a server sends, the swarm counts it and never panics.
+func FuzzClientMessage(f *testing.F) {
+	welcome, _ := proto.AppendWelcome(nil, &proto.Welcome{TickHz: 60, Transport: "enet", BodyFormat: snapshot.BodyFormat})
+	refuse, _ := proto.AppendRefuse(nil, &proto.Refuse{Reason: 9, Message: "x"})
+	notice, _ := proto.AppendNotice(nil, &proto.Notice{Kind: proto.NoticeShutdown})
+	for _, seed := range [][]byte{welcome, refuse, notice, proto.AppendPeerDelay(nil, 7),
+		proto.AppendSnapshotHeader(nil, proto.SnapshotHeader{Tick: 3, Flags: 1}), {0x20, 1}, {0x10}, {}} {
+		f.Add(seed, uint8(phaseJoined))
+	}
+	cfg := Config{}
+	w := newWorker(0, &cfg, nil, time.Second/60)
+	f.Fuzz(func(t *testing.T, msg []byte, ph uint8) {
+		c := newClient(0, "weave", nil, time.Now())
+		c.phase = phase(ph % uint8(phaseDone+1))
+		if c.phase == phaseJoined {
+			c.decoder = w.decoderFor(snapshot.BodyFormat)
+		}
+		before := c.phase
+		c.onMessage(w, msg, time.Now())
+		c.onMessage(w, msg, time.Now().Add(time.Millisecond))
+		if before != phaseRefused && c.phase == phaseRefused && c.reason == "" {
+			t.Fatal("refused without a reason")
+		}
+	})
+}
