@@ -234,11 +234,11 @@ func runSwarm(ctx context.Context, env *Env, args []string) error {
 			return exitcode.With(exitcode.Internal, fmt.Errorf("swarm: %w", err))
 		}
 	}
-	return swarmOutcome(env, res, len(failed))
+	return swarmOutcome(res, len(failed))
 }
 
 // swarmOutcome maps a finished run to its exit status.
-func swarmOutcome(env *Env, res *Result, failed int) error {
+func swarmOutcome(res *swarm.Result, failed int) error {
 	r := res.Report
 	switch {
 	case r.Aborted != "":
@@ -256,9 +256,6 @@ func swarmOutcome(env *Env, res *Result, failed int) error {
 	}
 	return nil
 }
-
-// Result is the swarm result type, named here for swarmOutcome's signature.
-type Result = swarm.Result
 
 // printSummary prints the human-readable outcome of a run.
 func printSummary(w io.Writer, res *swarm.Result) {

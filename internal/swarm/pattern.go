@@ -70,6 +70,7 @@ func sinT(t, period, phase float64) float32 {
 // out and keep moving (physics and interest management).
 type weave struct{ phase float64 }
 
+// Control implements Pattern.
 func (p weave) Control(t float64, c *Control) bool {
 	*c = Control{Throttle: 0.7, Aileron: 0.5 * sinT(t, 8, p.phase), Elevator: 0.2 * sinT(t, 5, p.phase), Rudder: 0.1 * sinT(t, 11, p.phase)}
 	return true
@@ -78,6 +79,7 @@ func (p weave) Control(t float64, c *Control) bool {
 // level is straight and level flight: near-idle movement.
 type level struct{}
 
+// Control implements Pattern.
 func (level) Control(_ float64, c *Control) bool {
 	*c = Control{Throttle: 0.6}
 	return true
@@ -87,6 +89,7 @@ func (level) Control(_ float64, c *Control) bool {
 // churn.
 type aggressive struct{ phase float64 }
 
+// Control implements Pattern.
 func (p aggressive) Control(t float64, c *Control) bool {
 	*c = Control{
 		Throttle: 1,
@@ -104,6 +107,7 @@ func (p aggressive) Control(t float64, c *Control) bool {
 // heard from; a kicked swarm would measure nothing.
 type idle struct{ lastS int64 }
 
+// Control implements Pattern.
 func (p *idle) Control(t float64, c *Control) bool {
 	s := int64(math.Floor(t))
 	if s == p.lastS {
@@ -133,6 +137,7 @@ func (p *randomWalk) step(v float32, lo, hi float32) float32 {
 	return min(max(v, lo), hi)
 }
 
+// Control implements Pattern.
 func (p *randomWalk) Control(_ float64, c *Control) bool {
 	p.c.Throttle = p.step(p.c.Throttle, 0, 1)
 	p.c.Elevator = p.step(p.c.Elevator, -1, 1)
@@ -159,6 +164,7 @@ const (
 	storeHoldS   = 0.5
 )
 
+// Control implements Pattern.
 func (p weapons) Control(t float64, c *Control) bool {
 	p.weave.Control(t, c)
 	if frac(t/gunPeriodS+p.offset) < gunDuty {
