@@ -74,8 +74,10 @@ type Stats struct {
 	// RefusedFull counts connections closed because MaxPeers were live.
 	RefusedFull uint64
 	// ProtocolErrors counts connections closed for a bad control stream
-	// (no stream, short or missing preamble).
-	ProtocolErrors uint64
+	// (no stream, short or missing preamble); LastProtocolError is the
+	// latest one.
+	ProtocolErrors    uint64
+	LastProtocolError string
 	// DialFailures counts Connects that ended before EventConnect (handshake
 	// timeout, refused, abandoned); LastDialError is the latest one's error,
 	// which the EventDisconnect (ReasonTimeout, as on ENet) cannot carry.
@@ -87,7 +89,13 @@ type stats struct {
 	sendQueueDrops, sendTooLarge, fragmentedSent    atomic.Uint64
 	recvQueueDrops, badFragments, incompleteDropped atomic.Uint64
 	refusedFull, protocolErrors, dialFailures       atomic.Uint64
-	lastDialError                                   atomic.Pointer[error]
+	lastDialError, lastProtocolError                atomic.Pointer[error]
+}
+
+// protocolError counts a control-stream violation and remembers it.
+func (s *stats) protocolError(err error) {
+	s.protocolErrors.Add(1)
+	s.lastProtocolError.Store(&err)
 }
 
 // event is a transport.Event plus the peer it concerns, so Service can keep
@@ -219,6 +227,7 @@ func (h *Host) Stats() Stats {
 		ProtocolErrors:    h.st.protocolErrors.Load(),
 		DialFailures:      h.st.dialFailures.Load(),
 		LastDialError:     lastErr(h.st.lastDialError.Load()),
+		LastProtocolError: lastErr(h.st.lastProtocolError.Load()),
 	}
 }
 

@@ -157,24 +157,64 @@ func (h *Host) dial(p *peer, addr string, data uint32) {
 	p.run(conn, stream)
 }
 
-// open dials, opens the control stream and writes the preamble.
+// dialAttempts bounds the dials of one Connect. quic-go completes a
+// handshake and then queues the connection for the server's Accept; when
+// more than 32 complete before the server host accepts them (a burst of
+// connects on a busy machine) it refuses the rest with CONNECTION_REFUSED.
+// Such a refusal comes before the server host's accept word, so the client
+// has reported nothing yet and dials again.
+const dialAttempts = 3
+
+// open dials until the server host accepts the connection: handshake,
+// control stream, preamble, accept word.
 func (h *Host) open(p *peer, addr string, data uint32) (*quicgo.Conn, *quicgo.Stream, error) {
-	ctx, cancel := context.WithTimeout(p.ctx, handshakeTimeout+time.Second)
-	defer cancel()
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("quic: resolve %s: %w", addr, err)
 	}
+	for attempt := 1; ; attempt++ {
+		conn, stream, err := h.openOnce(p, ua, data)
+		if err == nil || attempt == dialAttempts || !isRefused(err) || p.ctx.Err() != nil {
+			if err != nil && attempt > 1 {
+				err = fmt.Errorf("attempt %d of %d: %w", attempt, dialAttempts, err)
+			}
+			return conn, stream, err
+		}
+	}
+}
+
+// isRefused reports whether the server's quic-go refused the connection.
+func isRefused(err error) bool {
+	var te *quicgo.TransportError
+	return errors.As(err, &te) && te.Remote && te.ErrorCode == quicgo.ConnectionRefused
+}
+
+// openOnce is one dial: handshake, control stream and preamble, then the
+// server host's accept word (the connect data echoed), all within twice the
+// handshake idle timeout.
+func (h *Host) openOnce(p *peer, ua *net.UDPAddr, data uint32) (*quicgo.Conn, *quicgo.Stream, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, 2*h.conf.HandshakeIdleTimeout)
+	defer cancel()
 	conn, err := h.sock.tr.Dial(ctx, ua, clientTLS(), h.conf)
 	if err != nil {
-		return nil, nil, fmt.Errorf("quic: dial %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("quic: dial %s: %w", ua, err)
 	}
 	stream, err := conn.OpenStream()
 	if err == nil {
 		_, err = stream.Write(appendPreamble(nil, data))
 	}
 	if err != nil {
-		return conn, nil, fmt.Errorf("quic: open control stream to %s: %w", addr, err)
+		return conn, nil, fmt.Errorf("quic: open control stream to %s: %w", ua, err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = stream.SetReadDeadline(time.Now()) })
+	defer stop()
+	var word [preambleLen]byte
+	if _, err := io.ReadFull(stream, word[:]); err != nil {
+		return conn, nil, fmt.Errorf("quic: %s did not accept the connection: %w", ua, err)
+	}
+	_ = stream.SetReadDeadline(time.Time{})
+	if got, _ := parsePreamble(word[:]); got != data {
+		return conn, nil, fmt.Errorf("quic: %s answered connect data %#x with %#x", ua, data, got)
 	}
 	return conn, stream, nil
 }
@@ -190,8 +230,15 @@ func (h *Host) serve(conn *quicgo.Conn) {
 	if err != nil {
 		// No EventConnect was delivered, so no EventDisconnect follows.
 		if p.ctx.Err() == nil {
-			h.st.protocolErrors.Add(1)
+			h.st.protocolError(err)
 		}
+		p.closeConn(conn, codeProtocolError, err.Error())
+		return
+	}
+	// The accept word tells the client that this host, not just quic-go's
+	// handshake, took the connection. The sender is not running yet, so
+	// this goroutine is the stream's only writer.
+	if _, err := stream.Write(appendPreamble(nil, data)); err != nil {
 		p.closeConn(conn, codeProtocolError, err.Error())
 		return
 	}
@@ -281,7 +328,7 @@ func (p *peer) afterControl(conn *quicgo.Conn, err error) {
 		// The peer reset the control stream but kept the connection: a
 		// protocol violation (a closing connection fails reads with the
 		// connection's error instead, which is not counted).
-		p.h.st.protocolErrors.Add(1)
+		p.h.st.protocolError(err)
 		p.closeConn(conn, codeProtocolError, fmt.Sprintf("control stream: %v", err))
 	}
 	select {
@@ -337,9 +384,10 @@ func (p *peer) controlLoop(conn *quicgo.Conn, stream *quicgo.Stream) error {
 		if err != nil {
 			if errors.Is(err, io.EOF) && dec.buffered() > 0 {
 				// A FIN inside a frame is a framing violation.
-				p.h.st.protocolErrors.Add(1)
-				p.closeConn(conn, codeProtocolError, "control stream ended inside a frame")
-				return errors.New("quic: control stream ended inside a frame")
+				err := errors.New("quic: control stream ended inside a frame")
+				p.h.st.protocolError(err)
+				p.closeConn(conn, codeProtocolError, err.Error())
+				return err
 			}
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,4 +141,60 @@ func TestSocketPoolHosts(t *testing.T) {
 	if r := clients[1].h.WireRates(); r.BytesOutPerSec <= 0 {
 		t.Errorf("shared-socket host wire rates %+v, want its own traffic", r)
 	}
+}
+
+// TestConnectNeedsServerAccept: a QUIC handshake alone is not a connect.
+// A quic-go listener that never accepts completes handshakes, queues 32
+// connections and refuses the rest; no client may report EventConnect, and
+// each must end in EventDisconnect with ReasonTimeout. (Before the accept
+// word, clients reported connected and were then refused: the swarm counted
+// them admitted-then-lost.)
+func TestConnectNeedsServerAccept(t *testing.T) {
+	tc, err := serverTLS("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := quicgo.ListenAddr("127.0.0.1:0", tc, &quicgo.Config{EnableDatagrams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const n = 40 // more than quic-go's accept queue of 32
+	var clients []*end
+	for i := 0; i < n; i++ {
+		h, err := transport.Dial(Name, transport.Options{Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newEnd(t, "client", h)
+		if _, err := h.Connect(ln.Addr().String(), proto.ConnectData); err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	done := 0
+	waitFor(t, "every client to give up", func() bool {
+		done = 0
+		for _, c := range clients {
+			if ev, ok := c.take(kind(transport.EventConnect)); ok {
+				t.Fatalf("client reported connected (%+v) to a server that never accepted", ev)
+			}
+			for _, ev := range c.events {
+				if ev.Kind == transport.EventDisconnect {
+					if ev.Data != transport.ReasonTimeout {
+						t.Fatalf("disconnect reason %d, want ReasonTimeout", ev.Data)
+					}
+					done++
+				}
+			}
+		}
+		return done == n
+	}, clients...)
+	refused := 0
+	for _, c := range clients {
+		if strings.Contains(c.h.Stats().LastDialError, "CONNECTION_REFUSED") {
+			refused++
+		}
+	}
+	t.Logf("%d clients gave up; %d of them after quic-go refused them %d times", done, refused, dialAttempts)
 }
