@@ -9,15 +9,19 @@ import (
 // Control stream layout (client-opened bidirectional stream 0, both
 // directions):
 //
-//	client → server:  preamble (4 bytes)  frame  frame  ...
-//	server → client:                      frame  frame  ...
-//	preamble = u32 connect data word, little-endian (proto.ConnectData)
-//	frame    = u16 length, little-endian  +  length bytes of one message
+//	client → server:  preamble     frame  frame  ...
+//	server → client:  accept word  frame  frame  ...
+//	preamble    = u32 connect data word, little-endian (proto.ConnectData)
+//	accept word = the same u32, echoed by the server host when it takes the
+//	              connection (the client reports EventConnect only then)
+//	frame       = u16 length, little-endian  +  length bytes of one message
 //
-// Little-endian because every integer of wire protocol v1 is. The preamble is
-// not a frame: it is exactly the first four bytes the client writes, because
-// QUIC has no connect-data word of its own (ENet carries it in the CONNECT
-// command). A zero-length frame is a valid, empty message.
+// Little-endian because every integer of wire protocol v1 is. The preamble
+// and the accept word are not frames: they are exactly the first four bytes
+// each side writes, because QUIC has no connect-data word of its own (ENet
+// carries it in the CONNECT command) and a completed QUIC handshake does not
+// mean the server host accepted the connection. A zero-length frame is a
+// valid, empty message.
 
 // preambleLen is the size of the connect-data preamble.
 const preambleLen = 4
