@@ -146,7 +146,8 @@ func TestProcessesMentioning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if got := processesMentioning(marker); len(got) != 1 {
-		t.Fatalf("found %v, want the sleeping shell", got)
+	// sh may fork sleep rather than exec it: one or two processes.
+	if got := processesMentioning(marker); len(got) == 0 {
+		t.Fatalf("found nothing, want the sleeping shell")
 	}
 }
