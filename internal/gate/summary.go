@@ -86,6 +86,9 @@ func Markdown(r *RunResult) string {
 		}
 		if l.ServerCmd != "" {
 			fmt.Fprintf(&b, "Rerun this leg:\n\n```sh\n%s &\n%s\n```\n\n", l.ServerCmd, l.SwarmCmd)
+			if strings.Contains(l.SwarmCmd, "/go-build") {
+				b.WriteString("(This run came from `go run`: its binary lives in the Go build cache and may be gone; substitute your own `scalegate` build for that path.)\n\n")
+			}
 		}
 	}
 	return b.String()
