@@ -305,8 +305,9 @@ func (h *Host) Flush() error {
 	return nil
 }
 
-// Connect starts a connection; the dial, TLS handshake and preamble happen
-// on a goroutine and end in EventConnect or EventDisconnect.
+// Connect starts a connection; the dial, TLS handshake, preamble and the
+// server host's accept word happen on a goroutine and end in EventConnect
+// or EventDisconnect (ReasonTimeout; Stats.LastDialError says why).
 func (h *Host) Connect(addr string, data uint32) (transport.PeerID, error) {
 	if h.closed {
 		return 0, transport.ErrClosed
@@ -385,8 +386,10 @@ func (h *Host) WireRates() transport.WireRates {
 }
 
 // Close stops every goroutine the host started and closes the socket.
-// Connections are dropped without CONNECTION_CLOSE (quic-go's
-// Transport.Close), so remote peers time out, as with ENet. A host on a
+// Peers already Disconnected first get up to closeFlushTimeout to put their
+// close (with its reason) on the wire, as ENet's Disconnect + Flush +
+// destroy does. Other connections are dropped without CONNECTION_CLOSE
+// (quic-go's Transport.Close), so remote peers time out, as with ENet. A host on a
 // shared socket cannot close the socket under its neighbours: it closes its
 // own connections with the transport's "host closed" code, which the remote
 // reports as ReasonTimeout at once instead of after the idle timeout.
