@@ -198,3 +198,28 @@ func TestConnectNeedsServerAccept(t *testing.T) {
 	}
 	t.Logf("%d clients gave up; %d of them after quic-go refused them %d times", done, refused, dialAttempts)
 }
+
+// TestMaxPeers: beyond Options.MaxPeers live connections the listener
+// closes new ones; the client never reports connected (as an ENet client
+// finding no free slot) and the server delivers no event for it.
+func TestMaxPeers(t *testing.T) {
+	p := connect(t, proto.ConnectData, transport.Options{MaxPeers: 1}, transport.Options{})
+	ch, err := transport.Dial(Name, transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := newEnd(t, "extra", ch)
+	if _, err := ch.Connect(p.server.h.Addr(), proto.ConnectData); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitEvent(t, "refusal", extra, func(ev transport.Event) bool { return ev.Kind != transport.EventReceive }, p.server, p.client, extra)
+	if ev.Kind != transport.EventDisconnect || ev.Data != transport.ReasonTimeout {
+		t.Fatalf("extra client got %v data %d, want disconnect with ReasonTimeout", ev.Kind, ev.Data)
+	}
+	if got := p.server.h.Stats().RefusedFull; got != 1 {
+		t.Errorf("RefusedFull = %d, want 1", got)
+	}
+	if ev, ok := p.server.take(kind(transport.EventConnect)); ok {
+		t.Errorf("server delivered %+v for a refused connection", ev)
+	}
+}
