@@ -19,6 +19,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/cli"
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/server"
 )
@@ -189,6 +190,11 @@ func swarmCLICtx(t *testing.T, ctx context.Context, limit time.Duration, args ..
 	r, err := report.ReadReport(path)
 	if err != nil {
 		t.Fatalf("no report: %v", err)
+	}
+	// The contract: every report the swarm writes passes the gate's schema.
+	b, _ := os.ReadFile(path)
+	if err := gate.ValidateJSON("#Report", "report.json", b); err != nil {
+		t.Errorf("report does not match schema #Report: %v", err)
 	}
 	return code, r, errb.String()
 }
