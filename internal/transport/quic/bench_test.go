@@ -31,7 +31,7 @@ func BenchmarkClientServiceStep(b *testing.B) {
 }
 
 // BenchmarkServerBroadcastStep is one server tick's transport work on the
-// owner goroutine: service, then queue a snapshot to every peer.
+// owner goroutine: service, queue a snapshot to every peer, flush.
 func BenchmarkServerBroadcastStep(b *testing.B) {
 	for _, tc := range []struct{ peers, size int }{{8, 300}, {32, 300}, {32, 1800}} {
 		b.Run(fmt.Sprintf("peers=%d/bytes=%d", tc.peers, tc.size), func(b *testing.B) {
@@ -48,6 +48,9 @@ func BenchmarkServerBroadcastStep(b *testing.B) {
 					if err := server.h.Send(id, transport.Unreliable, snap); err != nil {
 						b.Fatal(err)
 					}
+				}
+				if err := server.h.Flush(); err != nil {
+					b.Fatal(err)
 				}
 				b.StopTimer()
 				for _, c := range clients {

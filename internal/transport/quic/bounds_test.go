@@ -21,6 +21,9 @@ func TestReliableBackpressureLosesNothing(t *testing.T) {
 			t.Fatalf("Send %d: %v", i, err)
 		}
 	}
+	if err := p.client.h.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	// Let the server's reader fill its bound without servicing.
 	deadline := time.Now().Add(waitTimeout)
 	for len(p.server.h.peers[p.sPeer].ctrlSlots) < maxPendingControl {
@@ -57,6 +60,7 @@ func TestUnreliableReceiveBound(t *testing.T) {
 		for i := 0; i < 32; i++ {
 			_ = p.client.h.Send(p.cPeer, transport.Unreliable, pattern(1, 100))
 		}
+		_ = p.client.h.Flush()
 		time.Sleep(2 * time.Millisecond)
 	}
 	n, err := p.server.h.Service(func(ev transport.Event) {})

@@ -128,6 +128,7 @@ type Host struct {
 
 	// Owner-only state.
 	peers   map[transport.PeerID]*peer
+	dirty   []*peer // peers with sends queued since the last Service/Flush
 	closed  bool
 	sampler *transport.WireSampler
 	retired transport.WireCounters // shared socket: counts of connections gone
@@ -251,6 +252,7 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 	if h.closed {
 		return 0, transport.ErrClosed
 	}
+	h.wakeDirty()
 	h.mu.Lock()
 	evs := h.queue
 	h.queue, h.spare = h.spare[:0], nil
@@ -295,14 +297,35 @@ func (h *Host) account(e *event) {
 	}
 }
 
-// Flush is a no-op that exists for the interface: every peer's sender
-// goroutine pushes queued messages into quic-go as soon as Send queues them,
-// and quic-go paces them onto the socket itself.
+// Flush hands every message queued since the last Service or Flush to the
+// peers' sender goroutines, which put them into quic-go at once. As with
+// ENet, Send only queues: messages leave on Service or Flush. Batching the
+// wake-ups keeps a tick's send loop a plain copy loop instead of readying
+// one goroutine per Send.
 func (h *Host) Flush() error {
 	if h.closed {
 		return transport.ErrClosed
 	}
+	h.wakeDirty()
 	return nil
+}
+
+// markDirty records that p has queued sends (owner goroutine).
+func (h *Host) markDirty(p *peer) {
+	if !p.dirty {
+		p.dirty = true
+		h.dirty = append(h.dirty, p)
+	}
+}
+
+// wakeDirty wakes the sender of every peer with queued sends.
+func (h *Host) wakeDirty() {
+	for i, p := range h.dirty {
+		p.dirty = false
+		p.wakeSender()
+		h.dirty[i] = nil
+	}
+	h.dirty = h.dirty[:0]
 }
 
 // Connect starts a connection; the dial, TLS handshake, preamble and the
@@ -323,7 +346,8 @@ func (h *Host) Connect(addr string, data uint32) (transport.PeerID, error) {
 	return p.id, nil
 }
 
-// Send queues msg for peer; the host copies it.
+// Send queues msg for peer; the host copies it. The message leaves on the
+// next Service or Flush.
 func (h *Host) Send(id transport.PeerID, d transport.Delivery, msg []byte) error {
 	if h.closed {
 		return transport.ErrClosed
@@ -398,6 +422,7 @@ func (h *Host) Close() error {
 		return transport.ErrClosed
 	}
 	h.closed = true
+	h.wakeDirty()
 	h.flushDisconnects()
 	clear(h.peers)
 	addr := h.Addr()

@@ -55,6 +55,7 @@ type peer struct {
 	// Owner-only.
 	connected     bool // EventConnect delivered
 	disconnecting bool // Disconnect called
+	dirty         bool // queued since the last Service/Flush
 	addr          string
 }
 
@@ -99,7 +100,7 @@ func (p *peer) queueControl(msg []byte) error {
 	}
 	p.ctrl = append(p.ctrl, framed)
 	p.mu.Unlock()
-	p.wakeSender()
+	p.h.markDirty(p)
 	return nil
 }
 
@@ -125,7 +126,7 @@ func (p *peer) queueDatagram(msg []byte) error {
 		putBuf(dropped)
 		p.h.st.sendQueueDrops.Add(1)
 	}
-	p.wakeSender()
+	p.h.markDirty(p)
 	return nil
 }
 

@@ -495,5 +495,8 @@ func runServer(ctx context.Context, snap int) error {
 		for p := range peers {
 			_ = h.Send(p, transport.Unreliable, body)
 		}
+		if err := h.Flush(); err != nil {
+			return err
+		}
 	}
 }
