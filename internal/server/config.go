@@ -171,7 +171,7 @@ func (c *Config) Validate() error {
 		{"server.join_timeout_s", c.Server.JoinTimeoutS >= 0.5 && c.Server.JoinTimeoutS <= 600, "must be 0.5..600"},
 		{"security.connect_rate_limit_count", c.Security.ConnectRateLimitCount >= 1 && c.Security.ConnectRateLimitCount <= 10000000, "must be 1..10000000"},
 		{"security.connect_rate_limit_window_s", c.Security.ConnectRateLimitWindowS > 0 && c.Security.ConnectRateLimitWindowS <= 3600, "must be > 0 and ≤ 3600"},
-		{"security.max_connections_per_ip", c.Security.MaxConnectionsPerIP >= 1 && c.Security.MaxConnectionsPerIP <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
+		{"security.max_connections_per_ip", c.Security.MaxConnectionsPerIP >= 0 && c.Security.MaxConnectionsPerIP <= MaxPeersCeiling, fmt.Sprintf("must be 0 (no cap: every bot shares 127.0.0.1) ..%d", MaxPeersCeiling)},
 		{"world.sim_worker_threads", c.World.SimWorkerThreads >= 0 && c.World.SimWorkerThreads <= 256, "must be 0 (auto)..256"},
 		{"world.snapshot_budget_bytes", c.World.SnapshotBudgetBytes == 0 || (c.World.SnapshotBudgetBytes >= 64 && c.World.SnapshotBudgetBytes <= 1<<20), "must be 0 (unlimited) or 64..1048576"},
 		{"world.interest_radius_m", c.World.InterestRadiusM >= 100 && c.World.InterestRadiusM <= 200000, "must be 100..200000"},

@@ -505,3 +505,48 @@ func TestOlderInputIgnored(t *testing.T) {
 		t.Fatalf("throttle %v malformed %d", throttle(), ts.met.malformed)
 	}
 }
+
+// Every interval at the peak peer count is averaged, and an interval that
+// straddles the last join is not mixed in once stable intervals exist: the
+// figure describes the loaded server over the run, not one half-second.
+func TestWireAveragedOverPeakIntervals(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "x"))
+	for i := 0; i < 31; i++ {
+		ts.step()
+	}
+	ts.h.connect(2, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(2, joinMsg(t, "x"))
+	ts.h.wire.BytesOutPerSec = 999000 // the straddling interval: must not count
+	for i := 0; i < 30; i++ {
+		ts.step()
+	}
+	ts.h.wire.BytesOutPerSec = 400000
+	for i := 0; i < 60; i++ {
+		ts.step()
+	}
+	ts.h.wire.BytesOutPerSec = 200000
+	for i := 0; i < 60; i++ {
+		ts.step()
+	}
+	st := ts.met.build(snapshotInputs{})
+	if st.WirePeers != 2 || st.WireOutKBs != 300 || st.WireOutKBsPerClient != 150 {
+		t.Fatalf("wire %v KB/s at %d peers (%.1f per client), want 300 at 2 (150)", st.WireOutKBs, st.WirePeers, st.WireOutKBsPerClient)
+	}
+}
+
+// max_connections_per_ip = 0 means no per-IP cap (the seed's load-test
+// setting: every bot shares 127.0.0.1), not "zero connections".
+func TestPerIPCapZeroMeansNoCap(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.Security.MaxConnectionsPerIP = 0; c.Security.ConnectRateLimitCount = 100 })
+	for p := transport.PeerID(1); p <= 20; p++ {
+		ts.h.connect(p, "127.0.0.1", proto.ConnectData)
+	}
+	ts.step()
+	for p := transport.PeerID(1); p <= 20; p++ {
+		if n := len(ts.h.messagesOf(p, proto.TypeRefuse)); n != 0 {
+			t.Fatalf("peer %d refused with max_connections_per_ip = 0", p)
+		}
+	}
+}

@@ -38,9 +38,11 @@ type metrics struct {
 	idle       int64
 	refused    map[string]int64
 
-	wire      transport.WireRates
-	wirePeers int
-	wireTaken bool
+	wire       wireAcc // traffic over the kept intervals
+	wirePeers  int     // the peer count the kept intervals were taken at
+	wireTaken  bool
+	wireStable bool // the kept intervals had the same peer count at both ends
+	wirePrev   int  // peer count at the previous sample
 
 	rssStartupKB int64
 }
@@ -74,17 +76,43 @@ func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]ti
 	}
 }
 
-// sampleWire takes a wire-rate sample and keeps it when it was taken at
-// the highest peer count seen so far. The gate reads only the final file:
-// a live rate would report the drained server after the swarm left, so the
-// sample that describes the loaded server is the one kept (seed #772).
+// wireAcc accumulates wire traffic over several sample intervals so the
+// reported rate is an average over them, not one half-second glimpse.
+type wireAcc struct {
+	bytesOut, bytesIn, dgramsOut, dgramsIn, seconds float64
+}
+
+func (a *wireAcc) add(r transport.WireRates) {
+	s := r.Interval.Seconds()
+	a.bytesOut += r.BytesOutPerSec * s
+	a.bytesIn += r.BytesInPerSec * s
+	a.dgramsOut += r.DatagramsOutPerSec * s
+	a.dgramsIn += r.DatagramsInPerSec * s
+	a.seconds += s
+}
+
+// sampleWire takes a wire-rate sample and keeps the traffic measured at the
+// highest peer count seen. The gate reads only the final file: a live rate
+// would report the drained server after the swarm left, so what describes
+// the loaded server is what is kept (seed #772). Every interval taken at
+// that peak count is averaged (a single interval describes half a second of
+// a run whose traffic drifts as the bots spread out), and once an interval
+// with the peak count at both of its ends exists, intervals that straddle a
+// join or a leave are no longer mixed in.
 func (m *metrics) sampleWire(h transport.Host, peers int) {
 	r := h.WireRates()
+	stable := peers == m.wirePrev
+	m.wirePrev = peers
 	if r.Interval <= 0 {
 		return
 	}
-	if !m.wireTaken || peers >= m.wirePeers {
-		m.wire, m.wirePeers, m.wireTaken = r, peers, true
+	switch {
+	case !m.wireTaken || peers > m.wirePeers || (peers == m.wirePeers && stable && !m.wireStable):
+		m.wire = wireAcc{}
+		m.wire.add(r)
+		m.wirePeers, m.wireTaken, m.wireStable = peers, true, stable
+	case peers == m.wirePeers && (stable || !m.wireStable):
+		m.wire.add(r)
 	}
 }
 
@@ -165,9 +193,10 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
 	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
 	if m.wireTaken {
-		st.WireOutKBs = m.wire.BytesOutPerSec / 1000
-		st.WireInKBs = m.wire.BytesInPerSec / 1000
-		st.WireOutPPS = m.wire.DatagramsOutPerSec
+		sec := m.wire.seconds
+		st.WireOutKBs = m.wire.bytesOut / sec / 1000
+		st.WireInKBs = m.wire.bytesIn / sec / 1000
+		st.WireOutPPS = m.wire.dgramsOut / sec
 		st.WirePeers = m.wirePeers
 		if m.wirePeers > 0 {
 			st.WireOutKBsPerClient = st.WireOutKBs / float64(m.wirePeers)

@@ -117,7 +117,7 @@ func (s *Server) decide(data uint32, ip string, now time.Time) proto.Reason {
 		return proto.ReasonRateLimited
 	case s.admit.admitted >= s.cfg.Server.MaxPeers:
 		return proto.ReasonServerFull
-	case s.admit.perIP[ip] >= s.admit.perIPMax:
+	case s.admit.perIPMax > 0 && s.admit.perIP[ip] >= s.admit.perIPMax:
 		return proto.ReasonPerIPCap
 	}
 	return 0
