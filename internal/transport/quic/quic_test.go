@@ -199,8 +199,11 @@ func TestLargeUnreliableFragmentsRoundTrip(t *testing.T) {
 	if !bytes.Equal(got.Payload, marker) {
 		t.Fatalf("message starting with 0xFF: got % x", got.Payload[:min(8, len(got.Payload))])
 	}
-	if st := p.server.h.Stats(); st.FragmentedSent < 5 {
-		t.Errorf("FragmentedSent = %d, want ≥ 5 (messages over one datagram)", st.FragmentedSent)
+	// 2000 B and up exceed any datagram quic-go can send (packets are capped
+	// at 1452 B); 1300 B fits once path MTU discovery has raised the limit,
+	// which can happen within milliseconds on loopback.
+	if st := p.server.h.Stats(); st.FragmentedSent < 4 {
+		t.Errorf("FragmentedSent = %d, want ≥ 4 (messages over the largest datagram)", st.FragmentedSent)
 	}
 	if err := p.server.h.Send(p.sPeer, transport.Unreliable, make([]byte, MaxUnreliableSize+1)); err == nil {
 		t.Error("unreliable message over MaxUnreliableSize accepted")
