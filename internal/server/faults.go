@@ -21,6 +21,7 @@ type FaultConfig struct {
 	InflateSnapshotBytes int      `toml:"inflate_snapshot_bytes"` // incompressible padding per snapshot body
 	ReportTransport      string   `toml:"report_transport"`       // lie about the transport in Welcome and metrics
 	OmitMetrics          []string `toml:"omit_metrics"`           // metrics-file fields left out
+	AIDecayPerMin        float64  `toml:"ai_decay_per_min"`       // AI entities removed per minute
 }
 
 func (f *FaultConfig) checks() []check {
@@ -40,6 +41,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.inflate_snapshot_bytes", f.InflateSnapshotBytes >= 0 && f.InflateSnapshotBytes <= 65535, "must be 0..65535"},
 		{"faults.report_transport", len(f.ReportTransport) <= 255, "must be at most 255 bytes"},
 		{"faults.omit_metrics", bad == "", fmt.Sprintf("%q is not a metrics-file field", bad)},
+		{"faults.ai_decay_per_min", f.AIDecayPerMin >= 0 && f.AIDecayPerMin <= 1e6, "must be 0..1000000"},
 	}
 }
 
@@ -59,6 +61,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.InflateSnapshotBytes > 0, "inflate_snapshot_bytes", f.InflateSnapshotBytes)
 	add(f.ReportTransport != "", "report_transport", f.ReportTransport)
 	add(len(f.OmitMetrics) > 0, "omit_metrics", strings.Join(f.OmitMetrics, ","))
+	add(f.AIDecayPerMin > 0, "ai_decay_per_min", f.AIDecayPerMin)
 	return out
 }
 
@@ -109,6 +112,41 @@ func (l *leaker) tick(uptime time.Duration) {
 		l.stepped = true
 		l.held = append(l.held, touched(l.stepBytes))
 	}
+}
+
+// decayer implements ai_decay_per_min: test-spawned AI entities disappear
+// at a steady rate — the world that shrinks while it is measured (seed
+// #1137), which makes every figure a function of run length and luck and is
+// what the entities_min gate exists to catch.
+type decayer struct {
+	perTick float64
+	owed    float64
+}
+
+func newDecayer(f *FaultConfig) *decayer {
+	return &decayer{perTick: f.AIDecayPerMin / 60 / TickHz}
+}
+
+// tick removes this tick's whole AI entities (newest slots first) and
+// returns how many it removed.
+func (d *decayer) tick(w *World) int {
+	if d.perTick <= 0 {
+		return 0
+	}
+	d.owed += d.perTick
+	removed := 0
+	live := w.Live()
+	for i := len(live) - 1; i >= 0 && d.owed >= 1; i-- {
+		if w.At(live[i]).AI {
+			w.Remove(live[i])
+			d.owed--
+			removed++
+		}
+	}
+	if d.owed >= 1 {
+		d.owed = 0 // no AI left: nothing more is owed
+	}
+	return removed
 }
 
 func touched(n int) []byte {

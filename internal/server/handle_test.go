@@ -550,3 +550,28 @@ func TestPerIPCapZeroMeansNoCap(t *testing.T) {
 		}
 	}
 }
+
+// The ai_decay fault removes AI entities at its rate and never a player's
+// entity: 3600/min is one a tick, so 30 ticks take 30 of 40 loiterers.
+func TestAIDecayFaultShrinksTheWorld(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) {
+		c.World.TestSpawnAICount = 40
+		c.Faults.AIDecayPerMin = 3600
+	})
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "builtin:sensor-fighter"))
+	for i := 0; i < 30; i++ {
+		ts.step()
+	}
+	ai, players := 0, 0
+	for _, s := range ts.sim.World.Live() {
+		if ts.sim.World.At(s).AI {
+			ai++
+		} else {
+			players++
+		}
+	}
+	if ai != 10 || players != 1 {
+		t.Fatalf("after 30 ticks at one AI a tick: %d AI, %d players; want 10 and 1", ai, players)
+	}
+}

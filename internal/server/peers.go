@@ -354,6 +354,7 @@ func (s *Server) maintain(now time.Time) {
 		s.admit.pruneAll(now)
 	}
 	s.leak.tick(now.Sub(s.started))
+	s.decay.tick(s.sim.World)
 }
 
 // hostOf returns the IP of an "ip:port" address (the whole string when it

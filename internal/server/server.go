@@ -64,6 +64,7 @@ type Server struct {
 	met      *metrics
 	pacer    *Pacer
 	leak     *leaker
+	decay    *decayer
 	faults   []string
 	pad      []byte
 	reported string // the transport named in Welcome and the metrics file
@@ -100,6 +101,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		sim:      sim,
 		met:      newMetrics(),
 		leak:     newLeaker(&cfg.Faults),
+		decay:    newDecayer(&cfg.Faults),
 		faults:   cfg.Faults.Active(),
 		peers:    map[transport.PeerID]*peer{},
 		admit:    newAdmission(&cfg.Security),
