@@ -29,6 +29,11 @@ type monitor struct {
 
 	lastLog   time.Time
 	statusLen int
+
+	// final is the metrics file as read while every client was still
+	// connected (captureFinal); finalErr why that read failed.
+	final    []byte
+	finalErr error
 }
 
 func newMonitor(cfg *Config, workers []*worker, start time.Time) *monitor {
@@ -160,8 +165,22 @@ func (m *monitor) clearStatus() {
 	}
 }
 
-// finish reads the metrics file a last time and embeds it whole, or records
-// why it could not (never zeros), and fits the RSS trend.
+// captureFinal reads the metrics file once more while every worker is
+// parked with its clients still connected. Reading it after they have
+// disconnected would race the server's next write, which may already count
+// the departures (peers, entities) and describe a server being drained.
+// It runs on its own goroutine; the monitor loop never touches final, and
+// finish reads it only after the workers (released after this returns)
+// are done.
+func (m *monitor) captureFinal() {
+	if m.cfg.ServerMetrics == "" {
+		return
+	}
+	m.final, m.finalErr = os.ReadFile(m.cfg.ServerMetrics)
+}
+
+// finish embeds the metrics file captured at the end of the run whole, or
+// records why it could not (never zeros), and fits the RSS trend.
 func (m *monitor) finish(res *Result, end time.Time) {
 	r := res.Report
 	r.Timeline = m.timeline
@@ -169,7 +188,10 @@ func (m *monitor) finish(res *Result, end time.Time) {
 		return
 	}
 	r.ServerMetricsPath = m.cfg.ServerMetrics
-	b, err := os.ReadFile(m.cfg.ServerMetrics)
+	b, err := m.final, m.finalErr
+	if b == nil && err == nil {
+		b, err = os.ReadFile(m.cfg.ServerMetrics)
+	}
 	if err == nil {
 		var raw map[string]json.RawMessage
 		var st *report.ServerTick

@@ -164,14 +164,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 
+	mon := newMonitor(&cfg, workers, start)
+	// Every worker parks before disconnecting its clients; once all have,
+	// the metrics file is read one last time, then they are released.
+	var parked sync.WaitGroup
+	parked.Add(len(workers))
+	release := make(chan struct{})
+	for _, w := range workers {
+		w.park = func() { parked.Done(); <-release }
+	}
+	go func() { parked.Wait(); mon.captureFinal(); close(release) }()
+
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Go(func() { w.run(runCtx, start) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-
-	mon := newMonitor(&cfg, workers, start)
 	mon.loop(done)
 	cancel()
 	end := time.Now()

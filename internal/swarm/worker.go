@@ -15,8 +15,11 @@ import (
 // worker owns a shard of clients and their hosts. Everything it touches is
 // its own except pub, which the monitor reads once a second under mu.
 type worker struct {
-	id       int
-	cfg      *Config
+	id  int
+	cfg *Config
+	// park, when set, is called once the run is over and before the
+	// clients disconnect; it returns when Run releases the workers.
+	park     func()
 	backend  transport.Backend
 	clients  []*client
 	interval time.Duration
@@ -76,7 +79,12 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 	w.lastPub = start
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
-	defer w.shutdown()
+	defer func() {
+		if w.park != nil {
+			w.park()
+		}
+		w.shutdown()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
