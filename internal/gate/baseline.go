@@ -24,6 +24,12 @@ type BaselineEntry struct {
 	KBs float64 `json:"kbs"`
 	// WireKBs is the server's wire_out_kbs_per_client.
 	WireKBs float64 `json:"wire_kbs"`
+	// BytesPerEntity is the swarm's snapshot_bytes_per_entity: Snapshot
+	// bytes per decoded entity record. Under a binding snapshot budget the
+	// payload KB/s is pinned at the budget, and a fatter record encoding
+	// moves this figure instead. Absent for servers whose bodies are not
+	// decoded (body_format "opaque").
+	BytesPerEntity *float64 `json:"bytes_per_entity,omitempty"`
 	// Transport, Clients, UpdatedAt and GitHead say where the figure came
 	// from; they are not compared.
 	Transport string `json:"transport,omitempty"`
@@ -103,14 +109,19 @@ func UpdateBaseline(b *Baseline, run *RunResult, now time.Time, gitHead string) 
 		if err != nil {
 			return false, fmt.Errorf("%w: leg %s: %v", ErrBaselineNotUpdated, leg.Leg.ID, err)
 		}
-		next[leg.Leg.BaselineKey] = BaselineEntry{
+		entry := BaselineEntry{
 			KBs: round3(kbs), WireKBs: round3(wire), Transport: run.Profile.Transport,
 			Clients: run.Profile.Clients, UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead,
 		}
+		if bpe := leg.Report.SnapshotBytesPerEntity; bpe != nil {
+			v := round3(*bpe)
+			entry.BytesPerEntity = &v
+		}
+		next[leg.Leg.BaselineKey] = entry
 	}
 	out := Baseline{SchemaVersion: 1, Comment: b.Comment, Entries: next}
 	if out.Comment == "" {
-		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean) and wire_kbs (server wire_out_kbs_per_client) keyed PROFILE/PATTERN; regenerate with scalegate --profile NAME --update-baseline"
+		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean), wire_kbs (server wire_out_kbs_per_client) and bytes_per_entity (swarm snapshot_bytes_per_entity, when bodies are decoded) keyed PROFILE/PATTERN; regenerate with scalegate --profile NAME --update-baseline"
 	}
 	// encoding/json sorts map keys, so the file diffs stably.
 	if err := report.WriteJSONAtomic(b.Path, out); err != nil {

@@ -405,14 +405,27 @@ func (e *evaluator) baseline() {
 	if e.in.Baseline != nil && e.in.Baseline.Path != "" {
 		path = e.in.Baseline.Path
 	}
-	for _, b := range []struct {
+	type baselined struct {
 		gate, title string
 		m           measure
 		base        float64
-	}{
-		{"baseline_kbs", "payload KB/s vs baseline", e.kbsMean, entry.KBs},
-		{"baseline_wire_kbs", "wire KB/s vs baseline", e.tick("wire_out_kbs_per_client"), entry.WireKBs},
-	} {
+		have        bool // the baseline entry carries this figure
+	}
+	checks := []baselined{
+		{"baseline_kbs", "payload KB/s vs baseline", e.kbsMean, entry.KBs, have},
+		{"baseline_wire_kbs", "wire KB/s vs baseline", e.tick("wire_out_kbs_per_client"), entry.WireKBs, have},
+	}
+	// Bytes per entity applies where either side has it: a baseline that
+	// recorded it demands it (a swarm that stopped decoding must not pass),
+	// and a decoded run whose baseline entry lacks it is a missing key.
+	if entry.BytesPerEntity != nil || e.r.SnapshotBytesPerEntity != nil {
+		c := baselined{gate: "baseline_bytes_per_entity", title: "snapshot bytes per entity vs baseline", m: e.bytesPerEntity}
+		if entry.BytesPerEntity != nil {
+			c.base, c.have = *entry.BytesPerEntity, have
+		}
+		checks = append(checks, c)
+	}
+	for _, b := range checks {
 		c := Check{Gate: b.gate, Title: b.title, Level: LevelHard}
 		v, err := b.m()
 		if err == nil {
@@ -427,15 +440,19 @@ func (e *evaluator) baseline() {
 			if err != nil {
 				c.Status, c.Detail = StatusUnevaluable, err.Error()
 			}
-			if have {
+			if b.have {
 				c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.base), c.MeasuredText)
 			}
-		case !have:
+		case !b.have:
 			c.Threshold = fmt.Sprintf("≤ baseline +%s%%", fmtNum(tol))
 			c.Status = StatusUnevaluable
 			c.Baseline = "missing"
 			c.Detail = fmt.Sprintf("no baseline key %q in %s: run `scalegate --profile %s --update-baseline` on a passing run to record it",
 				key, path, e.in.Profile.Name)
+			if have {
+				c.Detail = fmt.Sprintf("baseline key %q in %s does not record this figure: run `scalegate --profile %s --update-baseline` on a passing run to record it",
+					key, path, e.in.Profile.Name)
+			}
 		default:
 			limit := b.base * (1 + tol/100)
 			c.Threshold = fmt.Sprintf("≤ %s (baseline %s +%s%%)", fmtNum(limit), fmtNum(b.base), fmtNum(tol))
@@ -451,6 +468,13 @@ func (e *evaluator) baseline() {
 		}
 		e.add(c)
 	}
+}
+
+func (e *evaluator) bytesPerEntity() (float64, error) {
+	if e.r.SnapshotBytesPerEntity == nil {
+		return 0, fmt.Errorf("report.snapshot_bytes_per_entity missing (no snapshot body was decoded)")
+	}
+	return *e.r.SnapshotBytesPerEntity, nil
 }
 
 func (e *evaluator) kbsMean() (float64, error) {

@@ -277,3 +277,49 @@ func TestRunVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Bytes per entity is baselined where either side has it: over tolerance
+// fails, a swarm that stopped decoding fails against a baseline that has it,
+// a decoded run against a baseline key without it is a missing figure, and
+// an opaque server (neither side) is not judged on it.
+func TestBaselineBytesPerEntity(t *testing.T) {
+	withBPE := func(v *float64) *report.Report {
+		r := healthyReport(healthyTick())
+		r.SnapshotBytesPerEntity = v
+		return r
+	}
+	base := func(v *float64) *Baseline {
+		return &Baseline{Path: "b.json", Entries: map[string]BaselineEntry{"t/weave": {KBs: 60, WireKBs: 50, BytesPerEntity: v}}}
+	}
+	cases := []struct {
+		name     string
+		report   *report.Report
+		baseline *Baseline
+		want     Status // "" = the check must be absent
+	}{
+		{"within tolerance", withBPE(f64(25.5)), base(f64(24.5)), StatusPass},
+		{"fatter records", withBPE(f64(30.6)), base(f64(24.5)), StatusFail},
+		{"no longer decoded", withBPE(nil), base(f64(24.5)), StatusUnevaluable},
+		{"baseline lacks it", withBPE(f64(24.5)), base(nil), StatusUnevaluable},
+		{"opaque server", withBPE(nil), base(nil), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testProfile()
+			checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: tc.report, Baseline: tc.baseline})
+			c, ok := find(checks, "baseline_bytes_per_entity")
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("judged without a figure on either side: %+v", c)
+				}
+				return
+			}
+			if !ok || c.Status != tc.want {
+				t.Fatalf("got %+v, want %s", c, tc.want)
+			}
+			if k, _ := find(checks, "baseline_kbs"); k.Status != StatusPass {
+				t.Errorf("baseline_kbs must not be affected: %+v", k)
+			}
+		})
+	}
+}

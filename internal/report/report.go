@@ -217,12 +217,19 @@ type Report struct {
 	DisconnectedByReason   map[string]int `json:"disconnected_by_reason"`
 	NeverConnectedByReason map[string]int `json:"never_connected_by_reason"`
 	SnapshotsDecoded       int64          `json:"snapshots_decoded"`
-	ProtocolErrors         int64          `json:"protocol_errors"`
-	RSSSlopeMethod         string         `json:"rss_slope_method,omitempty"`
-	ClientTicks            int64          `json:"client_ticks"`
-	HarnessCPUS            *float64       `json:"harness_cpu_s"`
-	CPUUsPerClientTick     *float64       `json:"cpu_us_per_client_tick"`
-	Warnings               []string       `json:"warnings,omitempty"`
+	// EntitiesPerSnapshot is the mean entity count of the snapshots that
+	// decoded; SnapshotBytesPerEntity their Snapshot message bytes (as
+	// delivered, compressed or not) per entity. Both are null when no body
+	// was decoded ("opaque" servers). Under a binding snapshot budget payload
+	// KB/s is pinned, and a fatter record shows here instead.
+	EntitiesPerSnapshot    *float64 `json:"entities_per_snapshot"`
+	SnapshotBytesPerEntity *float64 `json:"snapshot_bytes_per_entity"`
+	ProtocolErrors         int64    `json:"protocol_errors"`
+	RSSSlopeMethod         string   `json:"rss_slope_method,omitempty"`
+	ClientTicks            int64    `json:"client_ticks"`
+	HarnessCPUS            *float64 `json:"harness_cpu_s"`
+	CPUUsPerClientTick     *float64 `json:"cpu_us_per_client_tick"`
+	Warnings               []string `json:"warnings,omitempty"`
 }
 
 // ServerTickParsed decodes the embedded server_tick block, if any.

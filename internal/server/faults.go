@@ -22,6 +22,7 @@ type FaultConfig struct {
 	ReportTransport      string   `toml:"report_transport"`       // lie about the transport in Welcome and metrics
 	OmitMetrics          []string `toml:"omit_metrics"`           // metrics-file fields left out
 	AIDecayPerMin        float64  `toml:"ai_decay_per_min"`       // AI entities removed per minute
+	FattenRecordsBytes   int      `toml:"fatten_records_bytes"`   // padding paid for out of the snapshot budget
 }
 
 func (f *FaultConfig) checks() []check {
@@ -42,6 +43,8 @@ func (f *FaultConfig) checks() []check {
 		{"faults.report_transport", len(f.ReportTransport) <= 255, "must be at most 255 bytes"},
 		{"faults.omit_metrics", bad == "", fmt.Sprintf("%q is not a metrics-file field", bad)},
 		{"faults.ai_decay_per_min", f.AIDecayPerMin >= 0 && f.AIDecayPerMin <= 1e6, "must be 0..1000000"},
+		{"faults.fatten_records_bytes", f.FattenRecordsBytes >= 0 && f.FattenRecordsBytes <= 65535, "must be 0..65535"},
+		{"faults.fatten_records_bytes", f.FattenRecordsBytes == 0 || f.InflateSnapshotBytes == 0, "cannot be combined with inflate_snapshot_bytes"},
 	}
 }
 
@@ -62,6 +65,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.ReportTransport != "", "report_transport", f.ReportTransport)
 	add(len(f.OmitMetrics) > 0, "omit_metrics", strings.Join(f.OmitMetrics, ","))
 	add(f.AIDecayPerMin > 0, "ai_decay_per_min", f.AIDecayPerMin)
+	add(f.FattenRecordsBytes > 0, "fatten_records_bytes", f.FattenRecordsBytes)
 	return out
 }
 

@@ -575,3 +575,40 @@ func TestAIDecayFaultShrinksTheWorld(t *testing.T) {
 		t.Fatalf("after 30 ticks at one AI a tick: %d AI, %d players; want 10 and 1", ai, players)
 	}
 }
+
+// The fatten fault pays its padding out of the snapshot budget: the message
+// stays within the budget while fewer entities fit — bytes per entity rise
+// with the payload unchanged, as with a fatter record encoding.
+func TestFattenFaultCostsEntitiesNotBytes(t *testing.T) {
+	measure := func(fatten int) (size, entities int) {
+		ts := newTestServer(t, func(c *Config) {
+			c.World.TestSpawnAICount = 200
+			c.World.TestSpawnSpreadKm = 4
+			c.Faults.FattenRecordsBytes = fatten
+		})
+		ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+		ts.h.recv(1, joinMsg(t, "x"))
+		ts.step()
+		ts.step()
+		snaps := ts.h.messagesOf(1, proto.TypeSnapshot)
+		msg := snaps[len(snaps)-1]
+		h, body, err := proto.DecodeSnapshot(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, _ := snapshot.NewDecoder()
+		n, err := dec.Decode(h.Flags, body)
+		if err != nil {
+			t.Fatalf("fattened snapshot does not decode: %v", err)
+		}
+		return len(msg), n
+	}
+	plainSize, plainN := measure(0)
+	fatSize, fatN := measure(240)
+	if fatSize > 1200 || plainSize > 1200 {
+		t.Fatalf("snapshot over the 1200-byte budget: plain %d, fattened %d", plainSize, fatSize)
+	}
+	if plainN-fatN != 10 {
+		t.Fatalf("entities per snapshot %d plain, %d with 240 B of the budget padded; want 10 fewer", plainN, fatN)
+	}
+}

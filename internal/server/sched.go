@@ -47,7 +47,11 @@ type SnapshotParams struct {
 	Tick        uint32
 	BudgetBytes int // whole Snapshot message; 0 unlimited
 	Compress    bool
-	Pad         []byte // inflate_snapshot_bytes fault; nil normally
+	Pad         []byte // inflate_snapshot_bytes / fatten_records_bytes fault; nil normally
+	// PadInBudget makes the pad count against BudgetBytes (fatten_records_bytes):
+	// fewer records fit, the message size holds — how a fatter record
+	// encoding looks under a binding budget.
+	PadInBudget bool
 	// Records holds every live entity's record, encoded once this tick
 	// (EncodeRecords), indexed by slot; a peer's build copies them and
 	// patches its own flag and age.
@@ -74,7 +78,11 @@ func (p *SnapshotParams) MaxRecords() int {
 	if p.BudgetBytes == 0 {
 		return math.MaxUint16
 	}
-	return snapshot.RecordsFitting(p.BudgetBytes - proto.SnapshotHeaderSize)
+	budget := p.BudgetBytes - proto.SnapshotHeaderSize
+	if p.PadInBudget {
+		budget -= len(p.Pad)
+	}
+	return snapshot.RecordsFitting(budget)
 }
 
 // Sense gathers the slots within radius of the peer's entity into in.cands.

@@ -57,17 +57,20 @@ func (e *ListenError) Unwrap() error { return e.Err }
 
 // Server is one running reference server.
 type Server struct {
-	cfg      Config
-	log      *log.Logger
-	host     transport.Host
-	sim      *Sim
-	met      *metrics
-	pacer    *Pacer
-	leak     *leaker
-	decay    *decayer
-	faults   []string
-	pad      []byte
-	reported string // the transport named in Welcome and the metrics file
+	cfg    Config
+	log    *log.Logger
+	host   transport.Host
+	sim    *Sim
+	met    *metrics
+	pacer  *Pacer
+	leak   *leaker
+	decay  *decayer
+	faults []string
+	pad    []byte
+	// padInBudget: the pad is paid for out of the snapshot budget
+	// (fatten_records_bytes), so fewer records fit and the bytes stay put.
+	padInBudget bool
+	reported    string // the transport named in Welcome and the metrics file
 
 	peers   map[transport.PeerID]*peer
 	viewers []*Viewer
@@ -109,6 +112,9 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 	}
 	if n := cfg.Faults.InflateSnapshotBytes; n > 0 {
 		s.pad = padBytes(n)
+	}
+	if n := cfg.Faults.FattenRecordsBytes; n > 0 {
+		s.pad, s.padInBudget = padBytes(n), true
 	}
 	return s, nil
 }
@@ -264,6 +270,7 @@ func (s *Server) buildSnapshots() {
 		BudgetBytes: s.cfg.World.SnapshotBudgetBytes,
 		Compress:    s.cfg.Network.CompressSnapshots,
 		Pad:         s.pad,
+		PadInBudget: s.padInBudget,
 	}
 	s.sim.Build(s.viewers, &p)
 }

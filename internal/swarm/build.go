@@ -27,6 +27,7 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		Asserts:                []report.AssertResult{},
 	}
 	var hz, kbs, rtt, pd, conn, dts []float64
+	var entBytes, entities int64
 	gap := time.Duration(-1)
 	unknown := map[string]bool{}
 	for _, w := range workers {
@@ -43,6 +44,8 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		}
 		for _, c := range w.clients {
 			tallyClient(r, c)
+			entBytes += c.decodedBytes
+			entities += c.decodedEntities
 			if c.snaps >= 2 && c.maxGap > gap {
 				gap = c.maxGap
 			}
@@ -58,6 +61,10 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	}
 	if _, mean, hi, ok := stats.MinMeanMax(kbs); ok {
 		r.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
+	}
+	if entities > 0 {
+		r.EntitiesPerSnapshot = nanPtr(float64(entities) / float64(r.SnapshotsDecoded))
+		r.SnapshotBytesPerEntity = nanPtr(float64(entBytes) / float64(entities))
 	}
 	r.RTTMs = percentiles(rtt)
 	r.PeerDelayMs = percentiles(pd)

@@ -74,10 +74,15 @@ type client struct {
 	maxGap       time.Duration
 	decodeErrors int64
 	decoded      int64
-	rttMs        []float64
-	peerDelayMs  []float64
-	lastRTTAt    time.Time
-	lastRTT      float64 // NaN when none yet
+	// decodedBytes and decodedEntities are the Snapshot message bytes and
+	// the entity records of the snapshots that decoded: their ratio is what
+	// one entity costs on the wire of the protocol (bytes_per_entity).
+	decodedBytes    int64
+	decodedEntities int64
+	rttMs           []float64
+	peerDelayMs     []float64
+	lastRTTAt       time.Time
+	lastRTT         float64 // NaN when none yet
 
 	// timeline bookkeeping: values at the previous publish
 	pubTick  uint32
@@ -228,10 +233,12 @@ func (c *client) onSnapshot(w *worker, b []byte, now time.Time) {
 	c.lastTick, c.lastSnapAt = h.Tick, now
 	c.snapBytes += int64(len(b))
 	if c.decoder != nil {
-		if _, err := c.decoder.Decode(h.Flags, body); err != nil {
+		if n, err := c.decoder.Decode(h.Flags, body); err != nil {
 			c.decodeErrors++
 		} else {
 			c.decoded++
+			c.decodedBytes += int64(len(b))
+			c.decodedEntities += int64(n)
 		}
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/snapshot"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -90,6 +92,45 @@ func TestRunDecodesKnownFormatAndCountsErrors(t *testing.T) {
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
 	if r.SnapshotsReceived == 0 || r.SnapshotDecodeErrors != r.SnapshotsReceived {
 		t.Errorf("snapshots %d, decode errors %d: every corrupt body must count", r.SnapshotsReceived, r.SnapshotDecodeErrors)
+	}
+}
+
+// Valid sg-entities/1 bodies are decoded and their entities counted: the
+// report carries entities per snapshot and Snapshot bytes per entity (the
+// figure a binding budget cannot hide a fatter record from).
+func TestRunReportsBytesPerEntity(t *testing.T) {
+	enc, err := snapshot.NewEncoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint32(1); i <= 3; i++ {
+		enc.Append(&snapshot.Record{ID: i, Rot: [4]float32{0, 0, 0, 1}, Type: 1})
+	}
+	_, body := enc.Finish(nil, false)
+	body = append([]byte(nil), body...)
+	srv := startFakeServer(t, "sg-entities/1", body, 0)
+	cfg := Config{Addr: srv.addr, Clients: 2, Duration: 2 * time.Second, Threads: 1}
+	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
+	if r.SnapshotsDecoded == 0 || r.SnapshotDecodeErrors != 0 {
+		t.Fatalf("decoded %d, errors %d", r.SnapshotsDecoded, r.SnapshotDecodeErrors)
+	}
+	msg := float64(proto.SnapshotHeaderSize + len(body))
+	if r.EntitiesPerSnapshot == nil || *r.EntitiesPerSnapshot != 3 {
+		t.Errorf("entities_per_snapshot %v, want 3", r.EntitiesPerSnapshot)
+	}
+	if r.SnapshotBytesPerEntity == nil || *r.SnapshotBytesPerEntity != msg/3 {
+		t.Errorf("snapshot_bytes_per_entity %v, want %v", r.SnapshotBytesPerEntity, msg/3)
+	}
+}
+
+// An opaque server's bodies are not decoded: no per-entity figures, null
+// rather than zero.
+func TestRunOpaqueHasNoBytesPerEntity(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 100), 0)
+	cfg := Config{Addr: srv.addr, Clients: 1, Duration: 1500 * time.Millisecond}
+	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
+	if r.EntitiesPerSnapshot != nil || r.SnapshotBytesPerEntity != nil {
+		t.Errorf("opaque bodies gave entities_per_snapshot %v, bytes per entity %v", r.EntitiesPerSnapshot, r.SnapshotBytesPerEntity)
 	}
 }
 
