@@ -79,19 +79,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
 	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
-	fs.Float64Var(&a.MinTickHz, "assert-min-tick-hz", swarm.Off, "fail if observed (proxy) tick-Hz min < X")
-	fs.Float64Var(&a.MaxKBs, "assert-max-kbs", swarm.Off, "fail if downstream KB/s/client max > X")
-	fs.Float64Var(&a.MaxTickMs, "assert-max-tick-ms", swarm.Off, "fail if server_tick.tick_ms.p99 > X")
-	fs.Float64Var(&a.MinEntities, "assert-min-entities", swarm.Off, "fail if server_tick.entities < N")
-	fs.Float64Var(&a.MaxRSSGrowthKB, "assert-max-rss-growth-kb", swarm.Off, "fail if server rss_kb - rss_startup_kb > N")
-	fs.Float64Var(&a.MaxRSSSlopeKBPerMin, "assert-max-rss-slope-kb-per-min", swarm.Off, "fail if rss_slope_kb_per_min > X (null slope fails)")
-	fs.Float64Var(&a.MaxLoadFactor, "assert-max-load-factor", swarm.Off, "fail if server_tick.load_factor > X (governor engaged?)")
-	fs.Float64Var(&a.MaxDroppedTicks, "assert-max-dropped-ticks", swarm.Off, "fail if server_tick.dropped_ticks > N")
-	fs.Float64Var(&a.MaxWireKBs, "assert-max-wire-kbs", swarm.Off, "fail if server_tick.wire_out_kbs_per_client > X")
-	fs.Float64Var(&a.CongestionEngagedHz, "assert-congestion-engaged-hz", 0, "fail if congestion_min_send_hz > X (0 = off)")
-	fs.Float64Var(&a.CongestionRecoveredHz, "assert-congestion-recovered-hz", 0, "fail if congestion_recovered_send_hz < Y (0 = off)")
-	fs.BoolVar(&a.Admission, "assert-admission", false, "fail unless every client was admitted and none refused, lost or unconnected")
-	fs.BoolVar(&a.Admission, "assert-no-refused", false, "alias of --assert-admission")
+	declareAssertFlags(fs, *a)
 	return fs
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
@@ -135,11 +136,7 @@ func baselineFigures(r *report.Report) (kbs, wire float64, err error) {
 	if r.DownstreamKBsPerClient == nil {
 		return 0, 0, errors.New("downstream_kbs_per_client missing")
 	}
-	st, err := serverTickRaw(r)
-	if err != nil {
-		return 0, 0, err
-	}
-	wire, err = st.num("wire_out_kbs_per_client")
+	wire, err = gatetable.FromReport(r).Tick("wire_out_kbs_per_client")
 	if err != nil {
 		return 0, 0, err
 	}

@@ -1,10 +1,10 @@
 package gate
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
@@ -88,30 +88,20 @@ func EffectiveTier(p *Profile, strict bool) string {
 
 // Evaluate checks every gate of a leg. It never trusts the swarm's own
 // verdict alone: each gate is recomputed from the report and the embedded
-// server_tick, and any swarm assert that failed is carried as well.
+// server_tick with the gate table's rule (the one the swarm's asserts use),
+// and any swarm assert that failed is carried as well.
 func Evaluate(in Input) []Check {
 	if in.Report == nil {
 		return unreadReport(in)
 	}
-	e := &evaluator{in: in, r: in.Report, tier: EffectiveTier(in.Profile, in.Strict)}
-	e.st, e.stErr = serverTickRaw(in.Report)
+	e := &evaluator{in: in, r: in.Report, m: gatetable.FromReport(in.Report), tier: EffectiveTier(in.Profile, in.Strict)}
 	e.transport()
-	g := in.Profile.Gates
-	if g.Admission != nil {
-		e.admission(g.Admission.Level)
+	e.loadHappened()
+	for _, g := range gatetable.All {
+		if spec, ok := in.Profile.Gates[g.Name]; ok {
+			e.declared(g, spec)
+		}
 	}
-	e.threshold("wire_kbs_max", "wire KB/s per client", g.WireKBsMax, atMost, e.tick("wire_out_kbs_per_client"))
-	e.threshold("kbs_max", "payload KB/s per client (max)", g.KBsMax, atMost, e.kbsMax)
-	e.threshold("tick_hz_min", "observed server tick-Hz (min)", g.TickHzMin, atLeast, e.tickHzMin)
-	e.tickMs(g.TickMsP99Max)
-	e.threshold("rss_growth_kb_max", "server RSS growth KB", g.RSSGrowthKBMax, atMost, e.rssGrowth)
-	e.threshold("rss_slope_kb_per_min_max", "server RSS slope KB/min", g.RSSSlopeKBPerMinMax, atMost, e.rssSlope)
-	e.threshold("entities_min", "server entities", g.EntitiesMin, atLeast, e.tick("entities"))
-	e.spawnTook(g.SpawnTook)
-	e.threshold("load_factor_max", "governor load_factor", g.LoadFactorMax, atMost, e.tick("load_factor"))
-	e.threshold("dropped_ticks_max", "dropped ticks", g.DroppedTicksMax, atMost, e.tick("dropped_ticks"))
-	e.threshold("congestion_engaged_hz", "congestion min send Hz", g.CongestionEngagedHz, atMost, e.tick("congestion_min_send_hz"))
-	e.threshold("congestion_recovered_hz", "congestion recovered send Hz", g.CongestionRecoveredHz, atLeast, e.tick("congestion_recovered_send_hz"))
 	if in.Profile.Baselined {
 		e.baseline()
 	}
@@ -121,13 +111,20 @@ func Evaluate(in Input) []Check {
 	return e.out
 }
 
-// timingChecks are the gates whose figures a starved harness distorts: the
-// server's tick time and the client-observed tick rate both share the CPU
-// with the swarm. Byte counts, admission and transport are facts whatever
-// the harness did.
-var timingChecks = map[string]bool{
-	"tick_ms_p99_max": true, "tick_hz_min": true,
-	"swarm assert-max-tick-ms": true, "swarm assert-min-tick-hz": true,
+// isTiming: the gate's figure shares the CPU with the swarm (the server's
+// tick time, the client-observed tick rate), per the gate table. Byte
+// counts, admission and transport are facts whatever the harness did. A
+// carried swarm assert is judged by the gate its flag belongs to.
+func isTiming(c Check) bool {
+	if g, ok := gatetable.Lookup(c.Gate); ok {
+		return g.Timing
+	}
+	if c.Gate == "swarm_assert" {
+		if g, ok := gatetable.ByFlag(strings.TrimPrefix(c.Title, "swarm ")); ok {
+			return g.Timing
+		}
+	}
+	return false
 }
 
 // harnessBoundTiming: on a harness-bound leg a failed timing gate is
@@ -144,7 +141,7 @@ func (e *evaluator) harnessBoundTiming() {
 		return
 	}
 	for i, c := range e.out {
-		if c.Failed() && c.Status == StatusFail && (timingChecks[c.Gate] || timingChecks[c.Title]) {
+		if c.Failed() && c.Status == StatusFail && isTiming(c) {
 			e.out[i].Status = StatusInconclusive
 			e.out[i].Detail = joinDetail(c.Detail, "harness-bound leg: a timing failure here cannot be attributed to the server")
 		}
@@ -185,215 +182,157 @@ func unreadReport(in Input) []Check {
 	return out
 }
 
-// declaredGates lists the gate names a profile declares, in a fixed order.
+// declaredGates lists the checks a profile asks for, in the summary's
+// order: the built-in checks, the declared gates in table order, the
+// baseline figures.
 func declaredGates(p *Profile) []string {
-	var names []string
-	b, _ := json.Marshal(p.Gates)
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(b, &m)
-	for _, n := range gateOrder {
-		if _, ok := m[n]; ok {
-			names = append(names, n)
+	names := []string{"transport", "load"}
+	for _, g := range gatetable.All {
+		if p.Gates.Has(g.Name) {
+			names = append(names, g.Name)
 		}
 	}
-	names = append([]string{"transport"}, names...)
 	if p.Baselined {
 		names = append(names, "baseline_kbs", "baseline_wire_kbs")
 	}
 	return names
 }
 
-var gateOrder = []string{"admission", "wire_kbs_max", "kbs_max", "tick_hz_min", "tick_ms_p99_max",
-	"rss_growth_kb_max", "rss_slope_kb_per_min_max", "entities_min", "spawn_took", "load_factor_max",
-	"dropped_ticks_max", "congestion_engaged_hz", "congestion_recovered_hz"}
-
 type evaluator struct {
-	in    Input
-	r     *report.Report
-	tier  string
-	st    tickMetrics
-	stErr error
-	out   []Check
+	in   Input
+	r    *report.Report
+	m    *gatetable.Metrics
+	tier string
+	out  []Check
 }
-
-type direction int
-
-const (
-	atMost direction = iota
-	atLeast
-)
 
 func (e *evaluator) add(c Check) { e.out = append(e.out, c) }
 
 // measure returns a value or why it is missing.
 type measure func() (float64, error)
 
-// tick reads a server_tick number.
-func (e *evaluator) tick(path ...string) measure {
-	return func() (float64, error) {
-		if e.stErr != nil {
-			return 0, e.stErr
+// Level is the level a declared gate is evaluated at in tier, and why it
+// differs from the declaration ("" when it does not). The gate's evaluation
+// and the flags it forwards to the swarm both use it.
+func Level(g gatetable.Gate, spec GateSpec, tier string) (level, why string) {
+	if g.Tier == gatetable.StrictOnly && spec.Level == LevelHard && tier != "strict" {
+		return LevelAdvisory, "advisory in the " + tier + " tier (machine-dependent); hard in the strict tier (--strict)"
+	}
+	return spec.Level, ""
+}
+
+// Threshold is the threshold a declared gate is checked against on a leg;
+// ok is false when the gate does not apply to the leg (spawn_took outside
+// an entity sweep).
+func Threshold(g gatetable.Gate, spec GateSpec, p *Profile, leg Leg) (thr float64, ok bool) {
+	switch g.Source {
+	case gatetable.SweepEntities:
+		if leg.EntityCount == nil {
+			return 0, false
 		}
-		return e.st.num(path...)
+		return float64(*leg.EntityCount), true
+	case gatetable.Clients:
+		return float64(p.Clients), true
 	}
+	if spec.Threshold == nil {
+		return 0, false
+	}
+	return *spec.Threshold, true
 }
 
-func (e *evaluator) kbsMax() (float64, error) {
-	if e.r.DownstreamKBsPerClient == nil {
-		return 0, fmt.Errorf("report.downstream_kbs_per_client missing")
-	}
-	return e.r.DownstreamKBsPerClient.Max, nil
-}
-
-func (e *evaluator) tickHzMin() (float64, error) {
-	if e.r.ObservedServerTickHz == nil {
-		return 0, fmt.Errorf("report.observed_server_tick_hz missing (no client saw two snapshots)")
-	}
-	return e.r.ObservedServerTickHz.Min, nil
-}
-
-// rssGrowth is rss_kb − rss_startup_kb; rss_kb 0 means the platform could
-// not read RSS, which is unevaluable, not "no growth".
-func (e *evaluator) rssGrowth() (float64, error) {
-	cur, err := e.tick("rss_kb")()
-	if err != nil {
-		return 0, err
-	}
-	start, err := e.tick("rss_startup_kb")()
-	if err != nil {
-		return 0, err
-	}
-	if cur <= 0 || start <= 0 {
-		return 0, fmt.Errorf("server reports rss_kb=%g rss_startup_kb=%g: RSS unavailable on this platform", cur, start)
-	}
-	return cur - start, nil
-}
-
-func (e *evaluator) rssSlope() (float64, error) {
-	if e.r.RSSSlopeKBPerMin == nil {
-		return 0, fmt.Errorf("report.rss_slope_kb_per_min is null: the RSS series (%d samples) is too short to fit", len(e.r.RSSSeries))
-	}
-	return *e.r.RSSSlopeKBPerMin, nil
-}
-
-// threshold evaluates one threshold gate (nil g = not declared).
-func (e *evaluator) threshold(name, title string, g *Threshold, dir direction, m measure) {
-	if g == nil {
+// declared evaluates one gate the profile declares.
+func (e *evaluator) declared(g gatetable.Gate, spec GateSpec) {
+	thr, ok := Threshold(g, spec, e.in.Profile, e.in.Leg)
+	if !ok {
 		return
 	}
-	e.compare(name, title, g.Level, g.Threshold, dir, m, "")
-}
-
-func (e *evaluator) compare(name, title, level string, thr float64, dir direction, m measure, detail string) {
-	c := Check{Gate: name, Title: title, Level: level, Threshold: bound(dir, thr), Detail: detail}
-	v, err := m()
-	if err != nil {
-		c.Status, c.MeasuredText = StatusUnevaluable, "missing"
-		c.Detail = joinDetail(err.Error(), detail)
-		e.add(c)
-		return
+	level, why := Level(g, spec, e.tier)
+	c := Check{Gate: g.Name, Title: g.Title, Level: level, Threshold: g.Bound(thr), Detail: why}
+	o := g.Evaluate(e.m, thr)
+	c.Measured, c.MeasuredText = o.Measured, o.Text
+	if o.Measured != nil && g.Unit != "" {
+		c.MeasuredText += " " + g.Unit
 	}
-	c.Measured, c.MeasuredText = &v, fmtNum(v)
-	ok := v <= thr
-	if dir == atLeast {
-		ok = v >= thr
-	}
-	c.Status = StatusFail
-	if ok {
-		c.Status = StatusPass
-	}
-	if name == "rss_slope_kb_per_min_max" && e.r.RSSStepMaxKB != nil {
-		at := "?"
-		if e.r.RSSStepAtS != nil {
-			at = fmtNum(*e.r.RSSStepAtS)
+	switch {
+	case o.Err != nil:
+		c.Status, c.Detail = StatusUnevaluable, joinDetail(o.Err.Error(), c.Detail)
+	case o.Pass:
+		c.Status, c.Detail = StatusPass, joinDetail(c.Detail, o.Detail)
+	default:
+		why := o.Detail
+		if why == "" || g.Explain != nil {
+			why = joinDetail(fmt.Sprintf("%s = %s, must be %s", g.Metric, c.MeasuredText, c.Threshold), o.Detail)
 		}
-		c.Detail = joinDetail(c.Detail, fmt.Sprintf("largest RSS step %s KB at t=%s s", fmtNum(*e.r.RSSStepMaxKB), at))
+		c.Status, c.Detail = StatusFail, joinDetail(why, c.Detail)
 	}
 	e.add(c)
 }
 
-// tickMs is the tick-ms p99 gate: hard only in the strict tier.
-func (e *evaluator) tickMs(g *Threshold) {
-	if g == nil {
-		return
-	}
-	level, detail := g.Level, ""
-	if level == LevelHard && e.tier != "strict" {
-		level, detail = LevelAdvisory, "advisory in the pr tier (machine-dependent); hard with --strict"
-	}
-	e.compare("tick_ms_p99_max", "server tick ms p99", level, g.Threshold, atMost, e.tick("tick_ms", "p99"), detail)
-}
-
-// transport: both ends must have spoken the profile's transport. Always
-// hard: a run on the wrong transport measured something else.
+// transport: both ends must have spoken the profile's transport, and both
+// must have said which. Always hard: a run on the wrong transport measured
+// something else, and a side that did not say (an empty Welcome transport, a
+// metrics file without "transport") is unevaluable, never a pass.
 func (e *evaluator) transport() {
 	want := e.in.Profile.Transport
 	c := Check{Gate: "transport", Title: "transport identity", Level: LevelHard, Threshold: "= " + want}
-	var got []string
-	var problems []string
-	swarmSide := e.r.Transport
-	got = append(got, "swarm "+orMissing(swarmSide))
-	if swarmSide != want {
-		problems = append(problems, fmt.Sprintf("swarm spoke %s", orMissing(swarmSide)))
+	serverSide, err := e.m.TickString("transport")
+	c.MeasuredText = fmt.Sprintf("swarm %s, Welcome %s, server %s", orMissing(e.r.Transport), orMissing(e.r.ServerTransport), orMissing(serverSide))
+	var problems, unread []string
+	for _, side := range []struct{ who, got string }{
+		{"swarm spoke", e.r.Transport}, {"server Welcome says", e.r.ServerTransport},
+	} {
+		switch {
+		case side.got == "":
+			unread = append(unread, side.who+" nothing (empty)")
+		case side.got != want:
+			problems = append(problems, fmt.Sprintf("%s %s", side.who, side.got))
+		}
 	}
-	if e.r.ServerTransport != "" && e.r.ServerTransport != want {
-		problems = append(problems, fmt.Sprintf("server Welcome says %s", e.r.ServerTransport))
-	}
-	serverSide, err := "", e.stErr
-	if err == nil {
-		serverSide, err = e.st.str("transport")
-	}
-	got = append(got, "server "+orMissing(serverSide))
-	c.MeasuredText = strings.Join(got, ", ")
 	switch {
 	case err != nil:
-		c.Status, c.Detail = StatusUnevaluable, err.Error()
+		unread = append(unread, err.Error())
 	case serverSide != want:
 		problems = append(problems, fmt.Sprintf("server metrics say %s", serverSide))
 	}
-	if c.Status == "" {
+	switch {
+	case len(problems) > 0:
+		c.Status, c.Detail = StatusFail, strings.Join(append(problems, unread...), "; ")+"; the profile pins "+want
+	case len(unread) > 0:
+		c.Status, c.Detail = StatusUnevaluable, strings.Join(unread, "; ")+": transport identity cannot be shown"
+	default:
 		c.Status = StatusPass
-		if len(problems) > 0 {
-			c.Status, c.Detail = StatusFail, strings.Join(problems, "; ")+"; the profile pins "+want
-		}
 	}
 	e.add(c)
 }
 
-// admission: every client connected, none refused, none dropped.
-func (e *evaluator) admission(level string) {
+// loadHappened is checked on every leg whatever gates the profile
+// declares: the swarm admitted at least one client and clients received
+// snapshots. Without it a profile whose gates all read the server's own
+// file (a wire ceiling, say) passes against a server that never let a
+// client in.
+func (e *evaluator) loadHappened() {
 	r := e.r
-	c := Check{Gate: "admission", Title: "admission", Level: level,
-		Threshold: fmt.Sprintf("%d/%d connected, 0 refused, 0 dropped", r.Clients, r.Clients)}
-	connected := float64(r.ClientsConnected)
-	c.Measured = &connected
-	c.MeasuredText = fmt.Sprintf("%d/%d connected, %d refused, %d dropped", r.ClientsConnected, r.Clients, r.ClientsRefused, r.ClientsDisconnected)
-	c.Status = StatusPass
+	c := Check{Gate: "load", Title: "load happened (clients admitted, snapshots received)", Level: LevelHard,
+		Threshold: "≥ 1 admitted, ≥ 1 snapshot"}
+	admitted := float64(r.ClientsConnected)
+	c.Measured = &admitted
+	c.MeasuredText = fmt.Sprintf("%d/%d admitted, %d snapshots", r.ClientsConnected, r.Clients, r.SnapshotsReceived)
 	var why []string
-	if r.Clients != e.in.Profile.Clients {
-		why = append(why, fmt.Sprintf("swarm ran %d clients, profile asks %d", r.Clients, e.in.Profile.Clients))
+	if r.Clients < 1 {
+		why = append(why, "the swarm ran no clients")
 	}
-	if r.ClientsConnected < r.Clients || r.ClientsNeverConnected > 0 {
-		why = append(why, fmt.Sprintf("%d never connected", r.Clients-r.ClientsConnected))
+	if r.ClientsConnected < 1 {
+		why = append(why, fmt.Sprintf("no client was admitted (refused %d %v, never connected %d %v)",
+			r.ClientsRefused, r.RefusedByReason, r.ClientsNeverConnected, r.NeverConnectedByReason))
 	}
-	if r.ClientsRefused > 0 {
-		why = append(why, fmt.Sprintf("%d refused %v", r.ClientsRefused, r.RefusedByReason))
+	if r.SnapshotsReceived < 1 {
+		why = append(why, "no client received a snapshot")
 	}
-	if r.ClientsDisconnected > 0 {
-		why = append(why, fmt.Sprintf("%d dropped mid-run", r.ClientsDisconnected))
-	}
+	c.Status = StatusPass
 	if len(why) > 0 {
-		c.Status, c.Detail = StatusFail, strings.Join(why, "; ")
+		c.Status, c.Detail = StatusFail, strings.Join(why, "; ")+": the load this leg names did not happen"
 	}
 	e.add(c)
-}
-
-// spawnTook: in a sweep, the server reached the leg's entity count.
-func (e *evaluator) spawnTook(g *Switch) {
-	if g == nil || e.in.Leg.EntityCount == nil {
-		return
-	}
-	e.compare("spawn_took", "server entities ≥ sweep point", g.Level, float64(*e.in.Leg.EntityCount), atLeast, e.tick("entities"), "")
 }
 
 // baseline compares payload and wire KB/s with the committed keys.
@@ -413,7 +352,7 @@ func (e *evaluator) baseline() {
 	}
 	checks := []baselined{
 		{"baseline_kbs", "payload KB/s vs baseline", e.kbsMean, entry.KBs, have},
-		{"baseline_wire_kbs", "wire KB/s vs baseline", e.tick("wire_out_kbs_per_client"), entry.WireKBs, have},
+		{"baseline_wire_kbs", "wire KB/s vs baseline", func() (float64, error) { return e.m.Tick("wire_out_kbs_per_client") }, entry.WireKBs, have},
 	}
 	// Bytes per entity applies where either side has it: a baseline that
 	// recorded it demands it (a swarm that stopped decoding must not pass),
@@ -509,7 +448,7 @@ func (e *evaluator) swarmAsserts() {
 // the leg is inconclusive, never passed.
 func (e *evaluator) harness() {
 	limit := e.in.Profile.Harness.WorkerDtP99MaxMs
-	c := Check{Gate: "harness", Title: "swarm worker loop dt p99 (harness-bound?)", Level: LevelHard, Threshold: bound(atMost, limit)}
+	c := Check{Gate: "harness", Title: "swarm worker loop dt p99 (harness-bound?)", Level: LevelHard, Threshold: "≤ " + fmtNum(limit) + " ms"}
 	if e.r.WorkerLoopDtMs == nil {
 		c.Status, c.MeasuredText = StatusUnevaluable, "missing"
 		c.Detail = "report.worker_loop_dt_ms missing: cannot show the harness kept its cadence"
@@ -526,23 +465,7 @@ func (e *evaluator) harness() {
 	e.add(c)
 }
 
-func bound(dir direction, v float64) string {
-	if dir == atLeast {
-		return "≥ " + fmtNum(v)
-	}
-	return "≤ " + fmtNum(v)
-}
-
-func fmtNum(v float64) string {
-	switch {
-	case v == float64(int64(v)) && v < 1e12 && v > -1e12:
-		return fmt.Sprintf("%d", int64(v))
-	case v >= 100 || v <= -100:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
-}
+func fmtNum(v float64) string { return gatetable.FormatNumber(v) }
 
 func pctDelta(v, base float64) string {
 	if base == 0 {

@@ -16,7 +16,7 @@ func healthyTick() map[string]any {
 	return map[string]any{
 		"schema_version": 6, "transport": "enet", "rss_kb": 30000, "rss_startup_kb": 25000,
 		"tick_ms":                 map[string]any{"min": 0.5, "mean": 1, "max": 3, "p95": 2, "p99": 2.5},
-		"wire_out_kbs_per_client": 50.0, "entities": 8, "load_factor": 1.0, "dropped_ticks": 0,
+		"wire_out_kbs_per_client": 50.0, "wire_peers": 8, "entities": 8, "load_factor": 1.0, "dropped_ticks": 0,
 		"congestion_min_send_hz": 60.0, "congestion_recovered_send_hz": 60.0,
 	}
 }
@@ -25,7 +25,7 @@ func healthyTick() map[string]any {
 func healthyReport(tick map[string]any) *report.Report {
 	raw, _ := json.Marshal(tick)
 	return &report.Report{
-		SchemaVersion: 5, Transport: "enet", ServerTransport: "enet", Pattern: "weave", Clients: 8, ClientsConnected: 8,
+		SchemaVersion: 5, Transport: "enet", ServerTransport: "enet", Pattern: "weave", Clients: 8, ClientsConnected: 8, SnapshotsReceived: 960,
 		ObservedServerTickHz:   &report.MinMeanMax{Min: 59.5, Mean: 60, Max: 60.1},
 		DownstreamKBsPerClient: &report.MeanMax{Mean: 60, Max: 62},
 		WorkerLoopDtMs:         &report.Percentiles{P99: 1.2},
@@ -39,16 +39,23 @@ func testProfile() *Profile {
 		Name: "t", Tier: "pr", Transport: "enet", Clients: 8, Patterns: []string{"weave"}, Baselined: true,
 		Baseline: BaselinePolicy{TolerancePct: 10}, Harness: Harness{WorkerDtP99MaxMs: 8},
 		Gates: Gates{
-			Admission:           &Switch{Level: LevelHard},
-			WireKBsMax:          &Threshold{Threshold: 150, Level: LevelHard},
-			KBsMax:              &Threshold{Threshold: 100, Level: LevelHard},
-			TickHzMin:           &Threshold{Threshold: 30, Level: LevelHard},
-			TickMsP99Max:        &Threshold{Threshold: 16.6, Level: LevelHard},
-			RSSGrowthKBMax:      &Threshold{Threshold: 10000, Level: LevelHard},
-			RSSSlopeKBPerMinMax: &Threshold{Threshold: 128, Level: LevelHard},
-			EntitiesMin:         &Threshold{Threshold: 8, Level: LevelHard},
+			"admission":                {Level: LevelHard},
+			"wire_kbs_max":             {Threshold: f64(150), Level: LevelHard},
+			"kbs_max":                  {Threshold: f64(100), Level: LevelHard},
+			"tick_hz_min":              {Threshold: f64(30), Level: LevelHard},
+			"tick_ms_p99_max":          {Threshold: f64(16.6), Level: LevelHard},
+			"rss_growth_kb_max":        {Threshold: f64(10000), Level: LevelHard},
+			"rss_slope_kb_per_min_max": {Threshold: f64(128), Level: LevelHard},
+			"entities_min":             {Threshold: f64(8), Level: LevelHard},
 		},
 	}
+}
+
+// setLevel changes a declared gate's level.
+func setLevel(p *Profile, gate, level string) {
+	spec := p.Gates[gate]
+	spec.Level = level
+	p.Gates[gate] = spec
 }
 
 func testBaseline() *Baseline {
@@ -126,6 +133,25 @@ func TestEvaluate(t *testing.T) {
 		{"profile quic, ran enet", func(p *Profile, _ map[string]any, _ *report.Report, _ *Baseline) { p.Transport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
 		{"welcome disagrees", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
 		{"server transport missing", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "transport") }, false, "transport", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"welcome transport empty is unevaluable", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "" }, false, "transport", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"wire_peers 0 is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_peers"] = 0 }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"wire_peers missing is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "wire_peers") }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"rss unavailable (negative)", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = -1 }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		// the load happened, whatever the profile declares
+		{"nobody admitted", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ClientsConnected, r.ClientsNeverConnected, r.SnapshotsReceived = 0, 8, 0
+		}, false, "load", StatusFail, LevelHard, VerdictFailed},
+		{"no snapshot received", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.SnapshotsReceived = 0 }, false, "load", StatusFail, LevelHard, VerdictFailed},
+		{"load happened", nil, false, "load", StatusPass, LevelHard, VerdictPassed},
+		// an explicit advisory declaration stays advisory under --strict
+		{"tick p99 declared advisory, --strict: advisory", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			setLevel(p, "tick_ms_p99_max", LevelAdvisory)
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
+		}, true, "tick_ms_p99_max", StatusFail, LevelAdvisory, VerdictPassed},
+		{"harness-bound carried swarm tick-Hz assert is inconclusive", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.WorkerLoopDtMs.P99 = 9
+			r.Asserts = []report.AssertResult{{Name: "assert-min-tick-hz", Threshold: 58, Passed: false}}
+		}, false, "swarm_assert", StatusInconclusive, LevelHard, VerdictInconclusive},
 		{"no server_tick at all", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ServerTick, r.ServerMetricsError = nil, "open: no such file"
 		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
@@ -166,7 +192,7 @@ func TestEvaluate(t *testing.T) {
 		{"harness dt missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.WorkerLoopDtMs = nil }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
 		// advisory never fails; the swarm's own failed assert always does
 		{"advisory wire over", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
-			p.Gates.WireKBsMax.Level = LevelAdvisory
+			setLevel(p, "wire_kbs_max", LevelAdvisory)
 			p.Baselined = false
 			tk["wire_out_kbs_per_client"] = 500.0
 		}, false, "wire_kbs_max", StatusFail, LevelAdvisory, VerdictPassed},
@@ -238,7 +264,7 @@ func TestUpdateModeRecords(t *testing.T) {
 func TestAssertFlags(t *testing.T) {
 	p := testProfile()
 	got := strings.Join(AssertFlags(p, p.Legs()[0], false), " ")
-	for _, want := range []string{"--assert-no-refused", "--assert-max-wire-kbs 150", "--assert-min-tick-hz 30",
+	for _, want := range []string{"--assert-admission", "--assert-max-wire-kbs 150", "--assert-min-tick-hz 30",
 		"--assert-max-rss-growth-kb 10000", "--assert-max-rss-slope-kb-per-min 128", "--assert-min-entities 8"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("flags %q lack %q", got, want)
@@ -250,7 +276,7 @@ func TestAssertFlags(t *testing.T) {
 	if got := strings.Join(AssertFlags(p, p.Legs()[0], true), " "); !strings.Contains(got, "--assert-max-tick-ms 16.6") {
 		t.Errorf("--strict must forward the tick-ms assert: %q", got)
 	}
-	p.Gates.WireKBsMax.Level = LevelAdvisory
+	setLevel(p, "wire_kbs_max", LevelAdvisory)
 	if got := strings.Join(AssertFlags(p, p.Legs()[0], false), " "); strings.Contains(got, "wire") {
 		t.Errorf("advisory gates must not be forwarded: %q", got)
 	}

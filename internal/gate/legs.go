@@ -74,10 +74,10 @@ func (p *Profile) MissingFeatures() []string {
 	if builtin && p.World.OverrunGovernor {
 		out = append(out, "the overrun governor (world.overrun_governor)")
 	}
-	if builtin && (p.Gates.CongestionEngagedHz != nil || p.Gates.CongestionRecoveredHz != nil) {
+	if builtin && (p.Gates.Has("congestion_engaged_hz") || p.Gates.Has("congestion_recovered_hz")) {
 		out = append(out, "the congestion controller (gates.congestion_*)")
 	}
-	if builtin && (p.Gates.LoadFactorMax != nil || p.Gates.DroppedTicksMax != nil) && !p.World.OverrunGovernor {
+	if builtin && (p.Gates.Has("load_factor_max") || p.Gates.Has("dropped_ticks_max")) && !p.World.OverrunGovernor {
 		out = append(out, "the overrun governor (gates.load_factor_max / dropped_ticks_max)")
 	}
 	for _, k := range []string{"test_spawn_ai_mix", "test_projectile_rate", "test_projectile_ttl_s"} {

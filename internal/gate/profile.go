@@ -107,32 +107,21 @@ type Harness struct {
 	WorkerDtP99MaxMs float64 `json:"worker_dt_p99_max_ms"`
 }
 
-// Threshold is one threshold gate of a profile.
-type Threshold struct {
-	Threshold float64 `json:"threshold"`
-	Level     string  `json:"level"`
+// GateSpec is one gate as a profile declares it: a threshold gate carries
+// Threshold, a switch gate (admission, spawn_took) does not.
+type GateSpec struct {
+	Threshold *float64 `json:"threshold,omitempty"`
+	Level     string   `json:"level"`
 }
 
-// Switch is a gate without a threshold.
-type Switch struct {
-	Level string `json:"level"`
-}
+// Gates is what a profile requires to hold, keyed by the gate's name in
+// the gate table (internal/gatetable); an absent gate is not evaluated.
+type Gates map[string]GateSpec
 
-// Gates is what a profile requires to hold; nil = not evaluated.
-type Gates struct {
-	Admission             *Switch    `json:"admission,omitempty"`
-	WireKBsMax            *Threshold `json:"wire_kbs_max,omitempty"`
-	KBsMax                *Threshold `json:"kbs_max,omitempty"`
-	TickHzMin             *Threshold `json:"tick_hz_min,omitempty"`
-	TickMsP99Max          *Threshold `json:"tick_ms_p99_max,omitempty"`
-	RSSGrowthKBMax        *Threshold `json:"rss_growth_kb_max,omitempty"`
-	RSSSlopeKBPerMinMax   *Threshold `json:"rss_slope_kb_per_min_max,omitempty"`
-	EntitiesMin           *Threshold `json:"entities_min,omitempty"`
-	SpawnTook             *Switch    `json:"spawn_took,omitempty"`
-	LoadFactorMax         *Threshold `json:"load_factor_max,omitempty"`
-	DroppedTicksMax       *Threshold `json:"dropped_ticks_max,omitempty"`
-	CongestionEngagedHz   *Threshold `json:"congestion_engaged_hz,omitempty"`
-	CongestionRecoveredHz *Threshold `json:"congestion_recovered_hz,omitempty"`
+// Has reports whether the profile declares the gate.
+func (g Gates) Has(name string) bool {
+	_, ok := g[name]
+	return ok
 }
 
 // ProfileError is an invalid profile (or schema). Print it with Details: it

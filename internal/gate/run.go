@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/launcher"
 	"github.com/scalegate/scalegate/internal/report"
 )
@@ -282,39 +283,29 @@ func (r *legRun) swarmSpec(port int) launcher.Spec {
 		LogPath: filepath.Join(r.res.Dir, "swarm.log"), Grace: r.o.Grace}
 }
 
-// AssertFlags are the swarm --assert-* flags for the profile's hard gates
-// (advisory gates are not forwarded: the swarm would fail on them).
+// AssertFlags are the swarm --assert-* flags for the gates the profile
+// declares that are hard on this leg, in the gate table's order. Advisory
+// gates are not forwarded (the swarm would fail on them), and neither are
+// gates without a swarm flag.
 func AssertFlags(p *Profile, leg Leg, strict bool) []string {
 	var out []string
-	hard := func(level string) bool { return level == LevelHard }
-	add := func(flag string, g *Threshold) {
-		if g != nil && hard(g.Level) {
-			out = append(out, flag, fmtFlag(g.Threshold))
+	tier := EffectiveTier(p, strict)
+	for _, g := range gatetable.All {
+		spec, declared := p.Gates[g.Name]
+		if !declared || g.Flag == "" {
+			continue
+		}
+		if level, _ := Level(g, spec, tier); level != LevelHard {
+			continue
+		}
+		if g.Kind == gatetable.Switch {
+			out = append(out, "--"+g.Flag)
+			continue
+		}
+		if thr, ok := Threshold(g, spec, p, leg); ok {
+			out = append(out, "--"+g.Flag, fmtFlag(thr))
 		}
 	}
-	g := p.Gates
-	if g.Admission != nil && hard(g.Admission.Level) {
-		out = append(out, "--assert-no-refused")
-	}
-	add("--assert-max-wire-kbs", g.WireKBsMax)
-	add("--assert-max-kbs", g.KBsMax)
-	add("--assert-min-tick-hz", g.TickHzMin)
-	if g.TickMsP99Max != nil && hard(g.TickMsP99Max.Level) && EffectiveTier(p, strict) == "strict" {
-		out = append(out, "--assert-max-tick-ms", fmtFlag(g.TickMsP99Max.Threshold))
-	}
-	add("--assert-max-rss-growth-kb", g.RSSGrowthKBMax)
-	add("--assert-max-rss-slope-kb-per-min", g.RSSSlopeKBPerMinMax)
-	min := g.EntitiesMin
-	if g.SpawnTook != nil && hard(g.SpawnTook.Level) && leg.EntityCount != nil {
-		if min == nil || float64(*leg.EntityCount) > min.Threshold {
-			min = &Threshold{Threshold: float64(*leg.EntityCount), Level: LevelHard}
-		}
-	}
-	add("--assert-min-entities", min)
-	add("--assert-max-load-factor", g.LoadFactorMax)
-	add("--assert-max-dropped-ticks", g.DroppedTicksMax)
-	add("--assert-congestion-engaged-hz", g.CongestionEngagedHz)
-	add("--assert-congestion-recovered-hz", g.CongestionRecoveredHz)
 	return out
 }
 

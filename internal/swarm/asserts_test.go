@@ -20,7 +20,7 @@ const metricsFile = `{"schema_version":6,"tick_hz":60,"peers":8,"entities":40,"l
 func resultWith(t *testing.T, metrics string) *Result {
 	t.Helper()
 	r := &report.Report{
-		Clients: 8, ClientsConnected: 8,
+		Clients: 8, ClientsConnected: 8, SnapshotsReceived: 960,
 		ObservedServerTickHz:   &report.MinMeanMax{Min: 59.5, Mean: 59.9, Max: 60},
 		DownstreamKBsPerClient: &report.MeanMax{Mean: 10, Max: 12},
 	}
@@ -42,33 +42,33 @@ func TestEvaluateAsserts(t *testing.T) {
 	tests := []struct {
 		name     string
 		metrics  string
-		set      func(*Asserts)
+		set      func(Asserts)
 		mutate   func(*report.Report)
 		wantFail []string
 		missing  bool // the failing assert's metric is missing
 	}{
-		{"all off passes", metricsFile, func(*Asserts) {}, nil, nil, false},
-		{"tick-hz at threshold passes", metricsFile, func(a *Asserts) { a.MinTickHz = 59.5 }, nil, nil, false},
-		{"tick-hz below fails", metricsFile, func(a *Asserts) { a.MinTickHz = 59.6 }, nil, []string{"assert-min-tick-hz"}, false},
-		{"tick-hz missing fails", metricsFile, func(a *Asserts) { a.MinTickHz = 0 },
+		{"all off passes", metricsFile, func(Asserts) {}, nil, nil, false},
+		{"tick-hz at threshold passes", metricsFile, func(a Asserts) { a["tick_hz_min"] = 59.5 }, nil, nil, false},
+		{"tick-hz below fails", metricsFile, func(a Asserts) { a["tick_hz_min"] = 59.6 }, nil, []string{"assert-min-tick-hz"}, false},
+		{"tick-hz missing fails", metricsFile, func(a Asserts) { a["tick_hz_min"] = 0 },
 			func(r *report.Report) { r.ObservedServerTickHz = nil }, []string{"assert-min-tick-hz"}, true},
-		{"kbs over fails", metricsFile, func(a *Asserts) { a.MaxKBs = 11.9 }, nil, []string{"assert-max-kbs"}, false},
-		{"tick-ms p99 within", metricsFile, func(a *Asserts) { a.MaxTickMs = 2.5 }, nil, nil, false},
-		{"tick-ms p99 over", metricsFile, func(a *Asserts) { a.MaxTickMs = 2.4 }, nil, []string{"assert-max-tick-ms"}, false},
-		{"tick-ms without metrics fails", "", func(a *Asserts) { a.MaxTickMs = 100 }, nil, []string{"assert-max-tick-ms"}, true},
-		{"entities", metricsFile, func(a *Asserts) { a.MinEntities = 41 }, nil, []string{"assert-min-entities"}, false},
-		{"rss growth 8000 ≤ 8000", metricsFile, func(a *Asserts) { a.MaxRSSGrowthKB = 8000 }, nil, nil, false},
-		{"rss growth over", metricsFile, func(a *Asserts) { a.MaxRSSGrowthKB = 7999 }, nil, []string{"assert-max-rss-growth-kb"}, false},
-		{"rss slope null fails", metricsFile, func(a *Asserts) { a.MaxRSSSlopeKBPerMin = 1000 }, nil, []string{"assert-max-rss-slope-kb-per-min"}, true},
-		{"rss slope within", metricsFile, func(a *Asserts) { a.MaxRSSSlopeKBPerMin = 12 },
+		{"kbs over fails", metricsFile, func(a Asserts) { a["kbs_max"] = 11.9 }, nil, []string{"assert-max-kbs"}, false},
+		{"tick-ms p99 within", metricsFile, func(a Asserts) { a["tick_ms_p99_max"] = 2.5 }, nil, nil, false},
+		{"tick-ms p99 over", metricsFile, func(a Asserts) { a["tick_ms_p99_max"] = 2.4 }, nil, []string{"assert-max-tick-ms"}, false},
+		{"tick-ms without metrics fails", "", func(a Asserts) { a["tick_ms_p99_max"] = 100 }, nil, []string{"assert-max-tick-ms"}, true},
+		{"entities", metricsFile, func(a Asserts) { a["entities_min"] = 41 }, nil, []string{"assert-min-entities"}, false},
+		{"rss growth 8000 ≤ 8000", metricsFile, func(a Asserts) { a["rss_growth_kb_max"] = 8000 }, nil, nil, false},
+		{"rss growth over", metricsFile, func(a Asserts) { a["rss_growth_kb_max"] = 7999 }, nil, []string{"assert-max-rss-growth-kb"}, false},
+		{"rss slope null fails", metricsFile, func(a Asserts) { a["rss_slope_kb_per_min_max"] = 1000 }, nil, []string{"assert-max-rss-slope-kb-per-min"}, true},
+		{"rss slope within", metricsFile, func(a Asserts) { a["rss_slope_kb_per_min_max"] = 12 },
 			func(r *report.Report) { r.RSSSlopeKBPerMin = &slope }, nil, false},
-		{"load factor 1 > 0.99 fails", metricsFile, func(a *Asserts) { a.MaxLoadFactor = 0.99 }, nil, []string{"assert-max-load-factor"}, false},
-		{"dropped ticks 0 threshold", metricsFile, func(a *Asserts) { a.MaxDroppedTicks = 0 }, nil, []string{"assert-max-dropped-ticks"}, false},
-		{"wire within", metricsFile, func(a *Asserts) { a.MaxWireKBs = 150 }, nil, nil, false},
-		{"wire over", metricsFile, func(a *Asserts) { a.MaxWireKBs = 20 }, nil, []string{"assert-max-wire-kbs"}, false},
-		{"congestion field absent fails", metricsFile, func(a *Asserts) { a.CongestionEngagedHz = 30 }, nil, []string{"assert-congestion-engaged-hz"}, true},
-		{"admission passes", metricsFile, func(a *Asserts) { a.Admission = true }, nil, nil, false},
-		{"admission with a refusal fails", metricsFile, func(a *Asserts) { a.Admission = true },
+		{"load factor 1 > 0.99 fails", metricsFile, func(a Asserts) { a["load_factor_max"] = 0.99 }, nil, []string{"assert-max-load-factor"}, false},
+		{"dropped ticks 0 threshold", metricsFile, func(a Asserts) { a["dropped_ticks_max"] = 0 }, nil, []string{"assert-max-dropped-ticks"}, false},
+		{"wire within", metricsFile, func(a Asserts) { a["wire_kbs_max"] = 150 }, nil, nil, false},
+		{"wire over", metricsFile, func(a Asserts) { a["wire_kbs_max"] = 20 }, nil, []string{"assert-max-wire-kbs"}, false},
+		{"congestion field absent fails", metricsFile, func(a Asserts) { a["congestion_engaged_hz"] = 30 }, nil, []string{"assert-congestion-engaged-hz"}, true},
+		{"admission passes", metricsFile, func(a Asserts) { a["admission"] = 0 }, nil, nil, false},
+		{"admission with a refusal fails", metricsFile, func(a Asserts) { a["admission"] = 0 },
 			func(r *report.Report) {
 				r.ClientsConnected, r.ClientsRefused = 7, 1
 				r.RefusedByReason = map[string]int{"server_full": 1}
@@ -81,7 +81,7 @@ func TestEvaluateAsserts(t *testing.T) {
 				tc.mutate(res.Report)
 			}
 			a := NoAsserts()
-			tc.set(&a)
+			tc.set(a)
 			failed := Evaluate(a, res)
 			var names []string
 			for _, f := range failed {
@@ -116,6 +116,12 @@ func TestPassedRequiresAHealthyRun(t *testing.T) {
 	Evaluate(NoAsserts(), res)
 	if res.Report.Passed {
 		t.Error("an aborted run passed")
+	}
+	res = resultWith(t, "")
+	res.Report.SnapshotsReceived = 0
+	Evaluate(NoAsserts(), res)
+	if res.Report.Passed {
+		t.Error("a run in which no snapshot arrived passed")
 	}
 }
 

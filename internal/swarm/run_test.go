@@ -218,7 +218,7 @@ func TestServerMetricsMissingIsReportedNotZero(t *testing.T) {
 				t.Errorf("server_metrics_error %q (want %q), server_tick %s", r.ServerMetricsError, tc.want, r.ServerTick)
 			}
 			a := NoAsserts()
-			a.MaxTickMs = 1000
+			a["tick_ms_p99_max"] = 1000
 			if failed := Evaluate(a, res); len(failed) != 1 || failed[0].Measured != nil {
 				t.Errorf("tick-ms assert on an unreadable file: %+v", failed)
 			}

@@ -1,0 +1,95 @@
+package gatetable
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+// Metrics is what a gate reads: the swarm report and the server metrics
+// block embedded in it. The server block is kept raw and read by name,
+// never through report.ServerTick: a field the server left out must stay
+// missing, and the struct would read it as zero (a zero wire rate passes a
+// ceiling it never measured).
+type Metrics struct {
+	Report  *report.Report
+	tick    map[string]json.RawMessage
+	tickErr error
+}
+
+// FromReport wraps a report for evaluation. A report without a readable
+// server_tick block still evaluates the report-side gates; every server-side
+// gate is then unevaluable with the reason.
+func FromReport(r *report.Report) *Metrics {
+	m := &Metrics{Report: r}
+	m.tick, m.tickErr = serverTick(r)
+	return m
+}
+
+func serverTick(r *report.Report) (map[string]json.RawMessage, error) {
+	if len(r.ServerTick) == 0 || bytes.Equal(bytes.TrimSpace(r.ServerTick), []byte("null")) {
+		switch {
+		case r.ServerMetricsError != "":
+			return nil, fmt.Errorf("report has no server_tick (swarm: %s)", r.ServerMetricsError)
+		case r.ServerMetricsPath == "":
+			return nil, errors.New("report has no server_tick block (the swarm ran without --server-metrics)")
+		}
+		return nil, errors.New("report has no server_tick block (server metrics not read)")
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.ServerTick, &m); err != nil {
+		return nil, fmt.Errorf("server_tick: %w", err)
+	}
+	return m, nil
+}
+
+// TickErr is why the server block is unreadable, or nil.
+func (m *Metrics) TickErr() error { return m.tickErr }
+
+// Tick reads a number of the server block at path ("tick_ms", "p99").
+// Missing or null is an error naming the field.
+func (m *Metrics) Tick(path ...string) (float64, error) {
+	if m.tickErr != nil {
+		return 0, m.tickErr
+	}
+	name := "server_tick." + strings.Join(path, ".")
+	cur := m.tick
+	for i, k := range path {
+		raw, ok := cur[k]
+		if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return 0, fmt.Errorf("%s missing", name)
+		}
+		if i == len(path)-1 {
+			var v float64
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return 0, fmt.Errorf("%s: not a number: %w", name, err)
+			}
+			return v, nil
+		}
+		cur = nil
+		if err := json.Unmarshal(raw, &cur); err != nil {
+			return 0, fmt.Errorf("%s: not an object: %w", name, err)
+		}
+	}
+	return 0, fmt.Errorf("%s: empty path", name)
+}
+
+// TickString reads a string field of the server block.
+func (m *Metrics) TickString(key string) (string, error) {
+	if m.tickErr != nil {
+		return "", m.tickErr
+	}
+	raw, ok := m.tick[key]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return "", fmt.Errorf("server_tick.%s missing", key)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("server_tick.%s: not a string: %w", key, err)
+	}
+	return s, nil
+}

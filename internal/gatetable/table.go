@@ -1,0 +1,242 @@
+// Package gatetable declares every gate a profile can name, once: the
+// profile field, the title, the metric it reads, its direction and unit, how
+// its level follows the tier, and the swarm --assert-* flag that checks the
+// same thing from inside the swarm. The gate's evaluation, the swarm's
+// asserts and flags, the flags the gate forwards, and the summary's order
+// and titles are all read from All, so the two evaluation paths cannot
+// disagree. Adding a gate is one entry here, its field in schema/profile.cue
+// (a test fails when the two differ) and a bite test.
+package gatetable
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Direction says which side of the threshold holds.
+type Direction int
+
+// Directions.
+const (
+	AtMost  Direction = iota // measured ≤ threshold holds
+	AtLeast                  // measured ≥ threshold holds
+)
+
+// Holds reports whether v is on the holding side of thr.
+func (d Direction) Holds(v, thr float64) bool {
+	if d == AtLeast {
+		return v >= thr
+	}
+	return v <= thr
+}
+
+// Symbol is "≤" or "≥".
+func (d Direction) Symbol() string {
+	if d == AtLeast {
+		return "≥"
+	}
+	return "≤"
+}
+
+// Kind is what a profile writes for the gate.
+type Kind int
+
+// Kinds: a threshold gate is `{threshold: N, level: ...}`; a switch is
+// `{level: ...}` and takes its threshold from the run (see Source).
+const (
+	Threshold Kind = iota
+	Switch
+)
+
+// TierRule is how a gate's level follows the tier.
+type TierRule int
+
+// Tier rules.
+const (
+	// AsDeclared: the profile's level stands in every tier.
+	AsDeclared TierRule = iota
+	// StrictOnly: a hard declaration is hard only in the strict tier (the
+	// profile's tier "strict", or --strict); in the pr tier it is shown as
+	// advisory, because the figure depends on the machine. An advisory
+	// declaration stays advisory in every tier: --strict never overrides a
+	// level the profile's author wrote down.
+	StrictOnly
+)
+
+// Source is where a gate's threshold comes from.
+type Source int
+
+// Threshold sources.
+const (
+	// Declared: the profile's threshold.
+	Declared Source = iota
+	// SweepEntities: the leg's entity count of an entity sweep (a leg
+	// without one does not evaluate the gate).
+	SweepEntities
+	// Clients: the client count the run asked for.
+	Clients
+)
+
+// Gate is one entry of the table.
+type Gate struct {
+	// Name is the field under the profile's gates: (and the check's id).
+	Name string
+	// Title is the row title in the summary.
+	Title string
+	// Metric names what is read, as a path into the report or server_tick.
+	Metric string
+	// Unit of the threshold and measured value ("" for counts).
+	Unit string
+	Dir  Direction
+	Kind Kind
+	Tier TierRule
+	// Source of the threshold.
+	Source Source
+	// Timing: the figure shares the CPU with the swarm, so on a
+	// harness-bound leg a failure cannot be attributed to the server.
+	Timing bool
+	// Flag is the swarm's --assert-* flag (without the dashes) checking the
+	// same thing; "" = the gate is not forwarded to the swarm.
+	Flag string
+	// Aliases are further flag names accepted for Flag.
+	Aliases []string
+	// ZeroIsOff: the swarm flag is off at 0 instead of below 0 (the seed's
+	// congestion pair: a 0 Hz send rate is not a meaningful bound).
+	ZeroIsOff bool
+	// Measure reads the figure; an error means the gate is unevaluable.
+	Measure func(*Metrics) (float64, error)
+	// Judge replaces the threshold comparison for gates whose verdict is
+	// more than one comparison (admission). want is the threshold.
+	Judge func(m *Metrics, want float64) Outcome
+	// Explain adds context to a measured check (e.g. the largest RSS step).
+	Explain func(*Metrics) string
+}
+
+// Outcome is one gate evaluated against one threshold.
+type Outcome struct {
+	// Measured is nil when the figure is missing (Err says why).
+	Measured *float64
+	// Text is the measured value as shown.
+	Text string
+	// Err: the gate is unevaluable, which fails like a failed gate.
+	Err error
+	// Pass is meaningful only when Err is nil.
+	Pass   bool
+	Detail string
+}
+
+// Evaluate checks the gate against thr. It is the one rule both the swarm's
+// asserts and the gate use.
+func (g Gate) Evaluate(m *Metrics, thr float64) Outcome {
+	if g.Judge != nil {
+		return g.Judge(m, thr)
+	}
+	v, err := g.Measure(m)
+	if err != nil {
+		return Outcome{Text: "missing", Err: err}
+	}
+	o := Outcome{Measured: &v, Text: FormatNumber(v), Pass: g.Dir.Holds(v, thr)}
+	if g.Explain != nil {
+		o.Detail = g.Explain(m)
+	}
+	return o
+}
+
+// Bound is the threshold as shown ("≤ 150 KB/s").
+func (g Gate) Bound(thr float64) string {
+	if g.Source == Clients {
+		n := int(thr)
+		return fmt.Sprintf("%d/%d connected, 0 refused, 0 dropped", n, n)
+	}
+	s := g.Dir.Symbol() + " " + FormatNumber(thr)
+	if g.Unit != "" {
+		s += " " + g.Unit
+	}
+	return s
+}
+
+// SwarmUsage is the swarm flag's help line, derived from the entry.
+func (g Gate) SwarmUsage() string {
+	if g.Kind == Switch {
+		return "fail unless " + g.Title + " holds (" + g.Metric + ")"
+	}
+	op := map[Direction]string{AtMost: ">", AtLeast: "<"}[g.Dir]
+	s := fmt.Sprintf("fail if %s %s X", g.Metric, op)
+	if g.Unit != "" {
+		s += " (" + g.Unit + ")"
+	}
+	if g.ZeroIsOff {
+		return s + "; 0 = off"
+	}
+	return s + "; < 0 = off"
+}
+
+// All is every gate, in the order the summary shows them.
+var All = []Gate{
+	{Name: "admission", Title: "admission", Metric: "report.clients_connected/refused/disconnected",
+		Kind: Switch, Source: Clients, Dir: AtLeast, Flag: "assert-admission", Aliases: []string{"assert-no-refused"},
+		Judge: admission},
+	{Name: "wire_kbs_max", Title: "wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client",
+		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-wire-kbs", Measure: wireKBs},
+	{Name: "kbs_max", Title: "payload KB/s per client (max)", Metric: "report.downstream_kbs_per_client.max",
+		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-kbs", Measure: kbsMax},
+	{Name: "tick_hz_min", Title: "observed server tick-Hz (min)", Metric: "report.observed_server_tick_hz.min",
+		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-min-tick-hz", Measure: tickHzMin},
+	{Name: "tick_ms_p99_max", Title: "server tick ms p99", Metric: "server_tick.tick_ms.p99",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: tick("tick_ms", "p99")},
+	{Name: "rss_growth_kb_max", Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",
+		Unit: "KB", Dir: AtMost, Flag: "assert-max-rss-growth-kb", Measure: rssGrowth},
+	{Name: "rss_slope_kb_per_min_max", Title: "server RSS slope KB/min", Metric: "report.rss_slope_kb_per_min",
+		Unit: "KB/min", Dir: AtMost, Flag: "assert-max-rss-slope-kb-per-min", Measure: rssSlope, Explain: rssStep},
+	{Name: "entities_min", Title: "server entities", Metric: "server_tick.entities",
+		Dir: AtLeast, Flag: "assert-min-entities", Measure: tick("entities")},
+	{Name: "spawn_took", Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
+		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: tick("entities")},
+	{Name: "load_factor_max", Title: "governor load_factor", Metric: "server_tick.load_factor",
+		Dir: AtMost, Flag: "assert-max-load-factor", Measure: tick("load_factor")},
+	{Name: "dropped_ticks_max", Title: "dropped ticks", Metric: "server_tick.dropped_ticks",
+		Dir: AtMost, Flag: "assert-max-dropped-ticks", Measure: tick("dropped_ticks")},
+	{Name: "congestion_engaged_hz", Title: "congestion min send Hz", Metric: "server_tick.congestion_min_send_hz",
+		Unit: "Hz", Dir: AtMost, Flag: "assert-congestion-engaged-hz", ZeroIsOff: true, Measure: tick("congestion_min_send_hz")},
+	{Name: "congestion_recovered_hz", Title: "congestion recovered send Hz", Metric: "server_tick.congestion_recovered_send_hz",
+		Unit: "Hz", Dir: AtLeast, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz")},
+}
+
+// Lookup finds a gate by profile name.
+func Lookup(name string) (Gate, bool) {
+	for _, g := range All {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return Gate{}, false
+}
+
+// ByFlag finds a gate by its swarm flag (or an alias), with or without dashes.
+func ByFlag(flag string) (Gate, bool) {
+	flag = strings.TrimLeft(flag, "-")
+	for _, g := range All {
+		if g.Flag != "" && g.Flag == flag {
+			return g, true
+		}
+		for _, a := range g.Aliases {
+			if a == flag {
+				return g, true
+			}
+		}
+	}
+	return Gate{}, false
+}
+
+// FormatNumber shows a figure the way every table of the project does:
+// integers bare, ≥ 100 with one decimal, smaller with two.
+func FormatNumber(v float64) string {
+	switch {
+	case v == float64(int64(v)) && v < 1e12 && v > -1e12:
+		return fmt.Sprintf("%d", int64(v))
+	case v >= 100 || v <= -100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
