@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
 
 // background services hosts from one goroutine (their owner from now on)
@@ -74,11 +75,7 @@ func benchDial(b *testing.B, opt transport.Options) *Host {
 func waitConnects(b *testing.B, h *Host, n int) []transport.PeerID {
 	b.Helper()
 	var peers []transport.PeerID
-	deadline := time.Now().Add(30 * time.Second)
-	for len(peers) < n {
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d connects after 30 s", len(peers), n)
-		}
+	connected := func() bool {
 		if _, err := h.Service(func(ev transport.Event) {
 			if ev.Kind == transport.EventConnect {
 				peers = append(peers, ev.Peer)
@@ -86,7 +83,10 @@ func waitConnects(b *testing.B, h *Host, n int) []transport.PeerID {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
+		return len(peers) >= n
+	}
+	if !transporttest.Await(connected) {
+		b.Fatalf("only %d of %d connects after %v", len(peers), n, transporttest.Timeout)
 	}
 	return peers
 }

@@ -25,13 +25,14 @@ func TestLoopback256(t *testing.T) {
 	}
 }
 
-// waitTimeout bounds every wait here, generous for a loaded machine.
-const waitTimeout = 30 * time.Second
+// enetHost is the ENet host behind e, for the internals these tests read.
+// Every endpoint here is made on this backend.
+func enetHost(e *transporttest.Endpoint) *Host { return e.Host.(*Host) }
 
-// enetPair is a connected server and client of this backend.
-type enetPair struct {
-	server, client *Host
-	sPeer, cPeer   transport.PeerID
+// connect is a connected server and client of this backend.
+func connect(t *testing.T, sopt, copt transport.Options) *transporttest.Pair {
+	t.Helper()
+	return transporttest.ConnectPair(t, Name, proto.ConnectData, sopt, copt)
 }
 
 func listenHost(t *testing.T, opt transport.Options) *Host {
@@ -54,44 +55,6 @@ func dialHost(t *testing.T, opt transport.Options) *Host {
 	return h.(*Host)
 }
 
-// pump services both hosts, handing events to on, until done or the deadline.
-func pump(t *testing.T, what string, hosts []*Host, on func(*Host, transport.Event), done func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
-		}
-		for _, h := range hosts {
-			if _, err := h.Service(func(ev transport.Event) { on(h, ev) }); err != nil {
-				t.Fatalf("Service: %v", err)
-			}
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func connect(t *testing.T, sopt, copt transport.Options) *enetPair {
-	t.Helper()
-	p := &enetPair{server: listenHost(t, sopt), client: dialHost(t, copt)}
-	var err error
-	if p.cPeer, err = p.client.Connect(p.server.Addr(), proto.ConnectData); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	sUp, cUp := false, false
-	pump(t, "connect", []*Host{p.server, p.client}, func(h *Host, ev transport.Event) {
-		if ev.Kind != transport.EventConnect {
-			return
-		}
-		if h == p.server {
-			p.sPeer, sUp = ev.Peer, true
-		} else {
-			cUp = true
-		}
-	}, func() bool { return sUp && cUp })
-	return p
-}
-
 // TestThrottleNeverDrops checks the throttle settings ENet would otherwise
 // use to shed unreliable packets: deceleration 0 and a full throttle on
 // both ends, after traffic.
@@ -99,19 +62,22 @@ func TestThrottleNeverDrops(t *testing.T) {
 	p := connect(t, transport.Options{}, transport.Options{})
 	got := 0
 	for i := range 60 {
-		if err := p.client.Send(p.cPeer, transport.Reliable, []byte{byte(i)}); err != nil {
+		if err := p.Client.Host.Send(p.CPeer, transport.Reliable, []byte{byte(i)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.server.Send(p.sPeer, transport.Unreliable, make([]byte, 200)); err != nil {
+		if err := p.Server.Host.Send(p.SPeer, transport.Unreliable, make([]byte, 200)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pump(t, "traffic", []*Host{p.server, p.client}, func(*Host, transport.Event) { got++ }, func() bool { return got >= 120 })
+	transporttest.WaitUntil(t, "traffic", func() bool {
+		got += len(p.Server.TakeAll(transporttest.Any)) + len(p.Client.TakeAll(transporttest.Any))
+		return got >= 120
+	}, p.Both()...)
 	for _, s := range []struct {
 		name string
 		h    *Host
 		peer transport.PeerID
-	}{{"server", p.server, p.sPeer}, {"client", p.client, p.cPeer}} {
+	}{{"server", enetHost(p.Server), p.SPeer}, {"client", enetHost(p.Client), p.CPeer}} {
 		throttle, decel, ok := s.h.peerThrottle(s.peer)
 		if !ok || decel != 0 || throttle != throttleScale {
 			t.Errorf("%s: throttle %d/%d deceleration %d (ok %v), want %d/%d and 0", s.name, throttle, throttleScale, decel, ok, throttleScale, throttleScale)
@@ -136,16 +102,16 @@ func TestLargeUnreliableStaysUnreliable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := connect(t, transport.Options{}, transport.Options{})
+			client := enetHost(p.Client)
 			// Let connect-time acknowledgements settle first.
-			pump(t, "no reliable data in transit", []*Host{p.server, p.client}, func(*Host, transport.Event) {},
-				func() bool { return p.client.reliableInTransit(p.cPeer) == 0 })
-			if err := p.client.Send(p.cPeer, tc.d, make([]byte, 3000)); err != nil {
+			transporttest.WaitUntil(t, "no reliable data in transit", func() bool { return client.reliableInTransit(p.CPeer) == 0 }, p.Both()...)
+			if err := client.Send(p.CPeer, tc.d, make([]byte, 3000)); err != nil {
 				t.Fatal(err)
 			}
-			if err := p.client.Flush(); err != nil {
+			if err := client.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			if got := p.client.reliableInTransit(p.cPeer); (got > 0) != tc.wantTransit {
+			if got := client.reliableInTransit(p.CPeer); (got > 0) != tc.wantTransit {
 				t.Errorf("reliable data in transit after one %s: %d B", tc.d, got)
 			}
 		})
@@ -161,27 +127,27 @@ func TestRangeCoder(t *testing.T) {
 		t.Run("range="+strconv.FormatBool(rc), func(t *testing.T) {
 			opt := transport.Options{RangeCoder: rc}
 			p := connect(t, opt, opt)
-			p.client.WireRates()
+			p.Client.Host.WireRates()
 			msg := bytes.Repeat([]byte("snapshot "), size/9+1)[:size]
+			for range n {
+				if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, msg); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Client.Host.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			got := 0
-			on := func(h *Host, ev transport.Event) {
-				if ev.Kind == transport.EventReceive && h == p.server {
+			transporttest.WaitUntil(t, "messages", func() bool {
+				for _, ev := range p.Server.TakeAll(transporttest.IsKind(transport.EventReceive)) {
 					if !bytes.Equal(ev.Payload, msg) {
 						t.Fatalf("payload corrupted: %q", ev.Payload)
 					}
 					got++
 				}
-			}
-			for range n {
-				if err := p.client.Send(p.cPeer, transport.Unreliable, msg); err != nil {
-					t.Fatal(err)
-				}
-				if err := p.client.Flush(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			pump(t, "messages", []*Host{p.server, p.client}, on, func() bool { return got >= n })
-			r := p.client.WireRates()
+				return got >= n
+			}, p.Both()...)
+			r := p.Client.Host.WireRates()
 			out[rc] = r.BytesOutPerSec * r.Interval.Seconds()
 		})
 	}
@@ -240,40 +206,41 @@ func TestRecvBuffer(t *testing.T) {
 // and checks the rates the host reports over the wrap.
 func TestWireCountersWrap(t *testing.T) {
 	p := connect(t, transport.Options{}, transport.Options{})
+	client := enetHost(p.Client)
 	const start = ^uint32(0) - 999 // 1000 units below the wrap
-	p.client.setCounters(transport.WireCounters{BytesOut: start, BytesIn: start, DatagramsOut: start, DatagramsIn: start})
-	p.client.WireRates() // sample the near-wrap reading
+	client.setCounters(transport.WireCounters{BytesOut: start, BytesIn: start, DatagramsOut: start, DatagramsIn: start})
+	client.WireRates() // sample the near-wrap reading
 	const n, size = 1100, 100
 	got := 0
-	count := func(h *Host, ev transport.Event) {
-		if ev.Kind == transport.EventReceive {
-			got++
+	count := func() bool {
+		for _, e := range p.Both() {
+			got += len(e.TakeAll(transporttest.IsKind(transport.EventReceive)))
 		}
+		return got >= 2*n
 	}
 	for range n {
 		// Flush after each message: one datagram per message, so every
 		// counter crosses the wrap.
 		for _, s := range []struct {
-			h    *Host
+			e    *transporttest.Endpoint
 			peer transport.PeerID
-		}{{p.client, p.cPeer}, {p.server, p.sPeer}} {
-			if err := s.h.Send(s.peer, transport.Unreliable, make([]byte, size)); err != nil {
+		}{{p.Client, p.CPeer}, {p.Server, p.SPeer}} {
+			if err := s.e.Host.Send(s.peer, transport.Unreliable, make([]byte, size)); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.h.Flush(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, h := range []*Host{p.server, p.client} {
-			if _, err := h.Service(func(ev transport.Event) { count(h, ev) }); err != nil {
+			if err := s.e.Host.Flush(); err != nil {
 				t.Fatal(err)
 			}
 		}
+		p.Server.Service()
+		p.Client.Service()
+		count()
 	}
-	pump(t, "messages", []*Host{p.server, p.client}, count, func() bool { return got >= 2*n })
-	time.Sleep(5 * time.Millisecond)
-	raw := p.client.counters()
-	r := p.client.WireRates()
+	transporttest.WaitUntil(t, "messages", count, p.Server, p.Client)
+	// The sampling interval spans the whole exchange above, so it is
+	// non-zero; were it zero the rates would be zero and the checks fail.
+	raw := client.counters()
+	r := client.WireRates()
 	sec := r.Interval.Seconds()
 	for _, c := range []struct {
 		name string
@@ -308,20 +275,23 @@ func TestDrainBatches(t *testing.T) {
 	sizes = append(sizes, 300_000, 7)
 	for i, n := range sizes {
 		msg := bytes.Repeat([]byte{byte(i)}, n)
-		if err := p.client.Send(p.cPeer, transport.Reliable, msg); err != nil {
+		if err := p.Client.Host.Send(p.CPeer, transport.Reliable, msg); err != nil {
 			t.Fatalf("Send %d: %v", i, err)
 		}
 	}
 	next := 0
-	pump(t, "every message", []*Host{p.client, p.server}, func(h *Host, ev transport.Event) {
-		if h != p.server || ev.Kind != transport.EventReceive {
-			return
+	transporttest.WaitUntil(t, "every message", func() bool {
+		for _, ev := range p.Server.TakeAll(transporttest.IsKind(transport.EventReceive)) {
+			if next == len(sizes) {
+				t.Fatalf("message %d (%d bytes) after the last one sent", next, len(ev.Payload))
+			}
+			if len(ev.Payload) != sizes[next] || ev.Payload[0] != byte(next) || ev.Payload[len(ev.Payload)-1] != byte(next) {
+				t.Fatalf("message %d: got %d bytes starting %d, want %d bytes of %d", next, len(ev.Payload), ev.Payload[0], sizes[next], byte(next))
+			}
+			next++
 		}
-		if len(ev.Payload) != sizes[next] || ev.Payload[0] != byte(next) || ev.Payload[len(ev.Payload)-1] != byte(next) {
-			t.Fatalf("message %d: got %d bytes starting %d, want %d bytes of %d", next, len(ev.Payload), ev.Payload[0], sizes[next], byte(next))
-		}
-		next++
-	}, func() bool { return next == len(sizes) })
+		return next == len(sizes)
+	}, p.Client, p.Server)
 }
 
 // TestDisconnectWhileConnecting: ENet drops a half-open peer without an
@@ -331,24 +301,29 @@ func TestDisconnectWhileConnecting(t *testing.T) {
 	dead := listenHost(t, transport.Options{})
 	addr := dead.Addr()
 	dead.Close()
-	c := dialHost(t, transport.Options{})
-	peer, err := c.Connect(addr, 1)
+	ch, err := transport.Dial(Name, transport.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Disconnect(peer, 9)
+	c := transporttest.NewEndpoint(t, "client", ch)
+	peer, err := c.Host.Connect(addr, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Host.Disconnect(peer, 9)
+	start := time.Now()
 	var got []transport.Event
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) == 0 && time.Now().Before(deadline) {
-		if _, err := c.Service(func(ev transport.Event) { got = append(got, ev) }); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Millisecond)
+	transporttest.WaitUntil(t, "an event for the half-open peer", func() bool {
+		got = append(got, c.TakeAll(transporttest.Any)...)
+		return len(got) > 0
+	}, c)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("disconnect event after %v, want it within 10 s (ENet's own connect timeout is 30 s)", took)
 	}
 	if len(got) != 1 || got[0].Kind != transport.EventDisconnect || got[0].Peer != peer {
 		t.Fatalf("events %+v, want one disconnect of peer %d", got, peer)
 	}
-	if _, err := c.Connect(addr, 1); err != nil {
+	if _, err := c.Host.Connect(addr, 1); err != nil {
 		t.Errorf("the freed peer slot was not reusable: %v", err)
 	}
 }
@@ -358,29 +333,38 @@ func TestDisconnectWhileConnecting(t *testing.T) {
 func TestServiceReentry(t *testing.T) {
 	p := connect(t, transport.Options{}, transport.Options{})
 	for range 5 {
-		if err := p.client.Send(p.cPeer, transport.Reliable, []byte("x")); err != nil {
+		if err := p.Client.Host.Send(p.CPeer, transport.Reliable, []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var nestedErr error
 	calls := 0
-	pump(t, "a message", []*Host{p.client, p.server}, func(h *Host, ev transport.Event) {
-		if h != p.server || ev.Kind != transport.EventReceive {
+	server := enetHost(p.Server)
+	// The server is serviced here, with a callback that re-enters it; the
+	// harness services only the client.
+	onServer := func(ev transport.Event) {
+		if ev.Kind != transport.EventReceive {
 			return
 		}
 		calls++
-		_, nestedErr = h.Service(func(transport.Event) {})
-		if err := h.Close(); err != nil {
+		_, nestedErr = server.Service(func(transport.Event) {})
+		if err := server.Close(); err != nil {
 			t.Errorf("Close in callback: %v", err)
 		}
-	}, func() bool { return calls > 0 })
+	}
+	transporttest.WaitUntil(t, "a message", func() bool {
+		if _, err := server.Service(onServer); err != nil {
+			t.Fatalf("Service: %v", err)
+		}
+		return calls > 0
+	}, p.Client)
 	if nestedErr == nil {
 		t.Error("nested Service succeeded, want an error")
 	}
 	if calls != 1 {
 		t.Errorf("%d events delivered after Close in the callback, want 0 more", calls-1)
 	}
-	if _, err := p.server.Service(func(transport.Event) {}); !errors.Is(err, transport.ErrClosed) {
+	if _, err := server.Service(func(transport.Event) {}); !errors.Is(err, transport.ErrClosed) {
 		t.Errorf("Service after Close: %v, want ErrClosed", err)
 	}
 }

@@ -3,11 +3,13 @@
 package enet
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"testing"
 
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
 
 // TestGarbageDatagrams: anyone can send a server's socket anything. Random
@@ -15,14 +17,34 @@ import (
 // neither fail Service nor disturb a connected client.
 func TestGarbageDatagrams(t *testing.T) {
 	p := connect(t, transport.Options{}, transport.Options{})
-	conn, err := net.Dial("udp", p.server.Addr())
+	server, client := enetHost(p.Server), enetHost(p.Client)
+	conn, err := net.Dial("udp", server.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	got := 0
+	// service services both hosts with a callback that checks every event;
+	// after names the last garbage datagram in a failure.
+	service := func(after string) {
+		for _, h := range []*Host{server, client} {
+			if _, err := h.Service(func(ev transport.Event) {
+				if h == server && ev.Kind == transport.EventReceive {
+					if len(ev.Payload) != 1 || ev.Payload[0] != byte(got) {
+						t.Fatalf("message %d: payload %v", got, ev.Payload)
+					}
+					got++
+				}
+				if ev.Kind == transport.EventDisconnect || (h == server && ev.Kind == transport.EventConnect) {
+					t.Fatalf("garbage caused %v on peer %d", ev.Kind, ev.Peer)
+				}
+			}); err != nil {
+				t.Fatalf("Service after %s: %v", after, err)
+			}
+		}
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	sizes := []int{1, 2, 4, 12, 100, 1400, 4096, 4097, 9000, 60000}
-	got := 0
 	for i := range 200 {
 		b := make([]byte, sizes[i%len(sizes)])
 		for j := range b {
@@ -31,32 +53,17 @@ func TestGarbageDatagrams(t *testing.T) {
 		if _, err := conn.Write(b); err != nil {
 			t.Fatalf("writing garbage: %v", err)
 		}
-		if err := p.client.Send(p.cPeer, transport.Reliable, []byte{byte(i)}); err != nil {
+		if err := client.Send(p.CPeer, transport.Reliable, []byte{byte(i)}); err != nil {
 			t.Fatal(err)
 		}
-		for _, h := range []*Host{p.server, p.client} {
-			if _, err := h.Service(func(ev transport.Event) {
-				if h == p.server && ev.Kind == transport.EventReceive {
-					if len(ev.Payload) != 1 || ev.Payload[0] != byte(got) {
-						t.Fatalf("message %d: payload %v", got, ev.Payload)
-					}
-					got++
-				}
-				if ev.Kind == transport.EventDisconnect || (h == p.server && ev.Kind == transport.EventConnect) {
-					t.Fatalf("garbage caused %v on peer %d", ev.Kind, ev.Peer)
-				}
-			}); err != nil {
-				t.Fatalf("Service after garbage datagram %d (%d B): %v", i, len(b), err)
-			}
-		}
+		service(fmt.Sprintf("garbage datagram %d (%d B)", i, len(b)))
 	}
-	pump(t, "the client's messages", []*Host{p.server, p.client}, func(h *Host, ev transport.Event) {
-		if h == p.server && ev.Kind == transport.EventReceive {
-			got++
-		}
-	}, func() bool { return got == 200 })
+	transporttest.WaitUntil(t, "the client's messages", func() bool {
+		service("all the garbage")
+		return got == 200
+	})
 	// 3 of every 10 sizes exceed 4096 B (4097, 9000, 60000): 60 datagrams.
-	if n := p.server.oversizeDropped(); n != 60 {
+	if n := server.oversizeDropped(); n != 60 {
 		t.Errorf("server dropped %d oversized datagrams, want 60", n)
 	}
 }

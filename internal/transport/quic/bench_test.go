@@ -6,6 +6,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
 
 // BenchmarkClientServiceStep is one swarm client tick on the owner
@@ -13,20 +14,20 @@ import (
 // whatever snapshots arrived). The QUIC work itself happens on quic-go's
 // goroutines; this measures what the worker loop pays.
 func BenchmarkClientServiceStep(b *testing.B) {
-	p := connect(b, proto.ConnectData, transport.Options{}, transport.Options{})
+	p := transporttest.ConnectPair(b, Name, proto.ConnectData, transport.Options{}, transport.Options{})
 	input := proto.AppendInput(nil, &proto.Input{Seq: 1, Throttle: 0.5})
 	drain := func(transport.Event) {}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if err := p.client.h.Send(p.cPeer, transport.Unreliable, input); err != nil {
+		if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, input); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.client.h.Service(drain); err != nil {
+		if _, err := p.Client.Host.Service(drain); err != nil {
 			b.Fatal(err)
 		}
 		// Keep the server's queue from growing without bound.
-		_, _ = p.server.h.Service(drain)
+		_, _ = p.Server.Host.Service(drain)
 	}
 }
 
@@ -41,20 +42,20 @@ func BenchmarkServerBroadcastStep(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := server.h.Service(drain); err != nil {
+				if _, err := server.Host.Service(drain); err != nil {
 					b.Fatal(err)
 				}
 				for _, id := range ids {
-					if err := server.h.Send(id, transport.Unreliable, snap); err != nil {
+					if err := server.Host.Send(id, transport.Unreliable, snap); err != nil {
 						b.Fatal(err)
 					}
 				}
-				if err := server.h.Flush(); err != nil {
+				if err := server.Host.Flush(); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
 				for _, c := range clients {
-					_, _ = c.h.Service(drain)
+					_, _ = c.Host.Service(drain)
 				}
 				b.StartTimer()
 			}
@@ -64,29 +65,29 @@ func BenchmarkServerBroadcastStep(b *testing.B) {
 }
 
 // connectMany connects n clients to one server.
-func connectMany(tb testing.TB, n int) (*end, []transport.PeerID, []*end) {
+func connectMany(tb testing.TB, n int) (*transporttest.Endpoint, []transport.PeerID, []*transporttest.Endpoint) {
 	tb.Helper()
 	sh, err := transport.Listen(Name, "127.0.0.1:0", transport.Options{MaxPeers: n})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	server := newEnd(tb, "server", sh)
-	clients := make([]*end, n)
+	server := transporttest.NewEndpoint(tb, "server", sh)
+	clients := make([]*transporttest.Endpoint, n)
 	for i := range clients {
 		ch, err := transport.Dial(Name, transport.Options{})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		clients[i] = newEnd(tb, fmt.Sprintf("client%d", i), ch)
+		clients[i] = transporttest.NewEndpoint(tb, fmt.Sprintf("client%d", i), ch)
 		if _, err := ch.Connect(sh.Addr(), proto.ConnectData); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	var ids []transport.PeerID
-	all := append([]*end{server}, clients...)
-	waitFor(tb, fmt.Sprintf("%d connects", n), func() bool {
+	all := append([]*transporttest.Endpoint{server}, clients...)
+	transporttest.WaitUntil(tb, fmt.Sprintf("%d connects", n), func() bool {
 		for {
-			ev, ok := server.take(kind(transport.EventConnect))
+			ev, ok := server.Take(transporttest.IsKind(transport.EventConnect))
 			if !ok {
 				break
 			}
@@ -95,7 +96,7 @@ func connectMany(tb testing.TB, n int) (*end, []transport.PeerID, []*end) {
 		return len(ids) == n
 	}, all...)
 	for _, c := range clients {
-		waitEvent(tb, "connect", c, kind(transport.EventConnect), all...)
+		transporttest.WaitEvent(tb, "connect", c, transporttest.IsKind(transport.EventConnect), all...)
 	}
 	return server, ids, clients
 }

@@ -3,10 +3,10 @@ package quic
 import (
 	"encoding/binary"
 	"testing"
-	"time"
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
 
 // TestReliableBackpressureLosesNothing: an owner that does not service
@@ -14,28 +14,25 @@ import (
 // (maxPendingControl) still gets every one, in order, once it services:
 // the control reader waits instead of dropping.
 func TestReliableBackpressureLosesNothing(t *testing.T) {
-	p := connect(t, proto.ConnectData, transport.Options{}, transport.Options{})
+	p := transporttest.ConnectPair(t, Name, proto.ConnectData, transport.Options{}, transport.Options{})
 	const n = maxPendingControl*2 + 100
 	for i := 0; i < n; i++ {
-		if err := p.client.h.Send(p.cPeer, transport.Reliable, binary.LittleEndian.AppendUint32(nil, uint32(i))); err != nil {
+		if err := p.Client.Host.Send(p.CPeer, transport.Reliable, binary.LittleEndian.AppendUint32(nil, uint32(i))); err != nil {
 			t.Fatalf("Send %d: %v", i, err)
 		}
 	}
-	if err := p.client.h.Flush(); err != nil {
+	if err := p.Client.Host.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	// Let the server's reader fill its bound without servicing.
-	deadline := time.Now().Add(waitTimeout)
-	for len(p.server.h.peers[p.sPeer].ctrlSlots) < maxPendingControl {
-		if time.Now().After(deadline) {
-			t.Fatalf("server reader holds %d pending, never reached the bound %d", len(p.server.h.peers[p.sPeer].ctrlSlots), maxPendingControl)
-		}
-		time.Sleep(time.Millisecond)
+	pending := func() int { return len(quicHost(p.Server).peers[p.SPeer].ctrlSlots) }
+	if !transporttest.Await(func() bool { return pending() >= maxPendingControl }) {
+		t.Fatalf("server reader holds %d pending, never reached the bound %d", pending(), maxPendingControl)
 	}
 	next := uint32(0)
-	waitFor(t, "all reliable messages", func() bool {
+	transporttest.WaitUntil(t, "all reliable messages", func() bool {
 		for {
-			ev, ok := p.server.take(received(transport.Reliable))
+			ev, ok := p.Server.Take(transporttest.IsReceive(transport.Reliable))
 			if !ok {
 				return next == n
 			}
@@ -44,26 +41,29 @@ func TestReliableBackpressureLosesNothing(t *testing.T) {
 			}
 			next++
 		}
-	}, p.both()...)
+	}, p.Both()...)
 }
 
 // TestUnreliableReceiveBound: an owner that does not service accumulates at
 // most maxPendingDatagrams unreliable messages per peer; the rest are
 // dropped and counted.
 func TestUnreliableReceiveBound(t *testing.T) {
-	p := connect(t, proto.ConnectData, transport.Options{}, transport.Options{})
-	deadline := time.Now().Add(waitTimeout)
-	for p.server.h.Stats().RecvQueueDrops == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no receive-queue drop after sending for the whole wait")
+	p := transporttest.ConnectPair(t, Name, proto.ConnectData, transport.Options{}, transport.Options{})
+	// Nobody services: the server must not drain its queue.
+	dropped := func() bool {
+		if quicHost(p.Server).Stats().RecvQueueDrops > 0 {
+			return true
 		}
 		for i := 0; i < 32; i++ {
-			_ = p.client.h.Send(p.cPeer, transport.Unreliable, pattern(1, 100))
+			_ = p.Client.Host.Send(p.CPeer, transport.Unreliable, pattern(1, 100))
 		}
-		_ = p.client.h.Flush()
-		time.Sleep(2 * time.Millisecond)
+		_ = p.Client.Host.Flush()
+		return false
 	}
-	n, err := p.server.h.Service(func(ev transport.Event) {})
+	if !transporttest.Await(dropped) {
+		t.Fatal("no receive-queue drop after sending for the whole wait")
+	}
+	n, err := p.Server.Host.Service(func(ev transport.Event) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
 
 // rawDial connects to addr with quic-go directly, as a misbehaving client.
@@ -22,7 +23,7 @@ func rawDial(t *testing.T, addr string, alpn string) (*quicgo.Conn, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), transporttest.Timeout)
 	defer cancel()
 	tc := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{alpn}}
 	return quicgo.DialAddr(ctx, ua.String(), tc, &quicgo.Config{EnableDatagrams: true})
@@ -33,7 +34,7 @@ func TestMisbehavingClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := newEnd(t, "server", sh)
+	server := transporttest.NewEndpoint(t, "server", sh)
 
 	// Wrong ALPN: the TLS handshake fails, the server sees nothing.
 	if c, err := rawDial(t, sh.Addr(), "h3"); err == nil {
@@ -50,7 +51,7 @@ func TestMisbehavingClients(t *testing.T) {
 		{"FIN inside a frame", append(appendPreamble(nil, proto.ConnectData), 9, 0, 1, 2), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := server.h.Stats().ProtocolErrors
+			before := quicHost(server).Stats().ProtocolErrors
 			c, err := rawDial(t, sh.Addr(), ALPN)
 			if err != nil {
 				t.Fatal(err)
@@ -64,10 +65,10 @@ func TestMisbehavingClients(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = s.Close()
-			waitFor(t, "protocol error counted", func() bool { return server.h.Stats().ProtocolErrors > before }, server)
+			transporttest.WaitUntil(t, "protocol error counted", func() bool { return quicHost(server).Stats().ProtocolErrors > before }, server)
 			select {
 			case <-c.Context().Done():
-			case <-time.After(waitTimeout):
+			case <-time.After(transporttest.Timeout):
 				t.Fatal("server did not close the connection")
 			}
 			var ae *quicgo.ApplicationError
@@ -75,12 +76,12 @@ func TestMisbehavingClients(t *testing.T) {
 				t.Errorf("closed with %v, want application error %#x", cause, codeProtocolError)
 			}
 			if tc.connect {
-				waitEvent(t, "connect", server, kind(transport.EventConnect), server)
-				ev := waitEvent(t, "disconnect", server, kind(transport.EventDisconnect), server)
+				transporttest.WaitEvent(t, "connect", server, transporttest.IsKind(transport.EventConnect), server)
+				ev := transporttest.WaitEvent(t, "disconnect", server, transporttest.IsKind(transport.EventDisconnect), server)
 				if ev.Data != transport.ReasonTimeout {
 					t.Errorf("disconnect reason %d after a protocol error, want ReasonTimeout", ev.Data)
 				}
-			} else if ev, ok := server.take(kind(transport.EventConnect)); ok {
+			} else if ev, ok := server.Take(transporttest.IsKind(transport.EventConnect)); ok {
 				t.Errorf("connect event %+v for a client without a preamble", ev)
 			}
 		})
@@ -92,36 +93,36 @@ func TestSocketPoolHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := newEnd(t, "server", sh)
+	server := transporttest.NewEndpoint(t, "server", sh)
 	pool := NewSocketPool(2)
-	var clients []*end
+	var clients []*transporttest.Endpoint
 	for i := 0; i < 3; i++ {
 		h, err := pool.Dial(transport.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		clients = append(clients, newEnd(t, "client", h))
+		clients = append(clients, transporttest.NewEndpoint(t, "client", h))
 	}
-	if clients[0].h.Addr() != clients[1].h.Addr() || clients[1].h.Addr() == clients[2].h.Addr() {
-		t.Fatalf("pool of 2 per socket: addrs %s %s %s", clients[0].h.Addr(), clients[1].h.Addr(), clients[2].h.Addr())
+	if clients[0].Host.Addr() != clients[1].Host.Addr() || clients[1].Host.Addr() == clients[2].Host.Addr() {
+		t.Fatalf("pool of 2 per socket: addrs %s %s %s", clients[0].Host.Addr(), clients[1].Host.Addr(), clients[2].Host.Addr())
 	}
-	all := append([]*end{server}, clients...)
+	all := append([]*transporttest.Endpoint{server}, clients...)
 	peers := make([]transport.PeerID, len(clients))
 	for i, c := range clients {
-		if peers[i], err = c.h.Connect(sh.Addr(), uint32(i)); err != nil {
+		if peers[i], err = c.Host.Connect(sh.Addr(), uint32(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, c := range clients {
-		waitEvent(t, "connect", c, kind(transport.EventConnect), all...)
-		if err := c.h.Send(peers[i], transport.Unreliable, pattern(byte(i), 500)); err != nil {
+		transporttest.WaitEvent(t, "connect", c, transporttest.IsKind(transport.EventConnect), all...)
+		if err := c.Host.Send(peers[i], transport.Unreliable, pattern(byte(i), 500)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	seen := map[byte]bool{}
-	waitFor(t, "one datagram from each client", func() bool {
+	transporttest.WaitUntil(t, "one datagram from each client", func() bool {
 		for {
-			ev, ok := server.take(received(transport.Unreliable))
+			ev, ok := server.Take(transporttest.IsReceive(transport.Unreliable))
 			if !ok {
 				break
 			}
@@ -130,15 +131,15 @@ func TestSocketPoolHosts(t *testing.T) {
 		return len(seen) == 3
 	}, all...)
 	// Closing one host must not disturb its socket neighbour.
-	if err := clients[0].h.Close(); err != nil {
+	if err := clients[0].Host.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitEvent(t, "disconnect of the closed host", server, kind(transport.EventDisconnect), server)
-	if err := clients[1].h.Send(peers[1], transport.Reliable, []byte("still here")); err != nil {
+	transporttest.WaitEvent(t, "disconnect of the closed host", server, transporttest.IsKind(transport.EventDisconnect), server)
+	if err := clients[1].Host.Send(peers[1], transport.Reliable, []byte("still here")); err != nil {
 		t.Fatal(err)
 	}
-	waitEvent(t, "reliable from the neighbour", server, received(transport.Reliable), server, clients[1])
-	if r := clients[1].h.WireRates(); r.BytesOutPerSec <= 0 {
+	transporttest.WaitEvent(t, "reliable from the neighbour", server, transporttest.IsReceive(transport.Reliable), server, clients[1])
+	if r := clients[1].Host.WireRates(); r.BytesOutPerSec <= 0 {
 		t.Errorf("shared-socket host wire rates %+v, want its own traffic", r)
 	}
 }
@@ -160,39 +161,36 @@ func TestConnectNeedsServerAccept(t *testing.T) {
 	}
 	defer ln.Close()
 	const n = 40 // more than quic-go's accept queue of 32
-	var clients []*end
+	var clients []*transporttest.Endpoint
 	for i := 0; i < n; i++ {
 		h, err := transport.Dial(Name, transport.Options{Timeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := newEnd(t, "client", h)
+		c := transporttest.NewEndpoint(t, "client", h)
 		if _, err := h.Connect(ln.Addr().String(), proto.ConnectData); err != nil {
 			t.Fatal(err)
 		}
 		clients = append(clients, c)
 	}
 	done := 0
-	waitFor(t, "every client to give up", func() bool {
-		done = 0
+	transporttest.WaitUntil(t, "every client to give up", func() bool {
 		for _, c := range clients {
-			if ev, ok := c.take(kind(transport.EventConnect)); ok {
+			if ev, ok := c.Take(transporttest.IsKind(transport.EventConnect)); ok {
 				t.Fatalf("client reported connected (%+v) to a server that never accepted", ev)
 			}
-			for _, ev := range c.events {
-				if ev.Kind == transport.EventDisconnect {
-					if ev.Data != transport.ReasonTimeout {
-						t.Fatalf("disconnect reason %d, want ReasonTimeout", ev.Data)
-					}
-					done++
+			for _, ev := range c.TakeAll(transporttest.IsKind(transport.EventDisconnect)) {
+				if ev.Data != transport.ReasonTimeout {
+					t.Fatalf("disconnect reason %d, want ReasonTimeout", ev.Data)
 				}
+				done++
 			}
 		}
 		return done == n
 	}, clients...)
 	refused := 0
 	for _, c := range clients {
-		if strings.Contains(c.h.Stats().LastDialError, "CONNECTION_REFUSED") {
+		if strings.Contains(quicHost(c).Stats().LastDialError, "CONNECTION_REFUSED") {
 			refused++
 		}
 	}
@@ -203,23 +201,23 @@ func TestConnectNeedsServerAccept(t *testing.T) {
 // closes new ones; the client never reports connected (as an ENet client
 // finding no free slot) and the server delivers no event for it.
 func TestMaxPeers(t *testing.T) {
-	p := connect(t, proto.ConnectData, transport.Options{MaxPeers: 1}, transport.Options{})
+	p := transporttest.ConnectPair(t, Name, proto.ConnectData, transport.Options{MaxPeers: 1}, transport.Options{})
 	ch, err := transport.Dial(Name, transport.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra := newEnd(t, "extra", ch)
-	if _, err := ch.Connect(p.server.h.Addr(), proto.ConnectData); err != nil {
+	extra := transporttest.NewEndpoint(t, "extra", ch)
+	if _, err := ch.Connect(p.Server.Host.Addr(), proto.ConnectData); err != nil {
 		t.Fatal(err)
 	}
-	ev := waitEvent(t, "refusal", extra, func(ev transport.Event) bool { return ev.Kind != transport.EventReceive }, p.server, p.client, extra)
+	ev := transporttest.WaitEvent(t, "refusal", extra, func(ev transport.Event) bool { return ev.Kind != transport.EventReceive }, p.Server, p.Client, extra)
 	if ev.Kind != transport.EventDisconnect || ev.Data != transport.ReasonTimeout {
 		t.Fatalf("extra client got %v data %d, want disconnect with ReasonTimeout", ev.Kind, ev.Data)
 	}
-	if got := p.server.h.Stats().RefusedFull; got != 1 {
+	if got := quicHost(p.Server).Stats().RefusedFull; got != 1 {
 		t.Errorf("RefusedFull = %d, want 1", got)
 	}
-	if ev, ok := p.server.take(kind(transport.EventConnect)); ok {
+	if ev, ok := p.Server.Take(transporttest.IsKind(transport.EventConnect)); ok {
 		t.Errorf("server delivered %+v for a refused connection", ev)
 	}
 }

@@ -9,48 +9,63 @@ import (
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// waitTimeout bounds every wait for an event. It is generous on purpose: a
-// loaded 2-core machine can stall a loopback exchange for seconds, and a test
-// waits on the event itself, never on a clock.
-const waitTimeout = 30 * time.Second
+// Timeout bounds every wait in the harness. It is generous on purpose: a
+// loaded 2-core machine can stall a loopback exchange for seconds. Waits end
+// as soon as the awaited event or condition holds, so a healthy test never
+// spends it; only a broken one does, and then fails naming what it awaited.
+const Timeout = 30 * time.Second
 
-// pollPause is the pause between service rounds while waiting, so a wait
-// yields the CPU instead of spinning.
-const pollPause = time.Millisecond
+// idlePause is how long a wait yields the CPU after a round in which no
+// endpoint delivered an event and the condition did not hold. Service never
+// blocks (package transport's contract), so without it a wait would spin a
+// core that the hosts' own goroutines and the kernel need; with it a wait
+// still re-checks its condition at least once a millisecond. It paces
+// polling only: nothing in the harness waits for a fixed time in place of
+// an event.
+const idlePause = time.Millisecond
 
-// endpoint is one host under test with the events it has delivered so far.
-// Payloads are copied out of the callback, as the contract requires.
-type endpoint struct {
+// Endpoint is one host under test together with the events it has
+// delivered and nobody has taken yet. Payloads are copied out of the
+// Service callback, as the transport contract requires, so recorded events
+// stay valid. An Endpoint is used from the test goroutine only, like the
+// Host it wraps.
+type Endpoint struct {
+	// Name labels the endpoint in failure messages ("server", "client").
+	Name string
+	// Host is the host under test. Tests call its methods directly; only
+	// Service should go through the Endpoint, so events are recorded.
+	Host transport.Host
+
 	t      testing.TB
-	name   string
-	h      transport.Host
 	events []transport.Event
 }
 
-func newEndpoint(t testing.TB, name string, h transport.Host) *endpoint {
+// NewEndpoint wraps h for a test and closes it when the test ends.
+func NewEndpoint(t testing.TB, name string, h transport.Host) *Endpoint {
 	t.Helper()
-	e := &endpoint{t: t, name: name, h: h}
 	t.Cleanup(func() { _ = h.Close() })
-	return e
+	return &Endpoint{Name: name, Host: h, t: t}
 }
 
-// service runs one Service call and records its events.
-func (e *endpoint) service() {
+// Service runs one Service call, records its events and returns how many
+// were delivered. A Service error fails the test.
+func (e *Endpoint) Service() int {
 	e.t.Helper()
-	n, err := e.h.Service(func(ev transport.Event) {
+	n, err := e.Host.Service(func(ev transport.Event) {
 		ev.Payload = slices.Clone(ev.Payload)
 		e.events = append(e.events, ev)
 	})
 	if err != nil {
-		e.t.Fatalf("%s: Service: %v", e.name, err)
+		e.t.Fatalf("%s: Service: %v", e.Name, err)
 	}
 	if n < 0 {
-		e.t.Fatalf("%s: Service returned %d events", e.name, n)
+		e.t.Fatalf("%s: Service returned %d events", e.Name, n)
 	}
+	return n
 }
 
-// take removes and returns the first recorded event matching keep.
-func (e *endpoint) take(keep func(transport.Event) bool) (transport.Event, bool) {
+// Take removes and returns the first recorded event matching keep.
+func (e *Endpoint) Take(keep func(transport.Event) bool) (transport.Event, bool) {
 	for i, ev := range e.events {
 		if keep(ev) {
 			e.events = slices.Delete(e.events, i, i+1)
@@ -60,8 +75,9 @@ func (e *endpoint) take(keep func(transport.Event) bool) (transport.Event, bool)
 	return transport.Event{}, false
 }
 
-// takeAll removes and returns every recorded event matching keep, in order.
-func (e *endpoint) takeAll(keep func(transport.Event) bool) []transport.Event {
+// TakeAll removes and returns every recorded event matching keep, in the
+// order they were delivered.
+func (e *Endpoint) TakeAll(keep func(transport.Event) bool) []transport.Event {
 	var out, rest []transport.Event
 	for _, ev := range e.events {
 		if keep(ev) {
@@ -74,88 +90,108 @@ func (e *endpoint) takeAll(keep func(transport.Event) bool) []transport.Event {
 	return out
 }
 
-func isKind(k transport.EventKind) func(transport.Event) bool {
+// Any matches every event; TakeAll(Any) empties an endpoint.
+func Any(transport.Event) bool { return true }
+
+// IsKind matches events of kind k.
+func IsKind(k transport.EventKind) func(transport.Event) bool {
 	return func(ev transport.Event) bool { return ev.Kind == k }
 }
 
-func isReceive(d transport.Delivery) func(transport.Event) bool {
+// IsReceive matches received messages that travelled with delivery d.
+func IsReceive(d transport.Delivery) func(transport.Event) bool {
 	return func(ev transport.Event) bool { return ev.Kind == transport.EventReceive && ev.Delivery == d }
 }
 
-// waitUntil services eps until cond holds, failing after waitTimeout with
-// what was awaited.
-func waitUntil(t testing.TB, what string, cond func() bool, eps ...*endpoint) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+// Await services eps, in order, then checks cond, round after round, until
+// cond holds (true) or Timeout passes (false). With no endpoints it only
+// polls cond, for conditions that change on other goroutines. Use it where
+// a timeout needs its own failure message; WaitUntil otherwise.
+func Await(cond func() bool, eps ...*Endpoint) bool {
+	deadline := time.Now().Add(Timeout)
 	for {
+		delivered := 0
 		for _, e := range eps {
-			e.service()
+			delivered += e.Service()
 		}
 		if cond() {
-			return
+			return true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
+			return false
 		}
-		time.Sleep(pollPause)
+		if delivered == 0 {
+			time.Sleep(idlePause)
+		}
 	}
 }
 
-// waitEvent services eps until e records an event matching keep, then
-// removes and returns it.
-func waitEvent(t testing.TB, what string, e *endpoint, keep func(transport.Event) bool, eps ...*endpoint) transport.Event {
+// WaitUntil is Await that fails the test, naming what it awaited, when cond
+// does not hold within Timeout.
+func WaitUntil(t testing.TB, what string, cond func() bool, eps ...*Endpoint) {
+	t.Helper()
+	if !Await(cond, eps...) {
+		t.Fatalf("timed out after %v waiting for %s", Timeout, what)
+	}
+}
+
+// WaitEvent services eps until e has recorded an event matching keep, then
+// removes and returns it. e must be among eps to be serviced.
+func WaitEvent(t testing.TB, what string, e *Endpoint, keep func(transport.Event) bool, eps ...*Endpoint) transport.Event {
 	t.Helper()
 	var got transport.Event
-	waitUntil(t, e.name+": "+what, func() bool {
-		ev, ok := e.take(keep)
+	WaitUntil(t, e.Name+": "+what, func() bool {
+		ev, ok := e.Take(keep)
 		got = ev
 		return ok
 	}, eps...)
 	return got
 }
 
-// pair is a connected server and client.
-type pair struct {
-	server, client *endpoint
-	// sPeer is the client as the server names it; cPeer the server as the
-	// client names it.
-	sPeer, cPeer transport.PeerID
-	connectData  uint32
+// Pair is a connected server and client on one backend.
+type Pair struct {
+	Server, Client *Endpoint
+	// SPeer is the client as the server names it; CPeer is the server as
+	// the client names it.
+	SPeer, CPeer transport.PeerID
+	// ConnectData is the word the client connected with.
+	ConnectData uint32
 }
 
-// connectPair listens on loopback, dials, connects with data and waits for
-// both connect events.
-func connectPair(t testing.TB, backend string, data uint32, sopt, copt transport.Options) *pair {
+// ConnectPair listens on 127.0.0.1, dials, connects with data and waits for
+// both connect events; the server's must carry data, the client's must
+// name the peer Connect returned.
+func ConnectPair(t testing.TB, backend string, data uint32, sopt, copt transport.Options) *Pair {
 	t.Helper()
 	sh, err := transport.Listen(backend, "127.0.0.1:0", sopt)
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
-	server := newEndpoint(t, "server", sh)
+	server := NewEndpoint(t, "server", sh)
 	ch, err := transport.Dial(backend, copt)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
-	client := newEndpoint(t, "client", ch)
+	client := NewEndpoint(t, "client", ch)
 	cPeer, err := ch.Connect(sh.Addr(), data)
 	if err != nil {
 		t.Fatalf("Connect(%s): %v", sh.Addr(), err)
 	}
-	p := &pair{server: server, client: client, cPeer: cPeer, connectData: data}
-	ev := waitEvent(t, "connect", server, isKind(transport.EventConnect), server, client)
-	p.sPeer = ev.Peer
+	p := &Pair{Server: server, Client: client, CPeer: cPeer, ConnectData: data}
+	ev := WaitEvent(t, "connect", server, IsKind(transport.EventConnect), p.Both()...)
+	p.SPeer = ev.Peer
 	if ev.Data != data {
 		t.Fatalf("server connect event Data = %#x, want the client's connect data %#x", ev.Data, data)
 	}
-	cev := waitEvent(t, "connect", client, isKind(transport.EventConnect), server, client)
+	cev := WaitEvent(t, "connect", client, IsKind(transport.EventConnect), p.Both()...)
 	if cev.Peer != cPeer {
 		t.Fatalf("client connect event for peer %d, Connect returned peer %d", cev.Peer, cPeer)
 	}
 	return p
 }
 
-// both returns the two endpoints for waits.
-func (p *pair) both() []*endpoint { return []*endpoint{p.server, p.client} }
+// Both returns the server and the client, for waits that service both.
+func (p *Pair) Both() []*Endpoint { return []*Endpoint{p.Server, p.Client} }
 
 // seqMsg is a numbered test message of size n (at least 5 bytes): a tag,
 // the sequence number, then a pattern derived from both, so corruption,

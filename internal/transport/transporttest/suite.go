@@ -10,6 +10,7 @@ package transporttest
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"syscall"
@@ -54,24 +55,24 @@ func Run(t *testing.T, backend string) {
 }
 
 func testBackendAndAddr(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
-	for _, e := range p.both() {
-		if got := e.h.Backend(); got != backend {
-			t.Errorf("%s: Backend() = %q, want %q", e.name, got, backend)
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	for _, e := range p.Both() {
+		if got := e.Host.Backend(); got != backend {
+			t.Errorf("%s: Backend() = %q, want %q", e.Name, got, backend)
 		}
 	}
-	ap, err := netip.ParseAddrPort(p.server.h.Addr())
+	ap, err := netip.ParseAddrPort(p.Server.Host.Addr())
 	if err != nil || ap.Addr() != netip.MustParseAddr("127.0.0.1") || ap.Port() == 0 {
-		t.Errorf("server Addr() = %q (%v), want 127.0.0.1 with the port the system chose", p.server.h.Addr(), err)
+		t.Errorf("server Addr() = %q (%v), want 127.0.0.1 with the port the system chose", p.Server.Host.Addr(), err)
 	}
-	if got := p.client.h.PeerAddr(p.cPeer); got != p.server.h.Addr() {
-		t.Errorf("client PeerAddr(server) = %q, want the server's Addr %q", got, p.server.h.Addr())
+	if got := p.Client.Host.PeerAddr(p.CPeer); got != p.Server.Host.Addr() {
+		t.Errorf("client PeerAddr(server) = %q, want the server's Addr %q", got, p.Server.Host.Addr())
 	}
-	cp, err := netip.ParseAddrPort(p.server.h.PeerAddr(p.sPeer))
+	cp, err := netip.ParseAddrPort(p.Server.Host.PeerAddr(p.SPeer))
 	if err != nil || !cp.Addr().IsLoopback() || cp.Port() == 0 {
-		t.Errorf("server PeerAddr(client) = %q (%v), want a loopback address with a port", p.server.h.PeerAddr(p.sPeer), err)
+		t.Errorf("server PeerAddr(client) = %q (%v), want a loopback address with a port", p.Server.Host.PeerAddr(p.SPeer), err)
 	}
-	if got := p.server.h.PeerAddr(p.sPeer + 1000); got != "" {
+	if got := p.Server.Host.PeerAddr(p.SPeer + 1000); got != "" {
 		t.Errorf("PeerAddr(unknown peer) = %q, want \"\"", got)
 	}
 }
@@ -81,22 +82,22 @@ func testConnectData(t *testing.T, backend string) {
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
-	server := newEndpoint(t, "server", sh)
+	server := NewEndpoint(t, "server", sh)
 	datas := []uint32{proto.ConnectData, 0, 1, 0xFFFFFFFF, 0x80000000}
-	eps := []*endpoint{server}
+	eps := []*Endpoint{server}
 	for i, d := range datas {
 		ch, err := transport.Dial(backend, transport.Options{})
 		if err != nil {
 			t.Fatalf("Dial: %v", err)
 		}
-		eps = append(eps, newEndpoint(t, "client", ch))
+		eps = append(eps, NewEndpoint(t, "client", ch))
 		if _, err := ch.Connect(sh.Addr(), d); err != nil {
 			t.Fatalf("client %d: Connect: %v", i, err)
 		}
 	}
 	var got []transport.Event
-	waitUntil(t, "a connect event per client", func() bool {
-		got = append(got, server.takeAll(isKind(transport.EventConnect))...)
+	WaitUntil(t, "a connect event per client", func() bool {
+		got = append(got, server.TakeAll(IsKind(transport.EventConnect))...)
 		return len(got) >= len(datas)
 	}, eps...)
 	seen := map[uint32]int{}
@@ -122,27 +123,27 @@ func reliableSize(seq uint32) int {
 }
 
 func testReliableInOrder(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
 	const n = 300
 	dirs := []struct {
 		name     string
-		from, to *endpoint
+		from, to *Endpoint
 		peer     transport.PeerID
 	}{
-		{"client→server", p.client, p.server, p.cPeer},
-		{"server→client", p.server, p.client, p.sPeer},
+		{"client→server", p.Client, p.Server, p.CPeer},
+		{"server→client", p.Server, p.Client, p.SPeer},
 	}
 	for _, d := range dirs {
 		for seq := uint32(0); seq < n; seq++ {
-			if err := d.from.h.Send(d.peer, transport.Reliable, seqMsg('R', seq, reliableSize(seq))); err != nil {
+			if err := d.from.Host.Send(d.peer, transport.Reliable, seqMsg('R', seq, reliableSize(seq))); err != nil {
 				t.Fatalf("%s: Send reliable %d: %v", d.name, seq, err)
 			}
 		}
 	}
 	for _, d := range dirs {
 		var next uint32
-		waitUntil(t, d.name+" reliable messages", func() bool {
-			for _, ev := range d.to.takeAll(isKind(transport.EventReceive)) {
+		WaitUntil(t, d.name+" reliable messages", func() bool {
+			for _, ev := range d.to.TakeAll(IsKind(transport.EventReceive)) {
 				if ev.Delivery != transport.Reliable {
 					t.Fatalf("%s: received Delivery %v, want reliable", d.name, ev.Delivery)
 				}
@@ -153,57 +154,65 @@ func testReliableInOrder(t *testing.T, backend string) {
 				next++
 			}
 			return next >= n
-		}, p.both()...)
+		}, p.Both()...)
 	}
 }
 
-// exchangeUnreliable sends n unreliable messages of size bytes each way, one
-// per service round, and checks every one arrives intact and in order.
-func exchangeUnreliable(t *testing.T, p *pair, n, size int) {
+// unreliableWindow is how many unreliable messages each direction may have
+// in flight: enough that ordering is tested with several on the wire at
+// once, few enough that no queue (QUIC's 64-datagram send queue, a socket
+// buffer) can overflow and drop one on loopback.
+const unreliableWindow = 8
+
+// exchangeUnreliable sends n unreliable messages of size bytes each way,
+// never more than unreliableWindow ahead of what the other end received, and
+// checks every one arrives intact and in order.
+func exchangeUnreliable(t *testing.T, p *Pair, n, size int) {
 	t.Helper()
-	got := map[*endpoint]uint32{}
-	check := func(to *endpoint) {
-		for _, ev := range to.takeAll(isKind(transport.EventReceive)) {
+	got := map[*Endpoint]uint32{}
+	check := func(to *Endpoint) {
+		for _, ev := range to.TakeAll(IsKind(transport.EventReceive)) {
 			if ev.Delivery != transport.Unreliable {
-				t.Fatalf("%s: Delivery %v, want unreliable", to.name, ev.Delivery)
+				t.Fatalf("%s: Delivery %v, want unreliable", to.Name, ev.Delivery)
 			}
 			seq, err := checkSeqMsg('U', ev.Payload, size)
 			if err != nil {
-				t.Fatalf("%s: unreliable message: %v", to.name, err)
+				t.Fatalf("%s: unreliable message: %v", to.Name, err)
 			}
 			if seq != got[to] {
-				t.Fatalf("%s: unreliable seq %d, want %d (lost or reordered on loopback)", to.name, seq, got[to])
+				t.Fatalf("%s: unreliable seq %d, want %d (lost or reordered on loopback)", to.Name, seq, got[to])
 			}
 			got[to]++
 		}
 	}
+	received := func(enough uint32) func() bool {
+		return func() bool {
+			check(p.Server)
+			check(p.Client)
+			return got[p.Server] >= enough && got[p.Client] >= enough
+		}
+	}
 	for seq := uint32(0); seq < uint32(n); seq++ {
-		if err := p.client.h.Send(p.cPeer, transport.Unreliable, seqMsg('U', seq, size)); err != nil {
+		if seq >= unreliableWindow {
+			WaitUntil(t, fmt.Sprintf("unreliable message %d at both ends", seq-unreliableWindow), received(seq-unreliableWindow+1), p.Both()...)
+		}
+		if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, seqMsg('U', seq, size)); err != nil {
 			t.Fatalf("client Send unreliable: %v", err)
 		}
-		if err := p.server.h.Send(p.sPeer, transport.Unreliable, seqMsg('U', seq, size)); err != nil {
+		if err := p.Server.Host.Send(p.SPeer, transport.Unreliable, seqMsg('U', seq, size)); err != nil {
 			t.Fatalf("server Send unreliable: %v", err)
 		}
-		p.client.service()
-		p.server.service()
-		check(p.server)
-		check(p.client)
-		time.Sleep(pollPause)
 	}
-	waitUntil(t, "every unreliable message", func() bool {
-		check(p.server)
-		check(p.client)
-		return got[p.server] == uint32(n) && got[p.client] == uint32(n)
-	}, p.both()...)
+	WaitUntil(t, "every unreliable message", received(uint32(n)), p.Both()...)
 }
 
 func testUnreliable(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
 	exchangeUnreliable(t, p, 100, 24)
 }
 
 func testLargeUnreliable(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
 	exchangeUnreliable(t, p, 20, 3000)
 }
 
@@ -219,28 +228,28 @@ func testDisconnectReason(t *testing.T, backend string) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
-			closer, remote, peer, rpeer := p.client, p.server, p.cPeer, p.sPeer
+			p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+			closer, remote, peer, rpeer := p.Client, p.Server, p.CPeer, p.SPeer
 			if !tc.clientCloses {
-				closer, remote, peer, rpeer = p.server, p.client, p.sPeer, p.cPeer
+				closer, remote, peer, rpeer = p.Server, p.Client, p.SPeer, p.CPeer
 			}
 			// Data queued before Disconnect is sent first.
-			if err := closer.h.Send(peer, transport.Reliable, seqMsg('R', 1, 64)); err != nil {
+			if err := closer.Host.Send(peer, transport.Reliable, seqMsg('R', 1, 64)); err != nil {
 				t.Fatalf("Send before disconnect: %v", err)
 			}
-			closer.h.Disconnect(peer, tc.reason)
-			ev := waitEvent(t, "disconnect", remote, isKind(transport.EventDisconnect), p.both()...)
+			closer.Host.Disconnect(peer, tc.reason)
+			ev := WaitEvent(t, "disconnect", remote, IsKind(transport.EventDisconnect), p.Both()...)
 			if ev.Peer != rpeer || ev.Data != tc.reason {
 				t.Errorf("remote disconnect event peer %d data %#x, want peer %d reason %#x", ev.Peer, ev.Data, rpeer, tc.reason)
 			}
-			if got := remote.takeAll(isReceive(transport.Reliable)); len(got) != 1 {
+			if got := remote.TakeAll(IsReceive(transport.Reliable)); len(got) != 1 {
 				t.Errorf("remote got %d reliable messages queued before Disconnect, want 1", len(got))
 			}
-			lev := waitEvent(t, "own disconnect", closer, isKind(transport.EventDisconnect), p.both()...)
+			lev := WaitEvent(t, "own disconnect", closer, IsKind(transport.EventDisconnect), p.Both()...)
 			if lev.Peer != peer {
 				t.Errorf("closer's disconnect event for peer %d, want %d", lev.Peer, peer)
 			}
-			err := closer.h.Send(peer, transport.Reliable, []byte{1})
+			err := closer.Host.Send(peer, transport.Reliable, []byte{1})
 			if !errors.Is(err, transport.ErrUnknownPeer) {
 				t.Errorf("Send after disconnect: %v, want ErrUnknownPeer", err)
 			}
@@ -253,79 +262,79 @@ func testDisconnectReason(t *testing.T, backend string) {
 const maxLoopbackRTT = 250 * time.Millisecond
 
 func testRTT(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
 	var seq uint32
-	ok := func(e *endpoint, peer transport.PeerID) bool {
-		rtt := e.h.RTT(peer)
+	ok := func(e *Endpoint, peer transport.PeerID) bool {
+		rtt := e.Host.RTT(peer)
 		if rtt < 0 {
-			t.Fatalf("%s: negative RTT %v", e.name, rtt)
+			t.Fatalf("%s: negative RTT %v", e.Name, rtt)
 		}
 		return rtt > 0 && rtt <= maxLoopbackRTT
 	}
-	waitUntil(t, "RTT estimates in (0, 250ms] on both ends", func() bool {
+	WaitUntil(t, "RTT estimates in (0, 250ms] on both ends", func() bool {
 		// Reliable traffic both ways gives the backend acknowledgements to
 		// sample.
 		seq++
 		for _, s := range []struct {
-			e    *endpoint
+			e    *Endpoint
 			peer transport.PeerID
-		}{{p.client, p.cPeer}, {p.server, p.sPeer}} {
-			if err := s.e.h.Send(s.peer, transport.Reliable, seqMsg('R', seq, 8)); err != nil {
-				t.Fatalf("%s: Send: %v", s.e.name, err)
+		}{{p.Client, p.CPeer}, {p.Server, p.SPeer}} {
+			if err := s.e.Host.Send(s.peer, transport.Reliable, seqMsg('R', seq, 8)); err != nil {
+				t.Fatalf("%s: Send: %v", s.e.Name, err)
 			}
 		}
-		p.client.events, p.server.events = nil, nil
-		return ok(p.client, p.cPeer) && ok(p.server, p.sPeer)
-	}, p.both()...)
-	t.Logf("RTT client %v server %v after %d reliable round trips", p.client.h.RTT(p.cPeer), p.server.h.RTT(p.sPeer), seq)
-	if got := p.server.h.RTT(p.sPeer + 1000); got != 0 {
+		p.Client.TakeAll(Any)
+		p.Server.TakeAll(Any)
+		return ok(p.Client, p.CPeer) && ok(p.Server, p.SPeer)
+	}, p.Both()...)
+	t.Logf("RTT client %v server %v after %d reliable round trips", p.Client.Host.RTT(p.CPeer), p.Server.Host.RTT(p.SPeer), seq)
+	if got := p.Server.Host.RTT(p.SPeer + 1000); got != 0 {
 		t.Errorf("RTT(unknown peer) = %v, want 0", got)
 	}
 }
 
 func testWireRates(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
-	p.client.h.WireRates()
-	p.server.h.WireRates()
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	p.Client.Host.WireRates()
+	p.Server.Host.WireRates()
 	const n, size = 50, 500
 	exchangeUnreliable(t, p, n, size)
-	time.Sleep(10 * time.Millisecond) // a non-zero interval even on a coarse clock
-	for _, e := range p.both() {
-		r := e.h.WireRates()
+	for _, e := range p.Both() {
+		r := e.Host.WireRates()
 		if r.Interval <= 0 {
-			t.Fatalf("%s: WireRates interval %v, want > 0", e.name, r.Interval)
+			t.Fatalf("%s: WireRates interval %v, want > 0", e.Name, r.Interval)
 		}
 		sec := r.Interval.Seconds()
 		// Framing only adds bytes: the wire carried at least the payloads.
 		if out := r.BytesOutPerSec * sec; out < n*size {
-			t.Errorf("%s: %.0f bytes out over %v, want ≥ %d payload bytes", e.name, out, r.Interval, n*size)
+			t.Errorf("%s: %.0f bytes out over %v, want ≥ %d payload bytes", e.Name, out, r.Interval, n*size)
 		}
 		if in := r.BytesInPerSec * sec; in < n*size {
-			t.Errorf("%s: %.0f bytes in over %v, want ≥ %d payload bytes", e.name, in, r.Interval, n*size)
+			t.Errorf("%s: %.0f bytes in over %v, want ≥ %d payload bytes", e.Name, in, r.Interval, n*size)
 		}
 		if r.DatagramsOutPerSec <= 0 || r.DatagramsInPerSec <= 0 {
-			t.Errorf("%s: datagram rates out %.1f/s in %.1f/s, want both > 0", e.name, r.DatagramsOutPerSec, r.DatagramsInPerSec)
+			t.Errorf("%s: datagram rates out %.1f/s in %.1f/s, want both > 0", e.Name, r.DatagramsOutPerSec, r.DatagramsInPerSec)
 		}
 		if dg := r.DatagramsInPerSec * sec; dg > 100*n {
-			t.Errorf("%s: %.0f datagrams in for %d messages: counters look wrong", e.name, dg, n)
+			t.Errorf("%s: %.0f datagrams in for %d messages: counters look wrong", e.Name, dg, n)
 		}
 	}
 }
 
 func testSendUnknownPeer(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
 	for _, tc := range []struct {
-		e    *endpoint
+		e    *Endpoint
 		peer transport.PeerID
 	}{
-		{p.server, p.sPeer + 1},
-		{p.server, 1 << 30},
-		{p.client, p.cPeer + 1},
+		{p.Server, p.SPeer + 1},
+		{p.Server, 1 << 30},
+		{p.Client, p.CPeer + 1},
 	} {
 		for _, d := range []transport.Delivery{transport.Reliable, transport.Unreliable} {
-			err := tc.e.h.Send(tc.peer, d, []byte("x"))
+			err := tc.e.Host.Send(tc.peer, d, []byte("x"))
 			if !errors.Is(err, transport.ErrUnknownPeer) {
-				t.Errorf("%s: Send(%s) to unknown peer %d: %v, want ErrUnknownPeer", tc.e.name, d, tc.peer, err)
+				t.Errorf("%s: Send(%s) to unknown peer %d: %v, want ErrUnknownPeer", tc.e.Name, d, tc.peer, err)
 			}
 		}
 	}
@@ -381,12 +390,12 @@ func testConnectTimeout(t *testing.T, backend string) {
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
-	client := newEndpoint(t, "client", ch)
+	client := NewEndpoint(t, "client", ch)
 	peer, err := ch.Connect(addr, proto.ConnectData)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	ev := waitEvent(t, "disconnect of an unanswered connect", client, func(ev transport.Event) bool {
+	ev := WaitEvent(t, "disconnect of an unanswered connect", client, func(ev transport.Event) bool {
 		return ev.Kind != transport.EventReceive
 	}, client)
 	if ev.Kind != transport.EventDisconnect || ev.Peer != peer || ev.Data != transport.ReasonTimeout {
@@ -397,23 +406,23 @@ func testConnectTimeout(t *testing.T, backend string) {
 // testPeerTimeout: a peer that goes silent (its host closed without
 // notice) is disconnected with ReasonTimeout after about Options.Timeout.
 func testPeerTimeout(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{Timeout: time.Second})
-	if err := p.server.h.Close(); err != nil {
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{Timeout: time.Second})
+	if err := p.Server.Host.Close(); err != nil {
 		t.Fatalf("server Close: %v", err)
 	}
 	// Reliable traffic gives the client something unacknowledged to time out on.
-	if err := p.client.h.Send(p.cPeer, transport.Reliable, []byte{1}); err != nil {
+	if err := p.Client.Host.Send(p.CPeer, transport.Reliable, []byte{1}); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	ev := waitEvent(t, "timeout of a silent peer", p.client, isKind(transport.EventDisconnect), p.client)
-	if ev.Peer != p.cPeer || ev.Data != transport.ReasonTimeout {
-		t.Errorf("disconnect peer %d data %d, want peer %d with ReasonTimeout", ev.Peer, ev.Data, p.cPeer)
+	ev := WaitEvent(t, "timeout of a silent peer", p.Client, IsKind(transport.EventDisconnect), p.Client)
+	if ev.Peer != p.CPeer || ev.Data != transport.ReasonTimeout {
+		t.Errorf("disconnect peer %d data %d, want peer %d with ReasonTimeout", ev.Peer, ev.Data, p.CPeer)
 	}
 }
 
 func testClosed(t *testing.T, backend string) {
-	p := connectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
-	h := p.client.h
+	p := ConnectPair(t, backend, proto.ConnectData, transport.Options{}, transport.Options{})
+	h := p.Client.Host
 	if err := h.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -421,7 +430,7 @@ func testClosed(t *testing.T, backend string) {
 		name string
 		err  error
 	}{
-		{"Send", h.Send(p.cPeer, transport.Reliable, []byte{1})},
+		{"Send", h.Send(p.CPeer, transport.Reliable, []byte{1})},
 		{"Flush", h.Flush()},
 		{"Close", h.Close()},
 	}
@@ -430,7 +439,7 @@ func testClosed(t *testing.T, backend string) {
 		name string
 		err  error
 	}{"Service", err})
-	_, err = h.Connect(p.server.h.Addr(), 1)
+	_, err = h.Connect(p.Server.Host.Addr(), 1)
 	checks = append(checks, struct {
 		name string
 		err  error
@@ -440,10 +449,10 @@ func testClosed(t *testing.T, backend string) {
 			t.Errorf("%s after Close: %v, want ErrClosed", c.name, c.err)
 		}
 	}
-	if h.RTT(p.cPeer) != 0 || h.PeerAddr(p.cPeer) != "" {
-		t.Errorf("closed host reports RTT %v PeerAddr %q, want 0 and \"\"", h.RTT(p.cPeer), h.PeerAddr(p.cPeer))
+	if h.RTT(p.CPeer) != 0 || h.PeerAddr(p.CPeer) != "" {
+		t.Errorf("closed host reports RTT %v PeerAddr %q, want 0 and \"\"", h.RTT(p.CPeer), h.PeerAddr(p.CPeer))
 	}
-	h.Disconnect(p.cPeer, 1) // must not crash
+	h.Disconnect(p.CPeer, 1) // must not crash
 	if h.Backend() != backend {
 		t.Errorf("Backend() after Close = %q", h.Backend())
 	}
