@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,48 +20,25 @@ import (
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/server"
 )
 
-// The end-to-end tests run the reference server (internal/server) in a
-// child process — this test binary re-executed with serverEnv set — so it
-// can be SIGKILLed like a crashed server, and the swarm through the real
-// CLI (cli.Run) so exit codes are what a user sees.
+// The end-to-end tests run the reference server as `scalegate serve` — the
+// CLI's own serve path (cli.Main), in a child process that is this test
+// binary re-executed with serverEnv set — so it can be SIGKILLed like a
+// crashed server, and the swarm through the real CLI (cli.Run) so exit codes
+// are what a user sees.
 const serverEnv = "SCALEGATE_SWARM_TEST_SERVER_CONFIG"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(serverEnv); path != "" {
-		os.Exit(serveForTest(path))
+		os.Exit(cli.Main([]string{"serve", "--config", path}))
 	}
 	os.Exit(m.Run())
 }
 
-// serveForTest is the child: load the config, bind, announce the address
-// on stdout, run until SIGINT/SIGTERM.
-func serveForTest(path string) int {
-	cfg, err := server.LoadConfig(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	s, err := server.New(cfg, os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	if err := s.Listen(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 5
-	}
-	fmt.Printf("listening %s\n", s.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := s.Run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
+// listeningPrefix starts the line `scalegate serve` prints once it is bound
+// ("scalegate serve: listening on 127.0.0.1:PORT transport=NAME").
+const listeningPrefix = "scalegate serve: listening on "
 
 // refServer is a running reference server child.
 type refServer struct {
@@ -111,7 +87,8 @@ tick_json_interval_ms = 250
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+			if rest, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
+				a, _, _ := strings.Cut(rest, " ")
 				addr <- a
 			}
 		}
@@ -145,17 +122,31 @@ func (s *refServer) stop() {
 	}
 }
 
-// waitMetrics polls the server's metrics file until ok accepts it (bounded:
-// the file is written on the server's first tick and then every 250 ms).
-func (s *refServer) waitMetrics(t *testing.T, ok func(*report.ServerTick) bool) *report.ServerTick {
-	t.Helper()
+// awaitMetrics polls the server's metrics file until ok accepts it, for at
+// most 60 s (the server writes it on bind and then every 250 ms). It reports
+// instead of failing a test, so goroutines other than the test's may use it.
+func (s *refServer) awaitMetrics(ok func(*report.ServerTick) bool) (*report.ServerTick, error) {
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if st, _, err := report.ReadServerTick(s.metrics); err == nil && ok(st) {
-			return st
+			return st, nil
 		}
 	}
-	t.Fatalf("server metrics file %s never became ready", s.metrics)
-	return nil
+	return nil, fmt.Errorf("server metrics file %s never showed the awaited state within 60 s", s.metrics)
+}
+
+// waitMetrics is awaitMetrics on the test goroutine: a timeout fails t.
+func (s *refServer) waitMetrics(t *testing.T, ok func(*report.ServerTick) bool) *report.ServerTick {
+	t.Helper()
+	st, err := s.awaitMetrics(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// peers accepts a metrics file that counts n connected peers.
+func peers(n int) func(*report.ServerTick) bool {
+	return func(st *report.ServerTick) bool { return st.Peers == n }
 }
 
 // kill SIGKILLs the server: no Notice, no disconnect, like a crash.
@@ -272,12 +263,10 @@ func TestE2EReferenceServerKilled(t *testing.T) {
 	srv := startRefServer(t, 16, "")
 	go func() {
 		// Kill once all 8 clients are in (an event read from the server's
-		// own metrics file), not after a guessed sleep.
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if st, _, err := report.ReadServerTick(srv.metrics); err == nil && st.Peers == 8 {
-				break
-			}
-		}
+		// own metrics file), not after a guessed sleep. Should that never
+		// show, kill anyway: the checks below then fail. (No t.Log here:
+		// the test may have ended by then.)
+		_, _ = srv.awaitMetrics(peers(8))
 		srv.kill()
 	}()
 	code, r, stderr := swarmCLI(t, 90*time.Second, "127.0.0.1", srv.port, "--clients", "8", "--duration", "120", "--timeout-s", "2")
@@ -296,12 +285,10 @@ func TestE2EInterruptedExit130(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		// Not waitMetrics: t.Fatal must not be called off the test goroutine.
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if st, _, err := report.ReadServerTick(srv.metrics); err == nil && st.Peers == 2 {
-				break
-			}
-		}
+		// Interrupt once both clients are in; should that never show,
+		// interrupt anyway and let the checks below judge the run. (No
+		// t.Log here: the test may have ended by then.)
+		_, _ = srv.awaitMetrics(peers(2))
 		cancel()
 	}()
 	code, r, _ := swarmCLICtx(t, ctx, 90*time.Second, "127.0.0.1", srv.port, "--clients", "2", "--duration", "120")
