@@ -57,8 +57,8 @@ func (sp *socketPool) release(ps *pooledSocket) error {
 
 // SocketPool hands out client hosts that share UDP sockets, perSocket
 // hosts to a socket. It exists for the swarm-cost measurement
-// (internal/transport/quic/swarmcost) and for callers that want fewer
-// sockets; transport.Dial gives every host its own socket.
+// (tools/swarmcost) and for callers that want fewer sockets;
+// transport.Dial gives every host its own socket.
 type SocketPool struct{ p socketPool }
 
 // NewSocketPool returns a pool putting up to perSocket hosts on one socket

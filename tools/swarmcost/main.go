@@ -2,7 +2,7 @@
 // goroutines, CPU per client-tick and RSS per client, with one UDP socket
 // (quic-go Transport) per client versus several clients per socket.
 //
-//	go run ./internal/transport/quic/swarmcost -clients 64,128 -per-socket 1,16 -duration 10s
+//	go run ./tools/swarmcost -clients 64,128 -per-socket 1,16 -duration 10s
 //
 // Each leg starts a QUIC echo-free load server as a subprocess of this
 // program (so its CPU is not counted in the client's), connects N clients,
