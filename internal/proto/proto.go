@@ -32,7 +32,7 @@ const (
 	TypePeerDelay Type = 0x21 // S→C unreliable
 )
 
-// String names the type as DESIGN.md does.
+// String names the type as docs/protocol.md's message table does.
 func (t Type) String() string {
 	switch t {
 	case TypeJoin:

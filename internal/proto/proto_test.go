@@ -13,8 +13,8 @@ import (
 	"unicode"
 )
 
-// The golden vectors below are written by hand from DESIGN.md's table (and
-// repeated in docs/protocol.md), never produced by the encoder: they are the
+// The golden vectors below are written by hand from docs/protocol.md's
+// message tables, never produced by the encoder: they are the
 // contract a C++/C#/Rust server is implemented against. Each span names a
 // field and the offset just past it, so a truncation at any byte can be
 // checked against the field it cuts.

@@ -1,5 +1,5 @@
-// Package report holds the two JSON contracts of DESIGN.md: the server
-// metrics file (server_tick) and the swarm report. The server writes the
+// Package report holds the two JSON contracts: the server metrics file
+// (server_tick, docs/metrics.md) and the swarm report (docs/swarm.md). The server writes the
 // first, the swarm reads it and writes the second, the gate reads both: one
 // definition keeps them from drifting.
 //

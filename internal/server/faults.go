@@ -119,9 +119,9 @@ func (l *leaker) tick(uptime time.Duration) {
 }
 
 // decayer implements ai_decay_per_min: test-spawned AI entities disappear
-// at a steady rate — the world that shrinks while it is measured (seed
-// #1137), which makes every figure a function of run length and luck and is
-// what the entities_min gate exists to catch.
+// at a steady rate — the world that shrinks while it is measured, which
+// makes every figure a function of run length and luck and is what the
+// entities_min gate exists to catch.
 type decayer struct {
 	perTick float64
 	owed    float64

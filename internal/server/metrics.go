@@ -94,7 +94,7 @@ func (a *wireAcc) add(r transport.WireRates) {
 // sampleWire takes a wire-rate sample and keeps the traffic measured at the
 // highest peer count seen. The gate reads only the final file: a live rate
 // would report the drained server after the swarm left, so what describes
-// the loaded server is what is kept (seed #772). Every interval taken at
+// the loaded server is what is kept. Every interval taken at
 // that peak count is averaged (a single interval describes half a second of
 // a run whose traffic drifts as the bots spread out), and once an interval
 // with the peak count at both of its ends exists, intervals that straddle a

@@ -3,7 +3,8 @@
 // their Input plus test-spawned AI loiterers), per-peer snapshots under a
 // byte budget, admission control, and the metrics file every gate reads.
 // It is the worked example of the contract a team's own server implements
-// (DESIGN.md); docs/server.md describes its behaviour and measured figures.
+// (docs/protocol.md, docs/metrics.md); docs/server.md describes its
+// behaviour and measured figures.
 //
 // One goroutine owns the loop, the transport host and the world; the
 // data-parallel passes (AI, integration, interest, snapshot build) borrow a
@@ -300,8 +301,9 @@ func (s *Server) gcCycles() uint64 {
 	return s.gcSample[0].Value.Uint64()
 }
 
-// slowTick logs a SLOW TICK line (seed 004's model: work, lateness, GC,
-// then the population) with the phase breakdown. At most one line a second
+// slowTick logs a SLOW TICK line with the phase breakdown: work, lateness,
+// GC, then the population, so one line says where a stall went and whether
+// the tick started late or ran long. At most one line a second
 // is written; the ones held back are counted on the next line, and every
 // slow tick is counted in the metrics file.
 func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duration, build, send time.Duration, gc uint64) {

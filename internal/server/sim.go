@@ -7,7 +7,7 @@ import (
 	"github.com/scalegate/scalegate/internal/snapshot"
 )
 
-// Phase indexes the tick phases DESIGN.md names.
+// Phase indexes the tick phases the metrics file reports (docs/metrics.md).
 type Phase int
 
 // Tick phases, in metrics-file order.

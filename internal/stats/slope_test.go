@@ -29,8 +29,9 @@ func series(end, dt float64, f func(t float64) float64) []Point {
 	return ps
 }
 
-// perBucketFitMedian is the estimator the seed rejected (#1095): a
-// least-squares slope fitted inside each bucket, median taken. It exists
+// perBucketFitMedian is the estimator the seed's scale gate tried and
+// rejected, because it aliases a staircase whose steps sit on the bucket
+// boundaries: a least-squares slope fitted inside each bucket, median taken. It exists
 // here only to show that the staircase cases below are the ones that catch
 // a regression to it.
 func perBucketFitMedian(tail []Point) float64 {
@@ -110,7 +111,7 @@ func TestRSSSlopeBucketMedian(t *testing.T) {
 			want: 120, method: "bucket-median", stepKB: 60, stepAt: 3630, tailFrom: tailFrom,
 		},
 		{
-			// The seed's #1095 soak: flat 85 700 KB, one +6100 KB step at
+			// A real 2 h soak from the seed: flat 85 700 KB, one +6100 KB step at
 			// 5460 s (bucket 3, [5400, 6000)), flat after. Bucket rates
 			// [0 0 0 610 0 0] KB/min → median (0+0)/2 = 0. The step is reported.
 			name: "one step", points: series(soakEnd, soakDt, func(t float64) float64 {
@@ -177,7 +178,8 @@ func TestRSSSlopeBucketMedian(t *testing.T) {
 }
 
 // TestRSSSlopeEstimatorChoice pins why the estimator is what it is: on the
-// seed's #1095 one-step series a whole-tail least-squares line reports a
+// one-step soak series (a real 2 h soak that held flat, stepped once and held
+// flat again: no leak) a whole-tail least-squares line reports a
 // fabricated leak above the soak's 128 KB/min gate, and on the aligned
 // staircase a median of per-bucket fits reports 0 for a real 205 KB/min leak.
 // RSSSlope must get both right (TestRSSSlopeBucketMedian).
