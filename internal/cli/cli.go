@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/launcher"
 	_ "github.com/scalegate/scalegate/internal/transport/quic" // registers the "quic" backend
 )
 
@@ -25,6 +26,9 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Kill is closed on the second SIGINT/SIGTERM (the first cancels the
+	// context): stop every child at once. Nil: never.
+	Kill <-chan struct{}
 }
 
 // command is one subcommand.
@@ -44,12 +48,36 @@ func register(name, summary string, run func(ctx context.Context, env *Env, args
 }
 
 // Main runs scalegate with args (without the program name) and returns the
-// exit code.
+// exit code. The first SIGINT/SIGTERM cancels the command's context (a
+// staged stop); the second closes Env.Kill (no more grace).
 func Main(args []string) int {
-	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if len(args) > 0 && args[0] == launcher.GuardianCommand {
+		return launcher.RunGuardian(args[1:])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kill := make(chan struct{})
+	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Kill: kill}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go watchSignals(sigs, done, cancel, kill)
 	return Run(ctx, env, args)
+}
+
+// watchSignals turns the first signal into cancel and the second into
+// close(kill); it ends then, or when done closes (the command returned).
+func watchSignals(sigs <-chan os.Signal, done <-chan struct{}, cancel context.CancelFunc, kill chan<- struct{}) {
+	for _, act := range []func(){cancel, func() { close(kill) }} {
+		select {
+		case <-sigs:
+			act()
+		case <-done:
+			return
+		}
+	}
 }
 
 // Run dispatches args and maps the returned error to an exit code.

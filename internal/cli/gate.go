@@ -98,14 +98,38 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
 		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), p.Transport, dir)
+	stopNotes := noteInterrupts(ctx, env, f.grace)
 	res := gate.Run(ctx, gate.Options{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline,
-		Baseline: base, Dir: dir, Self: self, Progress: env.Stderr, Grace: f.grace})
+		Baseline: base, Dir: dir, Self: self, Progress: env.Stderr, Grace: f.grace, Kill: env.Kill})
+	stopNotes()
 	if f.updateBaseline {
 		updateBaseline(res, base, p, f.baseline, meta.Git.Head)
 	}
 	res.ExitCode = int(exitFor(res.Verdict))
 	meta.Finish(res)
 	return writeOutputs(env, f, res, meta)
+}
+
+// noteInterrupts tells the user what the first and second interrupt do,
+// as they happen, until the returned func is called.
+func noteInterrupts(ctx context.Context, env *Env, grace time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(env.Stderr, "scalegate: interrupted: stopping the leg in progress (SIGINT, then SIGKILL after %s); interrupt again to kill it now\n", grace)
+		case <-done:
+			return
+		}
+		select {
+		case <-env.Kill:
+			fmt.Fprintln(env.Stderr, "scalegate: interrupted again: killing every process of the leg now")
+		case <-done:
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // loadProfile resolves a profile, printing a profile error in full.

@@ -32,6 +32,9 @@ type Options struct {
 	Progress io.Writer
 	// Grace is the SIGINT→SIGKILL delay for each process.
 	Grace time.Duration
+	// Kill, when closed (a second SIGINT), kills every process of the leg
+	// in progress at once instead of waiting out the grace.
+	Kill <-chan struct{}
 }
 
 // LegResult is one evaluated leg.
@@ -123,12 +126,20 @@ type legRun struct {
 	res     *LegResult
 	metrics string
 	report  string
+	// serverDied: the server exited before the gate stopped it.
+	serverDied bool
 }
 
+// runLeg runs one leg and times it, whichever way it ends.
 func runLeg(ctx context.Context, o Options, leg Leg, ports *launcher.PortAllocator) LegResult {
 	start := time.Now()
+	lr := runLegUntimed(ctx, o, leg, ports, start)
+	lr.ElapsedS = time.Since(start).Seconds()
+	return lr
+}
+
+func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.PortAllocator, start time.Time) LegResult {
 	lr := LegResult{Leg: leg, Dir: filepath.Join(o.Dir, leg.ID), StartedAt: start.UTC().Format(time.RFC3339)}
-	defer func() { lr.ElapsedS = time.Since(start).Seconds() }()
 	r := &legRun{o: o, leg: leg, res: &lr,
 		metrics: filepath.Join(lr.Dir, "server_metrics.json"), report: filepath.Join(lr.Dir, "report.json")}
 	if err := os.Mkdir(lr.Dir, 0o755); err != nil {
@@ -144,6 +155,10 @@ func runLeg(ctx context.Context, o Options, leg Leg, ports *launcher.PortAllocat
 		return r.launchFailed(err)
 	}
 	swarmSpec := r.swarmSpec(port)
+	// Both run under a guardian (the scalegate binary): whatever the
+	// server's command does, nothing it starts outlives the leg or the gate.
+	serverSpec.Guardian, serverSpec.Kill = o.Self, o.Kill
+	swarmSpec.Guardian, swarmSpec.Kill = o.Self, o.Kill
 	lr.ServerCmd, lr.SwarmCmd = launcher.CommandLine(serverSpec.Path, serverSpec.Args), launcher.CommandLine(swarmSpec.Path, swarmSpec.Args)
 
 	server, err := launcher.Start(ctx, serverSpec)
@@ -163,6 +178,12 @@ func runLeg(ctx context.Context, o Options, leg Leg, ports *launcher.PortAllocat
 		return r.launchFailed(err)
 	}
 	r.waitSwarm(ctx, swarm, server)
+	// A server gone before the gate stopped it died mid-run, whichever of
+	// the two the wait noticed first.
+	if ctx.Err() == nil && server.Exited() {
+		r.serverDied = true
+		lr.Error = joinDetail(lr.Error, fmt.Sprintf("server exited (status %d) during the run; see %s", server.ExitCode(), filepath.Join(lr.Dir, "server.log")))
+	}
 	code := swarm.ExitCode()
 	lr.SwarmExit = &code
 	r.stopServer(server)
@@ -188,7 +209,6 @@ func (r *legRun) waitSwarm(ctx context.Context, swarm, server *launcher.Process)
 	case <-ctx.Done():
 		swarm.Stop()
 	case <-server.Done():
-		r.res.Error = fmt.Sprintf("server exited (status %d) during the run; see %s", server.ExitCode(), filepath.Join(r.res.Dir, "server.log"))
 		swarm.Stop()
 	case <-timer.C:
 		r.res.Error = fmt.Sprintf("swarm still running %s after start: stopped", limit)
@@ -204,11 +224,16 @@ func (r *legRun) stopServer(server *launcher.Process) {
 	}
 }
 
-// finish reads the report and evaluates every gate.
+// finish reads the report and evaluates every gate. A server that died
+// mid-run is a launch failure (exit 5), as docs/exit-codes.md says.
 func (r *legRun) finish(swarmExit int) LegResult {
 	r.evaluate()
 	lr := r.res
 	switch {
+	case r.serverDied:
+		// Whatever the checks say, the run did not happen as declared; the
+		// checks stay in the summary as evidence.
+		lr.Verdict = VerdictLaunchFailed
 	case lr.Report == nil && swarmExit == 2:
 		lr.Verdict = VerdictLaunchFailed
 		lr.Error = joinDetail(lr.Error, fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.Transport, filepath.Join(lr.Dir, "swarm.log")))

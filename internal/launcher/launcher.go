@@ -1,10 +1,15 @@
 // Package launcher starts and stops the processes of a gate leg: the server
 // under test and the swarm. Every process runs in its own process group with
-// its output captured to a file, is stopped in stages (SIGINT to the group,
-// a grace period, SIGKILL to the group), and is reaped by the goroutine that
-// started it. When the run's context is cancelled (scalegate got SIGINT),
-// every process still running gets the same staged stop: nothing is left
-// behind.
+// its output captured to a file, is stopped in stages (SIGINT, a grace
+// period, SIGKILL), and is reaped by the goroutine that started it. When the
+// run's context is cancelled (scalegate got SIGINT), every process still
+// running gets the same staged stop; when the Kill channel closes (a second
+// SIGINT) the SIGKILL stage comes at once.
+//
+// On Linux each process is started under a guardian (RunGuardian: the
+// scalegate binary re-executed) that adopts every descendant and kills them
+// all when the process ends or when scalegate dies, however it dies:
+// docs/gate.md, "No process left behind", says why a guardian.
 package launcher
 
 import (
@@ -23,6 +28,14 @@ import (
 // DefaultGrace is how long a process gets between SIGINT and SIGKILL.
 const DefaultGrace = 5 * time.Second
 
+// GuardianCommand is the hidden first argument under which the scalegate
+// binary runs RunGuardian. Not a user command: it needs the lifeline on fd 3.
+const GuardianCommand = "__guardian"
+
+// killTimeout bounds the SIGKILL stage: a guardian that has not emptied its
+// tree by then is itself killed with its group (the last resort).
+const killTimeout = 15 * time.Second
+
 // Spec describes a process to start.
 type Spec struct {
 	// Name labels the process in errors ("server", "swarm").
@@ -36,19 +49,33 @@ type Spec struct {
 	Grace time.Duration
 	// Env is added to the current environment.
 	Env []string
+	// Guardian is an executable that runs RunGuardian when its first
+	// argument is GuardianCommand (the scalegate binary). When set (and on
+	// Linux), the process is started under it, so no descendant outlives
+	// the process or scalegate. Empty: the process gets its own group and
+	// Pdeathsig only, which a wrapper script defeats.
+	Guardian string
+	// Kill, when closed, skips whatever is left of the grace: SIGKILL to
+	// the whole tree now. Nil: never.
+	Kill <-chan struct{}
 }
 
 // Process is a started process and its process group.
 type Process struct {
-	spec   Spec
-	cmd    *exec.Cmd
-	cancel context.CancelFunc
-	done   chan struct{}
-	log    *os.File
+	spec Spec
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+	// lifeline is the write end of the guardian's pipe (nil without a
+	// guardian); closing it makes the guardian kill the whole tree.
+	lifeline *os.File
 
-	mu      sync.Mutex
-	waitErr error
-	state   *os.ProcessState
+	stopOnce sync.Once
+	stopReq  chan struct{}
+	cutOnce  sync.Once
+
+	mu    sync.Mutex
+	state *os.ProcessState
 }
 
 // Start starts spec in a new process group. The process is stopped (in
@@ -57,40 +84,124 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
 	}
+	// Resolved here, so a missing executable is a start error naming it,
+	// not a guardian that exits 127.
+	path, err := exec.LookPath(spec.Path)
+	if err != nil {
+		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
+	}
 	log, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s log: %w", spec.Name, err)
 	}
-	pctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(pctx, spec.Path, spec.Args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), spec.Env...)
-	cmd.SysProcAttr = sysProcAttr()
-	// Cancel interrupts the whole group, so a server's own children hear it
-	// too; WaitDelay is the grace after which exec kills the leader, and
-	// reap() then kills whatever is left of the group.
-	cmd.Cancel = func() error { return signalGroup(cmd, syscall.SIGINT) }
-	cmd.WaitDelay = spec.Grace
-	if err := cmd.Start(); err != nil {
-		cancel()
+	p := &Process{spec: spec, done: make(chan struct{}), log: log, stopReq: make(chan struct{})}
+	if err := p.start(path); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
 	}
-	p := &Process{spec: spec, cmd: cmd, cancel: cancel, done: make(chan struct{}), log: log}
 	go p.reap()
+	go p.supervise(ctx)
 	return p, nil
 }
 
+// start starts the command, under a guardian when the spec names one.
+func (p *Process) start(path string) error {
+	spec := p.spec
+	cmd := exec.Command(path, spec.Args...)
+	cmd.Args[0] = spec.Path
+	var lifeR *os.File
+	if spec.Guardian != "" && guardianAvailable {
+		r, w, err := os.Pipe() // close-on-exec: no other child inherits the write end
+		if err != nil {
+			return fmt.Errorf("guardian lifeline: %w", err)
+		}
+		lifeR, p.lifeline = r, w
+		cmd = exec.Command(spec.Guardian, append([]string{GuardianCommand, path, spec.Path}, spec.Args...)...)
+		cmd.ExtraFiles = []*os.File{r} // fd 3
+	}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.SysProcAttr = sysProcAttr(p.lifeline != nil)
+	err := cmd.Start()
+	if lifeR != nil {
+		lifeR.Close()
+	}
+	if err != nil {
+		if p.lifeline != nil {
+			p.lifeline.Close()
+		}
+		return err
+	}
+	p.cmd = cmd
+	return nil
+}
+
+// supervise runs the staged stop: SIGINT when ctx ends or Stop is called,
+// SIGKILL to the tree after the grace or as soon as spec.Kill closes, and
+// as a last resort SIGKILL to the group should the tree outlive that.
+func (p *Process) supervise(ctx context.Context) {
+	stop := p.stopReq
+	ctxDone := ctx.Done()
+	kill := p.spec.Kill
+	var grace, last <-chan time.Time
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-ctxDone:
+			ctxDone, stop = nil, nil
+			grace = p.interrupt()
+		case <-stop:
+			ctxDone, stop = nil, nil
+			grace = p.interrupt()
+		case <-grace:
+			grace, kill = nil, nil
+			last = p.cut()
+		case <-kill:
+			grace, kill, ctxDone, stop = nil, nil, nil, nil
+			last = p.cut()
+		case <-last:
+			last = nil
+			_ = signalGroup(p.cmd, syscall.SIGKILL)
+		}
+	}
+}
+
+// interrupt is the first stage: SIGINT to the group (a guardian forwards it
+// to the whole tree). It returns the grace timer.
+func (p *Process) interrupt() <-chan time.Time {
+	_ = signalGroup(p.cmd, syscall.SIGINT)
+	return time.After(p.spec.Grace)
+}
+
+// cut is the SIGKILL stage: the guardian kills the whole tree when its
+// lifeline closes; without one, the group is killed. It returns the timer
+// of the last resort.
+func (p *Process) cut() <-chan time.Time {
+	p.cutOnce.Do(func() {
+		if p.lifeline != nil {
+			p.lifeline.Close()
+			return
+		}
+		_ = signalGroup(p.cmd, syscall.SIGKILL)
+	})
+	return time.After(killTimeout)
+}
+
 // reap waits for the process, then SIGKILLs its group so no descendant
-// outlives it, and closes the log.
+// outlives it (a guardian has already emptied its tree), and closes the log.
 func (p *Process) reap() {
-	err := p.cmd.Wait()
+	_ = p.cmd.Wait() // the status is read from ProcessState
 	_ = signalGroup(p.cmd, syscall.SIGKILL)
+	p.cutOnce.Do(func() {
+		if p.lifeline != nil {
+			p.lifeline.Close()
+		}
+	})
 	p.mu.Lock()
-	p.waitErr, p.state = err, p.cmd.ProcessState
+	p.state = p.cmd.ProcessState
 	p.mu.Unlock()
 	p.log.Close()
-	p.cancel()
 	close(p.done)
 }
 
@@ -107,16 +218,18 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 	return err
 }
 
-// Done is closed once the process has exited and its group is gone.
+// Done is closed once the process has exited and its group (under a
+// guardian: every descendant) is gone.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// Pid is the process (and process group) id.
+// Pid is the process (and process group) id: the guardian's when there is
+// one.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Stop interrupts the process group, waits up to the grace period, then
 // kills it; it returns once the process is reaped. Safe to call twice.
 func (p *Process) Stop() {
-	p.cancel()
+	p.stopOnce.Do(func() { close(p.stopReq) })
 	<-p.done
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,28 @@ import (
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
 )
+
+// TestMain lets this test binary serve as the guardian executable, as the
+// scalegate binary does in production.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == GuardianCommand {
+		os.Exit(RunGuardian(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == fakeGateCommand {
+		os.Exit(fakeGate(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// self is this test binary, the guardian of every process the tests start.
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
 
 // alive reports whether pid exists (and is not a zombie we reaped).
 func alive(pid int) bool {
@@ -36,7 +59,7 @@ func alive(pid int) bool {
 func startShell(t *testing.T, ctx context.Context, script string, grace time.Duration) (*Process, string) {
 	t.Helper()
 	dir := t.TempDir()
-	p, err := Start(ctx, Spec{Name: "sh", Path: "/bin/sh", Args: []string{"-c", script}, LogPath: filepath.Join(dir, "log"), Grace: grace})
+	p, err := Start(ctx, Spec{Name: "sh", Path: "/bin/sh", Args: []string{"-c", script}, LogPath: filepath.Join(dir, "log"), Grace: grace, Guardian: self(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,18 +67,17 @@ func startShell(t *testing.T, ctx context.Context, script string, grace time.Dur
 	return p, dir
 }
 
-// waitFile waits (bounded) for path to hold a pid.
+// waitPid waits (bounded: 30 s, for a loaded machine) for path to hold a
+// pid and a newline.
 func waitPid(t *testing.T, path string) int {
 	t.Helper()
-	for range 500 {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		b, err := os.ReadFile(path)
 		if err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				return pid
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("no pid in %s", path)
 	return 0
@@ -64,28 +86,140 @@ func waitPid(t *testing.T, path string) int {
 func TestStopKillsWholeGroupEvenWhenInterruptIgnored(t *testing.T) {
 	// The leader ignores SIGINT and so does its background child: only the
 	// SIGKILL stage can end them, and it must reach the grandchild too.
-	script := `trap '' INT; (trap '' INT; sleep 300) & echo $! > "$0.child"; echo ready > "$0.ready"; while :; do sleep 1; done`
+	for _, guarded := range []bool{false, true} {
+		t.Run(fmt.Sprintf("guardian=%v", guarded), func(t *testing.T) {
+			script := `trap '' INT; (trap '' INT; sleep 300) & echo $! > "$0.child"; echo ready > "$0.ready"; while :; do sleep 1; done`
+			dir := t.TempDir()
+			marker := filepath.Join(dir, "m")
+			spec := Spec{Name: "stubborn", Path: "/bin/sh", Args: []string{"-c", script, marker},
+				LogPath: filepath.Join(dir, "log"), Grace: 200 * time.Millisecond}
+			if guarded {
+				spec.Guardian = self(t)
+			}
+			p, err := Start(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := waitPid(t, marker+".child")
+			p.Stop()
+			if alive(p.Pid()) {
+				t.Error("leader survived Stop")
+			}
+			waitGone(t, child)
+			if code := p.ExitCode(); code != -1 {
+				t.Errorf("exit code %d, want -1 (killed)", code)
+			}
+		})
+	}
+}
+
+// waitGone fails unless pid is gone within 2 s (bounded poll: the kernel
+// tears down a SIGKILLed process asynchronously); it kills a survivor.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("pid %d survived: orphan", pid)
+	}
+}
+
+// daemonScript starts a descendant that leaves the process group and the
+// session (setsid) and ignores SIGINT, writes its pid to "$0.daemon", then
+// waits like a wrapper script: `bash -c "server …; echo done"`.
+const daemonScript = `setsid sh -c 'trap "" INT; echo $$ > "$0.daemon"; exec sleep 300' "$0" & sleep 300; echo done`
+
+func TestGuardianKillsDescendantsOutsideTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "m")
-	p, err := Start(context.Background(), Spec{Name: "stubborn", Path: "/bin/sh", Args: []string{"-c", script, marker},
-		LogPath: filepath.Join(dir, "log"), Grace: 200 * time.Millisecond})
+	p, err := Start(context.Background(), Spec{Name: "wrapper", Path: "/bin/sh", Args: []string{"-c", daemonScript, marker},
+		LogPath: filepath.Join(dir, "log"), Grace: 200 * time.Millisecond, Guardian: self(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := waitPid(t, marker+".child")
-	p.Stop()
-	if alive(p.Pid()) {
-		t.Error("leader survived Stop")
+	daemon := waitPid(t, marker+".daemon")
+	if _, pgid, _ := readStat(daemon); pgid == p.Pid() {
+		t.Fatalf("daemon %d still in the launcher's group: the test proves nothing", daemon)
 	}
-	for range 200 {
-		if !alive(child) {
-			break
-		}
+	p.Stop()
+	// Done means the guardian emptied its tree: no poll needed.
+	if alive(daemon) {
+		syscall.Kill(daemon, syscall.SIGKILL)
+		t.Fatal("the setsid descendant survived Stop")
+	}
+}
+
+// fakeGateCommand makes the test binary a stand-in for scalegate: it starts
+// daemonScript under a guardian, says so, and waits to be killed.
+const fakeGateCommand = "__fake_gate"
+
+func fakeGate(args []string) int {
+	marker, guardian := args[0], args[1]
+	p, err := Start(context.Background(), Spec{Name: "wrapper", Path: "/bin/sh", Args: []string{"-c", daemonScript, marker},
+		LogPath: marker + ".log", Guardian: guardian})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.WriteFile(marker+".guardian", []byte(strconv.Itoa(p.Pid())+"\n"), 0o644); err != nil {
+		return 1
+	}
+	<-p.Done()
+	return 0
+}
+
+func TestKill9OfTheParentLeavesNoDescendant(t *testing.T) {
+	// The parent (a stand-in for scalegate) is SIGKILLed: it stops nothing.
+	// Pdeathsig would reach only the wrapper; the guardian sees its
+	// lifeline close and kills the wrapper, its child and the setsid
+	// descendant.
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "m")
+	gate := exec.Command(self(t), fakeGateCommand, marker, self(t))
+	if err := gate.Start(); err != nil {
+		t.Fatal(err)
+	}
+	daemon := waitPid(t, marker+".daemon")
+	leader := waitPid(t, marker+".guardian")
+	if err := gate.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	gate.Wait()
+	// Acceptance: nothing of the tree is left within 1 s.
+	deadline := time.Now().Add(time.Second)
+	for (alive(daemon) || alive(leader)) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if alive(child) {
-		syscall.Kill(child, syscall.SIGKILL)
-		t.Fatal("grandchild survived Stop: orphan")
+	if alive(daemon) || alive(leader) {
+		syscall.Kill(daemon, syscall.SIGKILL)
+		syscall.Kill(-leader, syscall.SIGKILL)
+		t.Fatalf("1 s after kill -9 of the parent: setsid descendant alive %v, process alive %v", alive(daemon), alive(leader))
+	}
+}
+
+func TestKillSkipsTheGrace(t *testing.T) {
+	// A process that ignores SIGINT with an hour of grace: closing Kill
+	// (scalegate's second Ctrl-C) must end it at once.
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "m")
+	kill := make(chan struct{})
+	script := `trap 'echo $$ > "$0.int"' INT; echo $$ > "$0.ready"; while :; do sleep 1; done`
+	p, err := Start(context.Background(), Spec{Name: "stubborn", Path: "/bin/sh", Args: []string{"-c", script, marker},
+		LogPath: filepath.Join(dir, "log"), Grace: time.Hour, Guardian: self(t), Kill: kill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPid(t, marker+".ready")
+	stopped := make(chan struct{})
+	go func() { p.Stop(); close(stopped) }()
+	waitPid(t, marker+".int") // the SIGINT stage was reached and survived
+	close(kill)
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Kill did not cut the grace short")
 	}
 	if code := p.ExitCode(); code != -1 {
 		t.Errorf("exit code %d, want -1 (killed)", code)

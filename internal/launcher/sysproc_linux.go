@@ -4,8 +4,13 @@ import "syscall"
 
 // sysProcAttr puts the child in its own process group (so a staged stop
 // reaches its descendants and a terminal's ^C reaches only scalegate, which
-// then stops the group in order) and asks the kernel to SIGKILL it should
-// scalegate itself die without stopping it (SIGKILL, OOM).
-func sysProcAttr() *syscall.SysProcAttr {
+// then stops the group in order). A process started directly also gets
+// Pdeathsig=SIGKILL, should scalegate die without stopping it. A guardian
+// does not: it must outlive scalegate to kill the tree, and learns of
+// scalegate's death from its lifeline.
+func sysProcAttr(guarded bool) *syscall.SysProcAttr {
+	if guarded {
+		return &syscall.SysProcAttr{Setpgid: true}
+	}
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -6,6 +6,6 @@ import "syscall"
 
 // sysProcAttr puts the child in its own process group, so a staged stop
 // reaches its descendants.
-func sysProcAttr() *syscall.SysProcAttr {
+func sysProcAttr(bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -1,0 +1,226 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER (linux/prctl.h): orphaned
+// descendants are reparented to the caller instead of to init.
+const prSetChildSubreaper = 36
+
+// guardianAvailable: the guardian needs PR_SET_CHILD_SUBREAPER (Linux 3.4+).
+const guardianAvailable = true
+
+// sweepLimit bounds how long the guardian keeps killing a tree that keeps
+// forking; a tree still alive after it is reported in the log.
+const sweepLimit = 10 * time.Second
+
+// RunGuardian is the guardian's main; args are the executable's resolved
+// path, then argv (argv[0] first). It expects the lifeline pipe's read end
+// on fd 3 and returns the exit status to use (it re-raises the signal that
+// killed the command, so the launcher sees the command's own status).
+//
+// It becomes a subreaper, starts the command in a process group of its own,
+// and forwards SIGINT/SIGTERM to every descendant. When the command exits,
+// or the lifeline reaches EOF (the gate died, even by SIGKILL, or the gate
+// asked for an immediate kill by closing it), it SIGKILLs every descendant
+// until none is left — ones that changed process group or session too,
+// because as a subreaper it adopts every orphan of its tree — then exits.
+func RunGuardian(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "scalegate guardian: usage: PATH ARGV0 [ARGS...] (internal; started by the launcher)")
+		return 2
+	}
+	lifeline := os.NewFile(3, "lifeline")
+	if lifeline == nil {
+		fmt.Fprintln(os.Stderr, "scalegate guardian: no lifeline on fd 3")
+		return 2
+	}
+	syscall.CloseOnExec(3) // the command must not hold it
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		fmt.Fprintf(os.Stderr, "scalegate guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)
+		return 2
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	child, err := os.StartProcess(args[0], args[1:], &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		// Pdeathsig: should the guardian itself be SIGKILLed, the command
+		// still dies with it.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scalegate guardian: start %s: %v\n", args[0], err)
+		return 127
+	}
+	g := &guardian{self: os.Getpid(), child: child.Pid, exited: make(chan struct{}), empty: make(chan struct{})}
+	go g.reap()
+	lost := make(chan struct{})
+	go func() {
+		// The gate never writes: Read returns only at EOF, when every copy of
+		// the write end is closed.
+		var b [1]byte
+		for {
+			if _, err := lifeline.Read(b[:]); err != nil {
+				close(lost)
+				return
+			}
+		}
+	}()
+	g.supervise(sigs, lost)
+	return g.exitStatus()
+}
+
+// guardian is the state of one guardian process.
+type guardian struct {
+	self, child int
+	status      syscall.WaitStatus // the command's, valid once exited is closed
+	exited      chan struct{}      // the command has been reaped
+	empty       chan struct{}      // no child left at all: the tree is gone
+}
+
+// supervise forwards signals until the command exits or the lifeline is
+// lost, then kills the rest of the tree.
+func (g *guardian) supervise(sigs chan os.Signal, lost <-chan struct{}) {
+	defer g.sweep()
+	defer signal.Stop(sigs)
+	for {
+		select {
+		case s := <-sigs:
+			g.signalTree(s.(syscall.Signal))
+		case <-g.exited:
+			return
+		case <-lost:
+			return
+		}
+	}
+}
+
+// reap waits for every child, the command and adopted orphans alike; ECHILD
+// means the tree is empty, and it stays empty: only a member can add to it.
+func (g *guardian) reap() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+		case err != nil:
+			close(g.empty)
+			return
+		case pid == g.child:
+			g.status = ws
+			close(g.exited)
+		}
+	}
+}
+
+// signalTree sends sig to the command's process group and to every
+// descendant outside it (one that made its own group or session); members
+// of the group get it once, as from a terminal.
+func (g *guardian) signalTree(sig syscall.Signal) {
+	_ = syscall.Kill(-g.child, sig)
+	for _, p := range descendants(g.self) {
+		if p.pgid != g.child || sig == syscall.SIGKILL {
+			_ = syscall.Kill(p.pid, sig)
+		}
+	}
+}
+
+// sweep SIGKILLs every descendant, again and again, until the reaper has
+// collected the last one. A killed parent's children are adopted by the
+// guardian (a subreaper) and found on the next pass.
+func (g *guardian) sweep() {
+	deadline := time.NewTimer(sweepLimit)
+	defer deadline.Stop()
+	pass := time.NewTicker(10 * time.Millisecond)
+	defer pass.Stop()
+	for {
+		g.signalTree(syscall.SIGKILL)
+		select {
+		case <-g.empty:
+			return
+		case <-deadline.C:
+			fmt.Fprintf(os.Stderr, "scalegate guardian: descendants %v still alive after %s of SIGKILL\n", descendants(g.self), sweepLimit)
+			return
+		case <-pass.C:
+		}
+	}
+}
+
+// exitStatus mirrors the command's status: its exit code, or death by the
+// same signal (SIGKILL when the command outlived the lifeline).
+func (g *guardian) exitStatus() int {
+	select {
+	case <-g.exited:
+	default:
+		return 125 // the sweep gave up with the command unreaped; it said so
+	}
+	ws := g.status
+	if !ws.Signaled() {
+		return ws.ExitStatus()
+	}
+	sig := ws.Signal()
+	signal.Reset(sig)
+	_ = syscall.Kill(g.self, sig)
+	// Still here: the signal is ignored or does not terminate.
+	return 128 + int(sig)
+}
+
+// proc is one process of the tree.
+type proc struct{ pid, pgid int }
+
+// descendants lists every process below pid, read from /proc.
+func descendants(pid int) []proc {
+	children := map[int][]proc{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp, pgid, ok := readStat(p); ok {
+			children[pp] = append(children[pp], proc{pid: p, pgid: pgid})
+		}
+	}
+	var out []proc
+	queue := []int{pid}
+	for len(queue) > 0 {
+		next := children[queue[0]]
+		queue = queue[1:]
+		for _, c := range next {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
+	}
+	return out
+}
+
+// readStat reads the parent pid and process group from /proc/PID/stat. The
+// command name is in parentheses and may itself contain spaces or
+// parentheses, so fields are counted after the last ')'.
+func readStat(pid int) (ppid, pgid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(s[i+1:]) // state, ppid, pgrp, ...
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgid, err2 := strconv.Atoi(f[2])
+	return ppid, pgid, err1 == nil && err2 == nil
+}
