@@ -23,7 +23,9 @@ docs/faults.md the [faults] section (deliberate defects, off by default).
 On bind it prints "scalegate serve: listening on 127.0.0.1:PORT transport=NAME"
 and writes the metrics file once. SIGINT/SIGTERM: Notice(shutdown) to every
 peer, a final metrics write, exit 0. Exit 4: bad config (the key is named);
-5: the port cannot be bound; 2: usage or a transport this build cannot speak.
+5: the metrics file cannot be written (checked before binding, so nothing
+claims to listen) or the port cannot be bound; 2: usage or a transport this
+build cannot speak.
 
 options:
 `

@@ -66,15 +66,22 @@ func TestServeExitCodes(t *testing.T) {
 		{"missing file", []string{"--config", filepath.Join(dir, "none.toml")}, exitcode.InvalidProfile, "none.toml"},
 		{"unknown transport", []string{"--transport", "carrier-pigeon", "--port", "0"}, exitcode.Usage, "carrier-pigeon"},
 		{"port in use", []string{"--port", busyPort}, exitcode.LaunchFailure, busyPort},
+		{"metrics directory missing", []string{"--port", "0", "--metrics-json", filepath.Join(dir, "none", "m.json")}, exitcode.LaunchFailure, "none/m.json ([metrics] tick_json_path / --metrics-json) cannot be written"},
+		{"metrics directory is a file", []string{"--port", "0", "--metrics-json", filepath.Join(badCfg, "m.json")}, exitcode.LaunchFailure, "bad.toml/m.json"},
+		{"metrics path is a directory", []string{"--port", "0", "--metrics-json", dir}, exitcode.LaunchFailure, "it is a directory"},
 		{"bad flag", []string{"--nope"}, exitcode.Usage, "nope"},
 		{"stray argument", []string{"extra"}, exitcode.Usage, "extra"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env, _, errb := serveEnv()
+			env, out, errb := serveEnv()
 			code := Run(context.Background(), env, append([]string{"serve"}, c.args...))
 			if code != int(c.code) || !strings.Contains(errb.String(), c.msg) {
 				t.Fatalf("exit %d (want %d), stderr %q (want it to name %q)", code, c.code, errb.String(), c.msg)
+			}
+			// A server that fails never claims to listen first.
+			if out.String() != "" {
+				t.Errorf("stdout %q: a failing serve must print nothing", out.String())
 			}
 		})
 	}

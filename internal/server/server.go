@@ -13,10 +13,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
+	"os"
+	"path/filepath"
 	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
@@ -55,6 +58,21 @@ func (e *ListenError) Error() string {
 
 // Unwrap returns the transport's error.
 func (e *ListenError) Unwrap() error { return e.Err }
+
+// MetricsPathError is a metrics file that cannot be written where the
+// config ([metrics] tick_json_path, or --metrics-json) puts it.
+type MetricsPathError struct {
+	Path string
+	Err  error
+}
+
+// Error names the path and the key that set it.
+func (e *MetricsPathError) Error() string {
+	return fmt.Sprintf("metrics file %s ([metrics] tick_json_path / --metrics-json) cannot be written: %v", e.Path, e.Err)
+}
+
+// Unwrap returns the file system's error.
+func (e *MetricsPathError) Unwrap() error { return e.Err }
 
 // Server is one running reference server.
 type Server struct {
@@ -120,8 +138,14 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 	return s, nil
 }
 
-// Listen binds the transport on 127.0.0.1 and the configured port.
+// Listen checks that the metrics file can be written, then binds the
+// transport on 127.0.0.1 and the configured port. The check comes first:
+// a server that cannot write its metrics file can never become ready, and
+// must fail before it claims to listen.
 func (s *Server) Listen() error {
+	if err := s.checkMetricsPath(); err != nil {
+		return err
+	}
 	addr := net.JoinHostPort(BindHost, strconv.Itoa(s.cfg.Server.Port))
 	b, err := transport.Lookup(s.cfg.Server.Transport)
 	if err != nil {
@@ -165,6 +189,29 @@ func (s *Server) logStartup() {
 	for _, f := range s.faults {
 		s.log.Printf("FAULT ENABLED: %s (a deliberate defect for proving gates bite; docs/faults.md)", f)
 	}
+}
+
+// checkMetricsPath creates and removes a temp file beside the metrics file,
+// as each atomic write will, and refuses a directory in the file's place
+// (the rename would fail).
+func (s *Server) checkMetricsPath() error {
+	path := s.cfg.Metrics.TickJSONPath
+	if path == "" {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return &MetricsPathError{Path: path, Err: err}
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return &MetricsPathError{Path: path, Err: err}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return &MetricsPathError{Path: path, Err: errors.New("it is a directory")}
+	}
+	return nil
 }
 
 // WriteMetrics writes the metrics file now (a no-op without a path).
