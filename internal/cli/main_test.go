@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,6 +36,7 @@ func TestScripts(t *testing.T) {
 			"gatestatus": cmdGateStatus,
 			"waitfile":   cmdWaitFile,
 			"noorphans":  cmdNoOrphans,
+			"gone":       cmdGone,
 		},
 	})
 }
@@ -114,6 +116,57 @@ func cmdNoOrphans(ts *testscript.TestScript, neg bool, args []string) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	ts.Fatalf("processes left behind: %v", left)
+}
+
+// cmdGone: gone DURATION PIDFILE... fails unless every process whose pid
+// a file holds is gone (or a zombie) within DURATION. It polls with that
+// bound; it is an assertion with a deadline, not a synchronisation.
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || neg {
+		ts.Fatalf("usage: gone DURATION PIDFILE...")
+	}
+	within, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("gone: %v", err)
+	}
+	var pids []int
+	for _, f := range args[1:] {
+		pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(f)))
+		if err != nil {
+			ts.Fatalf("gone: %s: %v", f, err)
+		}
+		pids = append(pids, pid)
+	}
+	deadline := time.Now().Add(within)
+	for {
+		var left []int
+		for _, pid := range pids {
+			if processAlive(pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			ts.Fatalf("still alive %s after the deadline: %v", within, left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processAlive: pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
 }
 
 func processesMentioning(s string) []string {
