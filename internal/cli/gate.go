@@ -74,6 +74,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	}
 	var base *gate.Baseline
 	if p.Baselined {
+		cleanBaselineTemps(env, f.baseline)
 		if base, err = gate.ReadBaseline(f.baseline); err != nil {
 			return exitcode.With(exitcode.InvalidProfile, err)
 		}
@@ -108,6 +109,18 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	res.ExitCode = int(exitFor(res.Verdict))
 	meta.Finish(res)
 	return writeOutputs(env, f, res, meta)
+}
+
+// cleanBaselineTemps removes what a killed --update-baseline left beside
+// the baseline, saying so. Failing to is worth a warning, not the run.
+func cleanBaselineTemps(env *Env, path string) {
+	removed, err := gate.CleanBaselineTemps(path)
+	for _, r := range removed {
+		fmt.Fprintf(env.Stderr, "scalegate: removed %s (a temp file left by an --update-baseline that was killed)\n", r)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "scalegate: warning: %v\n", err)
+	}
 }
 
 // noteInterrupts tells the user what the first and second interrupt do,

@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
@@ -124,11 +127,103 @@ func UpdateBaseline(b *Baseline, run *RunResult, now time.Time, gitHead string) 
 	if out.Comment == "" {
 		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean), wire_kbs (server wire_out_kbs_per_client) and bytes_per_entity (swarm snapshot_bytes_per_entity, when bodies are decoded) keyed PROFILE/PATTERN; regenerate with scalegate --profile NAME --update-baseline"
 	}
-	// encoding/json sorts map keys, so the file diffs stably.
+	// encoding/json sorts map keys, so the file diffs stably. The lock
+	// tells CleanBaselineTemps that this write's temp file is live.
+	// A directory that does not exist yet holds no temp file to protect.
+	unlock, err := lockDir(filepath.Dir(b.Path), true)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return false, fmt.Errorf("write %s: %w", b.Path, err)
+	default:
+		defer unlock()
+	}
 	if err := report.WriteJSONAtomic(b.Path, out); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// CleanBaselineTemps removes the temp files an --update-baseline killed
+// between writing its temp file and renaming it left beside path (only
+// names report.WriteFileAtomic makes for path: "."+base+".tmp"+digits).
+// While another scalegate is writing the baseline (it holds the
+// directory's lock) nothing is touched: its temp file is live. It returns
+// the paths removed; a missing directory is not an error.
+func CleanBaselineTemps(path string) ([]string, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("clean stale baseline temp files: %w", err)
+	}
+	var stale []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && isAtomicTemp(base, e.Name()) {
+			stale = append(stale, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(stale) == 0 {
+		return nil, nil
+	}
+	unlock, err := lockDir(dir, false)
+	if errors.Is(err, errLocked) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("clean stale baseline temp files: %w", err)
+	}
+	defer unlock()
+	var removed []string
+	var errs []error
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, p)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return removed, fmt.Errorf("clean stale baseline temp files: %w", err)
+	}
+	return removed, nil
+}
+
+// isAtomicTemp reports whether name is a temp file report.WriteFileAtomic
+// makes for base (os.CreateTemp replaces its "*" with decimal digits).
+func isAtomicTemp(base, name string) bool {
+	rest, ok := strings.CutPrefix(name, "."+base+".tmp")
+	if !ok || rest == "" {
+		return false
+	}
+	return strings.Trim(rest, "0123456789") == ""
+}
+
+// errLocked: another process holds the directory's lock.
+var errLocked = errors.New("locked by another scalegate")
+
+// lockDir takes an exclusive flock on dir: waiting for it when wait, else
+// errLocked when it is held. The lock lives on the directory itself, so
+// nothing is added to baselines/.
+func lockDir(dir string, wait bool) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_EX
+	if !wait {
+		how |= syscall.LOCK_NB
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, errLocked
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil // closing the descriptor releases the lock
 }
 
 // baselineFigures extracts the two baselined metrics from a report.

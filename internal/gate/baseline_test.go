@@ -131,3 +131,60 @@ func TestReadBaseline(t *testing.T) {
 		t.Fatal("a corrupt baseline must be an error, not an empty one")
 	}
 }
+
+func TestCleanBaselineTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "scale-gate-baseline.json")
+	files := map[string]bool{ // name → removed
+		"scale-gate-baseline.json":                false,
+		".scale-gate-baseline.json.tmp123456789":  true, // what a killed --update-baseline leaves
+		".scale-gate-baseline.json.tmp42":         true,
+		".scale-gate-baseline.json.tmp":           false, // CreateTemp always adds digits
+		".scale-gate-baseline.json.tmp12x":        false,
+		".scale-gate-baseline.json.tmp1.bak":      false,
+		".other.json.tmp123":                      false, // another file's temp: not ours
+		"scale-gate-baseline.json.tmp123":         false, // no leading dot
+		"notes.txt":                               false,
+		".scale-gate-baseline.json.tmp987654321x": false,
+	}
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subdir := filepath.Join(dir, ".scale-gate-baseline.json.tmp7")
+	if err := os.Mkdir(subdir, 0o755); err != nil { // a directory is never ours
+		t.Fatal(err)
+	}
+
+	// A live writer holds the lock: its temp file must survive.
+	unlock, err := lockDir(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := CleanBaselineTemps(path)
+	unlock()
+	if err != nil || len(removed) != 0 {
+		t.Fatalf("with the lock held: removed %v, err %v; want nothing", removed, err)
+	}
+
+	removed, err = CleanBaselineTemps(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 {
+		t.Errorf("removed %v, want the two temp files", removed)
+	}
+	for name, gone := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if exists := err == nil; exists == gone {
+			t.Errorf("%s: exists %v, want %v", name, exists, !gone)
+		}
+	}
+	if _, err := os.Stat(subdir); err != nil {
+		t.Errorf("directory %s removed", subdir)
+	}
+	if removed, err := CleanBaselineTemps(filepath.Join(dir, "missing", "b.json")); err != nil || removed != nil {
+		t.Errorf("missing directory: %v %v", removed, err)
+	}
+}
