@@ -229,8 +229,14 @@ func TestKillSkipsTheGrace(t *testing.T) {
 func TestStopInterruptsFirst(t *testing.T) {
 	// A process that exits cleanly on SIGINT must exit by itself (status 7),
 	// not be killed.
-	p, _ := startShell(t, context.Background(), `trap 'exit 7' INT; while :; do sleep 0.05; done`, 10*time.Second)
-	time.Sleep(100 * time.Millisecond) // let the trap be installed; Stop is bounded regardless
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	p, err := Start(context.Background(), Spec{Name: "sh", Path: "/bin/sh", Args: []string{"-c", `trap 'exit 7' INT; echo $$ > "$0"; while :; do sleep 0.05; done`, ready},
+		LogPath: filepath.Join(dir, "log"), Grace: 30 * time.Second, Guardian: self(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPid(t, ready) // the trap is installed
 	p.Stop()
 	if code := p.ExitCode(); code != 7 {
 		t.Errorf("exit code %d, want 7 (graceful)", code)
