@@ -38,11 +38,12 @@ func RunGuardian(args []string) int {
 		fmt.Fprintln(os.Stderr, "scalegate guardian: usage: PATH ARGV0 [ARGS...] (internal; started by the launcher)")
 		return 2
 	}
-	lifeline := os.NewFile(3, "lifeline")
-	if lifeline == nil {
-		fmt.Fprintln(os.Stderr, "scalegate guardian: no lifeline on fd 3")
+	var st syscall.Stat_t
+	if err := syscall.Fstat(3, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		fmt.Fprintln(os.Stderr, "scalegate guardian: no lifeline pipe on fd 3 (internal; started by the launcher)")
 		return 2
 	}
+	lifeline := os.NewFile(3, "lifeline")
 	syscall.CloseOnExec(3) // the command must not hold it
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		fmt.Fprintf(os.Stderr, "scalegate guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)

@@ -346,3 +346,17 @@ func TestCommandLineQuoting(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+func TestGuardianRefusesWithoutLifeline(t *testing.T) {
+	// Typed by hand (no pipe on fd 3) it must not run the command: with no
+	// lifeline it could not tell when to kill it.
+	marker := filepath.Join(t.TempDir(), "ran")
+	out, err := exec.Command(self(t), GuardianCommand, "/bin/sh", "sh", "-c", `echo > "$0"`, marker).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "no lifeline pipe on fd 3") {
+		t.Fatalf("err %v, output %q; want exit 2 naming the lifeline", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran without a lifeline")
+	}
+}
