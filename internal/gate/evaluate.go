@@ -127,9 +127,9 @@ func isTiming(c Check) bool {
 	return false
 }
 
-// harnessBoundTiming: on a harness-bound leg a failed timing gate is
-// inconclusive, not failed — the leg cannot say whether the server or the
-// harness was slow. Every other failure stands.
+// harnessBoundTiming: on a harness-bound leg a failed timing gate, hard or
+// advisory, is inconclusive, not failed — the leg cannot say whether the
+// server or the harness was slow. Every other failure stands.
 func (e *evaluator) harnessBoundTiming() {
 	bound := false
 	for _, c := range e.out {
@@ -141,7 +141,7 @@ func (e *evaluator) harnessBoundTiming() {
 		return
 	}
 	for i, c := range e.out {
-		if c.Failed() && c.Status == StatusFail && isTiming(c) {
+		if c.Status == StatusFail && isTiming(c) {
 			e.out[i].Status = StatusInconclusive
 			e.out[i].Detail = joinDetail(c.Detail, "harness-bound leg: a timing failure here cannot be attributed to the server")
 		}
@@ -232,7 +232,7 @@ func Threshold(g gatetable.Gate, spec GateSpec, p *Profile, leg Leg) (thr float6
 		}
 		return float64(*leg.EntityCount), true
 	case gatetable.Clients:
-		return float64(p.Clients), true
+		return float64(p.ClientsFor(leg)), true
 	}
 	if spec.Threshold == nil {
 		return 0, false

@@ -16,9 +16,33 @@ type Leg struct {
 	PatternMix string `json:"pattern_mix,omitempty"`
 	// BaselineKey is <profile>/<pattern> ("mix" for a pattern mix).
 	BaselineKey string `json:"baseline_key"`
-	// EntityCount and SimWorkers are the sweep point, nil without a sweep.
+	// Clients, EntityCount and SimWorkers are the sweep point; nil on an
+	// axis the profile does not sweep.
+	Clients     *int `json:"clients,omitempty"`
 	EntityCount *int `json:"entity_count,omitempty"`
 	SimWorkers  *int `json:"sim_worker_threads,omitempty"`
+}
+
+// ClientsFor is the client count of a leg: its sweep point, else the
+// profile's.
+func (p *Profile) ClientsFor(l Leg) int {
+	if l.Clients != nil {
+		return *l.Clients
+	}
+	return p.Clients
+}
+
+// axis is one sweep axis's values, or a single nil point when the profile
+// does not sweep it.
+func axis(vals []int) []*int {
+	if len(vals) == 0 {
+		return []*int{nil}
+	}
+	out := make([]*int, len(vals))
+	for i := range vals {
+		out[i] = &vals[i]
+	}
+	return out
 }
 
 // Legs expands the profile into its legs, patterns outermost.
@@ -41,17 +65,25 @@ func (p *Profile) Legs() []Leg {
 			legs = append(legs, base)
 			continue
 		}
-		for _, e := range p.Sweep.EntityCounts {
-			for _, w := range p.Sweep.SimWorkerThreads {
-				l := base
-				e, w := e, w
-				l.EntityCount, l.SimWorkers = &e, &w
-				l.ID = fmt.Sprintf("%s_e%d_w%d", pt.name, e, w)
-				legs = append(legs, l)
+		for _, c := range axis(p.Sweep.Clients) {
+			for _, e := range axis(p.Sweep.EntityCounts) {
+				for _, w := range axis(p.Sweep.SimWorkerThreads) {
+					l := base
+					l.Clients, l.EntityCount, l.SimWorkers = c, e, w
+					l.ID = pt.name + sweepSuffix(c, "c") + sweepSuffix(e, "e") + sweepSuffix(w, "w")
+					legs = append(legs, l)
+				}
 			}
 		}
 	}
 	return legs
+}
+
+func sweepSuffix(v *int, tag string) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("_%s%d", tag, *v)
 }
 
 // PatternLabel is what the leg flies, for tables.

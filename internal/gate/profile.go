@@ -88,10 +88,12 @@ type Network struct {
 	CompressSnapshots bool `json:"compress_snapshots"`
 }
 
-// Sweep multiplies legs by entity count × sim worker threads.
+// Sweep multiplies legs by client count × entity count × sim worker
+// threads; an absent axis keeps the profile's single value.
 type Sweep struct {
-	EntityCounts     []int `json:"entity_counts"`
-	SimWorkerThreads []int `json:"sim_worker_threads"`
+	Clients          []int `json:"clients,omitempty"`
+	EntityCounts     []int `json:"entity_counts,omitempty"`
+	SimWorkerThreads []int `json:"sim_worker_threads,omitempty"`
 }
 
 // Impairment is a declared lossy-link window.
@@ -292,8 +294,8 @@ func (p *Profile) crossCheck(name string, v cue.Value) []cueerrors.Error {
 		}
 		seen[pat] = true
 	}
-	if p.Sweep != nil && (len(p.Sweep.EntityCounts) == 0 || len(p.Sweep.SimWorkerThreads) == 0) {
-		at("sweep", "needs at least one entity count and one sim worker thread count")
+	if p.Sweep != nil && len(p.Sweep.Clients)+len(p.Sweep.EntityCounts)+len(p.Sweep.SimWorkerThreads) == 0 {
+		at("sweep", "needs at least one axis: clients, entity_counts or sim_worker_threads")
 	}
 	if p.Server.Kind == "custom" && p.Server.Faults != nil {
 		at("server.faults", "fault knobs exist only on the built-in server")

@@ -13,7 +13,7 @@ func TestEmbeddedProfilesValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, _ := c.Names()
-	want := []string{"congestion", "entity-churn", "entity-scale", "overrun", "pr", "reference", "reference-enet", "smoke", "soak", "weapons"}
+	want := []string{"capacity", "congestion", "entity-churn", "entity-scale", "overrun", "pr", "reference", "reference-enet", "smoke", "soak", "weapons"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles %v, want %v", names, want)
 	}

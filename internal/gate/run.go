@@ -67,9 +67,11 @@ type RunResult struct {
 	Interrupted     bool        `json:"interrupted"`
 	BaselineUpdated bool        `json:"baseline_updated"`
 	BaselineNote    string      `json:"baseline_note,omitempty"`
-	ExitCode        int         `json:"exit_code"`
-	StartedAt       string      `json:"started_at"`
-	FinishedAt      string      `json:"finished_at"`
+	// Capacity is the client sweep's curves and knees (sweep.clients).
+	Capacity   []CapacityCurve `json:"capacity,omitempty"`
+	ExitCode   int             `json:"exit_code"`
+	StartedAt  string          `json:"started_at"`
+	FinishedAt string          `json:"finished_at"`
 }
 
 // Run runs every leg of the profile in order, one server and one swarm at a
@@ -91,6 +93,7 @@ func Run(ctx context.Context, o Options) *RunResult {
 	}
 	res.Interrupted = ctx.Err() != nil
 	res.Verdict = RunVerdict(res)
+	res.Capacity = Capacity(res)
 	res.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	return res
 }
@@ -201,7 +204,7 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 func (r *legRun) waitSwarm(ctx context.Context, swarm, server *launcher.Process) {
 	p := r.o.Profile
 	limit := time.Duration(p.DurationS*float64(time.Second)) +
-		time.Duration(p.Clients*p.RampMs)*time.Millisecond + 60*time.Second
+		time.Duration(p.ClientsFor(r.leg)*p.RampMs)*time.Millisecond + 60*time.Second
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
@@ -283,7 +286,7 @@ func (r *legRun) interrupted() LegResult {
 func (r *legRun) swarmSpec(port int) launcher.Spec {
 	p := r.o.Profile
 	args := []string{"swarm", "127.0.0.1", strconv.Itoa(port),
-		"--clients", strconv.Itoa(p.Clients),
+		"--clients", strconv.Itoa(p.ClientsFor(r.leg)),
 		"--duration", fmtFlag(p.DurationS),
 		"--rate", fmtFlag(p.RateHz),
 		"--transport", p.Transport,

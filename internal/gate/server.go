@@ -42,7 +42,7 @@ func (r *legRun) customSpec(spec launcher.Spec, port int, timeout time.Duration)
 	p := r.o.Profile
 	cfgPath := filepath.Join(r.res.Dir, "server_config."+p.Server.ConfigFormat)
 	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
-		"transport": p.Transport, "clients": strconv.Itoa(p.Clients)}
+		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
 	if p.Server.Config != nil {
 		b, err := launcher.RenderConfig(p.Server.ConfigFormat, launcher.ExpandAll(p.Server.Config, vars))
 		if err != nil {
@@ -63,7 +63,7 @@ func (r *legRun) customSpec(spec launcher.Spec, port int, timeout time.Duration)
 // limits a load test needs (all bots share 127.0.0.1 and ramp fast), the
 // profile's world and network knobs, the metrics file, and any fault knobs.
 func BuiltinConfig(p *Profile, leg Leg, port int, metricsPath string) map[string]any {
-	maxPeers := p.Clients + 16
+	maxPeers := p.ClientsFor(leg) + 16
 	if maxPeers > 1024 {
 		maxPeers = 1024
 	}

@@ -38,6 +38,9 @@ func WriteTable(w io.Writer, r *RunResult) error {
 			}
 		}
 	}
+	for _, c := range r.Capacity {
+		fmt.Fprintf(w, "capacity %s: %s\n", c.Group, c.Verdict)
+	}
 	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", r.Profile.Name, r.Tier, strings.ToUpper(string(r.Verdict)), r.Dir)
 	if r.BaselineNote != "" {
 		fmt.Fprintf(w, "scalegate: %s\n", r.BaselineNote)
@@ -70,6 +73,7 @@ func Markdown(r *RunResult) string {
 	if r.BaselineNote != "" {
 		fmt.Fprintf(&b, "Baseline: %s\n\n", r.BaselineNote)
 	}
+	b.WriteString(capacityMarkdown(r.Capacity))
 	for _, l := range r.Legs {
 		fmt.Fprintf(&b, "### leg `%s` (%s) — %s %s\n\n", l.Leg.ID, l.Leg.PatternLabel(), icon[l.Verdict], l.Verdict)
 		if l.Error != "" {

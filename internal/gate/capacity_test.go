@@ -1,0 +1,103 @@
+package gate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+func TestLegsClientSweep(t *testing.T) {
+	p := &Profile{Name: "cap", Clients: 8, Patterns: []string{"weave"},
+		Sweep: &Sweep{Clients: []int{32, 64}, EntityCounts: []int{0, 500}}}
+	var ids []string
+	for _, l := range p.Legs() {
+		ids = append(ids, l.ID)
+	}
+	if got := strings.Join(ids, " "); got != "weave_c32_e0 weave_c32_e500 weave_c64_e0 weave_c64_e500" {
+		t.Fatalf("legs %s", got)
+	}
+	l := p.Legs()[2]
+	if p.ClientsFor(l) != 64 || l.SimWorkers != nil {
+		t.Errorf("leg %+v: clients %d", l, p.ClientsFor(l))
+	}
+	if p.ClientsFor(Leg{}) != 8 {
+		t.Error("an unswept leg runs the profile's clients")
+	}
+	if got := BuiltinConfig(p, l, 1, "m")["server"].(map[string]any)["max_peers"]; got != 80 {
+		t.Errorf("max_peers %v for 64 clients", got)
+	}
+}
+
+// capLeg is one evaluated leg of a client sweep with the given figures.
+func capLeg(p *Profile, clients int, tickHz, dt float64) LegResult {
+	tick := healthyTick()
+	r := healthyReport(tick)
+	r.Clients, r.ClientsConnected = clients, clients
+	r.ObservedServerTickHz.Min = tickHz
+	r.WorkerLoopDtMs.P99 = dt
+	leg := Leg{ID: "weave" + sweepSuffix(&clients, "c"), Pattern: "weave", Clients: &clients}
+	checks := Evaluate(Input{Profile: p, Leg: leg, Report: r})
+	return LegResult{Leg: leg, Verdict: LegVerdict(checks), Checks: checks, Report: r}
+}
+
+func TestCapacityKnee(t *testing.T) {
+	p := testProfile()
+	p.Baselined = false
+	p.Gates["tick_hz_min"] = GateSpec{Threshold: f64(55), Level: LevelAdvisory}
+	p.Sweep = &Sweep{Clients: []int{32, 64, 128, 256}}
+	cases := []struct {
+		name         string
+		hz, dt       [4]float64
+		knee, limit  int // 0 = none
+		verdictMatch string
+	}{
+		{"knee where tick-Hz falls", [4]float64{60, 60, 50, 30}, [4]float64{1, 1, 2, 3}, 128, 0, "knee at 128 clients: tick_hz_min (last count that held: 64)"},
+		{"all hold", [4]float64{60, 60, 60, 60}, [4]float64{1, 1, 1, 1}, 0, 0, "no knee up to 256"},
+		{"harness limit before any failure", [4]float64{60, 60, 60, 20}, [4]float64{1, 1, 9, 20}, 0, 128, "swarm became the limit"},
+		{"a harness-bound timing failure is not a knee", [4]float64{60, 40, 30, 20}, [4]float64{1, 9, 9, 9}, 0, 64, "not a knee"},
+		{"knee at the first count", [4]float64{50, 60, 60, 60}, [4]float64{1, 1, 1, 1}, 32, 0, "knee at 32 clients"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &RunResult{Profile: p}
+			for _, n := range []int{256, 32, 128, 64} { // out of order: the curve sorts
+				j := map[int]int{32: 0, 64: 1, 128: 2, 256: 3}[n]
+				res.Legs = append(res.Legs, capLeg(p, n, tc.hz[j], tc.dt[j]))
+			}
+			curves := Capacity(res)
+			if len(curves) != 1 || len(curves[0].Points) != 4 || curves[0].Points[0].Clients != 32 {
+				t.Fatalf("curves %+v", curves)
+			}
+			c := curves[0]
+			if got := deref(c.Knee); got != tc.knee {
+				t.Errorf("knee %d, want %d (%s)", got, tc.knee, c.Verdict)
+			}
+			if got := deref(c.HarnessLimit); got != tc.limit {
+				t.Errorf("harness limit %d, want %d (%s)", got, tc.limit, c.Verdict)
+			}
+			if !strings.Contains(c.Verdict, tc.verdictMatch) {
+				t.Errorf("verdict %q lacks %q", c.Verdict, tc.verdictMatch)
+			}
+			md := capacityMarkdown(curves)
+			if !strings.Contains(md, "| 64") || (tc.knee != 0 && !strings.Contains(md, "◀ knee")) {
+				t.Errorf("markdown:\n%s", md)
+			}
+		})
+	}
+}
+
+func deref(v *int) int {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+func TestCapacityOnlyForClientSweeps(t *testing.T) {
+	p := testProfile()
+	p.Sweep = &Sweep{EntityCounts: []int{0, 100}}
+	if c := Capacity(&RunResult{Profile: p, Legs: []LegResult{{Leg: Leg{ID: "weave_e0"}, Report: &report.Report{}}}}); c != nil {
+		t.Errorf("entity sweep produced a capacity curve: %+v", c)
+	}
+}
