@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -87,10 +88,31 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	if err != nil && !errors.Is(err, errPrinted) {
 		fmt.Fprintf(env.Stderr, "scalegate: %v\n", err)
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		return int(exitcode.OK)
-	}
 	return int(code)
+}
+
+// parseFlags parses args with fs. Help that was asked for (-h, -help,
+// --help) is the command's output, not an error: the usage goes to stdout
+// and the command ends with exit 0 and nothing else printed. Any other parse
+// error prints the usage to stderr and is a usage error (exit 2). fs's Usage
+// must write to fs.Output(), which parseFlags redirects.
+func parseFlags(env *Env, fs *flag.FlagSet, args []string) error {
+	var usage bytes.Buffer
+	fs.SetOutput(&usage)
+	defer fs.SetOutput(env.Stderr)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		_, werr := env.Stdout.Write(usage.Bytes())
+		if werr != nil {
+			return exitcode.With(exitcode.Internal, werr)
+		}
+		return printed(exitcode.OK)
+	}
+	_, _ = env.Stderr.Write(usage.Bytes())
+	return exitcode.With(exitcode.Usage, err)
 }
 
 // errPrinted marks an error already reported to the user in full.

@@ -31,7 +31,6 @@ type gateFlags struct {
 func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	f := &gateFlags{}
 	fs := flag.NewFlagSet("scalegate", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	fs.StringVar(&f.profile, "profile", "", "profile to run (see `scalegate profiles`)")
 	fs.StringVar(&f.profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	fs.BoolVar(&f.strict, "strict", false, "force the strict tier: server tick-ms p99 becomes a hard gate")
@@ -42,11 +41,11 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	fs.StringVar(&f.summary, "summary", "", "also write the Markdown summary to this file")
 	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: scalegate --profile NAME [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH]")
+		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+	if err := parseFlags(env, fs, args); err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, exitcode.Errorf(exitcode.Usage, "unexpected argument %q (did you mean a subcommand? see scalegate help)", fs.Arg(0))

@@ -21,24 +21,27 @@ func init() {
 // runProfiles lists profiles, or with `show NAME` prints one resolved.
 func runProfiles(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("profiles", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: scalegate profiles [--profiles DIR]\n       scalegate profiles show NAME [--profiles DIR] [--format json|cue]\n\nLists the profiles, or prints one resolved against the schema (defaults filled).\n\noptions:")
+		fs.PrintDefaults()
+	}
 	dir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	form := fs.String("format", "json", "profiles show: json or cue")
-	if err := fs.Parse(args); err != nil {
-		return exitcode.With(exitcode.Usage, err)
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
 	}
 	rest := fs.Args()
 	if len(rest) > 0 && rest[0] == "show" {
 		// Flags may follow "show NAME" too.
-		if err := fs.Parse(rest[1:]); err != nil {
-			return exitcode.With(exitcode.Usage, err)
+		if err := parseFlags(env, fs, rest[1:]); err != nil {
+			return err
 		}
 		if fs.NArg() < 1 {
 			return exitcode.Errorf(exitcode.Usage, "usage: scalegate profiles show NAME [--format json|cue]")
 		}
 		name := fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return exitcode.With(exitcode.Usage, err)
+		if err := parseFlags(env, fs, fs.Args()[1:]); err != nil {
+			return err
 		}
 		return showProfile(env, *dir, name, *form)
 	}
@@ -104,10 +107,13 @@ func showProfile(env *Env, dir, name, form string) error {
 // runVet validates every profile and prints every error of every file.
 func runVet(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("vet", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: scalegate vet [--profiles DIR]\n\nValidates every profile against the schema and prints every error as file:line:col: field: message.\n\noptions:")
+		fs.PrintDefaults()
+	}
 	dir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
-	if err := fs.Parse(args); err != nil {
-		return exitcode.With(exitcode.Usage, err)
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
 	}
 	cat, err := gate.NewCatalog(*dir)
 	if err != nil {

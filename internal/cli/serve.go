@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 
@@ -45,9 +44,8 @@ type serveFlags struct {
 
 func newServeFlagSet(f *serveFlags, env *Env) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, serveUsage)
+		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.config, "config", "", "server config TOML `path` (defaults apply without one)")
@@ -61,11 +59,8 @@ func newServeFlagSet(f *serveFlags, env *Env) *flag.FlagSet {
 func runServe(ctx context.Context, env *Env, args []string) error {
 	var f serveFlags
 	fs := newServeFlagSet(&f, env)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return exitcode.With(exitcode.Usage, err)
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return exitcode.Errorf(exitcode.Usage, "serve: unexpected argument %q", fs.Arg(0))

@@ -59,7 +59,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("swarm", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprint(out, swarmUsage)
+		fmt.Fprint(fs.Output(), swarmUsage)
 		fs.PrintDefaults()
 	}
 	a := &f.asserts
@@ -92,11 +92,8 @@ func parseSwarmArgs(env *Env, args []string) (*swarmFlags, error) {
 	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		pos, args = append(pos, args[0]), args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, printed(exitcode.OK) // usage already shown
-		}
-		return nil, exitcode.With(exitcode.Usage, err)
+	if err := parseFlags(env, fs, args); err != nil {
+		return nil, err
 	}
 	pos = append(pos, fs.Args()...)
 	if err := f.finish(env, pos); err != nil {

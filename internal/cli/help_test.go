@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+)
+
+// helpArgs is how each registered command is asked for help. The gate is
+// also reached without its name (scalegate --profile NAME -h), and profiles
+// has a second level (profiles show -h).
+func helpArgs() map[string][][]string {
+	m := map[string][][]string{}
+	for name := range commands {
+		for _, h := range []string{"-h", "-help", "--help"} {
+			m[name] = append(m[name], []string{name, h})
+		}
+	}
+	m["gate"] = append(m["gate"], []string{"--profile", "pr", "-h"}, []string{"-h", "--profile", "pr"})
+	m["profiles"] = append(m["profiles"], []string{"profiles", "show", "-h"}, []string{"profiles", "show", "pr", "--help"})
+	m["serve"] = append(m["serve"], []string{"serve", "--port", "0", "-h"})
+	m["swarm"] = append(m["swarm"], []string{"swarm", "127.0.0.1", "7777", "-h"})
+	return m
+}
+
+// TestHelpExitsZeroQuietly asks every registered subcommand for help: the
+// usage is the command's output (stdout), the exit is 0, and nothing is
+// reported as an error ("flag: help requested" was printed on stderr).
+// Iterating the registry means a new subcommand is covered without a new row.
+func TestHelpExitsZeroQuietly(t *testing.T) {
+	cases := helpArgs()
+	names := make([]string, 0, len(cases))
+	for n := range cases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) < 6 {
+		t.Fatalf("only %d commands registered: %v", len(names), names)
+	}
+	for _, name := range names {
+		want := "usage: scalegate " + name
+		if name == "gate" {
+			want = "usage: scalegate --profile NAME"
+		}
+		for _, args := range cases[name] {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				env, out, errb := testEnv(nil)
+				code := Run(context.Background(), env, args)
+				if code != int(exitcode.OK) {
+					t.Errorf("exit %d, want 0", code)
+				}
+				if errb.Len() != 0 {
+					t.Errorf("stderr not empty:\n%s", errb)
+				}
+				if !strings.HasPrefix(out.String(), want) {
+					t.Errorf("stdout does not start with %q:\n%s", want, out)
+				}
+			})
+		}
+	}
+}
+
+// TestBadFlagStillUsageError: routing requested help to stdout must not
+// turn a mistake into help. An unknown flag is exit 2 with the usage and
+// the error on stderr, nothing on stdout.
+func TestBadFlagStillUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--nope"}, {"swarm", "127.0.0.1", "1", "--nope"}, {"profiles", "--nope"},
+		{"profiles", "show", "pr", "--nope"}, {"vet", "--nope"}, {"version", "--nope"},
+		{"--profile", "pr", "--nope"}, {"version", "extra"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			env, out, errb := testEnv(nil)
+			code := Run(context.Background(), env, args)
+			if code != int(exitcode.Usage) {
+				t.Errorf("exit %d, want %d", code, exitcode.Usage)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout not empty:\n%s", out)
+			}
+			bad := strings.TrimLeft(args[len(args)-1], "-")
+			if !strings.Contains(errb.String(), bad) {
+				t.Errorf("stderr does not name %q:\n%s", bad, errb)
+			}
+		})
+	}
+}
