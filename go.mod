@@ -6,6 +6,7 @@ require (
 	cuelang.org/go v0.17.1
 	github.com/BurntSushi/toml v1.6.0
 	github.com/klauspost/compress v1.20.4
+	github.com/mattn/go-isatty v0.0.20
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/quic-go/quic-go v0.65.0
 	github.com/rogpeppe/go-internal v1.16.0
@@ -22,7 +23,6 @@ require (
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/mattn/go-runewidth v0.0.19 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/olekukonko/cat v0.0.0-20250911104152-50322a0618f6 // indirect

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
+
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
@@ -177,14 +179,13 @@ func parseThreads(s string) (int, error) {
 	return n, nil
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal. Asking the tty driver (not
+// the file mode) matters: /dev/null is a character device too, and a CI
+// job that sends stderr there must get plain progress lines, not
+// carriage-return redraws.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 func runSwarm(ctx context.Context, env *Env, args []string) error {
