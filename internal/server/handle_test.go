@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,10 +63,6 @@ func TestAdmissionRefusesEachReason(t *testing.T) {
 			ts.h.connect(1, "127.0.0.1", proto.ConnectData)
 			ts.h.recv(1, []byte{byte(proto.TypeJoin), 1, 2})
 		}, 1, proto.ReasonBadJoin},
-		{"bad join: empty entity type", nil, func(ts *testServer) {
-			ts.h.connect(1, "127.0.0.1", proto.ConnectData)
-			ts.h.recv(1, joinMsg(t, ""))
-		}, 1, proto.ReasonBadJoin},
 		{"fault: every 2nd join refused", func(c *Config) { c.Faults.RefuseEveryNthJoin = 2 }, func(ts *testServer) {
 			ts.h.connect(1, "127.0.0.1", proto.ConnectData)
 			ts.h.connect(2, "127.0.0.1", proto.ConnectData)
@@ -117,6 +114,47 @@ func TestAdmissionSlotsReleased(t *testing.T) {
 	}
 	if ts.sim.World.Len() != 0 {
 		t.Fatalf("departed peer's entity remains: %d entities", ts.sim.World.Len())
+	}
+}
+
+// TestJoinEntityType: the requested entity_type picks what the peer flies.
+// An empty one means the server's default entity (the debug entity), as a
+// server treats an absent type: it is admitted, never refused as a bad Join.
+func TestJoinEntityType(t *testing.T) {
+	cases := []struct {
+		requested string
+		want      uint8
+	}{
+		{"", TypeDebug},
+		{DefaultEntityType, TypeDebug},
+		{"builtin:sensor-fighter", TypeSensorFighter},
+		{"builtin:bomber", TypeBomber},
+		{"f16", TypeAircraft},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%q", c.requested), func(t *testing.T) {
+			ts := newTestServer(t, nil)
+			ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+			ts.h.recv(1, joinMsg(t, c.requested))
+			ts.step()
+			if rs := ts.h.messagesOf(1, proto.TypeRefuse); len(rs) != 0 {
+				r, _ := proto.DecodeRefuse(rs[0])
+				t.Fatalf("refused (%v), want admitted", r.Reason)
+			}
+			if n := len(ts.h.messagesOf(1, proto.TypeWelcome)); n != 1 {
+				t.Fatalf("%d Welcome, want 1", n)
+			}
+			p, ok := ts.peers[1]
+			if !ok || p.state != peerJoined {
+				t.Fatal("peer not joined")
+			}
+			if got := ts.sim.World.At(p.slot).Type; got != c.want {
+				t.Errorf("spawned type %d, want %d", got, c.want)
+			}
+			if ts.met.refused[proto.ReasonBadJoin.String()] != 0 {
+				t.Errorf("refused[bad_join] = %d", ts.met.refused[proto.ReasonBadJoin.String()])
+			}
+		})
 	}
 }
 

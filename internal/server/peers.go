@@ -294,9 +294,14 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 		s.refuse(p, proto.ReasonBadJoin, "bad Join: "+err.Error())
 		return
 	}
-	if j.EntityType == "" || !utf8.ValidString(j.EntityType) {
-		s.refuse(p, proto.ReasonBadJoin, "bad Join: empty entity_type")
+	if !utf8.ValidString(j.EntityType) {
+		s.refuse(p, proto.ReasonBadJoin, "bad Join: entity_type is not UTF-8")
 		return
+	}
+	if j.EntityType == "" {
+		// No type asked for: the server's default entity, as a game server
+		// spawns its default when a client names none.
+		j.EntityType = DefaultEntityType
 	}
 	s.joins++
 	if n := int64(s.cfg.Faults.RefuseEveryNthJoin); n > 0 && s.joins%n == 0 {

@@ -40,6 +40,10 @@ const (
 	TypeLoiterAI      uint8 = 16
 )
 
+// DefaultEntityType is what a peer flies when its Join names no
+// entity_type (an empty string).
+const DefaultEntityType = "builtin:debug-entity"
+
 // typeCode maps a requested entity type name to its code; any other
 // non-empty name flies as a generic aircraft.
 func typeCode(name string) uint8 {
