@@ -77,6 +77,11 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 		if base, err = gate.ReadBaseline(f.baseline); err != nil {
 			return exitcode.With(exitcode.InvalidProfile, err)
 		}
+		if f.updateBaseline {
+			if err := gate.CheckBaselineWritable(f.baseline); err != nil {
+				return exitcode.With(exitcode.Internal, err)
+			}
+		}
 	}
 	self, err := launcher.Self()
 	if err != nil {
@@ -102,12 +107,18 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	res := gate.Run(ctx, gate.Options{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline,
 		Baseline: base, Dir: dir, Self: self, Progress: env.Stderr, Grace: f.grace, Kill: env.Kill})
 	stopNotes()
+	var baselineErr error
 	if f.updateBaseline {
-		updateBaseline(res, base, p, f.baseline, meta.Git.Head)
+		baselineErr = updateBaseline(res, base, p, f.baseline, meta.Git.Head)
 	}
 	res.ExitCode = int(exitFor(res.Verdict))
+	if baselineErr != nil {
+		// Every gate held but the file the user asked for was not written:
+		// an I/O failure of scalegate, not a finding about the server.
+		res.ExitCode = int(exitcode.Internal)
+	}
 	meta.Finish(res)
-	return writeOutputs(env, f, res, meta)
+	return writeOutputs(env, f, res, meta, baselineErr)
 }
 
 // cleanBaselineTemps removes what a killed --update-baseline left beside
@@ -172,19 +183,27 @@ func profileErr(env *Env, err error) error {
 	return exitcode.With(exitcode.InvalidProfile, err)
 }
 
-func updateBaseline(res *gate.RunResult, base *gate.Baseline, p *gate.Profile, path, head string) {
+// updateBaseline records the run in the baseline file and notes the
+// outcome in res. A run that did not pass is refused by design (its exit
+// code already says why); it returns an error only when a passing run's
+// baseline could not be written, which must not end in exit 0.
+func updateBaseline(res *gate.RunResult, base *gate.Baseline, p *gate.Profile, path, head string) error {
 	if !p.Baselined {
 		res.BaselineNote = fmt.Sprintf("profile %s is baselined: false; %s not touched", p.Name, path)
-		return
+		return nil
 	}
 	ok, err := gate.UpdateBaseline(base, res, time.Now(), head)
 	switch {
 	case err != nil:
 		res.BaselineNote = fmt.Sprintf("%v; %s left unchanged", err, path)
+		if res.Verdict == gate.VerdictPassed {
+			return err
+		}
 	case ok:
 		res.BaselineUpdated = true
 		res.BaselineNote = fmt.Sprintf("updated %s for %d key(s) of profile %s (other keys kept)", path, len(res.Legs), p.Name)
 	}
+	return nil
 }
 
 // exitFor maps a run verdict to the documented exit code.
@@ -207,7 +226,7 @@ func exitFor(v gate.Verdict) exitcode.Code {
 // writeOutputs writes summary.md, summary.json, metadata.json, the step
 // summary and --summary, then prints the table. They are written even for
 // an interrupted run: partial evidence is kept, and marked.
-func writeOutputs(env *Env, f *gateFlags, res *gate.RunResult, meta *gate.Metadata) error {
+func writeOutputs(env *Env, f *gateFlags, res *gate.RunResult, meta *gate.Metadata, baselineErr error) error {
 	md := gate.Markdown(res)
 	var errs []error
 	errs = append(errs, report.WriteFileAtomic(res.Dir+"/summary.md", []byte(md)))
@@ -226,6 +245,9 @@ func writeOutputs(env *Env, f *gateFlags, res *gate.RunResult, meta *gate.Metada
 	code := exitcode.Code(res.ExitCode)
 	if code == exitcode.OK {
 		return nil
+	}
+	if baselineErr != nil {
+		return exitcode.Errorf(code, "profile %s: %s, but the baseline was not written: %w (exit %d: %s)", res.Profile.Name, res.Verdict, baselineErr, int(code), code)
 	}
 	return exitcode.Errorf(code, "profile %s: %s (exit %d: %s)", res.Profile.Name, res.Verdict, int(code), code)
 }

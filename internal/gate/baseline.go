@@ -127,19 +127,20 @@ func UpdateBaseline(b *Baseline, run *RunResult, now time.Time, gitHead string) 
 	if out.Comment == "" {
 		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean), wire_kbs (server wire_out_kbs_per_client) and bytes_per_entity (swarm snapshot_bytes_per_entity, when bodies are decoded) keyed PROFILE/PATTERN; regenerate with scalegate --profile NAME --update-baseline"
 	}
+	// A fresh repository (or --baseline in a new place) has no directory for
+	// the file yet: recording the first baseline creates it.
+	if err := os.MkdirAll(filepath.Dir(b.Path), 0o755); err != nil {
+		return false, fmt.Errorf("write baseline %s: %w", b.Path, err)
+	}
 	// encoding/json sorts map keys, so the file diffs stably. The lock
 	// tells CleanBaselineTemps that this write's temp file is live.
-	// A directory that does not exist yet holds no temp file to protect.
 	unlock, err := lockDir(filepath.Dir(b.Path), true)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return false, fmt.Errorf("write %s: %w", b.Path, err)
-	default:
-		defer unlock()
+	if err != nil {
+		return false, fmt.Errorf("write baseline %s: %w", b.Path, err)
 	}
+	defer unlock()
 	if err := report.WriteJSONAtomic(b.Path, out); err != nil {
-		return false, err
+		return false, fmt.Errorf("write baseline: %w", err)
 	}
 	return true, nil
 }
@@ -224,6 +225,22 @@ func lockDir(dir string, wait bool) (unlock func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	return func() { f.Close() }, nil // closing the descriptor releases the lock
+}
+
+// CheckBaselineWritable creates the baseline's directory and proves a file
+// can be created in it (the same temp file + rename path UpdateBaseline
+// takes), so --update-baseline fails before a long run rather than after it.
+func CheckBaselineWritable(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("baseline %s cannot be written: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe*")
+	if err != nil {
+		return fmt.Errorf("baseline %s cannot be written: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // baselineFigures extracts the two baselined metrics from a report.

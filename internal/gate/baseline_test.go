@@ -103,6 +103,44 @@ func TestUpdateBaselinePassingRunKeepsOtherKeys(t *testing.T) {
 	}
 }
 
+// TestUpdateBaselineCreatesDirectory: a repository without baselines/ gets
+// the directory with its first baseline; a path that cannot be created is
+// an error, never a silent no-op.
+func TestUpdateBaselineCreatesDirectory(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "baselines", "scale-gate-baseline.json")
+	b, err := ReadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckBaselineWritable(path); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	res := runWith(t, testProfile(), b, nil)
+	if ok, err := UpdateBaseline(b, res, time.Now(), "abc"); !ok || err != nil {
+		t.Fatalf("update: ok=%v err=%v", ok, err)
+	}
+	nb, err := ReadBaseline(path)
+	if err != nil || len(nb.Entries) != 1 {
+		t.Fatalf("written baseline: %v %+v", err, nb)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Fatalf("stray files next to the baseline: %v", ents)
+	}
+
+	// A directory that would have to live inside a regular file.
+	file := filepath.Join(root, "afile")
+	os.WriteFile(file, nil, 0o644)
+	bad := filepath.Join(file, "scale-gate-baseline.json")
+	if err := CheckBaselineWritable(bad); err == nil {
+		t.Error("check passed for a path under a regular file")
+	}
+	b2 := &Baseline{SchemaVersion: 1, Entries: map[string]BaselineEntry{}, Path: bad}
+	if ok, err := UpdateBaseline(b2, res, time.Now(), "abc"); ok || err == nil {
+		t.Errorf("update under a regular file: ok=%v err=%v", ok, err)
+	}
+}
+
 func TestUpdateBaselineNotBaselinedNeverTouches(t *testing.T) {
 	path := writeBaseline(t)
 	before, _ := os.ReadFile(path)
