@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +36,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"gatestatus": cmdGateStatus,
 			"waitfile":   cmdWaitFile,
+			"waitmatch":  cmdWaitMatch,
 			"noorphans":  cmdNoOrphans,
 			"gone":       cmdGone,
 		},
@@ -91,6 +93,28 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s did not appear within 60 s", path)
+}
+
+// cmdWaitMatch: waitmatch PATH REGEXP waits up to 60 s for a line of PATH
+// to match REGEXP: the event a background command announces in its log
+// (the swarm's first progress line says its clients are connected and its
+// signal handler is in place), so a script never guesses with a sleep.
+func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: waitmatch PATH REGEXP")
+	}
+	path := ts.MkAbs(args[0])
+	re, err := regexp.Compile("(?m)" + args[1])
+	if err != nil {
+		ts.Fatalf("waitmatch: %v", err)
+	}
+	var b []byte
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, _ = os.ReadFile(path); re.Match(b) {
+			return
+		}
+	}
+	ts.Fatalf("%s: no line matching %q within 60 s; it holds:\n%s", path, args[1], b)
 }
 
 // cmdNoOrphans: noorphans DIR fails if any live process has DIR in its

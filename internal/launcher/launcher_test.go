@@ -88,7 +88,10 @@ func TestStopKillsWholeGroupEvenWhenInterruptIgnored(t *testing.T) {
 	// SIGKILL stage can end them, and it must reach the grandchild too.
 	for _, guarded := range []bool{false, true} {
 		t.Run(fmt.Sprintf("guardian=%v", guarded), func(t *testing.T) {
-			script := `trap '' INT; (trap '' INT; sleep 300) & echo $! > "$0.child"; echo ready > "$0.ready"; while :; do sleep 1; done`
+			// The grandchild writes its own pid only after its trap is set
+			// (an ignored signal stays ignored across exec), so waiting for
+			// the pid waits for both traps: the leader set its own first.
+			script := `trap '' INT; sh -c 'trap "" INT; echo $$ > "$0.child"; exec sleep 300' "$0" & while :; do sleep 1; done`
 			dir := t.TempDir()
 			marker := filepath.Join(dir, "m")
 			spec := Spec{Name: "stubborn", Path: "/bin/sh", Args: []string{"-c", script, marker},
