@@ -79,10 +79,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err := srv.Listen(); err != nil {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))
 	}
-	fmt.Fprintf(env.Stdout, "scalegate serve: listening on %s transport=%s\n", srv.Addr(), srv.Backend())
+	// The metrics file is written before the line is printed: a reader that
+	// waits for "listening" may read the file at once (the gate's readiness
+	// is the file; a script's may be the line).
 	if err := srv.WriteMetrics(); err != nil {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))
 	}
+	fmt.Fprintf(env.Stdout, "scalegate serve: listening on %s transport=%s\n", srv.Addr(), srv.Backend())
 	if err := srv.Run(ctx); err != nil {
 		return exitcode.With(exitcode.Internal, fmt.Errorf("serve: %w", err))
 	}
