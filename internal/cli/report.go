@@ -47,4 +47,3 @@ func runReport(_ context.Context, env *Env, args []string) error {
 	fmt.Fprintln(env.Stdout, *junitPath)
 	return nil
 }
-

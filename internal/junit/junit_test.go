@@ -82,7 +82,7 @@ func TestCounts(t *testing.T) {
 		t.Fatalf("not XML: %v", err)
 	}
 	tests := []struct {
-		suite                              string
+		suite                            string
 		tests, failures, errors, skipped int
 	}{
 		{"pr/weave", 3, 0, 0, 0},      // an advisory fail does not fail its testcase
