@@ -23,13 +23,14 @@ func runReport(_ context.Context, env *Env, args []string) error {
 		fmt.Fprintln(fs.Output(), "usage: scalegate report [--junit PATH] RUN_DIR")
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(env, fs, args); err != nil {
+	dirs, err := parseInterleaved(env, fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return exitcode.Errorf(exitcode.Usage, "report: want one run directory, got %d argument(s)", fs.NArg())
+	if len(dirs) != 1 {
+		return exitcode.Errorf(exitcode.Usage, "report: want one run directory, got %d argument(s)", len(dirs))
 	}
-	dir := fs.Arg(0)
+	dir := dirs[0]
 	if err := htmlreport.Write(dir); err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}
