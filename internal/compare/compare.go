@@ -32,7 +32,7 @@ func Load(dir string) (*Run, error) {
 	path := filepath.Join(dir, "summary.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %w", err)
+		return nil, fmt.Errorf("read summary: %w", err)
 	}
 	var sum gate.RunResult
 	if err := json.Unmarshal(b, &sum); err != nil {

@@ -38,7 +38,7 @@ var (
 	lineColor  = color.RGBA{R: 0x1f, G: 0x5f, B: 0xbf, A: 0xff}
 	fitColor   = color.RGBA{R: 0xd0, G: 0x60, B: 0x00, A: 0xff}
 	stepColor  = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
-	phaseColor = color.RGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
+	phaseColor = color.NRGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
 )
 
 // opt reads an optional timeline figure; NaN marks "not measured".
@@ -200,8 +200,9 @@ func (s shade) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		pts := []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}
 		c.FillPolygon(phaseColor, pts)
-		c.FillText(draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler},
-			vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(10)}, ph.Name)
+		label := p.X.Tick.Label // the axis' own font and size
+		label.XAlign, label.YAlign = draw.XLeft, draw.YTop
+		c.FillText(label, vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(2)}, ph.Name)
 	}
 }
 
@@ -327,7 +328,7 @@ func rssFit(p *plot.Plot, r *report.Report) string {
 			ln.LineStyle.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 			p.Add(ln)
 		}
-		note += fmt.Sprintf("; largest step +%.0f KB at %.1f s (red)", *r.RSSStepMaxKB, at)
+		note += fmt.Sprintf("; largest step %.0f KB at %.1f s (red line)", *r.RSSStepMaxKB, at)
 	}
 	return note
 }

@@ -128,7 +128,7 @@ func readPhases(path string) ([]Phase, error) {
 func readJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("read %w", err)
+		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -143,7 +143,7 @@ var timelineHeader = []string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95
 func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %w", err)
+		return nil, fmt.Errorf("read timeline: %w", err)
 	}
 	defer f.Close()
 	tl, err := ParseTimelineCSV(f)
