@@ -84,7 +84,7 @@ func TestRenderRealRun(t *testing.T) {
 		t.Errorf("%d gate rows, want the 11 checks of summary.json", n)
 	}
 	for _, want := range []string{
-		`<td class="num">71.22 (-1.4%)</td>`,          // baseline delta
+		`<td class="num">71.22 (-1.4%)</td>`,           // baseline delta
 		`<tr class="st-pass"><td>wire KB/s per client`, // verdict colour class
 		"players.csv: 64 rows (connected 64 )",
 		"300bfd1505dfa036057886e657420b8e420eb037", // git head from metadata.json
@@ -190,7 +190,7 @@ func TestParseTimelineCSV(t *testing.T) {
 	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n"
 	tests := []struct {
 		name, in, err string
-		rows         int
+		rows          int
 	}{
 		{"empty cells are missing", head + "1,0,,0,,3.9,27944\n2,8,59.5,70.1,47,8.1,\n", "", 2},
 		{"header only", head, "", 0},
