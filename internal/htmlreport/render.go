@@ -21,7 +21,7 @@ var pageTemplate string
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"verdictClass": verdictClass,
-	"statusClass":  func(s gate.Status) string { return "st-" + string(s) },
+	"statusClass":  statusClass,
 	"upper":        func(v gate.Verdict) string { return strings.ToUpper(string(v)) },
 	"deref": func(b *bool) string {
 		if b == nil {
@@ -82,6 +82,15 @@ func countPlayers(ps []report.Player) playerCounts {
 		c.ByOutcome[p.Outcome]++
 	}
 	return c
+}
+
+// statusClass is a check row's colour class. An advisory check that
+// failed gets its own (amber): it is worth reading but failed nothing.
+func statusClass(c gate.Check) string {
+	if c.Level == gate.LevelAdvisory && c.Status == gate.StatusFail {
+		return "st-advisory-fail"
+	}
+	return "st-" + string(c.Status)
 }
 
 // verdictClass maps a verdict to its colour class: green passed, red
