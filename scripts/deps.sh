@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # deps.sh: make sure the system prerequisites scalegate builds against are
 # present (Go toolchain, a C compiler, pkg-config, libenet via pkg-config),
-# and the headless Chromium the report's browser test renders report.html in.
+# and, with SCALEGATE_NEED_CHROMIUM=1 (set by scripts/test.sh), the headless
+# Chromium the report's browser test renders report.html in: running the gate
+# needs no browser.
 # On Debian/Ubuntu it installs what is missing with apt-get (as root, or via
 # sudo); elsewhere it names what to install and fails.
 set -euo pipefail
@@ -12,7 +14,8 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists libenet 2>/dev/null; then missing+=(libenet-dev); fi
 # Debian's package is `chromium` (Ubuntu's is a snap shim: install Chromium
 # another way and put it on PATH as chromium or chromium-browser).
-if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+if [ "${SCALEGATE_NEED_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1 &&
+  ! command -v chromium-browser >/dev/null 2>&1; then
   missing+=(chromium)
 fi
 

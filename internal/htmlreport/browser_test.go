@@ -23,7 +23,7 @@ import (
 // The browser test renders report.html in a real headless Chromium, the
 // way people read it: a page that is valid HTML to a parser can still draw
 // its charts at zero size or hide its verdict. It does not skip without
-// Chromium: scripts/deps.sh (run by the test command) installs it.
+// Chromium: the test command (scripts/test.sh) installs it.
 //
 // SCALEGATE_REPORT_DIR=results/pr_… checks that run directory's report.html
 // and leaves the screenshot (report.png) beside it; by default the test
@@ -40,8 +40,9 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Fatal("no Chromium on PATH (looked for chromium, chromium-browser): run scripts/deps.sh, " +
-		"which installs Debian's chromium with apt-get, or set CHROMIUM=/path/to/chrome")
+	t.Fatal("no Chromium on PATH (looked for chromium, chromium-browser): run scripts/test.sh, or " +
+		"SCALEGATE_NEED_CHROMIUM=1 bash scripts/deps.sh, which install Debian's chromium with apt-get; " +
+		"or set CHROMIUM=/path/to/chrome")
 	return ""
 }
 
