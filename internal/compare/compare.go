@@ -155,8 +155,9 @@ func mismatch(pa, pb *gate.Profile, la, lb gate.Leg) string {
 	if la.PatternLabel() != lb.PatternLabel() {
 		why = append(why, fmt.Sprintf("pattern %s vs %s", la.PatternLabel(), lb.PatternLabel()))
 	}
-	if pa.Clients != pb.Clients {
-		why = append(why, fmt.Sprintf("clients %d vs %d", pa.Clients, pb.Clients))
+	// A capacity sweep's legs each run their own client count.
+	if ca, cb := pa.ClientsFor(la), pb.ClientsFor(lb); ca != cb {
+		why = append(why, fmt.Sprintf("clients %d vs %d", ca, cb))
 	}
 	if pa.Transport != pb.Transport {
 		why = append(why, fmt.Sprintf("transport %s vs %s", pa.Transport, pb.Transport))

@@ -39,6 +39,7 @@ var (
 	fitColor   = color.RGBA{R: 0xd0, G: 0x60, B: 0x00, A: 0xff}
 	stepColor  = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
 	phaseColor = color.NRGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
+	gridGrey   = color.RGBA{R: 0x6e, G: 0x77, B: 0x81, A: 0xff}
 )
 
 // opt reads an optional timeline figure; NaN marks "not measured".

@@ -23,6 +23,12 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"verdictClass": verdictClass,
 	"statusClass":  statusClass,
 	"upper":        func(v gate.Verdict) string { return strings.ToUpper(string(v)) },
+	"num": func(v *float64) string {
+		if v == nil {
+			return "missing"
+		}
+		return fmt.Sprintf("%.2f", *v)
+	},
 	"deref": func(b *bool) string {
 		if b == nil {
 			return "unknown"
@@ -33,8 +39,9 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 
 // view is what the template reads.
 type view struct {
-	Run  *Run
-	Legs []legView
+	Run      *Run
+	Capacity []capacityView
+	Legs     []legView
 }
 
 type legView struct {
@@ -64,7 +71,7 @@ func Write(dir string) error {
 
 // Render writes the page of run to w.
 func Render(w io.Writer, run *Run) error {
-	v := view{Run: run}
+	v := view{Run: run, Capacity: capacityViews(run.Summary.Capacity)}
 	for i := range run.Legs {
 		l := &run.Legs[i]
 		lv := legView{Leg: l, Charts: legCharts(l)}

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -183,6 +184,53 @@ func TestMissingArtifacts(t *testing.T) {
 	os.Remove(filepath.Join(dir, "summary.json"))
 	if err := Write(dir); err == nil || !strings.Contains(err.Error(), "summary.json") {
 		t.Errorf("no summary.json: %v", err)
+	}
+}
+
+// withCapacity adds a capacity curve to the fixture's summary.json: three
+// counts, the knee at 128, the tick p99 missing at 32.
+func withCapacity(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	pt := func(n int, v string, hz, p99 any, failed ...string) map[string]any {
+		return map[string]any{"clients": n, "leg": fmt.Sprintf("weave_c%d", n), "verdict": v, "tick_hz_min": hz,
+			"tick_ms_p99": p99, "kbs_mean": 70.1, "worker_dt_p99_ms": 3.5, "failed": failed, "harness_bound": false}
+	}
+	sum["capacity"] = []any{map[string]any{"group": "weave", "knee": 128, "harness_limit": nil,
+		"verdict": "knee at 128 clients: tick_hz_min (last count that held: 64)",
+		"points": []any{pt(32, "passed", 60.0, nil), pt(64, "passed", 59.8, 9.1), pt(128, "failed", 24.0, 41.0, "tick_hz_min")}}}
+	b, _ = json.Marshal(sum)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCapacityCurve(t *testing.T) {
+	dir := copyRun(t, fixture)
+	withCapacity(t, dir)
+	page := render(t, dir)
+	for _, want := range []string{
+		"<h3>weave: knee at 128 clients: tick_hz_min (last count that held: 64)</h3>",
+		`<td class="num">128</td>`, `<td class="num">missing</td>`, // tick p99 not measured at 32
+		"weave: Observed tick-Hz (min) vs clients", "knee at 128 clients (red)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `<svg class="chart"`); n != 7+4 {
+		t.Errorf("%d charts, want the leg's 7 and the curve's 4", n)
+	}
+	if c := strings.Index(page, "<h2>Capacity</h2>"); c < 0 || c > strings.Index(page, `<section class="leg"`) {
+		t.Error("the capacity curve must come before the legs")
 	}
 }
 
