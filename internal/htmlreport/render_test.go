@@ -206,7 +206,7 @@ func withCapacity(t *testing.T, dir string) {
 	}
 	sum["capacity"] = []any{map[string]any{"group": "weave", "knee": 128, "harness_limit": nil,
 		"verdict": "knee at 128 clients: tick_hz_min (last count that held: 64)",
-		"points": []any{pt(32, "passed", 60.0, nil), pt(64, "passed", 59.8, 9.1), pt(128, "failed", 24.0, 41.0, "tick_hz_min")}}}
+		"points":  []any{pt(32, "passed", 60.0, nil), pt(64, "passed", 59.8, 9.1), pt(128, "failed", 24.0, 41.0, "tick_hz_min")}}}
 	b, _ = json.Marshal(sum)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
