@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # deps.sh: make sure the system prerequisites scalegate builds against are
-# present (Go toolchain, a C compiler, pkg-config, libenet via pkg-config).
+# present (Go toolchain, a C compiler, pkg-config, libenet via pkg-config),
+# and, with SCALEGATE_NEED_CHROMIUM=1 (set by scripts/test.sh), the headless
+# Chromium the report's browser test renders report.html in: running the gate
+# needs no browser.
 # On Debian/Ubuntu it installs what is missing with apt-get (as root, or via
 # sudo); elsewhere it names what to install and fails.
 set -euo pipefail
@@ -9,6 +12,12 @@ missing=()
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists libenet 2>/dev/null; then missing+=(libenet-dev); fi
+# Debian's package is `chromium` (Ubuntu's is a snap shim: install Chromium
+# another way and put it on PATH as chromium or chromium-browser).
+if [ "${SCALEGATE_NEED_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1 &&
+  ! command -v chromium-browser >/dev/null 2>&1; then
+  missing+=(chromium)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
@@ -22,8 +31,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "deps: missing ${missing[*]}. Install a C compiler, pkg-config and ENet 1.3.17 development files" >&2
-    echo "      (Fedora: dnf install gcc pkgconf enet-devel; macOS: brew install pkg-config enet)." >&2
+    echo "deps: missing ${missing[*]}. Install a C compiler, pkg-config, ENet 1.3.17 development files and Chromium" >&2
+    echo "      (Fedora: dnf install gcc pkgconf enet-devel chromium; macOS: brew install pkg-config enet chromium)." >&2
     exit 1
   fi
 fi

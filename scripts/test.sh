@@ -9,6 +9,8 @@
 # Long runs (soak, sweeps, 60 s fuzzing) are not here: see README "Long runs".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The report's browser test (internal/htmlreport) needs Chromium.
+export SCALEGATE_NEED_CHROMIUM=1
 source scripts/deps.sh
 export PATH=/usr/local/go/bin:$PATH
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/htmlreport"
+	"github.com/scalegate/scalegate/internal/junit"
 	"github.com/scalegate/scalegate/internal/launcher"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/transport"
@@ -24,7 +26,7 @@ type gateFlags struct {
 	profile, profilesDir   string
 	strict, updateBaseline bool
 	baseline, out, results string
-	summary                string
+	summary, junit         string
 	grace                  time.Duration
 }
 
@@ -39,9 +41,10 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	fs.StringVar(&f.out, "out", "", "run directory to create (must not exist; default results/<profile>_<UTC timestamp>)")
 	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
 	fs.StringVar(&f.summary, "summary", "", "also write the Markdown summary to this file")
+	fs.StringVar(&f.junit, "junit", "", "also write the result as JUnit XML to this file (one testsuite per leg, one testcase per gate)")
 	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH]")
+		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(env, fs, args); err != nil {
@@ -223,8 +226,9 @@ func exitFor(v gate.Verdict) exitcode.Code {
 	return exitcode.Internal
 }
 
-// writeOutputs writes summary.md, summary.json, metadata.json, the step
-// summary and --summary, then prints the table. They are written even for
+// writeOutputs writes summary.md, summary.json, metadata.json, report.html
+// (rendered from those files, as `scalegate report` would), the step
+// summary, --summary and --junit, then prints the table. They are written even for
 // an interrupted run: partial evidence is kept, and marked.
 func writeOutputs(env *Env, f *gateFlags, res *gate.RunResult, meta *gate.Metadata, baselineErr error) error {
 	md := gate.Markdown(res)
@@ -232,11 +236,15 @@ func writeOutputs(env *Env, f *gateFlags, res *gate.RunResult, meta *gate.Metada
 	errs = append(errs, report.WriteFileAtomic(res.Dir+"/summary.md", []byte(md)))
 	errs = append(errs, report.WriteJSONAtomic(res.Dir+"/summary.json", res))
 	errs = append(errs, report.WriteJSONAtomic(res.Dir+"/metadata.json", meta))
+	errs = append(errs, htmlreport.Write(res.Dir))
 	if p := env.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		errs = append(errs, gate.AppendFile(p, md))
 	}
 	if f.summary != "" {
 		errs = append(errs, report.WriteFileAtomic(f.summary, []byte(md)))
+	}
+	if f.junit != "" {
+		errs = append(errs, junit.WriteFile(f.junit, res))
 	}
 	errs = append(errs, gate.WriteTable(env.Stdout, res))
 	if err := errors.Join(errs...); err != nil {

@@ -95,6 +95,30 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 	return f.Close()
 }
 
+// WritePlayersCSV writes one row per client of a report: its pattern, how
+// its run ended and why, and its own figures. An empty cell was not
+// measured for that client (not zero).
+func WritePlayersCSV(path string, players []report.Player) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("players.csv: %w", err)
+	}
+	w := csv.NewWriter(bufio.NewWriter(f))
+	_ = w.Write([]string{"index", "pattern", "outcome", "reason", "connect_ms", "snapshots", "kbs",
+		"tick_hz", "rtt_p95_ms", "max_snapshot_gap_ms"})
+	for _, p := range players {
+		_ = w.Write([]string{strconv.Itoa(p.Index), p.Pattern, p.Outcome, p.Reason, optCSV(p.ConnectMs),
+			strconv.FormatInt(p.Snapshots, 10), optCSV(p.KBs), optCSV(p.TickHz), optCSV(p.RTTP95Ms),
+			optCSV(p.MaxSnapshotGapMs)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return fmt.Errorf("players.csv: %w", err)
+	}
+	return f.Close()
+}
+
 func fmtCSV(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func optCSV(v *float64) string {

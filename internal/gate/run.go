@@ -267,6 +267,9 @@ func (r *legRun) evaluate() {
 		if err := WriteTimelineCSV(filepath.Join(r.res.Dir, "timeline.csv"), rep.Timeline); err != nil {
 			r.res.Error = joinDetail(r.res.Error, err.Error())
 		}
+		if err := WritePlayersCSV(filepath.Join(r.res.Dir, "players.csv"), rep.Players); err != nil {
+			r.res.Error = joinDetail(r.res.Error, err.Error())
+		}
 	}
 }
 

@@ -166,6 +166,36 @@ type TimelinePoint struct {
 	WorkerDtP99 float64  `json:"worker_dt_p99_ms"`
 }
 
+// Player outcomes: how one client's run ended.
+const (
+	// OutcomeConnected: admitted and still connected when the run ended.
+	OutcomeConnected = "connected"
+	// OutcomeRefused: the server answered Join with Refuse (reason: its reason).
+	OutcomeRefused = "refused"
+	// OutcomeDisconnected: admitted, then lost (reason: how).
+	OutcomeDisconnected = "disconnected"
+	// OutcomeNeverConnected: never admitted and never refused (reason: how,
+	// "not_started" or "run_ended" when the run ended first).
+	OutcomeNeverConnected = "never_connected"
+)
+
+// Player is one client's own figures, so a bad tail can be traced to the
+// clients that make it (the report's other figures are across clients).
+// A nil figure was not measured for this client (fewer than two snapshots,
+// no RTT sample), which is not zero.
+type Player struct {
+	Index            int      `json:"index"`
+	Pattern          string   `json:"pattern"`
+	Outcome          string   `json:"outcome"`
+	Reason           string   `json:"reason,omitempty"`
+	ConnectMs        *float64 `json:"connect_ms"`
+	Snapshots        int64    `json:"snapshots"`
+	KBs              *float64 `json:"kbs"`
+	TickHz           *float64 `json:"tick_hz"`
+	RTTP95Ms         *float64 `json:"rtt_p95_ms"`
+	MaxSnapshotGapMs *float64 `json:"max_snapshot_gap_ms"`
+}
+
 // AssertResult is one --assert-* outcome.
 type AssertResult struct {
 	Name      string   `json:"name"`
@@ -230,6 +260,8 @@ type Report struct {
 	HarnessCPUS            *float64 `json:"harness_cpu_s"`
 	CPUUsPerClientTick     *float64 `json:"cpu_us_per_client_tick"`
 	Warnings               []string `json:"warnings,omitempty"`
+	// Players holds one entry per client, in client index order.
+	Players []Player `json:"players,omitempty"`
 }
 
 // ServerTickParsed decodes the embedded server_tick block, if any.

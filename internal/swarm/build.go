@@ -44,6 +44,7 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		}
 		for _, c := range w.clients {
 			tallyClient(r, c)
+			r.Players = append(r.Players, c.player())
 			entBytes += c.decodedBytes
 			entities += c.decodedEntities
 			if c.snaps >= 2 && c.maxGap > gap {
@@ -80,6 +81,8 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		r.Warnings = append(r.Warnings, "snapshot body decoding was off (--decode-bodies=false): snapshot_decode_errors counts header errors only")
 	}
 	sort.Strings(r.Warnings)
+	// Workers hold clients round-robin: order the list by client index.
+	sort.Slice(r.Players, func(i, j int) bool { return r.Players[i].Index < r.Players[j].Index })
 	return r
 }
 
@@ -105,6 +108,36 @@ func tallyClient(r *report.Report, c *client) {
 	r.SnapshotsReceived += c.snaps
 	r.SnapshotDecodeErrors += c.decodeErrors
 	r.SnapshotsDecoded += c.decoded
+}
+
+// player is the client's own row of the report's players list.
+func (c *client) player() report.Player {
+	p := report.Player{Index: c.index, Pattern: c.patternName, Snapshots: c.snaps,
+		ConnectMs: nanPtr(c.connectMs), KBs: nanPtr(c.kbs()), TickHz: nanPtr(c.tickHz())}
+	p.Outcome, p.Reason = c.outcome()
+	if s := stats.Summarize(c.rttMs); s.Count > 0 {
+		p.RTTP95Ms = &s.P95
+	}
+	if c.snaps >= 2 {
+		p.MaxSnapshotGapMs = nanPtr(float64(c.maxGap) / float64(time.Millisecond))
+	}
+	return p
+}
+
+// outcome names how the client's run ended, with the reason when it ended
+// early; a client that joined and was never lost counts as connected.
+// Worker shutdown has made every phase terminal by now: a client still
+// pending or connecting ended as failed with "not_started" or "run_ended".
+func (c *client) outcome() (string, string) {
+	switch c.phase {
+	case phaseRefused:
+		return report.OutcomeRefused, c.reason
+	case phaseLost:
+		return report.OutcomeDisconnected, c.reason
+	case phaseJoined, phaseDone:
+		return report.OutcomeConnected, ""
+	}
+	return report.OutcomeNeverConnected, c.reason
 }
 
 // percentiles summarises values with the shared implementation; nil (the

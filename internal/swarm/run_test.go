@@ -74,6 +74,34 @@ func TestRunAgainstFakeServer(t *testing.T) {
 	if r.Aborted != "" {
 		t.Errorf("aborted %q", r.Aborted)
 	}
+	checkPlayers(t, r)
+}
+
+// checkPlayers: one row per client in index order, every connected one with
+// its own measured figures, the mix's patterns assigned as counted.
+func checkPlayers(t *testing.T, r *report.Report) {
+	t.Helper()
+	if len(r.Players) != r.Clients {
+		t.Fatalf("%d players for %d clients", len(r.Players), r.Clients)
+	}
+	patterns := map[string]int{}
+	for i, p := range r.Players {
+		patterns[p.Pattern]++
+		if p.Index != i {
+			t.Errorf("player %d has index %d", i, p.Index)
+		}
+		if p.Outcome != report.OutcomeConnected || p.Reason != "" {
+			t.Errorf("player %d: outcome %q reason %q", i, p.Outcome, p.Reason)
+		}
+		if p.ConnectMs == nil || p.Snapshots < 2 || p.KBs == nil || *p.KBs <= 0 || p.TickHz == nil || *p.TickHz <= 0 || p.MaxSnapshotGapMs == nil {
+			t.Errorf("player %d: figures missing: %+v", i, p)
+		}
+	}
+	for name, n := range r.PatternCounts {
+		if patterns[name] != n {
+			t.Errorf("players fly %v, pattern counts %v", patterns, r.PatternCounts)
+		}
+	}
 }
 
 func TestRunCountsRefusalsByReason(t *testing.T) {
@@ -82,6 +110,18 @@ func TestRunCountsRefusalsByReason(t *testing.T) {
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
 	if r.ClientsRefused != 3 || r.RefusedByReason["server_full"] != 3 || r.ClientsConnected != 3 {
 		t.Errorf("refused %d by reason %v, connected %d; want 3 server_full, 3 connected", r.ClientsRefused, r.RefusedByReason, r.ClientsConnected)
+	}
+	refused := 0
+	for _, p := range r.Players {
+		if p.Outcome == report.OutcomeRefused && p.Reason == "server_full" {
+			refused++
+			if p.Snapshots != 0 || p.KBs != nil || p.TickHz != nil {
+				t.Errorf("refused player %d has figures: %+v", p.Index, p)
+			}
+		}
+	}
+	if refused != 3 || len(r.Players) != 6 {
+		t.Errorf("%d players, %d refused server_full; want 6, 3", len(r.Players), refused)
 	}
 }
 

@@ -1,0 +1,353 @@
+package htmlreport
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+)
+
+// Chart is one figure of a leg: an inline SVG, or the reason there is none.
+type Chart struct {
+	Title string
+	SVG   template.HTML
+	// Missing says why the chart could not be drawn (no samples, artifact
+	// unreadable); the page shows it in the chart's place.
+	Missing string
+	Note    string
+}
+
+// Chart size in points: two per row on a laptop screen.
+const (
+	chartW = 6.4 * vg.Inch
+	chartH = 2.6 * vg.Inch
+)
+
+var (
+	lineColor  = color.RGBA{R: 0x1f, G: 0x5f, B: 0xbf, A: 0xff}
+	fitColor   = color.RGBA{R: 0xd0, G: 0x60, B: 0x00, A: 0xff}
+	stepColor  = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
+	phaseColor = color.NRGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
+	gridGrey   = color.RGBA{R: 0x6e, G: 0x77, B: 0x81, A: 0xff}
+)
+
+// opt reads an optional timeline figure; NaN marks "not measured".
+func opt(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
+// legCharts builds every chart of a leg, in page order.
+func legCharts(l *Leg) []Chart {
+	tl := l.Timeline
+	series := func(f func(report.TimelinePoint) float64) plotter.XYs {
+		xy := make(plotter.XYs, len(tl))
+		for i, p := range tl {
+			xy[i] = plotter.XY{X: p.TS, Y: f(p)}
+		}
+		return xy
+	}
+	var dt plotter.XYs
+	if l.TimelineSource == "report.json" {
+		dt = series(func(p report.TimelinePoint) float64 { return p.WorkerDtP99 })
+	}
+	charts := []Chart{
+		timeChart(l, "Connected clients", "clients", series(func(p report.TimelinePoint) float64 { return float64(p.Connected) })),
+		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) })),
+		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(func(p report.TimelinePoint) float64 { return p.KBs })),
+		timeChart(l, "Server tick ms p99", "ms", series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) })),
+		phaseChart(l),
+		rssChart(l),
+		timeChart(l, "Swarm worker loop dt p99 (max over workers)", "ms", dt),
+	}
+	if l.TimelineSource != "report.json" && l.TimelineSource != "" {
+		charts[len(charts)-1].Missing = "timeline.csv has no worker dt column and report.json is unreadable"
+	}
+	return charts
+}
+
+// timeChart draws one per-second figure against run time.
+func timeChart(l *Leg, title, unit string, xy plotter.XYs) Chart {
+	c := Chart{Title: title}
+	if why := timelineMissing(l); why != "" {
+		c.Missing = why
+		return c
+	}
+	segs := segments(xy)
+	if len(segs) == 0 {
+		c.Missing = "not measured in this run"
+		return c
+	}
+	p := newPlot(unit)
+	p.Add(phaseShade(l.Phases))
+	for _, s := range segs {
+		if err := addLine(p, s, lineColor, false); err != nil {
+			c.Missing = err.Error()
+			return c
+		}
+	}
+	floorZero(p)
+	c.SVG, c.Missing = svg(p)
+	return c
+}
+
+func timelineMissing(l *Leg) string {
+	switch {
+	case l.TimelineErr != nil && l.ReportErr != nil:
+		return fmt.Sprintf("no timeline: %v; %v", l.ReportErr, l.TimelineErr)
+	case l.TimelineSource == "":
+		return "no timeline: " + errText(l.ReportErr)
+	}
+	return ""
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "not recorded"
+	}
+	return err.Error()
+}
+
+// segments splits a series at its NaN samples, so a second without a figure
+// is a gap in the line, not a dip to zero or a bridge across it.
+func segments(xy plotter.XYs) []plotter.XYs {
+	var out []plotter.XYs
+	var cur plotter.XYs
+	for _, p := range xy {
+		if math.IsNaN(p.Y) || math.IsInf(p.Y, 0) {
+			if len(cur) > 0 {
+				out = append(out, cur)
+				cur = nil
+			}
+			continue
+		}
+		cur = append(cur, p)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func newPlot(unit string) *plot.Plot {
+	p := plot.New()
+	p.X.Label.Text = "run time (s)"
+	p.Y.Label.Text = unit
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// addLine adds a line; a single sample is drawn as a point so it shows.
+func addLine(p *plot.Plot, xy plotter.XYs, c color.Color, dashed bool) error {
+	if len(xy) == 1 {
+		s, err := plotter.NewScatter(xy)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle.Color = c
+		s.GlyphStyle.Shape = draw.CircleGlyph{}
+		p.Add(s)
+		return nil
+	}
+	ln, err := plotter.NewLine(xy)
+	if err != nil {
+		return err
+	}
+	ln.LineStyle.Color = c
+	ln.LineStyle.Width = vg.Points(1.5)
+	if dashed {
+		ln.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	}
+	p.Add(ln)
+	return nil
+}
+
+// floorZero starts the y axis at zero for non-negative figures, so a small
+// wobble does not look like a cliff.
+func floorZero(p *plot.Plot) {
+	if p.Y.Min > 0 {
+		p.Y.Min = 0
+	}
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min + 1
+	}
+}
+
+// shade draws the impairment phases as bands across the plot height.
+type shade []Phase
+
+func phaseShade(ph []Phase) plot.Plotter { return shade(ph) }
+
+// Plot implements plot.Plotter.
+func (s shade) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for _, ph := range s {
+		x0, x1 := trX(math.Max(ph.StartS, p.X.Min)), trX(math.Min(ph.EndS, p.X.Max))
+		if x1 <= x0 {
+			continue
+		}
+		pts := []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}
+		c.FillPolygon(phaseColor, pts)
+		label := p.X.Tick.Label // the axis' own font and size
+		label.XAlign, label.YAlign = draw.XLeft, draw.YTop
+		c.FillText(label, vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(2)}, ph.Name)
+	}
+}
+
+// DataRange implements plot.DataRanger so a phase widens the x axis to show
+// itself whole.
+func (s shade) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, ph := range s {
+		xmin, xmax = math.Min(xmin, ph.StartS), math.Max(xmax, ph.EndS)
+	}
+	return xmin, xmax, math.Inf(1), math.Inf(-1)
+}
+
+// phaseNames are the server's per-phase timings, in tick order.
+var phaseNames = []string{"maintenance", "sensing", "integrate", "ai", "collision", "serialize", "other"}
+
+// phaseChart draws the server's per-phase mean tick time (ms) as bars, from
+// the metrics file as read at the end of the run.
+func phaseChart(l *Leg) Chart {
+	c := Chart{Title: "Server tick phases, mean ms (end of run)"}
+	st := l.Server
+	if st == nil {
+		c.Missing = "server metrics: " + errText(l.ServerErr)
+		return c
+	}
+	vals := plotter.Values{st.MaintenanceMs.Mean, st.SensingMs.Mean, st.IntegrateMs.Mean, st.AIMs.Mean,
+		st.CollisionMs.Mean, st.SerializeMs.Mean, st.OtherMs.Mean}
+	p := plot.New()
+	p.Y.Label.Text = "ms"
+	p.Add(plotter.NewGrid())
+	bars, err := plotter.NewBarChart(vals, vg.Points(28))
+	if err != nil {
+		c.Missing = err.Error()
+		return c
+	}
+	bars.Color = lineColor
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	p.NominalX(phaseNames...)
+	floorZero(p)
+	c.Note = fmt.Sprintf("whole tick: mean %.3f ms, p99 %.3f ms over the server's last %.0f s window", st.TickMs.Mean, st.TickMs.P99, st.WindowS)
+	c.SVG, c.Missing = svg(p)
+	return c
+}
+
+// rssChart draws the server's RSS: the per-second timeline, the sampled
+// series the slope is fitted to, the fitted slope over the tail it was
+// fitted on, and the largest single step.
+func rssChart(l *Leg) Chart {
+	c := Chart{Title: "Server RSS (MB)"}
+	if why := timelineMissing(l); why != "" {
+		c.Missing = why
+		return c
+	}
+	p := newPlot("MB")
+	p.Add(phaseShade(l.Phases))
+	tl := make(plotter.XYs, len(l.Timeline))
+	for i, pt := range l.Timeline {
+		tl[i] = plotter.XY{X: pt.TS, Y: math.NaN()}
+		if pt.RSSKB != nil {
+			tl[i].Y = float64(*pt.RSSKB) / 1000
+		}
+	}
+	drawn := false
+	for _, s := range segments(tl) {
+		if err := addLine(p, s, lineColor, false); err != nil {
+			c.Missing = err.Error()
+			return c
+		}
+		drawn = true
+	}
+	var notes []string
+	if l.Report != nil && len(l.Report.RSSSeries) > 0 {
+		drawn = true
+		if n := rssFit(p, l.Report); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if !drawn {
+		c.Missing = "no RSS sample in this run"
+		return c
+	}
+	c.Note = strings.Join(notes, "; ")
+	c.SVG, c.Missing = svg(p)
+	return c
+}
+
+// rssFit marks the sampled series, the fitted slope and the largest step.
+// The fit is recomputed with the same estimator the swarm used, for the
+// tail it starts from; the slope and step shown are the report's.
+func rssFit(p *plot.Plot, r *report.Report) string {
+	pts := make([]stats.Point, len(r.RSSSeries))
+	xy := make(plotter.XYs, len(r.RSSSeries))
+	for i, s := range r.RSSSeries {
+		pts[i] = stats.Point{T: s.TS, V: float64(s.RSSKB)}
+		xy[i] = plotter.XY{X: s.TS, Y: float64(s.RSSKB) / 1000}
+	}
+	if sc, err := plotter.NewScatter(xy); err == nil {
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape = lineColor, draw.CircleGlyph{}
+		p.Add(sc)
+	}
+	fit := stats.RSSSlope(pts)
+	if r.RSSSlopeKBPerMin == nil || !fit.OK {
+		return "slope not fitted (too few RSS samples; see rss_sample_interval_s)"
+	}
+	slope := *r.RSSSlopeKBPerMin
+	var from plotter.XY
+	for _, s := range xy {
+		if s.X >= fit.TailFromS {
+			from = s
+			break
+		}
+	}
+	last := xy[len(xy)-1]
+	line := plotter.XYs{from, {X: last.X, Y: from.Y + slope/60*(last.X-from.X)/1000}}
+	_ = addLine(p, line, fitColor, true)
+	note := fmt.Sprintf("fitted slope %.1f KB/min (%s, from %.0f s)", slope, r.RSSSlopeMethod, fit.TailFromS)
+	if r.RSSStepMaxKB != nil && r.RSSStepAtS != nil && *r.RSSStepMaxKB > 0 {
+		at := *r.RSSStepAtS
+		step := plotter.XYs{{X: at, Y: p.Y.Min}, {X: at, Y: p.Y.Max}}
+		if ln, err := plotter.NewLine(step); err == nil {
+			ln.LineStyle.Color, ln.LineStyle.Width = stepColor, vg.Points(1)
+			ln.LineStyle.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			p.Add(ln)
+		}
+		note += fmt.Sprintf("; largest step %.0f KB at %.1f s (red line)", *r.RSSStepMaxKB, at)
+	}
+	return note
+}
+
+// svg renders a plot to inline SVG markup (no XML prolog: it is embedded in
+// HTML), or returns why it could not.
+func svg(p *plot.Plot) (template.HTML, string) {
+	c := vgsvg.New(chartW, chartH)
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", "render: " + err.Error()
+	}
+	s := buf.String()
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	// vgsvg sizes in points; the page scales charts to their column.
+	s = strings.Replace(s, "<svg ", `<svg class="chart" preserveAspectRatio="xMidYMid meet" `, 1)
+	return template.HTML(s), "" // #nosec: generated by vgsvg from numbers and our own labels
+}

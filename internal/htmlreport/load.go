@@ -1,0 +1,238 @@
+// Package htmlreport renders a run directory as report.html: one
+// self-contained page (inline SVG charts and CSS, nothing fetched, no
+// script) with the verdict first, each leg's gate table and timeline
+// charts, and the run's metadata. It reads only the artifacts a run leaves
+// behind (summary.json, metadata.json and each leg's report.json,
+// server_metrics.json and timeline.csv), so `scalegate report DIR`
+// rebuilds the same page from a downloaded artifact long after the run.
+package htmlreport
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+// Phase is a named interval of a leg during which the network was impaired
+// (a lossy proxy's loss or latency step). A report lists them as
+// `phases: [{name, start_s, end_s}]`; the charts shade them.
+type Phase struct {
+	Name   string  `json:"name"`
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+}
+
+// Run is everything the page is built from.
+type Run struct {
+	Dir     string
+	Summary *gate.RunResult
+	// Meta is nil when metadata.json could not be read; MetaErr says why.
+	Meta    *gate.Metadata
+	MetaErr error
+	Legs    []Leg
+}
+
+// Leg is one leg's artifacts. A missing or unreadable artifact leaves its
+// field nil and its error set: the page says what it could not read rather
+// than drawing an empty chart as if nothing happened.
+type Leg struct {
+	Result    gate.LegResult
+	Report    *report.Report
+	ReportErr error
+	Server    *report.ServerTick
+	ServerErr error
+	// Timeline comes from report.json, or from timeline.csv when the report
+	// is unreadable (TimelineSource says which; the CSV has no worker dt).
+	Timeline       []report.TimelinePoint
+	TimelineSource string
+	TimelineErr    error
+	Phases         []Phase
+}
+
+// Load reads a run directory. Only an unreadable summary.json is an error:
+// without it there is no verdict to show.
+func Load(dir string) (*Run, error) {
+	var sum gate.RunResult
+	if err := readJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
+		return nil, err
+	}
+	if sum.Profile == nil {
+		return nil, fmt.Errorf("%s: no \"profile\" (not a scalegate summary)", filepath.Join(dir, "summary.json"))
+	}
+	run := &Run{Dir: dir, Summary: &sum}
+	var meta gate.Metadata
+	if err := readJSON(filepath.Join(dir, "metadata.json"), &meta); err != nil {
+		run.MetaErr = err
+	} else {
+		run.Meta = &meta
+	}
+	for _, lr := range sum.Legs {
+		run.Legs = append(run.Legs, loadLeg(dir, lr))
+	}
+	return run, nil
+}
+
+// loadLeg reads one leg's artifacts from DIR/<leg id>: the run directory
+// may have moved since the run (a CI artifact), so the absolute leg path
+// recorded in summary.json is not used.
+func loadLeg(dir string, lr gate.LegResult) Leg {
+	leg := Leg{Result: lr}
+	legDir := filepath.Join(dir, lr.Leg.ID)
+	reportPath := filepath.Join(legDir, "report.json")
+	leg.Report, leg.ReportErr = report.ReadReport(reportPath)
+	if leg.Report != nil {
+		leg.Timeline, leg.TimelineSource = leg.Report.Timeline, "report.json"
+		leg.Phases, leg.ReportErr = readPhases(reportPath)
+	} else {
+		csvPath := filepath.Join(legDir, "timeline.csv")
+		leg.Timeline, leg.TimelineErr = ReadTimelineCSV(csvPath)
+		if leg.TimelineErr == nil {
+			leg.TimelineSource = "timeline.csv"
+		}
+	}
+	leg.Server, _, leg.ServerErr = report.ReadServerTick(filepath.Join(legDir, "server_metrics.json"))
+	if leg.Server == nil && leg.Report != nil {
+		// The report embeds the metrics file as read at the end of the run.
+		if st, err := leg.Report.ServerTickParsed(); err == nil {
+			leg.Server, leg.ServerErr = st, nil
+		}
+	}
+	return leg
+}
+
+// readPhases reads the report's optional impairment phases list.
+func readPhases(path string) ([]Phase, error) {
+	var v struct {
+		Phases []Phase `json:"phases"`
+	}
+	if err := readJSON(path, &v); err != nil {
+		return nil, err
+	}
+	for i, p := range v.Phases {
+		if !(p.EndS >= p.StartS) {
+			return nil, fmt.Errorf("%s: phases[%d] %q: end_s %g before start_s %g", path, i, p.Name, p.EndS, p.StartS)
+		}
+	}
+	return v.Phases, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// timelineHeader is the column set the gate writes (gate.WriteTimelineCSV).
+var timelineHeader = []string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb"}
+
+// ReadTimelineCSV reads a leg's timeline.csv.
+func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read timeline: %w", err)
+	}
+	defer f.Close()
+	tl, err := ParseTimelineCSV(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tl, nil
+}
+
+// ParseTimelineCSV decodes timeline.csv. An empty cell is a figure not
+// measured that second and stays nil; anything unparsable is an error
+// naming its line and column.
+func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(timelineHeader)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	if strings.Join(head, ",") != strings.Join(timelineHeader, ",") {
+		return nil, fmt.Errorf("header %q, want %q", strings.Join(head, ","), strings.Join(timelineHeader, ","))
+	}
+	var out []report.TimelinePoint
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		p, err := timelineRow(rec)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		out = append(out, p)
+	}
+}
+
+func timelineRow(rec []string) (report.TimelinePoint, error) {
+	var p report.TimelinePoint
+	var err error
+	cell := func(i int) (*float64, error) {
+		if rec[i] == "" {
+			return nil, nil
+		}
+		v, err := strconv.ParseFloat(rec[i], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", timelineHeader[i], err)
+		}
+		return &v, nil
+	}
+	req := func(i int) (float64, error) {
+		v, err := cell(i)
+		if err == nil && v == nil {
+			err = fmt.Errorf("%s: empty", timelineHeader[i])
+		}
+		if err != nil {
+			return 0, err
+		}
+		return *v, nil
+	}
+	if p.TS, err = req(0); err != nil {
+		return p, err
+	}
+	conn, err := req(1)
+	if err != nil {
+		return p, err
+	}
+	p.Connected = int(conn)
+	if p.TickHzMin, err = cell(2); err != nil {
+		return p, err
+	}
+	if p.KBs, err = req(3); err != nil {
+		return p, err
+	}
+	if p.RTTP95Ms, err = cell(4); err != nil {
+		return p, err
+	}
+	if p.TickMsP99, err = cell(5); err != nil {
+		return p, err
+	}
+	rss, err := cell(6)
+	if err != nil {
+		return p, err
+	}
+	if rss != nil {
+		kb := int64(*rss)
+		p.RSSKB = &kb
+	}
+	return p, nil
+}

@@ -1,0 +1,278 @@
+package htmlreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// testdata/pr is the artifact set of a real `pr` run (64 clients, weave,
+// ENet, 20 s): summary.json, metadata.json and the leg's report.json,
+// server_metrics.json, timeline.csv and players.csv.
+const fixture = "testdata/pr"
+
+// copyRun copies a run directory into a temporary one the test may edit.
+func copyRun(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// editReport rewrites the weave leg's report.json through edit.
+func editReport(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
+	path := filepath.Join(dir, "weave", "report.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	edit(r)
+	b, _ = json.Marshal(r)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// render writes dir/report.html and returns it.
+func render(t *testing.T, dir string) string {
+	t.Helper()
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRenderRealRun(t *testing.T) {
+	page := render(t, copyRun(t, fixture))
+	verdict := strings.Index(page, `<div class="big">PASSED</div>`)
+	gates := strings.Index(page, `<table class="gates">`)
+	if verdict < 0 || gates < 0 || verdict > gates {
+		t.Errorf("the verdict must come first (verdict at %d, gate table at %d)", verdict, gates)
+	}
+	if n := strings.Count(page, `<svg class="chart"`); n != 7 {
+		t.Errorf("%d charts, want 7 (clients, tick-Hz, KB/s, tick p99, phases, RSS, worker dt)", n)
+	}
+	if n := strings.Count(page, `<tr class="st-`); n != 11 {
+		t.Errorf("%d gate rows, want the 11 checks of summary.json", n)
+	}
+	for _, want := range []string{
+		`<td class="num">71.22 (-1.4%)</td>`,           // baseline delta
+		`<tr class="st-pass"><td>wire KB/s per client`, // verdict colour class
+		"players.csv: 64 rows (connected 64 )",
+		"300bfd1505dfa036057886e657420b8e420eb037", // git head from metadata.json
+		"Swarm worker loop dt p99",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Self-contained: nothing to fetch, nothing to run.
+	if m := regexp.MustCompile(`<script|<link|<img|src=|href="?https?:|@import|url\(`).FindString(page); m != "" {
+		t.Errorf("page references something outside itself: %q", m)
+	}
+}
+
+// TestPhasesShaded: impairment phases listed in the report are shaded on
+// every timeline chart, labelled, and listed above the charts.
+func TestPhasesShaded(t *testing.T) {
+	dir := copyRun(t, fixture)
+	editReport(t, dir, func(r map[string]any) {
+		r["phases"] = []any{map[string]any{"name": "loss 5%", "start_s": 6, "end_s": 11}}
+	})
+	page := render(t, dir)
+	if !strings.Contains(page, "impairment phases (shaded): loss 5% 6.0–11.0 s") {
+		t.Error("phase not listed")
+	}
+	// Six time-axis charts (all but the phase bars) carry the band.
+	if n := strings.Count(page, "loss 5%</text>"); n != 6 {
+		t.Errorf("phase label drawn on %d charts, want 6", n)
+	}
+	// The band: a translucent amber fill (vgsvg writes the colour
+	// un-premultiplied, give or take rounding, and the alpha apart).
+	if n := len(regexp.MustCompile(`fill:#(EF|F0)(AF|B0)(2F|30);fill-opacity:0.25`).FindAllString(page, -1)); n != 6 {
+		t.Errorf("%d phase bands in the SVG, want 6", n)
+	}
+
+	editReport(t, dir, func(r map[string]any) {
+		r["phases"] = []any{map[string]any{"name": "backwards", "start_s": 9, "end_s": 2}}
+	})
+	page = render(t, dir)
+	if !strings.Contains(page, "phases[0] &#34;backwards&#34;: end_s 2 before start_s 9") {
+		t.Error("an inverted phase must be reported, not drawn")
+	}
+}
+
+// TestRSSFitAndStepMarked: with a fitted slope and a step in the report,
+// the RSS chart draws the fit line and marks the step, and says both.
+func TestRSSFitAndStepMarked(t *testing.T) {
+	dir := copyRun(t, fixture)
+	editReport(t, dir, func(r map[string]any) {
+		var series []any
+		for i := 0; i <= 40; i++ {
+			kb := 30000 + 50*i
+			if i >= 30 {
+				kb += 8000
+			}
+			series = append(series, map[string]any{"t_s": float64(i) * 0.5, "rss_kb": kb})
+		}
+		r["rss_series"] = series
+		r["rss_slope_kb_per_min"] = 6000.0
+		r["rss_slope_method"] = "bucket-median"
+		r["rss_step_max_kb"] = 8050.0
+		r["rss_step_at_s"] = 15.0
+	})
+	page := render(t, dir)
+	for _, want := range []string{"fitted slope 6000.0 KB/min (bucket-median, from 10 s)", "largest step 8050 KB at 15.0 s (red line)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if !strings.Contains(strings.ToLower(page), "stroke:#d06000") || !strings.Contains(strings.ToLower(page), "stroke:#c01030") {
+		t.Error("fit line or step marker not drawn")
+	}
+}
+
+// TestMissingArtifacts: what cannot be read is said, never drawn as empty.
+func TestMissingArtifacts(t *testing.T) {
+	dir := copyRun(t, fixture)
+	os.Remove(filepath.Join(dir, "weave", "report.json"))
+	os.Remove(filepath.Join(dir, "weave", "server_metrics.json"))
+	page := render(t, dir)
+	if n := strings.Count(page, `<svg class="chart"`); n != 5 {
+		t.Errorf("%d charts from timeline.csv, want 5 (no phases, no worker dt)", n)
+	}
+	for _, want := range []string{"(from timeline.csv)", "timeline.csv has no worker dt column", "not drawn: server metrics: read server metrics: open", "report.json: read report: open"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	os.Remove(filepath.Join(dir, "weave", "timeline.csv"))
+	os.Remove(filepath.Join(dir, "metadata.json"))
+	page = render(t, dir)
+	if strings.Contains(page, `<svg class="chart"`) || !strings.Contains(page, "not drawn: no timeline") || !strings.Contains(page, "metadata.json: read metadata.json: open") {
+		t.Error("without timeline or metadata the page must say so")
+	}
+	os.Remove(filepath.Join(dir, "summary.json"))
+	if err := Write(dir); err == nil || !strings.Contains(err.Error(), "summary.json") {
+		t.Errorf("no summary.json: %v", err)
+	}
+}
+
+// withCapacity adds a capacity curve to the fixture's summary.json: three
+// counts, the knee at 128, the tick p99 missing at 32.
+func withCapacity(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	pt := func(n int, v string, hz, p99 any, failed ...string) map[string]any {
+		return map[string]any{"clients": n, "leg": fmt.Sprintf("weave_c%d", n), "verdict": v, "tick_hz_min": hz,
+			"tick_ms_p99": p99, "kbs_mean": 70.1, "worker_dt_p99_ms": 3.5, "failed": failed, "harness_bound": false}
+	}
+	sum["capacity"] = []any{map[string]any{"group": "weave", "knee": 128, "harness_limit": nil,
+		"verdict": "knee at 128 clients: tick_hz_min (last count that held: 64)",
+		"points":  []any{pt(32, "passed", 60.0, nil), pt(64, "passed", 59.8, 9.1), pt(128, "failed", 24.0, 41.0, "tick_hz_min")}}}
+	b, _ = json.Marshal(sum)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCapacityCurve(t *testing.T) {
+	dir := copyRun(t, fixture)
+	withCapacity(t, dir)
+	page := render(t, dir)
+	for _, want := range []string{
+		"<h3>weave: knee at 128 clients: tick_hz_min (last count that held: 64)</h3>",
+		`<td class="num">128</td>`, `<td class="num">missing</td>`, // tick p99 not measured at 32
+		"weave: Observed tick-Hz (min) vs clients", "knee at 128 clients (red)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `<svg class="chart"`); n != 7+4 {
+		t.Errorf("%d charts, want the leg's 7 and the curve's 4", n)
+	}
+	if c := strings.Index(page, "<h2>Capacity</h2>"); c < 0 || c > strings.Index(page, `<section class="leg"`) {
+		t.Error("the capacity curve must come before the legs")
+	}
+}
+
+func TestParseTimelineCSV(t *testing.T) {
+	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n"
+	tests := []struct {
+		name, in, err string
+		rows          int
+	}{
+		{"empty cells are missing", head + "1,0,,0,,3.9,27944\n2,8,59.5,70.1,47,8.1,\n", "", 2},
+		{"header only", head, "", 0},
+		{"wrong header", "t,connected\n", "header", 0},
+		{"bad number", head + "1,0,x,0,,,\n", "line 2: tick_hz_min", 0},
+		{"required empty", head + ",0,,0,,,\n", "line 2: t_s: empty", 0},
+		{"short row", head + "1,0\n", "wrong number of fields", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tl, err := ParseTimelineCSV(strings.NewReader(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(tl) != tc.rows {
+				t.Fatalf("%d rows, err %v", len(tl), err)
+			}
+			if tc.rows == 2 && (tl[0].TickHzMin != nil || tl[1].RSSKB != nil || *tl[1].TickHzMin != 59.5 || *tl[0].RSSKB != 27944) {
+				t.Errorf("cells: %+v %+v", tl[0], tl[1])
+			}
+		})
+	}
+}
+
+func FuzzParseTimelineCSV(f *testing.F) {
+	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n1,0,,0,,3.9,27944\n"))
+	f.Add([]byte("t_s,connected\n\"x"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tl, err := ParseTimelineCSV(strings.NewReader(string(b)))
+		if err != nil && tl != nil {
+			t.Fatalf("rows returned with an error: %v", err)
+		}
+	})
+}

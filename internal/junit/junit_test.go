@@ -1,0 +1,115 @@
+package junit
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalegate/scalegate/internal/gate"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func ptr(v float64) *float64 { return &v }
+
+// fixedRun has one leg of each outcome the XML must tell apart.
+func fixedRun() *gate.RunResult {
+	p := &gate.Profile{Name: "pr", Transport: "enet", Clients: 64}
+	leg := func(id string) gate.Leg { return gate.Leg{ID: id, Pattern: id, BaselineKey: "pr/" + id} }
+	pass := func(g, title, thr, m string) gate.Check {
+		return gate.Check{Gate: g, Title: title, Level: gate.LevelHard, Threshold: thr, MeasuredText: m, Status: gate.StatusPass}
+	}
+	return &gate.RunResult{Profile: p, Tier: "pr", Verdict: gate.VerdictFailed, ExitCode: 1, Legs: []gate.LegResult{
+		{Leg: leg("weave"), Verdict: gate.VerdictPassed, ElapsedS: 24.5, StartedAt: "2026-11-30T22:00:00Z", Checks: []gate.Check{
+			pass("wire_kbs_max", "wire KB/s per client", "≤ 150", "70.83"),
+			{Gate: "baseline_kbs", Title: "payload KB/s vs baseline", Level: gate.LevelHard, Threshold: "≤ 78.34 (baseline 71.22 +10%)",
+				Measured: ptr(70.24), MeasuredText: "70.24", Baseline: "71.22 (-1.4%)", Status: gate.StatusPass},
+			{Gate: "tick_ms_p99_max", Title: "server tick ms p99", Level: gate.LevelAdvisory, Threshold: "≤ 16.60",
+				MeasuredText: "19.20", Status: gate.StatusFail, Detail: "advisory in the pr tier"},
+		}},
+		{Leg: leg("aggressive"), Verdict: gate.VerdictFailed, ElapsedS: 25, StartedAt: "2026-11-30T22:00:30Z", Checks: []gate.Check{
+			{Gate: "wire_kbs_max", Title: "wire KB/s per client", Level: gate.LevelHard, Threshold: "≤ 150",
+				Measured: ptr(171.5), MeasuredText: "171.50", Status: gate.StatusFail, Detail: "a <fat> record & more"},
+			{Gate: "entities_min", Title: "server entities", Level: gate.LevelHard, Threshold: "≥ 576",
+				Status: gate.StatusUnevaluable, Detail: "server_tick.entities missing"},
+		}},
+		{Leg: leg("idle"), Verdict: gate.VerdictInconclusive, ElapsedS: 23, StartedAt: "2026-11-30T22:01:00Z", Checks: []gate.Check{
+			pass("wire_kbs_max", "wire KB/s per client", "≤ 150", "12.00"),
+			{Gate: "harness", Title: "swarm worker loop dt p99 (harness-bound?)", Level: gate.LevelHard, Threshold: "≤ 8",
+				Measured: ptr(31), MeasuredText: "31.00", Status: gate.StatusInconclusive, Detail: "the swarm was the bottleneck"},
+		}},
+		{Leg: leg("mix"), Verdict: gate.VerdictLaunchFailed, StartedAt: "2026-11-30T22:01:30Z",
+			Error: "server did not become ready in 30s", Checks: []gate.Check{
+				{Gate: "wire_kbs_max", Title: "wire KB/s per client", Level: gate.LevelHard, Threshold: "≤ 150",
+					Status: gate.StatusUnevaluable, Detail: "leg did not run"},
+			}},
+	}}
+}
+
+// TestGolden pins the XML of a fixed run (go test -update rewrites it).
+func TestGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, fixedRun()); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "run.golden.xml")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("JUnit XML differs from %s (go test -update rewrites it):\n%s", golden, buf.String())
+	}
+}
+
+// TestCounts reads the XML back and checks each leg's outcome per testcase.
+func TestCounts(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, fixedRun()); err != nil {
+		t.Fatal(err)
+	}
+	var doc Suites
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("not XML: %v", err)
+	}
+	tests := []struct {
+		suite                            string
+		tests, failures, errors, skipped int
+	}{
+		{"pr/weave", 3, 0, 0, 0},      // an advisory fail does not fail its testcase
+		{"pr/aggressive", 2, 2, 0, 0}, // fail and unevaluable both fail
+		{"pr/idle", 2, 0, 0, 2},       // inconclusive leg: every check skipped
+		{"pr/mix", 2, 1, 1, 0},        // launch failure: the leg is an error, its checks fail
+	}
+	if len(doc.Suites) != len(tests) {
+		t.Fatalf("%d suites, want %d", len(doc.Suites), len(tests))
+	}
+	for i, tc := range tests {
+		s := doc.Suites[i]
+		if s.Name != tc.suite || s.Tests != tc.tests || s.Failures != tc.failures || s.Errors != tc.errors || s.Skipped != tc.skipped {
+			t.Errorf("suite %s: tests %d failures %d errors %d skipped %d; want %+v", s.Name, s.Tests, s.Failures, s.Errors, s.Skipped, tc)
+		}
+	}
+	if doc.Tests != 9 || doc.Failures != 3 || doc.Errors != 1 || doc.Skipped != 2 {
+		t.Errorf("totals: tests %d failures %d errors %d skipped %d", doc.Tests, doc.Failures, doc.Errors, doc.Skipped)
+	}
+	f := doc.Suites[1].Cases[0].Failure
+	if f == nil || !strings.Contains(f.Message, "measured 171.50, threshold ≤ 150") || f.Text != "a <fat> record & more" {
+		t.Errorf("failure must carry measured vs threshold and the detail: %+v", f)
+	}
+	if m := doc.Suites[1].Cases[1].Failure.Message; !strings.Contains(m, "measured missing") {
+		t.Errorf("unevaluable failure message %q must say the figure is missing", m)
+	}
+	if s := doc.Suites[2].Cases[0].Skipped; s == nil || !strings.Contains(s.Message, "the swarm was the bottleneck") {
+		t.Errorf("inconclusive skip must carry the reason: %+v", s)
+	}
+}
