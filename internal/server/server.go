@@ -104,8 +104,11 @@ type Server struct {
 	lastWrite time.Time
 	lastSlow  time.Time
 	slowQuiet int64 // slow ticks not logged since the last line
-	gcSample  []rtmetrics.Sample
-	msgBuf    []byte
+	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
+	lastKickLog time.Time
+	kickQuiet   int64
+	gcSample    []rtmetrics.Sample
+	msgBuf      []byte
 }
 
 // New builds the world for cfg. Log lines go to logw.

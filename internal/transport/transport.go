@@ -51,6 +51,11 @@ const (
 	EventConnect EventKind = iota + 1
 	EventReceive
 	EventDisconnect
+	// EventMalformed reports datagrams from a peer that the backend dropped
+	// as malformed before they became messages; Data is how many since the
+	// previous EventMalformed for that peer. Backends that cannot tell
+	// whose garbage it was (ENet) never deliver it.
+	EventMalformed
 )
 
 func (k EventKind) String() string {
@@ -61,6 +66,8 @@ func (k EventKind) String() string {
 		return "receive"
 	case EventDisconnect:
 		return "disconnect"
+	case EventMalformed:
+		return "malformed"
 	}
 	return "unknown"
 }
@@ -76,8 +83,9 @@ const (
 type Event struct {
 	Kind EventKind
 	Peer PeerID
-	// Data is the connect data word (EventConnect on a server), or the
-	// disconnect reason (EventDisconnect).
+	// Data is the connect data word (EventConnect on a server), the
+	// disconnect reason (EventDisconnect), or the number of malformed
+	// datagrams dropped (EventMalformed).
 	Data uint32
 	// Delivery is how a received message travelled (EventReceive).
 	Delivery Delivery
