@@ -99,10 +99,12 @@ func create(bind bool, ip netip.Addr, port uint16, peers int, opt transport.Opti
 	if opt.Timeout > 0 && timeoutMs == 0 {
 		timeoutMs = 1
 	}
+	o, err := cOptions(opt, timeoutMs)
+	if err != nil {
+		return nil, err
+	}
 	var cerr C.int
-	s := C.sg_create(cbool(bind), ipBE(ip), C.enet_uint16(port), C.size_t(peers),
-		C.int(opt.RecvBufferBytes), C.int(opt.SendBufferBytes), cbool(opt.RangeCoder),
-		C.enet_uint32(timeoutMs), &cerr)
+	s := C.sg_create(cbool(bind), ipBE(ip), C.enet_uint16(port), C.size_t(peers), &o, &cerr)
 	if s == nil {
 		return nil, createError(int(cerr))
 	}
@@ -114,6 +116,32 @@ func create(bind bool, ip netip.Addr, port uint16, peers int, opt transport.Opti
 	}
 	h.refreshAddr()
 	return h, nil
+}
+
+// MaxConnectGuardPerSource is the largest ConnectGuard.PerSource the C side
+// keeps per source address.
+const MaxConnectGuardPerSource = C.SG_GUARD_MAX_LIMIT
+
+// cOptions checks and converts the Options the C side applies.
+func cOptions(opt transport.Options, timeoutMs int64) (C.sg_options, error) {
+	g := opt.ConnectGuard
+	switch {
+	case opt.MaxRecvMessage < 0 || opt.MaxRecvWaiting < 0:
+		return C.sg_options{}, errors.New("negative MaxRecvMessage or MaxRecvWaiting")
+	case g.PerSource < 0 || g.PerSource > MaxConnectGuardPerSource:
+		return C.sg_options{}, fmt.Errorf("ConnectGuard.PerSource %d out of range 0..%d", g.PerSource, MaxConnectGuardPerSource)
+	case g.PerSource > 0 && (g.Window < time.Millisecond || g.Window.Milliseconds() > int64(^uint32(0))):
+		return C.sg_options{}, fmt.Errorf("ConnectGuard.Window %v out of range 1ms..%v", g.Window, time.Duration(^uint32(0))*time.Millisecond)
+	case g.HalfOpen < 0 || g.HalfOpen.Milliseconds() > int64(^uint32(0)):
+		return C.sg_options{}, fmt.Errorf("ConnectGuard.HalfOpen %v out of range", g.HalfOpen)
+	}
+	return C.sg_options{
+		rcvbuf: C.int(opt.RecvBufferBytes), sndbuf: C.int(opt.SendBufferBytes),
+		range_coder: cbool(opt.RangeCoder), timeout_ms: C.enet_uint32(timeoutMs),
+		max_packet: C.size_t(opt.MaxRecvMessage), max_waiting: C.size_t(opt.MaxRecvWaiting),
+		connect_limit: C.int(g.PerSource), connect_window_ms: C.enet_uint32(g.Window.Milliseconds()),
+		half_open_ms: C.enet_uint32(g.HalfOpen.Milliseconds()),
+	}, nil
 }
 
 // createError keeps the errno itself, so errors.Is(err, syscall.EADDRINUSE)
@@ -164,7 +192,10 @@ type Host struct {
 	servicing bool
 }
 
-var _ transport.Host = (*Host)(nil)
+var (
+	_ transport.Host    = (*Host)(nil)
+	_ transport.Guarded = (*Host)(nil)
+)
 
 // Backend returns "enet".
 func (h *Host) Backend() string { return Name }
@@ -371,6 +402,17 @@ func (h *Host) counters() transport.WireCounters {
 	}
 }
 
+// GuardStats returns the connect guard's counts (zero without a guard).
+func (h *Host) GuardStats() transport.GuardStats {
+	if h.s == nil {
+		return transport.GuardStats{}
+	}
+	return transport.GuardStats{
+		ConnectsDropped: uint64(C.sg_guard_dropped(h.s)),
+		HalfOpenReset:   uint64(C.sg_guard_reaped(h.s)),
+	}
+}
+
 // Close destroys the host, its peers and any packet it still holds. Calls
 // after Close, including a second Close, return transport.ErrClosed.
 func (h *Host) Close() error {
@@ -415,3 +457,19 @@ func (h *Host) recvBuffer() int { return int(C.sg_rcvbuf(h.s)) }
 
 // throttleScale is ENet's maximum packet throttle (never drops).
 const throttleScale = C.ENET_PEER_PACKET_THROTTLE_SCALE
+
+// halfOpen counts peers in the middle of the connect handshake.
+func (h *Host) halfOpen() int { return int(C.sg_half_open(h.s)) }
+
+// waiting is the bytes ENet holds for peer, received but not delivered.
+func (h *Host) waiting(peer transport.PeerID) int {
+	return int(C.sg_waiting(h.s, C.enet_uint32(peer)))
+}
+
+// isConnectDatagram runs the connect guard's recogniser on b (no checksum).
+func isConnectDatagram(b []byte) bool {
+	if len(b) == 0 {
+		return C.sg_is_connect(nil, 0, 0) != 0
+	}
+	return C.sg_is_connect((*C.enet_uint8)(unsafe.Pointer(&b[0])), C.size_t(len(b)), 0) != 0
+}

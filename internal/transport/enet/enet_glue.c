@@ -33,8 +33,7 @@ static int sg_set_buf(ENetSocket sock, int force_opt, ENetSocketOption opt, int 
 
 // sg_create makes a host. bind=0 leaves it unbound (a client). On failure it
 // returns NULL and *err holds errno, or -1 when ENet gave no errno.
-sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers,
-		int rcvbuf, int sndbuf, int range_coder, enet_uint32 timeout_ms, int *err) {
+sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, const sg_options *o, int *err) {
 	ENetAddress addr;
 	addr.host = ip_be;
 	addr.port = port;
@@ -44,9 +43,9 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers,
 		*err = errno != 0 ? errno : -1;
 		return NULL;
 	}
-	if ((rcvbuf > 0 && sg_set_buf(h->socket, SO_RCVBUFFORCE, ENET_SOCKOPT_RCVBUF, rcvbuf) < 0) ||
-	    (sndbuf > 0 && sg_set_buf(h->socket, SO_SNDBUFFORCE, ENET_SOCKOPT_SNDBUF, sndbuf) < 0) ||
-	    (range_coder && enet_host_compress_with_range_coder(h) < 0)) {
+	if ((o->rcvbuf > 0 && sg_set_buf(h->socket, SO_RCVBUFFORCE, ENET_SOCKOPT_RCVBUF, o->rcvbuf) < 0) ||
+	    (o->sndbuf > 0 && sg_set_buf(h->socket, SO_SNDBUFFORCE, ENET_SOCKOPT_SNDBUF, o->sndbuf) < 0) ||
+	    (o->range_coder && enet_host_compress_with_range_coder(h) < 0)) {
 		*err = errno != 0 ? errno : -1;
 		enet_host_destroy(h);
 		return NULL;
@@ -58,12 +57,27 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers,
 		return NULL;
 	}
 	s->host = h;
-	s->timeout_ms = timeout_ms;
+	s->timeout_ms = o->timeout_ms;
+	// ENet's 32 MiB defaults let one peer make the host allocate a 32 MiB
+	// packet with a single fragment header and keep it until the peer goes.
+	if (o->max_packet > 0) {
+		h->maximumPacketSize = o->max_packet;
+	}
+	if (o->max_waiting > 0) {
+		h->maximumWaitingData = o->max_waiting;
+	}
+	s->max_packet = h->maximumPacketSize;
+	if (sg_guard_init(s, o) < 0) {
+		*err = ENOMEM;
+		sg_destroy(s);
+		return NULL;
+	}
 	return s;
 }
 
 // sg_destroy frees the host, a pending packet and the wrapper.
 void sg_destroy(sg_host *s) {
+	sg_guard_free(s);
 	if (s->has_pending && s->pending.type == ENET_EVENT_TYPE_RECEIVE) {
 		enet_packet_destroy(s->pending.packet);
 	}
@@ -93,11 +107,23 @@ static int sg_next(sg_host *s, ENetEvent *ev) {
 	return enet_host_service(s->host, ev, 0);
 }
 
+static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap);
+
 // sg_drain services the host without blocking and stores up to max events in
 // evs, copying payloads into buf[0:cap] and destroying the packets. It stops
 // early when a payload does not fit (that event is kept as pending and
 // s->need set), so one call delivers a batch with one cgo crossing.
 int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
+	int n = 0;
+	sg_reap_half_open(s);
+	sg_guard_enter(s);
+	n = sg_drain_events(s, evs, max, buf, cap);
+	sg_guard_leave();
+	return n;
+}
+
+// sg_drain_events is sg_drain's loop, run while the connect guard is armed.
+static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
 	int n = 0, drops = 0;
 	size_t used = 0;
 	s->status = SG_DRAIN_DONE;
@@ -179,7 +205,13 @@ int sg_send(sg_host *s, enet_uint32 id, int reliable, const void *data, size_t l
 	if (pk == NULL) {
 		return SG_ERR_ALLOC;
 	}
-	if (enet_peer_send(p, reliable ? SG_CHANNEL_RELIABLE : SG_CHANNEL_UNRELIABLE, pk) < 0) {
+	// ENet checks one maximumPacketSize for what it sends and what it
+	// reassembles. The cap is for what peers send us; our own messages
+	// (snapshots) may be larger, so lift it for this call only.
+	s->host->maximumPacketSize = ENET_HOST_DEFAULT_MAXIMUM_PACKET_SIZE;
+	int r = enet_peer_send(p, reliable ? SG_CHANNEL_RELIABLE : SG_CHANNEL_UNRELIABLE, pk);
+	s->host->maximumPacketSize = s->max_packet;
+	if (r < 0) {
 		enet_packet_destroy(pk);
 		return SG_ERR_SEND;
 	}
@@ -292,4 +324,25 @@ int sg_rcvbuf(sg_host *s) {
 		return -1;
 	}
 	return v;
+}
+
+// sg_half_open counts the peers in the middle of the connect handshake.
+long sg_half_open(sg_host *s) {
+	long n = 0;
+	for (size_t i = 0; i < s->host->peerCount; i++) {
+		if (s->host->peers[i].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
+			n++;
+		}
+	}
+	return n;
+}
+
+// sg_waiting is the bytes ENet holds for a peer: received or being
+// reassembled, not yet delivered.
+long sg_waiting(sg_host *s, enet_uint32 id) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL) {
+		return -1;
+	}
+	return (long)p->totalWaitingData;
 }
