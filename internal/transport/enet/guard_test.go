@@ -284,6 +284,11 @@ func TestReassemblyCapped(t *testing.T) {
 			if !tc.delivered && maxWaiting > capWait {
 				t.Fatalf("server held %d bytes for the peer, cap %d", maxWaiting, capWait)
 			}
+			// The receive buffer grows to the largest message delivered and
+			// keeps that size: an oversize message must never reach it.
+			if grew := len(server.buf) > initialPayloadBuffer; grew != tc.delivered {
+				t.Fatalf("server receive buffer %d bytes (initial %d)", len(server.buf), initialPayloadBuffer)
+			}
 		})
 	}
 }
