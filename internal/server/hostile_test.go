@@ -132,3 +132,28 @@ func TestTransportMalformedStrikes(t *testing.T) {
 		t.Fatal("peer not disconnected")
 	}
 }
+
+// TestConnectGuardConfigRanges: the guard's keys are range-checked and named.
+func TestConnectGuardConfigRanges(t *testing.T) {
+	cases := []struct {
+		key string
+		mut func(*Config)
+		ok  bool
+	}{
+		{"", func(c *Config) {}, true},
+		{"", func(c *Config) { c.Security.SourceConnectLimitCount = 0; c.Security.HalfOpenTimeoutS = 0 }, true},
+		{"security.source_connect_limit_count", func(c *Config) { c.Security.SourceConnectLimitCount = 17 }, false},
+		{"security.source_connect_limit_count", func(c *Config) { c.Security.SourceConnectLimitCount = -1 }, false},
+		{"security.source_connect_limit_window_s", func(c *Config) { c.Security.SourceConnectLimitWindowS = 0 }, false},
+		{"security.half_open_timeout_s", func(c *Config) { c.Security.HalfOpenTimeoutS = 0.05 }, false},
+		{"security.half_open_timeout_s", func(c *Config) { c.Security.HalfOpenTimeoutS = 601 }, false},
+	}
+	for _, tc := range cases {
+		c := DefaultConfig()
+		tc.mut(&c)
+		err := c.Validate()
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), tc.key)) {
+			t.Errorf("%s: %v", tc.key, err)
+		}
+	}
+}
