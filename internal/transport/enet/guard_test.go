@@ -10,11 +10,8 @@ import (
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
-
-// guardWait bounds the waits of these tests on loopback events: generous for
-// a loaded 2-core machine; the tests wait on events, not on the clock.
-const guardWait = 30 * time.Second
 
 // forgedConnect is a 52-byte ENet CONNECT datagram as a flood tool sends
 // it: header (peer id 0xFFF with the sent-time flag, sent time) and one
@@ -50,39 +47,30 @@ func flood(t *testing.T, addr string, n int) {
 	}
 }
 
-// serviceUntil services hosts until done or limit, and reports whether
-// done became true.
-func serviceUntil(t *testing.T, limit time.Duration, hosts []*Host, on func(*Host, transport.Event), done func() bool) bool {
+// guarded is a listening ENet endpoint with opt.
+func guarded(t *testing.T, opt transport.Options) (*transporttest.Endpoint, *Host) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !done() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		for _, h := range hosts {
-			if _, err := h.Service(func(ev transport.Event) { on(h, ev) }); err != nil {
-				t.Fatalf("Service: %v", err)
-			}
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return true
+	h := listenHost(t, opt)
+	return transporttest.NewEndpoint(t, "server", h), h
 }
 
-func guardHost(t *testing.T, listen bool, opt transport.Options) *Host {
+// joinsWithin connects a new client to server and reports whether its
+// connect event arrives within limit (the limit is the point of the test,
+// so this is not transporttest.Timeout).
+func joinsWithin(t *testing.T, server *transporttest.Endpoint, limit time.Duration) (bool, time.Duration) {
 	t.Helper()
-	var h transport.Host
-	var err error
-	if listen {
-		h, err = backend{}.Listen("127.0.0.1:0", opt)
-	} else {
-		h, err = backend{}.Dial(opt)
-	}
-	if err != nil {
+	client := transporttest.NewEndpoint(t, "client", dialHost(t, transport.Options{}))
+	start := time.Now()
+	if _, err := client.Host.Connect(server.Host.Addr(), proto.ConnectData); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = h.Close() })
-	return h.(*Host)
+	up := false
+	transporttest.Await(func() bool {
+		_, got := client.Take(transporttest.IsKind(transport.EventConnect))
+		up = up || got
+		return up || time.Since(start) > limit
+	}, server, client)
+	return up, time.Since(start)
 }
 
 // TestConnectFloodFromOneSocket: 400 forged CONNECTs from one socket took
@@ -102,15 +90,11 @@ func TestConnectFloodFromOneSocket(t *testing.T) {
 		{"unguarded control", transport.ConnectGuard{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			server := guardHost(t, true, transport.Options{MaxPeers: slots, ConnectGuard: tc.guard})
+			ep, server := guarded(t, transport.Options{MaxPeers: slots, ConnectGuard: tc.guard})
 			flood(t, server.Addr(), forged)
-			// Wait until the server has taken in the whole flood.
-			none := func(*Host, transport.Event) {}
-			if !serviceUntil(t, guardWait, []*Host{server}, none, func() bool {
+			transporttest.WaitUntil(t, "the server to take in the flood", func() bool {
 				return server.halfOpen() == slots || server.halfOpen()+int(server.GuardStats().ConnectsDropped) == forged
-			}) {
-				t.Fatalf("flood not taken in: %d half-open, %+v", server.halfOpen(), server.GuardStats())
-			}
+			}, ep)
 			if tc.joined {
 				if got := server.GuardStats().ConnectsDropped; got != forged-4 {
 					t.Errorf("dropped %d forged CONNECTs, want %d", got, forged-4)
@@ -119,21 +103,11 @@ func TestConnectFloodFromOneSocket(t *testing.T) {
 					t.Errorf("%d half-open peers, want 4", n)
 				}
 			}
-			client := guardHost(t, false, transport.Options{})
-			start := time.Now()
-			if _, err := client.Connect(server.Addr(), proto.ConnectData); err != nil {
-				t.Fatal(err)
-			}
-			up := false
-			joined := serviceUntil(t, time.Second, []*Host{server, client}, func(h *Host, ev transport.Event) {
-				if h == client && ev.Kind == transport.EventConnect {
-					up = true
-				}
-			}, func() bool { return up })
+			joined, took := joinsWithin(t, ep, time.Second)
 			if joined != tc.joined {
 				t.Fatalf("client connected within 1 s: %v, want %v (%d half-open)", joined, tc.joined, server.halfOpen())
 			}
-			t.Logf("%s: connected %v after %v; guard %+v", tc.name, joined, time.Since(start).Round(time.Millisecond), server.GuardStats())
+			t.Logf("%s: connected %v after %v; guard %+v", tc.name, joined, took.Round(time.Millisecond), server.GuardStats())
 		})
 	}
 }
@@ -142,17 +116,12 @@ func TestConnectFloodFromOneSocket(t *testing.T) {
 // HalfOpen, however they got a slot, so slots come back in seconds, not
 // after ENet's 25-30 s.
 func TestHalfOpenPeersReset(t *testing.T) {
-	server := guardHost(t, true, transport.Options{MaxPeers: 16,
+	ep, server := guarded(t, transport.Options{MaxPeers: 16,
 		ConnectGuard: transport.ConnectGuard{PerSource: 16, Window: time.Second, HalfOpen: 300 * time.Millisecond}})
 	flood(t, server.Addr(), 10)
-	none := func(*Host, transport.Event) {}
-	if !serviceUntil(t, guardWait, []*Host{server}, none, func() bool { return server.halfOpen() == 10 }) {
-		t.Fatalf("%d half-open, want 10", server.halfOpen())
-	}
+	transporttest.WaitUntil(t, "10 half-open peers", func() bool { return server.halfOpen() == 10 }, ep)
 	start := time.Now()
-	if !serviceUntil(t, guardWait, []*Host{server}, none, func() bool { return server.halfOpen() == 0 }) {
-		t.Fatalf("%d still half-open", server.halfOpen())
-	}
+	transporttest.WaitUntil(t, "the half-open peers reset", func() bool { return server.halfOpen() == 0 }, ep)
 	if el := time.Since(start); el < 200*time.Millisecond {
 		t.Errorf("reset after %v, before HalfOpen", el)
 	}
@@ -160,14 +129,7 @@ func TestHalfOpenPeersReset(t *testing.T) {
 		t.Errorf("HalfOpenReset %d, want 10", got)
 	}
 	// The slots are usable again by a real client.
-	client := guardHost(t, false, transport.Options{})
-	if _, err := client.Connect(server.Addr(), proto.ConnectData); err != nil {
-		t.Fatal(err)
-	}
-	up := false
-	if !serviceUntil(t, guardWait, []*Host{server, client}, func(h *Host, ev transport.Event) {
-		up = up || (h == client && ev.Kind == transport.EventConnect)
-	}, func() bool { return up }) {
+	if joined, _ := joinsWithin(t, ep, transporttest.Timeout); !joined {
 		t.Fatal("client did not connect after the reset")
 	}
 }
@@ -228,56 +190,37 @@ func TestReassemblyCapped(t *testing.T) {
 		{"uncapped control", transport.Options{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			server := guardHost(t, true, tc.opt)
-			client := guardHost(t, false, transport.Options{})
-			cPeer, err := client.Connect(server.Addr(), proto.ConnectData)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sPeer transport.PeerID
-			sUp, cUp := false, false
-			var gotBig, gotBack bool
-			maxWaiting := 0
-			on := func(h *Host, ev transport.Event) {
-				switch {
-				case ev.Kind == transport.EventConnect && h == server:
-					sPeer, sUp = ev.Peer, true
-				case ev.Kind == transport.EventConnect:
-					cUp = true
-				case ev.Kind == transport.EventReceive && h == server && len(ev.Payload) == big:
-					gotBig = true
-				case ev.Kind == transport.EventReceive && h == client && len(ev.Payload) == 64<<10:
-					gotBack = true
-				}
-			}
-			if !serviceUntil(t, guardWait, []*Host{server, client}, on, func() bool { return sUp && cUp }) {
-				t.Fatal("no connection")
-			}
+			p := connect(t, tc.opt, transport.Options{})
+			server := enetHost(p.Server)
 			// Unreliable fragments, flushed, then a marker in a later datagram:
 			// on loopback the fragments arrive first, so by the time the
 			// marker is delivered the big message was either reassembled and
 			// delivered (uncapped) or refused (capped).
-			if err := client.Send(cPeer, transport.Unreliable, make([]byte, big)); err != nil {
+			if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, make([]byte, big)); err != nil {
 				t.Fatal(err)
 			}
-			if err := client.Flush(); err != nil {
+			if err := p.Client.Host.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			if err := client.Send(cPeer, transport.Unreliable, []byte("marker")); err != nil {
+			if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, []byte("marker")); err != nil {
 				t.Fatal(err)
 			}
 			// The capped server still sends a message 64 times its cap.
-			if err := server.Send(sPeer, transport.Unreliable, make([]byte, 64<<10)); err != nil {
+			if err := server.Send(p.SPeer, transport.Unreliable, make([]byte, 64<<10)); err != nil {
 				t.Fatalf("send over the receive cap: %v", err)
 			}
-			gotMarker := false
-			if !serviceUntil(t, guardWait, []*Host{server, client}, func(h *Host, ev transport.Event) {
-				on(h, ev)
-				gotMarker = gotMarker || (h == server && ev.Kind == transport.EventReceive && string(ev.Payload) == "marker")
-				maxWaiting = max(maxWaiting, server.waiting(sPeer))
-			}, func() bool { return gotBack && gotMarker }) {
-				t.Fatalf("marker %v, server's message %v", gotMarker, gotBack)
-			}
+			gotBig, gotMarker, gotBack, maxWaiting := false, false, false, 0
+			transporttest.WaitUntil(t, "the marker and the server's 64 KiB message", func() bool {
+				maxWaiting = max(maxWaiting, server.waiting(p.SPeer))
+				for _, ev := range p.Server.TakeAll(transporttest.IsKind(transport.EventReceive)) {
+					gotBig = gotBig || len(ev.Payload) == big
+					gotMarker = gotMarker || string(ev.Payload) == "marker"
+				}
+				for _, ev := range p.Client.TakeAll(transporttest.IsKind(transport.EventReceive)) {
+					gotBack = gotBack || len(ev.Payload) == 64<<10
+				}
+				return gotMarker && gotBack
+			}, p.Both()...)
 			if gotBig != tc.delivered {
 				t.Fatalf("%d-byte message delivered: %v, want %v", big, gotBig, tc.delivered)
 			}

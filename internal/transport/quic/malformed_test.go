@@ -2,76 +2,31 @@ package quic
 
 import (
 	"testing"
-	"time"
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
-
-// malformedWait bounds the waits below on loopback events; they wait on
-// events, never on the clock.
-const malformedWait = 30 * time.Second
-
-// serviceHosts services hosts, handing events to on, until done.
-func serviceHosts(t *testing.T, hosts []*Host, on func(*Host, transport.Event), done func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(malformedWait)
-	for !done() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out; server stats %+v", hosts[0].Stats())
-		}
-		for _, h := range hosts {
-			if _, err := h.Service(func(ev transport.Event) { on(h, ev) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // TestBogusFragmentsReported: fragment datagrams that can never be
 // reassembled (20,680 in 30 s from one connection went unnoticed by the
 // application) reach the owner as EventMalformed with their count, so the
 // server can strike the peer exactly as it strikes bad messages. However
-// many arrive between two Service calls, at most one event per peer waits.
+// many arrive between two Service calls, one event per peer waits.
 func TestBogusFragmentsReported(t *testing.T) {
-	ls, err := backend{}.Listen("127.0.0.1:0", transport.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := ls.(*Host)
-	t.Cleanup(func() { _ = server.Close() })
-	dl, err := backend{}.Dial(transport.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := dl.(*Host)
-	t.Cleanup(func() { _ = client.Close() })
-	cPeer, err := client.Connect(server.Addr(), proto.ConnectData)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sPeer transport.PeerID
-	sUp, cUp := false, false
-	malformed, events, good := uint32(0), 0, 0
-	on := func(h *Host, ev transport.Event) {
-		switch {
-		case ev.Kind == transport.EventConnect && h == server:
-			sPeer, sUp = ev.Peer, true
-		case ev.Kind == transport.EventConnect:
-			cUp = true
-		case ev.Kind == transport.EventMalformed && h == server:
-			if ev.Peer != sPeer {
-				t.Fatalf("EventMalformed for peer %d, want %d", ev.Peer, sPeer)
+	p := transporttest.ConnectPair(t, Name, proto.ConnectData, transport.Options{}, transport.Options{})
+	server := p.Server.Host.(*Host)
+	conn := p.Client.Host.(*Host).peers[p.CPeer].conn.Load()
+	malformed, events := uint32(0), 0
+	take := func() {
+		for _, ev := range p.Server.TakeAll(transporttest.IsKind(transport.EventMalformed)) {
+			if ev.Peer != p.SPeer {
+				t.Fatalf("EventMalformed for peer %d, want %d", ev.Peer, p.SPeer)
 			}
 			malformed += ev.Data
 			events++
-		case ev.Kind == transport.EventReceive && h == server:
-			good++
 		}
 	}
-	serviceHosts(t, []*Host{server, client}, on, func() bool { return sUp && cUp })
-	conn := client.peers[cPeer].conn.Load()
 	bogus := [][]byte{
 		{fragMarker, 1, 0, 5, 3}, // index not below count
 		{fragMarker, 1, 0, 0, 0}, // count 0
@@ -89,10 +44,13 @@ func TestBogusFragmentsReported(t *testing.T) {
 			}
 			sent++
 		}
-		serviceHosts(t, []*Host{server, client}, on, func() bool { return int(malformed) == sent })
+		transporttest.WaitUntil(t, "the bogus datagrams reported", func() bool { take(); return int(malformed) == sent }, p.Both()...)
 	}
 	if got := server.Stats().BadFragments; got != uint64(sent) {
 		t.Fatalf("Stats().BadFragments %d, want %d", got, sent)
+	}
+	if n := len(p.Server.TakeAll(transporttest.IsKind(transport.EventReceive))); n != 0 {
+		t.Fatalf("%d bogus datagrams delivered as messages", n)
 	}
 	// Unserviced, a burst is one waiting event carrying the whole count.
 	const burst = 100
@@ -101,21 +59,13 @@ func TestBogusFragmentsReported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(malformedWait)
-	for server.Stats().BadFragments < uint64(sent+burst) {
-		if time.Now().After(deadline) {
-			t.Fatalf("server read %d of %d bogus datagrams", server.Stats().BadFragments, sent+burst)
-		}
-		time.Sleep(time.Millisecond)
+	if !transporttest.Await(func() bool { return server.Stats().BadFragments >= uint64(sent+burst) }) {
+		t.Fatalf("server read %d of %d bogus datagrams", server.Stats().BadFragments, sent+burst)
 	}
 	events, malformed = 0, 0
-	if _, err := server.Service(func(ev transport.Event) { on(server, ev) }); err != nil {
-		t.Fatal(err)
-	}
+	p.Server.Service()
+	take()
 	if events != 1 || malformed != burst {
 		t.Fatalf("unserviced burst of %d: %d event(s) carrying %d", burst, events, malformed)
-	}
-	if good != 0 {
-		t.Fatalf("%d bogus datagrams delivered as messages", good)
 	}
 }
