@@ -1,14 +1,21 @@
 package server
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/binary"
+	"errors"
+	"io"
 	"net"
 	"testing"
 	"time"
 
+	quicgo "github.com/quic-go/quic-go"
+
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/transport"
+	tquic "github.com/scalegate/scalegate/internal/transport/quic"
 )
 
 // forgedENetConnect is a 52-byte ENet CONNECT datagram as a flood tool
@@ -117,5 +124,66 @@ func TestMaxClientMessage(t *testing.T) {
 	}
 	if maxRecvMessage < maxClientMessage {
 		t.Fatalf("receive cap %d below the largest client message %d", maxRecvMessage, maxClientMessage)
+	}
+}
+
+// TestQUICBogusFragmentsKicked: a QUIC client that joins and then sends
+// fragment datagrams that can never be reassembled is struck for each and
+// kicked, as an ENet peer sending malformed messages is. It speaks QUIC
+// through quic-go directly, because the transport's own client never sends
+// such datagrams.
+func TestQUICBogusFragmentsKicked(t *testing.T) {
+	// Idle and join timeouts out of reach: only the strikes may kick.
+	ls := startLive(t, func(c *Config) {
+		c.Server.Transport = "quic"
+		c.Server.IdleTimeoutS = 3600
+		c.Server.JoinTimeoutS = 600
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), loopWait)
+	defer cancel()
+	tlsConf := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{tquic.ALPN}, MinVersion: tls.VersionTLS13} //nolint:gosec // loopback test client
+	conn, err := quicgo.DialAddr(ctx, ls.Addr(), tlsConf, &quicgo.Config{EnableDatagrams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseWithError(0, "")
+	st, err := conn.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The connect-data preamble, the server's accept word, then a framed
+	// Join (u16 length prefix), as docs/transport-quic.md lays them out.
+	if _, err := st.Write(binary.LittleEndian.AppendUint32(nil, proto.ConnectData)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(st, make([]byte, 4)); err != nil {
+		t.Fatalf("accept word: %v", err)
+	}
+	j := joinMsg(t, "builtin:debug-entity")
+	if _, err := st.Write(append(binary.LittleEndian.AppendUint16(nil, uint16(len(j))), j...)); err != nil {
+		t.Fatal(err)
+	}
+	// Paced, so none is lost to quic-go's receive queue: the server must
+	// kick on the 32nd it reads.
+	sent := 0
+	for conn.Context().Err() == nil && sent < 10*garbageKick {
+		if err := conn.SendDatagram([]byte{0xFF, byte(sent), 0, 5, 3}); err != nil {
+			break
+		}
+		sent++
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-conn.Context().Done():
+	case <-time.After(loopWait):
+		t.Fatalf("not kicked after %d bogus fragment datagrams", sent)
+	}
+	var ae *quicgo.ApplicationError
+	if err := context.Cause(conn.Context()); !errors.As(err, &ae) || ae.ErrorCode != quicgo.ApplicationErrorCode(proto.NoticeKicked) {
+		t.Fatalf("connection ended with %v after %d bogus datagrams, want the kick (code %d)", err, sent, proto.NoticeKicked)
+	}
+	st2 := ls.metricsWhen(t, "the kick", func(st *report.ServerTick) bool { return st.Kicked == 1 })
+	if st2.MalformedDropped < garbageKick || st2.IdleTimeouts != 0 {
+		t.Fatalf("malformed_dropped %d (want at least %d), idle_timeouts %d (want 0)", st2.MalformedDropped, garbageKick, st2.IdleTimeouts)
 	}
 }
