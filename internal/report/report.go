@@ -83,6 +83,13 @@ type ServerTick struct {
 	// (Send, PeerDelay, Flush). Absent from servers that do not split it.
 	SerializeBuildMs *Phase `json:"serialize_build_ms,omitempty"`
 	SerializeSendMs  *Phase `json:"serialize_send_ms,omitempty"`
+	// Hostile traffic (reference server, additive): kick log lines held
+	// back by the log's rate limit; connection attempts the transport
+	// dropped before they took a peer slot, and half-open handshakes it
+	// reset (both absent when the transport has no connect guard).
+	KickLogsSuppressed     int64  `json:"kick_logs_suppressed"`
+	ConnectAttemptsDropped *int64 `json:"connect_attempts_dropped,omitempty"`
+	HalfOpenReset          *int64 `json:"half_open_reset,omitempty"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at

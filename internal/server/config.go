@@ -40,6 +40,12 @@ type SecurityConfig struct {
 	ConnectRateLimitCount   int     `toml:"connect_rate_limit_count"`    // connects per window per IP
 	ConnectRateLimitWindowS float64 `toml:"connect_rate_limit_window_s"` // window length
 	MaxConnectionsPerIP     int     `toml:"max_connections_per_ip"`
+	// The transport's connect guard (ENet), below admission: attempts per
+	// source ip:port per window before a peer slot is taken (0: off), and
+	// how long a handshake may stay incomplete (0: ENet's 25-30 s).
+	SourceConnectLimitCount   int     `toml:"source_connect_limit_count"`
+	SourceConnectLimitWindowS float64 `toml:"source_connect_limit_window_s"`
+	HalfOpenTimeoutS          float64 `toml:"half_open_timeout_s"`
 }
 
 // WorldConfig is [world].
@@ -66,6 +72,10 @@ type MetricsConfig struct {
 	SlowTickMs         float64 `toml:"slow_tick_ms"` // 0: 12.5 ms (3/4 of the 60 Hz period)
 }
 
+// maxSourceConnectLimit is the largest source_connect_limit_count: the
+// transport keeps that many attempt times per source address.
+const maxSourceConnectLimit = 16
+
 // DefaultConfig is the configuration with every key at its default.
 func DefaultConfig() Config {
 	return Config{
@@ -74,6 +84,10 @@ func DefaultConfig() Config {
 			ConnectRateLimitCount:   16,
 			ConnectRateLimitWindowS: 1,
 			MaxConnectionsPerIP:     8,
+
+			SourceConnectLimitCount:   4,
+			SourceConnectLimitWindowS: 1,
+			HalfOpenTimeoutS:          3,
 		},
 		World: WorldConfig{
 			SimWorkerThreads:    0,
@@ -172,6 +186,9 @@ func (c *Config) Validate() error {
 		{"security.connect_rate_limit_count", c.Security.ConnectRateLimitCount >= 1 && c.Security.ConnectRateLimitCount <= 10000000, "must be 1..10000000"},
 		{"security.connect_rate_limit_window_s", c.Security.ConnectRateLimitWindowS > 0 && c.Security.ConnectRateLimitWindowS <= 3600, "must be > 0 and ≤ 3600"},
 		{"security.max_connections_per_ip", c.Security.MaxConnectionsPerIP >= 0 && c.Security.MaxConnectionsPerIP <= MaxPeersCeiling, fmt.Sprintf("must be 0 (no cap: every bot shares 127.0.0.1) ..%d", MaxPeersCeiling)},
+		{"security.source_connect_limit_count", c.Security.SourceConnectLimitCount >= 0 && c.Security.SourceConnectLimitCount <= maxSourceConnectLimit, fmt.Sprintf("must be 0 (off)..%d", maxSourceConnectLimit)},
+		{"security.source_connect_limit_window_s", c.Security.SourceConnectLimitWindowS >= 0.001 && c.Security.SourceConnectLimitWindowS <= 3600, "must be 0.001..3600"},
+		{"security.half_open_timeout_s", c.Security.HalfOpenTimeoutS == 0 || (c.Security.HalfOpenTimeoutS >= 0.1 && c.Security.HalfOpenTimeoutS <= 600), "must be 0 (the transport's own) or 0.1..600"},
 		{"world.sim_worker_threads", c.World.SimWorkerThreads >= 0 && c.World.SimWorkerThreads <= 256, "must be 0 (auto)..256"},
 		{"world.snapshot_budget_bytes", c.World.SnapshotBudgetBytes == 0 || (c.World.SnapshotBudgetBytes >= 64 && c.World.SnapshotBudgetBytes <= 1<<20), "must be 0 (unlimited) or 64..1048576"},
 		{"world.interest_radius_m", c.World.InterestRadiusM >= 100 && c.World.InterestRadiusM <= 200000, "must be 100..200000"},

@@ -37,6 +37,9 @@ type metrics struct {
 	kicked     int64
 	idle       int64
 	refused    map[string]int64
+	// kickLogsSuppressed counts kick log lines held back by the log's rate
+	// limit (every kick is still counted in kicked).
+	kickLogsSuppressed int64
 
 	wire       wireAcc // traffic over the kept intervals
 	wirePeers  int     // the peer count the kept intervals were taken at
@@ -181,6 +184,7 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		OtherMs:                   phaseOf(m.phase[PhaseOther]),
 		MalformedDropped:          m.malformed,
 		Kicked:                    m.kicked,
+		KickLogsSuppressed:        m.kickLogsSuppressed,
 		Refused:                   m.refused,
 		SlowTicks:                 m.slowTicks,
 		Faults:                    append([]string{}, in.faults...),

@@ -8,16 +8,22 @@ import (
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/snapshot"
+	"github.com/scalegate/scalegate/internal/stats"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
 // Garbage handling: a peer whose malformed messages reach garbageKick
-// within one garbageWindow is kicked with Notice(kicked). Isolated bad
-// packets are only counted and dropped.
+// within any garbageWindow (a sliding window, not one reset every 10 s) is
+// kicked with Notice(kicked). Isolated bad packets are only counted and
+// dropped.
 const (
 	garbageKick   = 32
 	garbageWindow = 10 * time.Second
 )
+
+// kickLogEvery is the least time between two kick log lines: a flood of
+// kicks must not become a flood of log (the count is in the metrics file).
+const kickLogEvery = time.Second
 
 type peerState uint8
 
@@ -38,9 +44,8 @@ type peer struct {
 	lastHeard   time.Time
 	slot        int32
 	viewer      *Viewer
-	strikes     int
-	strikesFrom time.Time
-	lastSeq     uint32 // newest Input applied
+	strikes     *stats.SlidingCount // malformed messages within garbageWindow
+	lastSeq     uint32              // newest Input applied
 	haveSeq     bool
 }
 
@@ -61,7 +66,7 @@ type admission struct {
 	limit    int
 	window   time.Duration
 	perIPMax int
-	attempts map[string][]time.Time
+	attempts map[string]*stats.SlidingCount
 	perIP    map[string]int
 	admitted int
 }
@@ -71,7 +76,7 @@ func newAdmission(c *SecurityConfig) admission {
 		limit:    c.ConnectRateLimitCount,
 		window:   time.Duration(c.ConnectRateLimitWindowS * float64(time.Second)),
 		perIPMax: c.MaxConnectionsPerIP,
-		attempts: map[string][]time.Time{},
+		attempts: map[string]*stats.SlidingCount{},
 		perIP:    map[string]int{},
 	}
 }
@@ -80,30 +85,22 @@ func newAdmission(c *SecurityConfig) admission {
 // it exceeds connect_rate_limit_count within the window. Every attempt
 // counts, refused ones included, so a flood stays limited.
 func (a *admission) rateLimited(ip string, now time.Time) bool {
-	ts := a.prune(ip, now)
-	a.attempts[ip] = append(ts, now)
-	return len(ts) >= a.limit
+	c := a.attempts[ip]
+	if c == nil {
+		// One past the limit is all that matters: the counter saturates there.
+		c = stats.NewSlidingCount(a.limit+1, a.window)
+		a.attempts[ip] = c
+	}
+	return c.Add(now, 1) > a.limit
 }
 
-func (a *admission) prune(ip string, now time.Time) []time.Time {
-	ts := a.attempts[ip]
-	i := 0
-	for i < len(ts) && now.Sub(ts[i]) >= a.window {
-		i++
-	}
-	ts = append(ts[:0], ts[i:]...)
-	if len(ts) == 0 {
-		delete(a.attempts, ip)
-		return nil
-	}
-	a.attempts[ip] = ts
-	return ts
-}
-
-// pruneAll drops expired attempts for every address (maintenance).
+// pruneAll forgets addresses with no attempt left in the window
+// (maintenance: the map would otherwise keep every address ever seen).
 func (a *admission) pruneAll(now time.Time) {
-	for ip := range a.attempts {
-		a.prune(ip, now)
+	for ip, c := range a.attempts {
+		if c.Count(now) == 0 {
+			delete(a.attempts, ip)
+		}
 	}
 }
 
@@ -138,12 +135,19 @@ func (s *Server) handleEvent(ev transport.Event, now time.Time) {
 		s.onReceive(ev, now)
 	case transport.EventDisconnect:
 		s.onDisconnect(ev.Peer)
+	case transport.EventMalformed:
+		// Datagrams the backend dropped before they became messages (QUIC
+		// fragments that cannot be reassembled): strikes like bad messages.
+		if p, ok := s.peers[ev.Peer]; ok && p.state != peerClosing {
+			s.malformed(p, now, int(ev.Data))
+		}
 	}
 }
 
 func (s *Server) onConnect(id transport.PeerID, data uint32, now time.Time) {
 	ip := hostOf(s.host.PeerAddr(id))
-	p := &peer{id: id, ip: ip, connectedAt: now, lastHeard: now, slot: -1}
+	p := &peer{id: id, ip: ip, connectedAt: now, lastHeard: now, slot: -1,
+		strikes: stats.NewSlidingCount(garbageKick, garbageWindow)}
 	s.peers[id] = p
 	if s.closing { // shutting down: no new peers, no admission counted
 		s.sendNotice(id, noticeShutdown)
@@ -262,12 +266,12 @@ func (s *Server) onReceive(ev transport.Event, now time.Time) {
 	t, err := proto.PeekType(ev.Payload)
 	switch {
 	case err != nil:
-		s.malformed(p, now)
+		s.malformed(p, now, 1)
 	case t == proto.TypeJoin:
 		s.onJoin(p, ev.Payload, now)
 	case t == proto.TypeInput && p.state == peerJoined:
 		if err := proto.DecodeInput(ev.Payload, &s.input.in); err != nil {
-			s.malformed(p, now)
+			s.malformed(p, now, 1)
 			return
 		}
 		// Unreliable delivery may reorder (QUIC datagrams): an Input older
@@ -278,7 +282,7 @@ func (s *Server) onReceive(ev transport.Event, now time.Time) {
 		p.lastSeq, p.haveSeq = s.input.in.Seq, true
 		s.sim.World.At(p.slot).Ctl = clampControls(&s.input.in)
 	default: // Input before Join, or a server-to-client type
-		s.malformed(p, now)
+		s.malformed(p, now, 1)
 	}
 }
 
@@ -286,7 +290,7 @@ func (s *Server) onReceive(ev transport.Event, now time.Time) {
 // from a joined peer is malformed traffic.
 func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 	if p.state != peerJoining {
-		s.malformed(p, now)
+		s.malformed(p, now, 1)
 		return
 	}
 	j, err := proto.DecodeJoin(b)
@@ -328,18 +332,31 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 	}
 }
 
-// malformed counts a dropped message and kicks a peer that keeps sending
-// them.
-func (s *Server) malformed(p *peer, now time.Time) {
-	s.met.malformed++
-	if now.Sub(p.strikesFrom) > garbageWindow {
-		p.strikes, p.strikesFrom = 0, now
+// malformed counts n dropped messages and kicks a peer that sent
+// garbageKick of them within garbageWindow.
+func (s *Server) malformed(p *peer, now time.Time, n int) {
+	s.met.malformed += int64(n)
+	if p.strikes.Add(now, n) < garbageKick {
+		return
 	}
-	p.strikes++
-	if p.strikes >= garbageKick {
-		s.log.Printf("peer %d (%s): kicked after %d malformed messages within %v", p.id, p.ip, p.strikes, garbageWindow)
-		s.kick(p, noticeGarbage)
+	s.logKick(p, now)
+	s.kick(p, noticeGarbage)
+}
+
+// logKick writes one line per kick, at most one per kickLogEvery; the lines
+// held back are counted in the metrics file and on the next line written.
+func (s *Server) logKick(p *peer, now time.Time) {
+	if !s.lastKickLog.IsZero() && now.Sub(s.lastKickLog) < kickLogEvery {
+		s.met.kickLogsSuppressed++
+		s.kickQuiet++
+		return
 	}
+	held := ""
+	if s.kickQuiet > 0 {
+		held = fmt.Sprintf(" (+%d kick line(s) not logged since the last one)", s.kickQuiet)
+	}
+	s.log.Printf("peer %d (%s): kicked after %d malformed messages within %v%s", p.id, p.ip, garbageKick, garbageWindow, held)
+	s.lastKickLog, s.kickQuiet = now, 0
 }
 
 // maintain runs the per-tick housekeeping: idle and join timeouts, the

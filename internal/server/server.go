@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -37,6 +38,23 @@ const BindHost = "127.0.0.1"
 // peer over the limit can still be told why (Refuse(server_full)) instead
 // of being dropped silently by the transport.
 const slotHeadroom = 64
+
+// maxClientMessage is the largest message a client sends: a Join with two
+// strings of proto.MaxString bytes (type, client_index, two length-prefixed
+// strings). Input is 25 bytes.
+const maxClientMessage = 1 + 4 + 2*(1+proto.MaxString)
+
+// maxRecvMessage is the largest message the transport reassembles from a
+// peer. A little above maxClientMessage, so a slightly oversize message
+// still reaches the decoder and is struck as malformed; anything larger is
+// dropped by the transport before it allocates it (ENet's default let one
+// peer make the server allocate 32 MiB and keep it).
+const maxRecvMessage = 1 << 10
+
+// maxRecvWaiting bounds the bytes one peer may have received but not yet
+// delivered: a client sends one Input a tick and the server drains every
+// tick, so 32 messages' worth is far above any honest backlog.
+const maxRecvWaiting = 32 * maxRecvMessage
 
 // peerDelayTicks is how often a joined peer is sent PeerDelay (2 Hz).
 const peerDelayTicks = 30
@@ -104,8 +122,11 @@ type Server struct {
 	lastWrite time.Time
 	lastSlow  time.Time
 	slowQuiet int64 // slow ticks not logged since the last line
-	gcSample  []rtmetrics.Sample
-	msgBuf    []byte
+	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
+	lastKickLog time.Time
+	kickQuiet   int64
+	gcSample    []rtmetrics.Sample
+	msgBuf      []byte
 }
 
 // New builds the world for cfg. Log lines go to logw.
@@ -151,10 +172,18 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return err
 	}
+	sec := &s.cfg.Security
 	h, err := b.Listen(addr, transport.Options{
 		MaxPeers:        s.cfg.Server.MaxPeers + slotHeadroom,
 		RecvBufferBytes: 4 << 20,
 		SendBufferBytes: 4 << 20,
+		MaxRecvMessage:  maxRecvMessage,
+		MaxRecvWaiting:  maxRecvWaiting,
+		ConnectGuard: transport.ConnectGuard{
+			PerSource: sec.SourceConnectLimitCount,
+			Window:    seconds(sec.SourceConnectLimitWindowS),
+			HalfOpen:  seconds(sec.HalfOpenTimeoutS),
+		},
 	})
 	if err != nil {
 		return &ListenError{Addr: addr, Err: err}
@@ -225,6 +254,11 @@ func (s *Server) WriteMetrics() error {
 		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
 		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
 	})
+	if g, ok := s.host.(transport.Guarded); ok {
+		gs := g.GuardStats()
+		dropped, reset := int64(gs.ConnectsDropped), int64(gs.HalfOpenReset)
+		st.ConnectAttemptsDropped, st.HalfOpenReset = &dropped, &reset
+	}
 	b, err := encodeMetrics(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
 	if err != nil {
 		return err
@@ -232,6 +266,9 @@ func (s *Server) WriteMetrics() error {
 	s.lastWrite = time.Now()
 	return report.WriteFileAtomic(path, b)
 }
+
+// seconds converts a config value in seconds.
+func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
 
 func (s *Server) droppedTicks() int64 {
 	if s.pacer == nil {

@@ -51,6 +51,11 @@ const (
 	EventConnect EventKind = iota + 1
 	EventReceive
 	EventDisconnect
+	// EventMalformed reports datagrams from a peer that the backend dropped
+	// as malformed before they became messages; Data is how many since the
+	// previous EventMalformed for that peer. Backends that cannot tell
+	// whose garbage it was (ENet) never deliver it.
+	EventMalformed
 )
 
 func (k EventKind) String() string {
@@ -61,6 +66,8 @@ func (k EventKind) String() string {
 		return "receive"
 	case EventDisconnect:
 		return "disconnect"
+	case EventMalformed:
+		return "malformed"
 	}
 	return "unknown"
 }
@@ -76,8 +83,9 @@ const (
 type Event struct {
 	Kind EventKind
 	Peer PeerID
-	// Data is the connect data word (EventConnect on a server), or the
-	// disconnect reason (EventDisconnect).
+	// Data is the connect data word (EventConnect on a server), the
+	// disconnect reason (EventDisconnect), or the number of malformed
+	// datagrams dropped (EventMalformed).
 	Data uint32
 	// Delivery is how a received message travelled (EventReceive).
 	Delivery Delivery
@@ -148,6 +156,45 @@ type Options struct {
 	// Timeout is how long a peer may stay silent before it is disconnected
 	// (zero: the backend default).
 	Timeout time.Duration
+	// MaxRecvMessage is the largest message the host reassembles from a
+	// peer, and MaxRecvWaiting the bytes one peer may have received but
+	// not yet delivered; larger ones are dropped by the backend before
+	// they are allocated. Zero: the backend default (ENet: 32 MiB each).
+	// What the host sends is not limited by them.
+	MaxRecvMessage, MaxRecvWaiting int
+	// ConnectGuard limits connection attempts before they take a peer
+	// slot (ENet only; QUIC ignores it). The zero value is no guard.
+	ConnectGuard ConnectGuard
+}
+
+// ConnectGuard limits connection attempts per source address below the
+// application: a handshake that never completes holds a peer slot the
+// application never hears of, so its own admission limits cannot see it.
+type ConnectGuard struct {
+	// PerSource is how many attempts one source address (ip:port) may make
+	// within Window; more are dropped before they take a slot, and every
+	// attempt counts, dropped ones too. 0 disables the guard.
+	PerSource int
+	Window    time.Duration
+	// HalfOpen resets a peer whose handshake has not completed after this
+	// long (0: the backend's own timeouts).
+	HalfOpen time.Duration
+}
+
+// GuardStats count what a host's connect guard did.
+type GuardStats struct {
+	// ConnectsDropped is the connection attempts dropped before they took
+	// a peer slot.
+	ConnectsDropped uint64
+	// HalfOpenReset is the peers reset because their handshake did not
+	// complete within ConnectGuard.HalfOpen.
+	HalfOpenReset uint64
+}
+
+// Guarded is implemented by hosts that have a connect guard.
+type Guarded interface {
+	// GuardStats returns the guard's cumulative counts.
+	GuardStats() GuardStats
 }
 
 // Backend creates hosts of one kind.

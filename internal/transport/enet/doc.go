@@ -17,4 +17,11 @@
 // looks high — a load test must see every datagram it sent or lost, never
 // ENet's silent shedding. Unreliable packets larger than one fragment go out
 // as unreliable fragments instead of ENet's default reliable fragments.
+//
+// The C side lives in enet_glue.c/enet_glue.h (the binding) and
+// enet_guard.c: an optional connect guard (transport.ConnectGuard) that
+// drops CONNECT datagrams over a per-source limit in ENet's intercept hook,
+// before ENet gives them a peer slot, and resets handshakes left half-open.
+// Options.MaxRecvMessage and MaxRecvWaiting cap what ENet reassembles from
+// peers; the host's own sends are not limited by them.
 package enet

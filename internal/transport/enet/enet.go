@@ -10,349 +10,7 @@ package enet
 #cgo nocallback sg_send
 #cgo nocallback sg_counters
 #cgo nocallback sg_flush
-#include <enet/enet.h>
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-
-enum {
-	SG_CHANNEL_RELIABLE   = 0,
-	SG_CHANNEL_UNRELIABLE = 1,
-	SG_CHANNELS           = 2,
-
-	// Throttle: interval, acceleration, deceleration. Deceleration 0 keeps
-	// packetThrottle at its maximum, so ENet never sheds unreliable packets.
-	SG_THROTTLE_INTERVAL_MS = 5000,
-	SG_THROTTLE_ACCEL       = 2,
-	SG_THROTTLE_DECEL       = 0,
-
-	SG_OK        = 0,
-	SG_ERR_PEER  = -1, // no such peer, or not connected
-	SG_ERR_ALLOC = -2, // enet_packet_create failed
-	SG_ERR_SEND  = -3, // enet_peer_send refused the packet
-
-	SG_DRAIN_DONE  = 0, // ENet had no more events
-	SG_DRAIN_MORE  = 1, // the event array or payload buffer is full
-	SG_DRAIN_ERROR = -1, // enet_host_service reported a socket error
-
-	// A drain gives up after this many oversized datagrams in a row, so a
-	// flood cannot hold the owner inside one Service call.
-	SG_MAX_DROPS_PER_DRAIN = 256
-};
-
-// sg_host is the C side of one Go host. It lives in C memory so that Go can
-// hand its address to every call without pinning anything.
-typedef struct {
-	ENetHost   *host;
-	ENetEvent   pending;     // a receive whose payload did not fit the caller's buffer
-	int         has_pending;
-	enet_uint32 timeout_ms;  // Options.Timeout; 0 keeps ENet's defaults
-	// Results of the last sg_drain, read by Go (keeps Go pointers out of C).
-	int         status;
-	int         err;
-	size_t      need;
-	// Datagrams over ENet's 4096 B receive buffer, dropped (see sg_drain).
-	unsigned long oversize_dropped;
-} sg_host;
-
-// sg_event is one event flattened for Go; the payload is buf[off:off+len].
-typedef struct {
-	int         kind;
-	enet_uint32 peer;
-	enet_uint32 data;
-	enet_uint32 channel;
-	enet_uint32 off;
-	enet_uint32 len;
-} sg_event;
-
-typedef struct {
-	enet_uint32 sent_data, received_data, sent_packets, received_packets;
-} sg_counters_t;
-
-// sg_configure_peer applies scalegate's peer settings. The throttle call
-// also sends THROTTLE_CONFIGURE, so the remote side adopts the same values.
-static void sg_configure_peer(sg_host *s, ENetPeer *p) {
-	enet_peer_throttle_configure(p, SG_THROTTLE_INTERVAL_MS, SG_THROTTLE_ACCEL, SG_THROTTLE_DECEL);
-	p->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
-	if (s->timeout_ms != 0) {
-		enet_peer_timeout(p, 0, s->timeout_ms, s->timeout_ms);
-	}
-}
-
-// sg_set_buf sizes a socket buffer. SO_*BUFFORCE (CAP_NET_ADMIN) gets the
-// size even when net.core.rmem_max/wmem_max is smaller (212992 on stock
-// kernels, which would cap a server's burst buffer at a couple of ticks);
-// without the privilege the plain option applies, capped by the kernel.
-static int sg_set_buf(ENetSocket sock, int force_opt, ENetSocketOption opt, int bytes) {
-	if (setsockopt(sock, SOL_SOCKET, force_opt, &bytes, sizeof bytes) == 0) {
-		return 0;
-	}
-	return enet_socket_set_option(sock, opt, bytes);
-}
-
-// sg_create makes a host. bind=0 leaves it unbound (a client). On failure it
-// returns NULL and *err holds errno, or -1 when ENet gave no errno.
-static sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers,
-		int rcvbuf, int sndbuf, int range_coder, enet_uint32 timeout_ms, int *err) {
-	ENetAddress addr;
-	addr.host = ip_be;
-	addr.port = port;
-	errno = 0;
-	ENetHost *h = enet_host_create(bind ? &addr : NULL, peers, SG_CHANNELS, 0, 0);
-	if (h == NULL) {
-		*err = errno != 0 ? errno : -1;
-		return NULL;
-	}
-	if ((rcvbuf > 0 && sg_set_buf(h->socket, SO_RCVBUFFORCE, ENET_SOCKOPT_RCVBUF, rcvbuf) < 0) ||
-	    (sndbuf > 0 && sg_set_buf(h->socket, SO_SNDBUFFORCE, ENET_SOCKOPT_SNDBUF, sndbuf) < 0) ||
-	    (range_coder && enet_host_compress_with_range_coder(h) < 0)) {
-		*err = errno != 0 ? errno : -1;
-		enet_host_destroy(h);
-		return NULL;
-	}
-	sg_host *s = calloc(1, sizeof *s);
-	if (s == NULL) {
-		*err = ENOMEM;
-		enet_host_destroy(h);
-		return NULL;
-	}
-	s->host = h;
-	s->timeout_ms = timeout_ms;
-	return s;
-}
-
-// sg_destroy frees the host, a pending packet and the wrapper.
-static void sg_destroy(sg_host *s) {
-	if (s->has_pending && s->pending.type == ENET_EVENT_TYPE_RECEIVE) {
-		enet_packet_destroy(s->pending.packet);
-	}
-	enet_host_destroy(s->host);
-	free(s);
-}
-
-// sg_local reads the bound address (port is known once the socket is bound).
-static int sg_local(sg_host *s, enet_uint32 *ip_be, enet_uint16 *port) {
-	ENetAddress a;
-	if (enet_socket_get_address(s->host->socket, &a) < 0) {
-		return -1;
-	}
-	*ip_be = a.host;
-	*port = a.port;
-	return 0;
-}
-
-// sg_next returns the pending event or services the host once, without
-// blocking: the caller loops while it returns > 0.
-static int sg_next(sg_host *s, ENetEvent *ev) {
-	if (s->has_pending) {
-		*ev = s->pending;
-		s->has_pending = 0;
-		return 1;
-	}
-	return enet_host_service(s->host, ev, 0);
-}
-
-// sg_drain services the host without blocking and stores up to max events in
-// evs, copying payloads into buf[0:cap] and destroying the packets. It stops
-// early when a payload does not fit (that event is kept as pending and
-// s->need set), so one call delivers a batch with one cgo crossing.
-static int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
-	int n = 0, drops = 0;
-	size_t used = 0;
-	s->status = SG_DRAIN_DONE;
-	s->err = 0;
-	s->need = 0;
-	while (n < max) {
-		ENetEvent ev;
-		errno = 0;
-		int r = sg_next(s, &ev);
-		if (r == 0) {
-			return n;
-		}
-		if (r < 0) {
-			// ENet 1.3.17 fails the whole service call when a datagram
-			// was truncated (MSG_TRUNC, no errno of its own: errno is 0 or
-			// a stale EAGAIN from a non-blocking call). The datagram is
-			// consumed and the host intact, so it is dropped like any other
-			// malformed datagram; otherwise anyone could stop a server
-			// with one 4097-byte packet. Real socket errors set errno.
-			if ((errno == 0 || errno == EAGAIN || errno == EWOULDBLOCK) && ++drops <= SG_MAX_DROPS_PER_DRAIN) {
-				s->oversize_dropped++;
-				continue;
-			}
-			if (drops > SG_MAX_DROPS_PER_DRAIN) {
-				return n; // the rest waits for the next Service
-			}
-			s->status = SG_DRAIN_ERROR;
-			s->err = errno;
-			return n;
-		}
-		sg_event *o = &evs[n];
-		o->kind = ev.type;
-		o->peer = (enet_uint32)(ev.peer - s->host->peers);
-		o->data = ev.data;
-		o->channel = ev.channelID;
-		o->off = (enet_uint32)used;
-		o->len = 0;
-		if (ev.type == ENET_EVENT_TYPE_CONNECT) {
-			sg_configure_peer(s, ev.peer);
-		} else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
-			size_t len = ev.packet->dataLength;
-			if (len > cap - used) {
-				s->pending = ev;
-				s->has_pending = 1;
-				s->status = SG_DRAIN_MORE;
-				s->need = len;
-				return n;
-			}
-			if (len > 0) {
-				memcpy(buf + used, ev.packet->data, len);
-			}
-			o->len = (enet_uint32)len;
-			used += len;
-			enet_packet_destroy(ev.packet);
-		}
-		n++;
-	}
-	s->status = SG_DRAIN_MORE;
-	return n;
-}
-
-static ENetPeer *sg_peer(sg_host *s, enet_uint32 id) {
-	if (id >= s->host->peerCount) {
-		return NULL;
-	}
-	return &s->host->peers[id];
-}
-
-// sg_send copies data into a new packet and queues it on the channel of its
-// delivery. UNRELIABLE_FRAGMENT only matters above the fragment size, where
-// ENet would otherwise send the packet as reliable fragments.
-static int sg_send(sg_host *s, enet_uint32 id, int reliable, const void *data, size_t len) {
-	ENetPeer *p = sg_peer(s, id);
-	if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED) {
-		return SG_ERR_PEER;
-	}
-	enet_uint32 flags = reliable ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
-	ENetPacket *pk = enet_packet_create(data, len, flags);
-	if (pk == NULL) {
-		return SG_ERR_ALLOC;
-	}
-	if (enet_peer_send(p, reliable ? SG_CHANNEL_RELIABLE : SG_CHANNEL_UNRELIABLE, pk) < 0) {
-		enet_packet_destroy(pk);
-		return SG_ERR_SEND;
-	}
-	return SG_OK;
-}
-
-// sg_connect starts a connection; returns the peer index or -1 when every
-// peer slot is taken.
-static long sg_connect(sg_host *s, enet_uint32 ip_be, enet_uint16 port, enet_uint32 data) {
-	ENetAddress a;
-	a.host = ip_be;
-	a.port = port;
-	ENetPeer *p = enet_host_connect(s->host, &a, SG_CHANNELS, data);
-	if (p == NULL) {
-		return -1;
-	}
-	if (s->timeout_ms != 0) {
-		enet_peer_timeout(p, 0, s->timeout_ms, s->timeout_ms);
-	}
-	return (long)(p - s->host->peers);
-}
-
-// sg_disconnect disconnects gracefully after queued data. It returns 1 when
-// ENet will deliver a DISCONNECT event later, 0 when the peer was dropped at
-// once (it never finished connecting), -1 when there was nothing to do.
-static int sg_disconnect(sg_host *s, enet_uint32 id, enet_uint32 reason) {
-	ENetPeer *p = sg_peer(s, id);
-	if (p == NULL) {
-		return -1;
-	}
-	switch (p->state) {
-	case ENET_PEER_STATE_CONNECTED:
-	case ENET_PEER_STATE_DISCONNECT_LATER:
-		enet_peer_disconnect_later(p, reason);
-		return 1;
-	case ENET_PEER_STATE_CONNECTING:
-	case ENET_PEER_STATE_ACKNOWLEDGING_CONNECT:
-	case ENET_PEER_STATE_CONNECTION_PENDING:
-	case ENET_PEER_STATE_CONNECTION_SUCCEEDED:
-		enet_peer_disconnect(p, reason);
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-static enet_uint32 sg_rtt(sg_host *s, enet_uint32 id) {
-	ENetPeer *p = sg_peer(s, id);
-	if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED) {
-		return 0;
-	}
-	return p->roundTripTime;
-}
-
-static int sg_peer_addr(sg_host *s, enet_uint32 id, enet_uint32 *ip_be, enet_uint16 *port) {
-	ENetPeer *p = sg_peer(s, id);
-	if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED || p->state == ENET_PEER_STATE_ZOMBIE) {
-		return -1;
-	}
-	*ip_be = p->address.host;
-	*port = p->address.port;
-	return 0;
-}
-
-static sg_counters_t sg_counters(sg_host *s) {
-	sg_counters_t c;
-	c.sent_data = s->host->totalSentData;
-	c.received_data = s->host->totalReceivedData;
-	c.sent_packets = s->host->totalSentPackets;
-	c.received_packets = s->host->totalReceivedPackets;
-	return c;
-}
-
-static void sg_flush(sg_host *s) {
-	enet_host_flush(s->host);
-}
-
-// ---- test hooks: read state the tests must check, set counters near wrap ----
-
-static void sg_set_counters(sg_host *s, sg_counters_t c) {
-	s->host->totalSentData = c.sent_data;
-	s->host->totalReceivedData = c.received_data;
-	s->host->totalSentPackets = c.sent_packets;
-	s->host->totalReceivedPackets = c.received_packets;
-}
-
-static int sg_peer_throttle(sg_host *s, enet_uint32 id, enet_uint32 *throttle, enet_uint32 *decel) {
-	ENetPeer *p = sg_peer(s, id);
-	if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED) {
-		return -1;
-	}
-	*throttle = p->packetThrottle;
-	*decel = p->packetThrottleDeceleration;
-	return 0;
-}
-
-// sg_reliable_in_transit is the reliable bytes sent but not yet acknowledged.
-static long sg_reliable_in_transit(sg_host *s, enet_uint32 id) {
-	ENetPeer *p = sg_peer(s, id);
-	if (p == NULL) {
-		return -1;
-	}
-	return (long)p->reliableDataInTransit;
-}
-
-static int sg_rcvbuf(sg_host *s) {
-	int v = 0;
-	socklen_t n = sizeof v;
-	if (getsockopt(s->host->socket, SOL_SOCKET, SO_RCVBUF, &v, &n) < 0) {
-		return -1;
-	}
-	return v;
-}
+#include "enet_glue.h"
 */
 import "C"
 
@@ -441,10 +99,12 @@ func create(bind bool, ip netip.Addr, port uint16, peers int, opt transport.Opti
 	if opt.Timeout > 0 && timeoutMs == 0 {
 		timeoutMs = 1
 	}
+	o, err := cOptions(opt, timeoutMs)
+	if err != nil {
+		return nil, err
+	}
 	var cerr C.int
-	s := C.sg_create(cbool(bind), ipBE(ip), C.enet_uint16(port), C.size_t(peers),
-		C.int(opt.RecvBufferBytes), C.int(opt.SendBufferBytes), cbool(opt.RangeCoder),
-		C.enet_uint32(timeoutMs), &cerr)
+	s := C.sg_create(cbool(bind), ipBE(ip), C.enet_uint16(port), C.size_t(peers), &o, &cerr)
 	if s == nil {
 		return nil, createError(int(cerr))
 	}
@@ -456,6 +116,32 @@ func create(bind bool, ip netip.Addr, port uint16, peers int, opt transport.Opti
 	}
 	h.refreshAddr()
 	return h, nil
+}
+
+// MaxConnectGuardPerSource is the largest ConnectGuard.PerSource the C side
+// keeps per source address.
+const MaxConnectGuardPerSource = C.SG_GUARD_MAX_LIMIT
+
+// cOptions checks and converts the Options the C side applies.
+func cOptions(opt transport.Options, timeoutMs int64) (C.sg_options, error) {
+	g := opt.ConnectGuard
+	switch {
+	case opt.MaxRecvMessage < 0 || opt.MaxRecvWaiting < 0:
+		return C.sg_options{}, errors.New("negative MaxRecvMessage or MaxRecvWaiting")
+	case g.PerSource < 0 || g.PerSource > MaxConnectGuardPerSource:
+		return C.sg_options{}, fmt.Errorf("ConnectGuard.PerSource %d out of range 0..%d", g.PerSource, MaxConnectGuardPerSource)
+	case g.PerSource > 0 && (g.Window < time.Millisecond || g.Window.Milliseconds() > int64(^uint32(0))):
+		return C.sg_options{}, fmt.Errorf("ConnectGuard.Window %v out of range 1ms..%v", g.Window, time.Duration(^uint32(0))*time.Millisecond)
+	case g.HalfOpen < 0 || g.HalfOpen.Milliseconds() > int64(^uint32(0)):
+		return C.sg_options{}, fmt.Errorf("ConnectGuard.HalfOpen %v out of range", g.HalfOpen)
+	}
+	return C.sg_options{
+		rcvbuf: C.int(opt.RecvBufferBytes), sndbuf: C.int(opt.SendBufferBytes),
+		range_coder: cbool(opt.RangeCoder), timeout_ms: C.enet_uint32(timeoutMs),
+		max_packet: C.size_t(opt.MaxRecvMessage), max_waiting: C.size_t(opt.MaxRecvWaiting),
+		connect_limit: C.int(g.PerSource), connect_window_ms: C.enet_uint32(g.Window.Milliseconds()),
+		half_open_ms: C.enet_uint32(g.HalfOpen.Milliseconds()),
+	}, nil
 }
 
 // createError keeps the errno itself, so errors.Is(err, syscall.EADDRINUSE)
@@ -506,7 +192,10 @@ type Host struct {
 	servicing bool
 }
 
-var _ transport.Host = (*Host)(nil)
+var (
+	_ transport.Host    = (*Host)(nil)
+	_ transport.Guarded = (*Host)(nil)
+)
 
 // Backend returns "enet".
 func (h *Host) Backend() string { return Name }
@@ -713,6 +402,17 @@ func (h *Host) counters() transport.WireCounters {
 	}
 }
 
+// GuardStats returns the connect guard's counts (zero without a guard).
+func (h *Host) GuardStats() transport.GuardStats {
+	if h.s == nil {
+		return transport.GuardStats{}
+	}
+	return transport.GuardStats{
+		ConnectsDropped: uint64(C.sg_guard_dropped(h.s)),
+		HalfOpenReset:   uint64(C.sg_guard_reaped(h.s)),
+	}
+}
+
 // Close destroys the host, its peers and any packet it still holds. Calls
 // after Close, including a second Close, return transport.ErrClosed.
 func (h *Host) Close() error {
@@ -757,3 +457,19 @@ func (h *Host) recvBuffer() int { return int(C.sg_rcvbuf(h.s)) }
 
 // throttleScale is ENet's maximum packet throttle (never drops).
 const throttleScale = C.ENET_PEER_PACKET_THROTTLE_SCALE
+
+// halfOpen counts peers in the middle of the connect handshake.
+func (h *Host) halfOpen() int { return int(C.sg_half_open(h.s)) }
+
+// waiting is the bytes ENet holds for peer, received but not delivered.
+func (h *Host) waiting(peer transport.PeerID) int {
+	return int(C.sg_waiting(h.s, C.enet_uint32(peer)))
+}
+
+// isConnectDatagram runs the connect guard's recogniser on b (no checksum).
+func isConnectDatagram(b []byte) bool {
+	if len(b) == 0 {
+		return C.sg_is_connect(nil, 0, 0) != 0
+	}
+	return C.sg_is_connect((*C.enet_uint8)(unsafe.Pointer(&b[0])), C.size_t(len(b)), 0) != 0
+}

@@ -66,7 +66,8 @@ type Stats struct {
 	// RecvQueueDrops counts received unreliable messages dropped because the
 	// owner had maxPendingDatagrams of that peer's waiting.
 	RecvQueueDrops uint64
-	// BadFragments counts malformed or inconsistent fragment datagrams.
+	// BadFragments counts malformed or inconsistent fragment datagrams; each
+	// is also reported to the owner in an EventMalformed for its peer.
 	BadFragments uint64
 	// IncompleteDropped counts fragmented messages dropped because a
 	// fragment never arrived before newer messages needed the slot.
@@ -263,7 +264,9 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 			break
 		}
 		e := &evs[i]
-		h.account(e)
+		if !h.account(e) {
+			continue
+		}
 		fn(e.Event)
 		n++
 	}
@@ -272,10 +275,15 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 	return n, nil
 }
 
-// account updates owner-side state for an event about to be delivered.
-func (h *Host) account(e *event) {
+// account updates owner-side state for an event about to be delivered,
+// and reports whether to deliver it.
+func (h *Host) account(e *event) bool {
 	p := e.p
 	switch e.Kind {
+	case transport.EventMalformed:
+		// The count so far; later ones queue a new event.
+		e.Data = p.malformed.Swap(0)
+		return e.Data > 0
 	case transport.EventConnect:
 		p.connected = true
 		if c := p.conn.Load(); c != nil {
@@ -295,6 +303,7 @@ func (h *Host) account(e *event) {
 			p.pendingDgrams.Add(-1)
 		}
 	}
+	return true
 }
 
 // Flush hands every message queued since the last Service or Flush to the

@@ -49,6 +49,9 @@ type peer struct {
 	// Receive side bounds (see maxPendingControl, maxPendingDatagrams).
 	ctrlSlots     chan struct{}
 	pendingDgrams atomic.Int32
+	// malformed counts bad datagrams not yet reported to the owner; one
+	// EventMalformed is queued when it leaves 0 and carries the count.
+	malformed atomic.Uint32
 
 	localReason atomic.Uint64 // reasonSet|reason once Disconnect was called
 
@@ -422,14 +425,14 @@ func (p *peer) datagramLoop(conn *quicgo.Conn) {
 		}
 		whole, f, isFrag, err := parseDatagram(b)
 		if err != nil {
-			p.h.st.badFragments.Add(1)
+			p.badDatagram()
 			continue
 		}
 		if isFrag {
 			inv := r.invalid
 			msg, ok := r.add(f)
 			if r.invalid != inv {
-				p.h.st.badFragments.Add(1)
+				p.badDatagram()
 			}
 			if !ok {
 				continue
@@ -442,6 +445,17 @@ func (p *peer) datagramLoop(conn *quicgo.Conn) {
 		}
 		p.pendingDgrams.Add(1)
 		p.h.push(event{Event: transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: transport.Unreliable, Payload: whole}, p: p})
+	}
+}
+
+// badDatagram counts a malformed fragment datagram and tells the owner, so
+// the application can strike the peer as it strikes a malformed message.
+// One queued event covers any number of them: a flood cannot grow the event
+// queue.
+func (p *peer) badDatagram() {
+	p.h.st.badFragments.Add(1)
+	if p.malformed.Add(1) == 1 {
+		p.h.push(event{Event: transport.Event{Kind: transport.EventMalformed, Peer: p.id}, p: p})
 	}
 }
 

@@ -1,0 +1,348 @@
+//go:build cgo
+
+// enet_glue.c implements enet_glue.h. The go command compiles it with the
+// #cgo flags of enet.go (pkg-config libenet); the build constraint keeps it
+// out of CGO_ENABLED=0 builds, where nocgo.go stands in for the package.
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "enet_glue.h"
+
+// sg_configure_peer applies scalegate's peer settings. The throttle call
+// also sends THROTTLE_CONFIGURE, so the remote side adopts the same values.
+static void sg_configure_peer(sg_host *s, ENetPeer *p) {
+	enet_peer_throttle_configure(p, SG_THROTTLE_INTERVAL_MS, SG_THROTTLE_ACCEL, SG_THROTTLE_DECEL);
+	p->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
+	if (s->timeout_ms != 0) {
+		enet_peer_timeout(p, 0, s->timeout_ms, s->timeout_ms);
+	}
+}
+
+// sg_set_buf sizes a socket buffer. SO_*BUFFORCE (CAP_NET_ADMIN) gets the
+// size even when net.core.rmem_max/wmem_max is smaller (212992 on stock
+// kernels, which would cap a server's burst buffer at a couple of ticks);
+// without the privilege the plain option applies, capped by the kernel.
+static int sg_set_buf(ENetSocket sock, int force_opt, ENetSocketOption opt, int bytes) {
+	if (setsockopt(sock, SOL_SOCKET, force_opt, &bytes, sizeof bytes) == 0) {
+		return 0;
+	}
+	return enet_socket_set_option(sock, opt, bytes);
+}
+
+// sg_create makes a host. bind=0 leaves it unbound (a client). On failure it
+// returns NULL and *err holds errno, or -1 when ENet gave no errno.
+sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, const sg_options *o, int *err) {
+	ENetAddress addr;
+	addr.host = ip_be;
+	addr.port = port;
+	errno = 0;
+	ENetHost *h = enet_host_create(bind ? &addr : NULL, peers, SG_CHANNELS, 0, 0);
+	if (h == NULL) {
+		*err = errno != 0 ? errno : -1;
+		return NULL;
+	}
+	if ((o->rcvbuf > 0 && sg_set_buf(h->socket, SO_RCVBUFFORCE, ENET_SOCKOPT_RCVBUF, o->rcvbuf) < 0) ||
+	    (o->sndbuf > 0 && sg_set_buf(h->socket, SO_SNDBUFFORCE, ENET_SOCKOPT_SNDBUF, o->sndbuf) < 0) ||
+	    (o->range_coder && enet_host_compress_with_range_coder(h) < 0)) {
+		*err = errno != 0 ? errno : -1;
+		enet_host_destroy(h);
+		return NULL;
+	}
+	sg_host *s = calloc(1, sizeof *s);
+	if (s == NULL) {
+		*err = ENOMEM;
+		enet_host_destroy(h);
+		return NULL;
+	}
+	s->host = h;
+	s->timeout_ms = o->timeout_ms;
+	// ENet's 32 MiB defaults let one peer make the host allocate a 32 MiB
+	// packet with a single fragment header and keep it until the peer goes.
+	if (o->max_packet > 0) {
+		h->maximumPacketSize = o->max_packet;
+	}
+	if (o->max_waiting > 0) {
+		h->maximumWaitingData = o->max_waiting;
+	}
+	s->max_packet = h->maximumPacketSize;
+	if (sg_guard_init(s, o) < 0) {
+		*err = ENOMEM;
+		sg_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+// sg_destroy frees the host, a pending packet and the wrapper.
+void sg_destroy(sg_host *s) {
+	sg_guard_free(s);
+	if (s->has_pending && s->pending.type == ENET_EVENT_TYPE_RECEIVE) {
+		enet_packet_destroy(s->pending.packet);
+	}
+	enet_host_destroy(s->host);
+	free(s);
+}
+
+// sg_local reads the bound address (port is known once the socket is bound).
+int sg_local(sg_host *s, enet_uint32 *ip_be, enet_uint16 *port) {
+	ENetAddress a;
+	if (enet_socket_get_address(s->host->socket, &a) < 0) {
+		return -1;
+	}
+	*ip_be = a.host;
+	*port = a.port;
+	return 0;
+}
+
+// sg_next returns the pending event or services the host once, without
+// blocking: the caller loops while it returns > 0.
+static int sg_next(sg_host *s, ENetEvent *ev) {
+	if (s->has_pending) {
+		*ev = s->pending;
+		s->has_pending = 0;
+		return 1;
+	}
+	return enet_host_service(s->host, ev, 0);
+}
+
+static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap);
+
+// sg_drain services the host without blocking and stores up to max events in
+// evs, copying payloads into buf[0:cap] and destroying the packets. It stops
+// early when a payload does not fit (that event is kept as pending and
+// s->need set), so one call delivers a batch with one cgo crossing.
+int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
+	int n = 0;
+	sg_reap_half_open(s);
+	sg_guard_enter(s);
+	n = sg_drain_events(s, evs, max, buf, cap);
+	sg_guard_leave();
+	return n;
+}
+
+// sg_drain_events is sg_drain's loop, run while the connect guard is armed.
+static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
+	int n = 0, drops = 0;
+	size_t used = 0;
+	s->status = SG_DRAIN_DONE;
+	s->err = 0;
+	s->need = 0;
+	while (n < max) {
+		ENetEvent ev;
+		errno = 0;
+		int r = sg_next(s, &ev);
+		if (r == 0) {
+			return n;
+		}
+		if (r < 0) {
+			// ENet 1.3.17 fails the whole service call when a datagram
+			// was truncated (MSG_TRUNC, no errno of its own: errno is 0 or
+			// a stale EAGAIN from a non-blocking call). The datagram is
+			// consumed and the host intact, so it is dropped like any other
+			// malformed datagram; otherwise anyone could stop a server
+			// with one 4097-byte packet. Real socket errors set errno.
+			if ((errno == 0 || errno == EAGAIN || errno == EWOULDBLOCK) && ++drops <= SG_MAX_DROPS_PER_DRAIN) {
+				s->oversize_dropped++;
+				continue;
+			}
+			if (drops > SG_MAX_DROPS_PER_DRAIN) {
+				return n; // the rest waits for the next Service
+			}
+			s->status = SG_DRAIN_ERROR;
+			s->err = errno;
+			return n;
+		}
+		sg_event *o = &evs[n];
+		o->kind = ev.type;
+		o->peer = (enet_uint32)(ev.peer - s->host->peers);
+		o->data = ev.data;
+		o->channel = ev.channelID;
+		o->off = (enet_uint32)used;
+		o->len = 0;
+		if (ev.type == ENET_EVENT_TYPE_CONNECT) {
+			sg_configure_peer(s, ev.peer);
+		} else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+			size_t len = ev.packet->dataLength;
+			if (len > cap - used) {
+				s->pending = ev;
+				s->has_pending = 1;
+				s->status = SG_DRAIN_MORE;
+				s->need = len;
+				return n;
+			}
+			if (len > 0) {
+				memcpy(buf + used, ev.packet->data, len);
+			}
+			o->len = (enet_uint32)len;
+			used += len;
+			enet_packet_destroy(ev.packet);
+		}
+		n++;
+	}
+	s->status = SG_DRAIN_MORE;
+	return n;
+}
+
+static ENetPeer *sg_peer(sg_host *s, enet_uint32 id) {
+	if (id >= s->host->peerCount) {
+		return NULL;
+	}
+	return &s->host->peers[id];
+}
+
+// sg_send copies data into a new packet and queues it on the channel of its
+// delivery. UNRELIABLE_FRAGMENT only matters above the fragment size, where
+// ENet would otherwise send the packet as reliable fragments.
+int sg_send(sg_host *s, enet_uint32 id, int reliable, const void *data, size_t len) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED) {
+		return SG_ERR_PEER;
+	}
+	enet_uint32 flags = reliable ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT;
+	ENetPacket *pk = enet_packet_create(data, len, flags);
+	if (pk == NULL) {
+		return SG_ERR_ALLOC;
+	}
+	// ENet checks one maximumPacketSize for what it sends and what it
+	// reassembles. The cap is for what peers send us; our own messages
+	// (snapshots) may be larger, so lift it for this call only.
+	s->host->maximumPacketSize = ENET_HOST_DEFAULT_MAXIMUM_PACKET_SIZE;
+	int r = enet_peer_send(p, reliable ? SG_CHANNEL_RELIABLE : SG_CHANNEL_UNRELIABLE, pk);
+	s->host->maximumPacketSize = s->max_packet;
+	if (r < 0) {
+		enet_packet_destroy(pk);
+		return SG_ERR_SEND;
+	}
+	return SG_OK;
+}
+
+// sg_connect starts a connection; returns the peer index or -1 when every
+// peer slot is taken.
+long sg_connect(sg_host *s, enet_uint32 ip_be, enet_uint16 port, enet_uint32 data) {
+	ENetAddress a;
+	a.host = ip_be;
+	a.port = port;
+	ENetPeer *p = enet_host_connect(s->host, &a, SG_CHANNELS, data);
+	if (p == NULL) {
+		return -1;
+	}
+	if (s->timeout_ms != 0) {
+		enet_peer_timeout(p, 0, s->timeout_ms, s->timeout_ms);
+	}
+	return (long)(p - s->host->peers);
+}
+
+// sg_disconnect disconnects gracefully after queued data. It returns 1 when
+// ENet will deliver a DISCONNECT event later, 0 when the peer was dropped at
+// once (it never finished connecting), -1 when there was nothing to do.
+int sg_disconnect(sg_host *s, enet_uint32 id, enet_uint32 reason) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL) {
+		return -1;
+	}
+	switch (p->state) {
+	case ENET_PEER_STATE_CONNECTED:
+	case ENET_PEER_STATE_DISCONNECT_LATER:
+		enet_peer_disconnect_later(p, reason);
+		return 1;
+	case ENET_PEER_STATE_CONNECTING:
+	case ENET_PEER_STATE_ACKNOWLEDGING_CONNECT:
+	case ENET_PEER_STATE_CONNECTION_PENDING:
+	case ENET_PEER_STATE_CONNECTION_SUCCEEDED:
+		enet_peer_disconnect(p, reason);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+enet_uint32 sg_rtt(sg_host *s, enet_uint32 id) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED) {
+		return 0;
+	}
+	return p->roundTripTime;
+}
+
+int sg_peer_addr(sg_host *s, enet_uint32 id, enet_uint32 *ip_be, enet_uint16 *port) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED || p->state == ENET_PEER_STATE_ZOMBIE) {
+		return -1;
+	}
+	*ip_be = p->address.host;
+	*port = p->address.port;
+	return 0;
+}
+
+sg_counters_t sg_counters(sg_host *s) {
+	sg_counters_t c;
+	c.sent_data = s->host->totalSentData;
+	c.received_data = s->host->totalReceivedData;
+	c.sent_packets = s->host->totalSentPackets;
+	c.received_packets = s->host->totalReceivedPackets;
+	return c;
+}
+
+void sg_flush(sg_host *s) {
+	enet_host_flush(s->host);
+}
+
+// ---- test hooks: read state the tests must check, set counters near wrap ----
+
+void sg_set_counters(sg_host *s, sg_counters_t c) {
+	s->host->totalSentData = c.sent_data;
+	s->host->totalReceivedData = c.received_data;
+	s->host->totalSentPackets = c.sent_packets;
+	s->host->totalReceivedPackets = c.received_packets;
+}
+
+int sg_peer_throttle(sg_host *s, enet_uint32 id, enet_uint32 *throttle, enet_uint32 *decel) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED) {
+		return -1;
+	}
+	*throttle = p->packetThrottle;
+	*decel = p->packetThrottleDeceleration;
+	return 0;
+}
+
+// sg_reliable_in_transit is the reliable bytes sent but not yet acknowledged.
+long sg_reliable_in_transit(sg_host *s, enet_uint32 id) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL) {
+		return -1;
+	}
+	return (long)p->reliableDataInTransit;
+}
+
+int sg_rcvbuf(sg_host *s) {
+	int v = 0;
+	socklen_t n = sizeof v;
+	if (getsockopt(s->host->socket, SOL_SOCKET, SO_RCVBUF, &v, &n) < 0) {
+		return -1;
+	}
+	return v;
+}
+
+// sg_half_open counts the peers in the middle of the connect handshake.
+long sg_half_open(sg_host *s) {
+	long n = 0;
+	for (size_t i = 0; i < s->host->peerCount; i++) {
+		if (s->host->peers[i].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
+			n++;
+		}
+	}
+	return n;
+}
+
+// sg_waiting is the bytes ENet holds for a peer: received or being
+// reassembled, not yet delivered.
+long sg_waiting(sg_host *s, enet_uint32 id) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL) {
+		return -1;
+	}
+	return (long)p->totalWaitingData;
+}
