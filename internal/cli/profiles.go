@@ -145,7 +145,7 @@ func runVet(ctx context.Context, env *Env, args []string) error {
 	for _, n := range names {
 		p, _, err := cat.Load(n, sets...)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, gate.FormatError(err))
+			fmt.Fprintln(env.Stderr, vetLines(n, gate.FormatError(err)))
 			bad = append(bad, n)
 			continue
 		}
@@ -159,4 +159,17 @@ func runVet(ctx context.Context, env *Env, args []string) error {
 		return exitcode.Errorf(exitcode.InvalidProfile, "vet: %d of %d profile(s) invalid: %s", len(bad), len(names), strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// vetLines names the profile on the lines placed at a --set flag: vet
+// applies the flags to every profile, and the flag alone would not say
+// which one refused it.
+func vetLines(name, text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "--set ") {
+			lines[i] = name + ": " + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
