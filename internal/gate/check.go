@@ -84,13 +84,19 @@ func parentPath(p string) string {
 	return ""
 }
 
-// at reports a problem of the checker's own at a field, superseding CUE's
-// errors there.
+// at reports a problem of the checker's own at a field, beside whatever
+// CUE says about that field.
 func (c *checker) at(path, format string, args ...any) {
-	c.atPos(c.posOf(path), path, format, args...)
+	c.problems = append(c.problems, problemAt(c.posOf(path), path, fmt.Sprintf(format, args...)))
 }
 
-func (c *checker) atPos(pos token.Pos, path, format string, args ...any) {
+// instead reports a problem that says better what CUE says at the field
+// (or under it): CUE's errors there are dropped.
+func (c *checker) instead(path, format string, args ...any) {
+	c.insteadAt(c.posOf(path), path, format, args...)
+}
+
+func (c *checker) insteadAt(pos token.Pos, path, format string, args ...any) {
 	c.problems = append(c.problems, problemAt(pos, path, fmt.Sprintf(format, args...)))
 	c.owned = append(c.owned, path)
 }
@@ -206,7 +212,7 @@ func (c *checker) unknownFields(decls []ast.Decl, prefix string, schema cue.Valu
 		sub, known := allowed[label]
 		if !known {
 			if !schema.Allows(cue.Str(label)) {
-				c.atPos(f.Label.Pos(), path, "field not allowed%s", suggest(label, allowed, c.structName(prefix)))
+				c.insteadAt(f.Label.Pos(), path, "field not allowed%s", suggest(label, allowed, c.structName(prefix)))
 			}
 			continue // an open struct (server.config) is the user's own
 		}
@@ -369,7 +375,7 @@ func (c *checker) checkSweep() {
 	}
 	if v, ok := c.concrete("baselined"); ok {
 		if b, err := v.Bool(); err == nil && b {
-			c.at("baselined", "must be false in a profile with a sweep: a sweep is a characterisation, never a baseline")
+			c.instead("baselined", "must be false in a profile with a sweep: a sweep is a characterisation, never a baseline")
 		}
 	}
 }
@@ -441,11 +447,11 @@ func (c *checker) checkCommand() {
 		return
 	}
 	if len(args) == 0 {
-		c.at("server.command", `is empty: give the program to run and its arguments, e.g. ["./bin/my-server", "--port", "{port}"]`)
+		c.instead("server.command", `is empty: give the program to run and its arguments, e.g. ["./bin/my-server", "--port", "{port}"]`)
 		return
 	}
 	if s, ok := args[0].(string); ok && strings.TrimSpace(s) == "" {
-		c.at("server.command", "the first element is empty: it must be the program to run")
+		c.instead("server.command", "the first element is empty: it must be the program to run")
 	}
 }
 

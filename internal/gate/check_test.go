@@ -88,6 +88,12 @@ clinets: 5
 		{"noaxis", goodAs("noaxis") + "sweep: {}\n", []string{
 			`FILE:9:8: sweep: needs at least one axis: clients, entity_counts or sim_worker_threads`,
 		}},
+		// Two mistakes in one field are two lines: the name breaks the
+		// schema's pattern and does not match the file.
+		{"badname", strings.Replace(goodSrc, `"good"`, `"Bad Name"`, 1), []string{
+			`FILE:1:7: name: is "Bad Name" but the file is badname.cue: they must match`,
+			`FILE:1:7: name: invalid value "Bad Name" (out of bound =~"^[a-z][a-z0-9-]*$")`,
+		}},
 		{"neither", strings.Replace(goodAs("neither"), `patterns: ["weave"]`, "", 1), []string{
 			`FILE:1:1: patterns: the profile declares neither patterns nor pattern_mix: exactly one is required`,
 		}},
