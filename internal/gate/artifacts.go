@@ -114,13 +114,11 @@ func optIntCSV(v *int64) string {
 // Metadata is the run's metadata.json: enough to know what ran, where, on
 // which code.
 type Metadata struct {
-	Profile       string   `json:"profile"`
-	ProfileSource string   `json:"profile_source"`
-	ProfileSHA256 string   `json:"profile_sha256"`
-	Resolved      *Profile `json:"resolved_profile"`
-	// Overrides are the run's --set PATH=VALUE, in order; the resolved
-	// profile (and its hash) already carries their values.
-	Overrides      []string      `json:"overrides"`
+	Profile        string        `json:"profile"`
+	ProfileSource  string        `json:"profile_source"`
+	ProfileSHA256  string        `json:"profile_sha256"`
+	Resolved       *Profile      `json:"resolved_profile"`
+	Overrides      []string      `json:"overrides"` // the run's --set PATH=VALUE, in order (Resolved carries their values)
 	Tier           string        `json:"tier"`
 	Strict         bool          `json:"strict"`
 	UpdateBaseline bool          `json:"update_baseline"`
@@ -212,9 +210,8 @@ func NewMetadata(p *Profile, strict, update bool, version, commandLine string) (
 	if err != nil {
 		return nil, err
 	}
-	return &Metadata{Profile: p.Name, ProfileSource: p.Source, ProfileSHA256: sum, Resolved: p,
-		Overrides: append([]string{}, p.Overrides...),
-		Tier:      EffectiveTier(p, strict), Strict: strict, UpdateBaseline: update, Git: Git("."), Host: Host(),
+	return &Metadata{Profile: p.Name, ProfileSource: p.Source, ProfileSHA256: sum, Resolved: p, Overrides: append([]string{}, p.Overrides...),
+		Tier: EffectiveTier(p, strict), Strict: strict, UpdateBaseline: update, Git: Git("."), Host: Host(),
 		GoVersion: runtime.Version(), Version: version, CommandLine: commandLine,
 		StartedAt: time.Now().UTC().Format(time.RFC3339), Verdict: VerdictNotRun,
 		TimingCaveat: "loopback; the swarm and the server share this machine's cores: tick timings are this machine's, byte metrics are machine-independent"}, nil
