@@ -26,6 +26,7 @@ type checker struct {
 	user    cue.Value // the file with overrides, without the schema
 	unified cue.Value // user & #Profile
 	fields  map[string]fieldPos
+	flags   map[string]int // "--set PATH=VALUE" → its place on the command line
 
 	problems []Problem
 	// owned are field paths a problem of the checker's own covers: CUE's
@@ -466,6 +467,9 @@ func (c *checker) finish(errs []cueError) []Problem {
 	}
 	t := &translator{file: c.file, user: c.user, schema: c.schemaAt, pos: c.posOf}
 	out := append(c.problems, t.translate(rest)...)
+	for i := range out {
+		out[i].seq = c.flags[out[i].File]
+	}
 	sortProblems(out)
 	return out
 }

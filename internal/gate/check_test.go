@@ -206,6 +206,8 @@ func TestOverrideErrors(t *testing.T) {
 		{[]string{"pattern_mix=weave:80,idle:20"}, "--set pattern_mix=weave:80,idle:20: pattern_mix: the profile declares both patterns and pattern_mix"},
 		// Two bad flags: both reported, in the order given.
 		{[]string{"clinets=4", "world.tset=1"}, "--set clinets=4: clinets: field not allowed (did you mean clients?)\n--set world.tset=1: world.tset: field not allowed"},
+		{[]string{"tier=nightly", "clients=0", "rate_hz=fast"}, "--set tier=nightly: tier: \"nightly\" is not one of \"pr\", \"strict\"\n--set clients=0: clients: invalid value 0 (out of bound >=1)\n--set rate_hz=fast: rate_hz: \"fast\" is a string, want a number"},
+		{[]string{"rate_hz=fast", "clients=0", "tier=nightly"}, "--set rate_hz=fast: rate_hz: \"fast\" is a string, want a number\n--set clients=0: clients: invalid value 0 (out of bound >=1)\n--set tier=nightly: tier: \"nightly\" is not one of \"pr\", \"strict\""},
 	}
 	c, err := NewCatalog("")
 	if err != nil {

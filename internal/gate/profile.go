@@ -249,7 +249,10 @@ func (c *Catalog) resolve(name, path string, src []byte, sets []Override) (*Prof
 	// to nothing) is reported with the rest, not instead of it.
 	errs := rawErrors(v.Err(), nil)
 	ch := &checker{file: path, name: name, schema: c.schema, def: c.def, user: v,
-		unified: c.def.Unify(v), fields: map[string]fieldPos{}}
+		unified: c.def.Unify(v), fields: map[string]fieldPos{}, flags: map[string]int{}}
+	for i, o := range sets {
+		ch.flags[o.source()] = i
+	}
 	ch.index(f.Decls, "")
 	ch.unknownFields(f.Decls, "", c.def)
 	ch.crossCheck()
