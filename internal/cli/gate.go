@@ -28,7 +28,32 @@ type gateFlags struct {
 	baseline, out, results string
 	summary, junit         string
 	grace                  time.Duration
+	sets                   setFlags
 }
+
+// setFlags collects repeatable --set PATH=VALUE flags.
+type setFlags []gate.Override
+
+func (s *setFlags) String() string {
+	parts := make([]string, len(*s))
+	for i, o := range *s {
+		parts[i] = o.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+// Set parses one PATH=VALUE; the path and value meet the schema later.
+func (s *setFlags) Set(v string) error {
+	o, err := gate.ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	*s = append(*s, o)
+	return nil
+}
+
+// setUsage is the --set help text shared by gate, profiles show and vet.
+const setUsage = "override one profile field, `PATH=VALUE` (repeatable): clients=256, world.test_spawn_ai_count=2000, patterns=[\"idle\"]"
 
 func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	f := &gateFlags{}
@@ -43,8 +68,9 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	fs.StringVar(&f.summary, "summary", "", "also write the Markdown summary to this file")
 	fs.StringVar(&f.junit, "junit", "", "also write the result as JUnit XML to this file (one testsuite per leg, one testcase per gate)")
 	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
+	fs.Var(&f.sets, "set", setUsage+"; a run with overrides never updates the baseline")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH]")
+		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(env, fs, args); err != nil {
@@ -56,6 +82,11 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	if f.profile == "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--profile NAME is required (see `scalegate profiles`)")
 	}
+	if f.updateBaseline && len(f.sets) > 0 {
+		// Refused before anything runs: a baseline is the committed
+		// profile's figures, and this run would measure an edited profile.
+		return nil, exitcode.Errorf(exitcode.Usage, "--update-baseline with --set %s: a baseline records the committed profile, and overrides measure a different one; commit the change to the profile file, or drop --set", f.sets.String())
+	}
 	return f, nil
 }
 
@@ -64,7 +95,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := loadProfile(env, f.profilesDir, f.profile)
+	p, err := loadProfile(env, f.profilesDir, f.profile, f.sets)
 	if err != nil {
 		return err
 	}
@@ -106,6 +137,9 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
 		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), p.Transport, dir)
+	if len(p.Overrides) > 0 {
+		fmt.Fprintf(env.Stderr, "scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)\n", strings.Join(p.Overrides, " "))
+	}
 	stopNotes := noteInterrupts(ctx, env, f.grace)
 	res := gate.Run(ctx, gate.Options{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline,
 		Baseline: base, Dir: dir, Self: self, Progress: env.Stderr, Grace: f.grace, Kill: env.Kill})
@@ -158,13 +192,14 @@ func noteInterrupts(ctx context.Context, env *Env, grace time.Duration) (stop fu
 	return func() { close(done); <-finished }
 }
 
-// loadProfile resolves a profile, printing a profile error in full.
-func loadProfile(env *Env, dir, name string) (*gate.Profile, error) {
+// loadProfile resolves a profile with its overrides, printing a profile
+// error in full.
+func loadProfile(env *Env, dir, name string, sets []gate.Override) (*gate.Profile, error) {
 	cat, err := gate.NewCatalog(dir)
 	if err != nil {
 		return nil, profileErr(env, err)
 	}
-	p, _, err := cat.Load(name)
+	p, _, err := cat.Load(name, sets...)
 	if err != nil {
 		return nil, profileErr(env, err)
 	}

@@ -22,11 +22,13 @@ func init() {
 func runProfiles(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("profiles", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate profiles [--profiles DIR]\n       scalegate profiles show NAME [--profiles DIR] [--format json|cue]\n\nLists the profiles, or prints one resolved against the schema (defaults filled).\n\noptions:")
+		fmt.Fprintln(fs.Output(), "usage: scalegate profiles [--profiles DIR]\n       scalegate profiles show NAME [--profiles DIR] [--format json|cue] [--set PATH=VALUE]...\n\nLists the profiles, or prints one resolved against the schema (defaults filled).\n\noptions:")
 		fs.PrintDefaults()
 	}
 	dir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	form := fs.String("format", "json", "profiles show: json or cue")
+	var sets setFlags
+	fs.Var(&sets, "set", "profiles show: "+setUsage)
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
 	}
@@ -37,13 +39,19 @@ func runProfiles(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		if fs.NArg() < 1 {
-			return exitcode.Errorf(exitcode.Usage, "usage: scalegate profiles show NAME [--format json|cue]")
+			return exitcode.Errorf(exitcode.Usage, "usage: scalegate profiles show NAME [--format json|cue] [--set PATH=VALUE]...")
 		}
 		name := fs.Arg(0)
 		if err := parseFlags(env, fs, fs.Args()[1:]); err != nil {
 			return err
 		}
-		return showProfile(env, *dir, name, *form)
+		if fs.NArg() > 0 {
+			return exitcode.Errorf(exitcode.Usage, "profiles show: unexpected argument %q", fs.Arg(0))
+		}
+		return showProfile(env, *dir, name, *form, sets)
+	}
+	if len(sets) > 0 {
+		return exitcode.Errorf(exitcode.Usage, "profiles: --set applies to profiles show NAME")
 	}
 	if len(rest) > 0 {
 		return exitcode.Errorf(exitcode.Usage, "profiles: unknown argument %q (want: profiles [show NAME])", rest[0])
@@ -76,12 +84,12 @@ func listProfiles(env *Env, dir string) error {
 	return nil
 }
 
-func showProfile(env *Env, dir, name, form string) error {
+func showProfile(env *Env, dir, name, form string, sets []gate.Override) error {
 	cat, err := gate.NewCatalog(dir)
 	if err != nil {
 		return profileErr(env, err)
 	}
-	p, v, err := cat.Load(name)
+	p, v, err := cat.Load(name, sets...)
 	if err != nil {
 		return profileErr(env, err)
 	}
@@ -104,16 +112,23 @@ func showProfile(env *Env, dir, name, form string) error {
 	return exitcode.Errorf(exitcode.Usage, "--format %q: want json or cue", form)
 }
 
-// runVet validates every profile and prints every error of every file.
+// runVet validates every profile and prints every error of every file, one
+// line per mistake. With --set it checks that every profile accepts the
+// overrides.
 func runVet(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("vet", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate vet [--profiles DIR]\n\nValidates every profile against the schema and prints every error as file:line:col: field: message.\n\noptions:")
+		fmt.Fprintln(fs.Output(), "usage: scalegate vet [--profiles DIR] [--set PATH=VALUE]...\n\nValidates every profile against the schema and prints every error as file:line:col: field: message.\n\noptions:")
 		fs.PrintDefaults()
 	}
 	dir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
+	var sets setFlags
+	fs.Var(&sets, "set", setUsage+"; applied to every profile")
 	if err := parseFlags(env, fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return exitcode.Errorf(exitcode.Usage, "vet: unexpected argument %q (vet checks every profile; --profiles DIR picks the directory)", fs.Arg(0))
 	}
 	cat, err := gate.NewCatalog(*dir)
 	if err != nil {
@@ -128,9 +143,9 @@ func runVet(ctx context.Context, env *Env, args []string) error {
 	}
 	var bad []string
 	for _, n := range names {
-		p, _, err := cat.Load(n)
+		p, _, err := cat.Load(n, sets...)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, gate.FormatError(err))
+			fmt.Fprintln(env.Stderr, vetLines(n, gate.FormatError(err)))
 			bad = append(bad, n)
 			continue
 		}
@@ -144,4 +159,17 @@ func runVet(ctx context.Context, env *Env, args []string) error {
 		return exitcode.Errorf(exitcode.InvalidProfile, "vet: %d of %d profile(s) invalid: %s", len(bad), len(names), strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// vetLines names the profile on the lines placed at a --set flag: vet
+// applies the flags to every profile, and the flag alone would not say
+// which one refused it.
+func vetLines(name, text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "--set ") {
+			lines[i] = name + ": " + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -142,6 +142,7 @@ type Metadata struct {
 	ProfileSource  string        `json:"profile_source"`
 	ProfileSHA256  string        `json:"profile_sha256"`
 	Resolved       *Profile      `json:"resolved_profile"`
+	Overrides      []string      `json:"overrides"` // the run's --set PATH=VALUE, in order (Resolved carries their values)
 	Tier           string        `json:"tier"`
 	Strict         bool          `json:"strict"`
 	UpdateBaseline bool          `json:"update_baseline"`
@@ -233,7 +234,7 @@ func NewMetadata(p *Profile, strict, update bool, version, commandLine string) (
 	if err != nil {
 		return nil, err
 	}
-	return &Metadata{Profile: p.Name, ProfileSource: p.Source, ProfileSHA256: sum, Resolved: p,
+	return &Metadata{Profile: p.Name, ProfileSource: p.Source, ProfileSHA256: sum, Resolved: p, Overrides: append([]string{}, p.Overrides...),
 		Tier: EffectiveTier(p, strict), Strict: strict, UpdateBaseline: update, Git: Git("."), Host: Host(),
 		GoVersion: runtime.Version(), Version: version, CommandLine: commandLine,
 		StartedAt: time.Now().UTC().Format(time.RFC3339), Verdict: VerdictNotRun,

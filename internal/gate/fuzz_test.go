@@ -27,7 +27,8 @@ func TestTransportError(t *testing.T) {
 }
 
 // FuzzProfile: any bytes as a profile file give a profile or an error,
-// never a panic; a profile that loads has legs.
+// never a panic; every problem is one line at the user's file (never inside
+// the schema); a profile that loads has legs.
 func FuzzProfile(f *testing.F) {
 	for _, s := range []string{goodSrc, "", "name: 1", "{", `name: "good", sweep: {entity_counts: [1], sim_worker_threads: [0]}`} {
 		f.Add(s)
@@ -37,9 +38,13 @@ func FuzzProfile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		p, _, err := c.resolve("good", "good.cue", []byte(src))
+		p, _, err := c.resolve("good", "good.cue", []byte(src), nil)
 		if err != nil {
-			_ = FormatError(err)
+			for _, line := range strings.Split(FormatError(err), "\n") {
+				if !strings.HasPrefix(line, "good.cue:") {
+					t.Fatalf("problem not at the user's file: %q", line)
+				}
+			}
 			return
 		}
 		if len(p.Legs()) == 0 {

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/ast/astutil"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
@@ -55,6 +57,9 @@ type Profile struct {
 
 	// Source is the file the profile came from ("embedded:pr.cue" or a path).
 	Source string `json:"-"`
+	// Overrides are the --set PATH=VALUE applied on top of Source, in order
+	// ("clients=4"); the fields above already carry their values.
+	Overrides []string `json:"-"`
 }
 
 // BaselinePolicy is the profile's baseline tolerance.
@@ -126,17 +131,6 @@ func (g Gates) Has(name string) bool {
 	return ok
 }
 
-// ProfileError is an invalid profile (or schema). Print it with Details: it
-// carries every error with its file:line:col at once.
-type ProfileError struct {
-	Err cueerrors.Error
-}
-
-func (e *ProfileError) Error() string { return cueerrors.Details(e.Err, nil) }
-
-// Unwrap returns the CUE error list.
-func (e *ProfileError) Unwrap() error { return e.Err }
-
 // UnknownProfileError names a profile that no file defines.
 type UnknownProfileError struct {
 	Name      string
@@ -150,6 +144,7 @@ func (e *UnknownProfileError) Error() string {
 // Catalog is a set of profile sources validated against the schema.
 type Catalog struct {
 	ctx    *cue.Context
+	schema cue.Value
 	def    cue.Value
 	fsys   fs.FS
 	prefix string // shown before file names: "profiles/" or the user's dir
@@ -163,7 +158,7 @@ func NewCatalog(dir string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Catalog{ctx: ctx, def: sch.LookupPath(cue.ParsePath("#Profile")), fsys: profiles.FS, prefix: "profiles/"}
+	c := &Catalog{ctx: ctx, schema: sch, def: sch.LookupPath(cue.ParsePath("#Profile")), fsys: profiles.FS, prefix: "profiles/"}
 	if dir != "" {
 		st, err := os.Stat(dir)
 		if err != nil {
@@ -192,7 +187,7 @@ func compileSchema(ctx *cue.Context) (cue.Value, error) {
 		}
 		f, err := parser.ParseFile("schema/"+n, src, parser.ParseComments)
 		if err != nil {
-			return cue.Value{}, &ProfileError{Err: cueerrors.Promote(err, "schema")}
+			return cue.Value{}, syntaxError(err)
 		}
 		if err := inst.AddSyntax(f); err != nil {
 			return cue.Value{}, err
@@ -200,7 +195,7 @@ func compileSchema(ctx *cue.Context) (cue.Value, error) {
 	}
 	v := ctx.BuildInstance(inst)
 	if err := v.Err(); err != nil {
-		return cue.Value{}, &ProfileError{Err: cueerrors.Promote(err, "schema")}
+		return cue.Value{}, syntaxError(err)
 	}
 	return v, nil
 }
@@ -219,8 +214,9 @@ func (c *Catalog) Names() ([]string, error) {
 	return names, nil
 }
 
-// Load resolves one profile by name.
-func (c *Catalog) Load(name string) (*Profile, cue.Value, error) {
+// Load resolves one profile by name, with sets applied on top of its file
+// (in order; a later one for the same path wins).
+func (c *Catalog) Load(name string, sets ...Override) (*Profile, cue.Value, error) {
 	file := name + ".cue"
 	src, err := fs.ReadFile(c.fsys, file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -230,77 +226,96 @@ func (c *Catalog) Load(name string) (*Profile, cue.Value, error) {
 	if err != nil {
 		return nil, cue.Value{}, fmt.Errorf("read profile %s: %w", c.prefix+file, err)
 	}
-	return c.resolve(name, c.prefix+file, src)
+	return c.resolve(name, c.prefix+file, src, sets)
 }
 
-// resolve unifies the file with #Profile, validates it completely and
-// decodes it. Every error is collected, not just the first.
-func (c *Catalog) resolve(name, path string, src []byte) (*Profile, cue.Value, error) {
-	v := c.ctx.CompileBytes(src, cue.Filename(path))
-	if err := v.Err(); err != nil {
-		return nil, v, &ProfileError{Err: cueerrors.Promote(err, path)}
+// resolve applies the overrides to the file, unifies it with #Profile,
+// checks it completely and decodes it. Every problem is collected, not just
+// the first: the schema's, the unknown fields', and the rules across fields,
+// each whatever the others found.
+func (c *Catalog) resolve(name, path string, src []byte, sets []Override) (*Profile, cue.Value, error) {
+	f, err := parser.ParseFile(path, src)
+	if err != nil {
+		return nil, cue.Value{}, syntaxError(err)
 	}
-	u := c.def.Unify(v)
-	var errs cueerrors.Error
-	if err := u.Validate(cue.Concrete(true), cue.All()); err != nil {
-		errs = cueerrors.Append(errs, cueerrors.Promote(err, path))
-		return nil, u, &ProfileError{Err: errs}
+	if len(sets) > 0 {
+		if probs := applyOverrides(f, sets); len(probs) > 0 {
+			return nil, cue.Value{}, &ProfileError{Problems: probs}
+		}
+		reresolve(f)
 	}
+	v := c.ctx.BuildFile(f)
+	// An error of the file alone (two values for one field, a reference
+	// to nothing) is reported with the rest, not instead of it.
+	errs := rawErrors(v.Err(), nil)
+	ch := &checker{file: path, name: name, schema: c.schema, def: c.def, user: v,
+		unified: c.def.Unify(v), fields: map[string]fieldPos{}, flags: map[string]int{}}
+	for i, o := range sets {
+		ch.flags[o.source()] = i
+	}
+	ch.index(f.Decls, "")
+	ch.unknownFields(f.Decls, "", c.def)
+	ch.crossCheck()
+	if probs := ch.finish(append(errs, ch.schemaErrors()...)); len(probs) > 0 {
+		return nil, ch.unified, &ProfileError{Problems: probs}
+	}
+	p, err := decodeProfile(ch.unified)
+	if err != nil {
+		return nil, ch.unified, &ProfileError{Problems: []Problem{{File: path, Msg: err.Error()}}}
+	}
+	p.Source = path
+	for _, o := range sets {
+		p.Overrides = append(p.Overrides, o.String())
+	}
+	return p, ch.unified, nil
+}
+
+// reresolve binds every identifier again after overrides replaced fields:
+// the parser bound `clients` in `test_spawn_ai_count: clients * 10` to the
+// declaration the override removed, and must bind it to the override.
+func reresolve(f *ast.File) {
+	ast.Walk(f, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			id.Node, id.Scope = nil, nil
+		}
+		return true
+	}, nil)
+	f.Unresolved = nil
+	astutil.Resolve(f, func(token.Pos, string, ...any) {})
+}
+
+// decodeProfile decodes a valid unified profile, keeping the optional
+// [world] knobs the struct does not name.
+func decodeProfile(u cue.Value) (*Profile, error) {
 	var p Profile
 	if err := u.Decode(&p); err != nil {
-		return nil, u, &ProfileError{Err: cueerrors.Promote(err, path)}
+		return nil, fmt.Errorf("decode profile: %w", err)
 	}
 	var extra struct {
 		World map[string]any `json:"world"`
 	}
 	if err := u.Decode(&extra); err != nil {
-		return nil, u, &ProfileError{Err: cueerrors.Promote(err, path)}
+		return nil, fmt.Errorf("decode profile world: %w", err)
 	}
 	p.World.Extra = extra.World
 	for _, k := range []string{"overrun_governor", "sim_worker_threads", "test_spawn_ai_count"} {
 		delete(p.World.Extra, k)
 	}
-	p.Source = path
-	for _, e := range p.crossCheck(name, u) {
-		errs = cueerrors.Append(errs, e)
-	}
-	if errs != nil {
-		return nil, u, &ProfileError{Err: errs}
-	}
-	return &p, u, nil
+	return &p, nil
 }
 
-// crossCheck enforces the rules the schema cannot state, each error at the
-// position of the offending field.
-func (p *Profile) crossCheck(name string, v cue.Value) []cueerrors.Error {
-	var out []cueerrors.Error
-	at := func(field, format string, args ...any) {
-		fv := v.LookupPath(cue.ParsePath(field))
-		out = append(out, cueerrors.Newf(fv.Pos(), "%s: "+format, append([]any{field}, args...)...))
+// syntaxError turns a CUE parse or build error into problems at their
+// positions.
+func syntaxError(err error) *ProfileError {
+	var probs []Problem
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		probs = append(probs, problemAt(e.Position(), "", fmt.Sprintf(format, args...)))
 	}
-	if p.Name != name {
-		at("name", "is %q but the file is %s.cue: they must match", p.Name, name)
+	if len(probs) == 0 {
+		probs = append(probs, Problem{File: "(no position)", Msg: err.Error()})
 	}
-	switch {
-	case len(p.Patterns) == 0 && p.PatternMix == "":
-		at("name", "profile declares neither patterns nor pattern_mix: exactly one is required")
-	case len(p.Patterns) > 0 && p.PatternMix != "":
-		at("pattern_mix", "profile declares both patterns and pattern_mix: exactly one is allowed")
-	}
-	seen := map[string]bool{}
-	for _, pat := range p.Patterns {
-		if seen[pat] {
-			at("patterns", "pattern %q listed twice (one leg per pattern)", pat)
-		}
-		seen[pat] = true
-	}
-	if p.Sweep != nil && len(p.Sweep.Clients)+len(p.Sweep.EntityCounts)+len(p.Sweep.SimWorkerThreads) == 0 {
-		at("sweep", "needs at least one axis: clients, entity_counts or sim_worker_threads")
-	}
-	if p.Server.Kind == "custom" && p.Server.Faults != nil {
-		at("server.faults", "fault knobs exist only on the built-in server")
-	}
-	return out
+	return &ProfileError{Problems: probs}
 }
 
 // Canonical renders the resolved profile as JSON (stable key order), the
@@ -331,89 +346,4 @@ func (w World) MarshalJSON() ([]byte, error) {
 	m["sim_worker_threads"] = w.SimWorkerThreads
 	m["test_spawn_ai_count"] = w.TestSpawnAICount
 	return json.Marshal(m)
-}
-
-// FormatError renders a profile error as one line per problem,
-// "file:line:col: field: message", positions in the profile file first, so
-// an editor can jump to it. Disjunction noise ("conflicting values "pr" and
-// "nightly"", one per alternative) collapses into one "is not one of" line.
-func FormatError(err error) string {
-	var pe *ProfileError
-	if err == nil {
-		return ""
-	}
-	if !errors.As(err, &pe) {
-		return err.Error()
-	}
-	type group struct {
-		pos, path string
-		alts      []string
-		value     string
-		msgs      []string
-	}
-	var order []string
-	groups := map[string]*group{}
-	for _, e := range cueerrors.Errors(pe.Err) {
-		format, args := e.Msg()
-		if strings.Contains(format, "errors in empty disjunction") {
-			continue
-		}
-		path := strings.Join(e.Path(), ".")
-		for _, d := range []string{"#Profile.", "#Report.", "#ServerTick."} {
-			path = strings.TrimPrefix(path, d)
-		}
-		pos := bestPos(e)
-		key := pos + "\x00" + path
-		g, ok := groups[key]
-		if !ok {
-			g = &group{pos: pos, path: path}
-			groups[key] = g
-			order = append(order, key)
-		}
-		if format == "conflicting values %s and %s" && len(args) == 2 {
-			g.alts = append(g.alts, fmt.Sprint(args[0]))
-			g.value = fmt.Sprint(args[1])
-			continue
-		}
-		g.msgs = append(g.msgs, fmt.Sprintf(format, args...))
-	}
-	var b strings.Builder
-	for _, k := range order {
-		g := groups[k]
-		prefix := g.pos + ": "
-		if g.path != "" {
-			prefix += g.path + ": "
-		}
-		if len(g.alts) > 1 {
-			fmt.Fprintf(&b, "%s%s is not one of %s\n", prefix, g.value, strings.Join(g.alts, ", "))
-		} else if len(g.alts) == 1 {
-			fmt.Fprintf(&b, "%sconflicting values %s and %s\n", prefix, g.alts[0], g.value)
-		}
-		for _, m := range g.msgs {
-			fmt.Fprintf(&b, "%s%s\n", prefix, m)
-		}
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// bestPos picks the position inside the user's file over the schema's.
-func bestPos(e cueerrors.Error) string {
-	ps := append([]token.Pos{e.Position()}, e.InputPositions()...)
-	var first string
-	for _, p := range ps {
-		if !p.IsValid() {
-			continue
-		}
-		s := p.String()
-		if first == "" {
-			first = s
-		}
-		if !strings.HasPrefix(p.Filename(), "schema/") {
-			return s
-		}
-	}
-	if first == "" {
-		return "(no position)"
-	}
-	return first
 }

@@ -69,7 +69,7 @@ func TestShippedProfileFacts(t *testing.T) {
 	}
 }
 
-func writeProfile(t *testing.T, dir, name, src string) {
+func writeProfile(t testing.TB, dir, name, src string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name+".cue"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -105,14 +105,14 @@ gates: wire_kbs_max: threshold: "a"
 			`bad.cue:4:12: transport: "tcp" is not one of "enet", "quic"`,
 			`bad.cue:5:10: clients: invalid value 0 (out of bound >=1)`,
 			`bad.cue:7:21: patterns.1: "loop" is not one of`,
-			`bad.cue:9:33: gates.wire_kbs_max.threshold: conflicting values "a" and number`,
+			`bad.cue:9:33: gates.wire_kbs_max.threshold: "a" is a string, want a number`,
 		}},
 		{"syntax", "name: \"syntax\"\nclients: [\n", []string{"syntax.cue:2:12: expected ']'"}},
 		{"renamed", strings.Replace(goodSrc, `"good"`, `"other"`, 1), []string{`renamed.cue:1:7: name: is "other" but the file is renamed.cue`}},
-		{"both", strings.Replace(goodSrc, `"good"`, `"both"`, 1) + "pattern_mix: \"weave:1\"\n", []string{"pattern_mix: profile declares both"}},
+		{"both", strings.Replace(goodSrc, `"good"`, `"both"`, 1) + "pattern_mix: \"weave:1\"\n", []string{"pattern_mix: the profile declares both"}},
 		{"unknownfield", strings.Replace(goodSrc, `"good"`, `"unknownfield"`, 1) + "clinets: 5\n", []string{"unknownfield.cue:9:1: clinets: field not allowed"}},
 		{"sweepbaselined", strings.Replace(strings.Replace(goodSrc, `"good"`, `"sweepbaselined"`, 1), "baselined: false", "baselined: true", 1) +
-			"sweep: {entity_counts: [0], sim_worker_threads: [1]}\n", []string{"baselined: conflicting values"}},
+			"sweep: {entity_counts: [0], sim_worker_threads: [1]}\n", []string{"sweepbaselined.cue:7:12: baselined: must be false in a profile with a sweep"}},
 	}
 	dir := t.TempDir()
 	for _, tc := range tests {

@@ -67,6 +67,9 @@ func Markdown(r *RunResult) string {
 	fmt.Fprintf(&b, "%s  \n", r.Profile.Description)
 	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts `%s`\n\n",
 		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], r.Profile.Transport, r.Profile.Clients, fmtNum(r.Profile.DurationS), r.Dir)
+	if len(r.Profile.Overrides) > 0 {
+		fmt.Fprintf(&b, "**Overrides** `--set %s`: this run is not the committed profile, and the baseline is never updated from it.\n\n", strings.Join(r.Profile.Overrides, "` `--set "))
+	}
 	if r.Interrupted {
 		b.WriteString("**Interrupted**: the run was stopped before it finished; legs below are partial.\n\n")
 	}

@@ -5,7 +5,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
-	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
 )
 
 // ValidateJSON checks a JSON document against a definition of the embedded
@@ -26,7 +26,19 @@ func ValidateJSON(def, name string, b []byte) error {
 		return fmt.Errorf("%s: not valid JSON: %w", name, err)
 	}
 	if err := d.Unify(v).Validate(cue.Concrete(true), cue.All()); err != nil {
-		return fmt.Errorf("%s does not match schema %s: %s", name, def, FormatError(&ProfileError{Err: cueerrors.Promote(err, name)}))
+		t := &translator{file: name, user: v,
+			schema: func(path string) cue.Value { return d.LookupPath(fieldPath(path)) },
+			pos: func(path string) token.Pos {
+				for p := path; p != ""; p = parentPath(p) {
+					if pos := v.LookupPath(fieldPath(p)).Pos(); pos.IsValid() {
+						return pos
+					}
+				}
+				return v.Pos()
+			}}
+		probs := t.translate(rawErrors(err, nil))
+		sortProblems(probs)
+		return fmt.Errorf("%s does not match schema %s: %w", name, def, &ProfileError{Problems: probs})
 	}
 	return nil
 }
