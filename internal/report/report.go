@@ -83,6 +83,16 @@ type ServerTick struct {
 	// (Send, PeerDelay, Flush). Absent from servers that do not split it.
 	SerializeBuildMs *Phase `json:"serialize_build_ms,omitempty"`
 	SerializeSendMs  *Phase `json:"serialize_send_ms,omitempty"`
+	// The overrun governor (reference server, additive): whether it runs,
+	// the lowest load_factor it reached, ticks run degraded, and its levers'
+	// current settings (effective snapshot Hz per peer, AI-sample stride)
+	// and the tick-work EWMA it steers by.
+	OverrunGovernor    bool    `json:"overrun_governor"`
+	LoadFactorMin      float64 `json:"load_factor_min"`
+	DegradedTicks      int64   `json:"degraded_ticks"`
+	SnapshotHz         float64 `json:"snapshot_hz"`
+	AIStride           int     `json:"ai_stride"`
+	GovernorTickEWMAMs float64 `json:"governor_tick_ewma_ms"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at

@@ -145,6 +145,7 @@ type snapshotInputs struct {
 	workers, budget           int
 	compress                  bool
 	faults                    []string
+	gov                       *governor
 }
 
 // build assembles the ServerTick.
@@ -158,9 +159,8 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		WindowS:       span,
 		Peers:         in.peers,
 		Entities:      in.entities,
-		// No overrun governor exists yet: nothing is ever shed.
-		LoadFactor:    1,
-		InterestScale: 1,
+		LoadFactor:    in.gov.loadFactor(),
+		InterestScale: in.gov.interestScale(),
 		DroppedTicks:  in.dropped,
 		RSSKB:         readRSSKB(),
 		RSSStartupKB:  m.rssStartupKB,
@@ -190,6 +190,9 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		SnapshotBudgetBytes:       in.budget,
 		CompressSnapshots:         in.compress,
 	}
+	g := in.gov
+	st.OverrunGovernor, st.LoadFactorMin, st.DegradedTicks = g.enabled, g.minLF, g.engaged
+	st.SnapshotHz, st.AIStride, st.GovernorTickEWMAMs = g.snapshotHz(TickHz), g.aiStride(), g.ewmaMs
 	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
 	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
 	if m.wireTaken {
