@@ -30,7 +30,7 @@ const (
 	governorShedHold      = 6    // ticks between two decreases (let the EWMA see the effect)
 	governorRecoverHold   = 30   // ticks between two increases (recover slowly: no oscillation)
 	governorAIStrideBelow = 0.75 // the AI stride engages below this load_factor (k ≤ 3 at the floor)
-	governorInterestBelow = 0.5 // interest_scale falls below this load_factor
+	governorInterestBelow = 0.5  // interest_scale falls below this load_factor
 	governorInterestFloor = 0.5
 )
 
