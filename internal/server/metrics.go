@@ -150,6 +150,9 @@ type snapshotInputs struct {
 
 // build assembles the ServerTick.
 func (m *metrics) build(in snapshotInputs) *report.ServerTick {
+	if in.gov == nil {
+		in.gov = newGovernor(false, 1000/float64(TickHz)) // nothing shed
+	}
 	hz, span := m.tickHz()
 	st := &report.ServerTick{
 		SchemaVersion: report.ServerTickSchemaVersion,
