@@ -103,14 +103,8 @@ func (p *Profile) MissingFeatures() []string {
 		out = append(out, "the lossy proxy (impairment)")
 	}
 	builtin := p.Server.Kind == "builtin"
-	if builtin && p.World.OverrunGovernor {
-		out = append(out, "the overrun governor (world.overrun_governor)")
-	}
 	if builtin && (p.Gates.Has("congestion_engaged_hz") || p.Gates.Has("congestion_recovered_hz")) {
 		out = append(out, "the congestion controller (gates.congestion_*)")
-	}
-	if builtin && (p.Gates.Has("load_factor_max") || p.Gates.Has("dropped_ticks_max")) && !p.World.OverrunGovernor {
-		out = append(out, "the overrun governor (gates.load_factor_max / dropped_ticks_max)")
 	}
 	for _, k := range []string{"test_spawn_ai_mix", "test_projectile_rate", "test_projectile_ttl_s"} {
 		if _, ok := p.World.Extra[k]; ok && builtin {

@@ -44,7 +44,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"reference", "quic", "strict", 128, 3, true, false},
 		{"reference-enet", "enet", "strict", 128, 3, true, false},
 		{"soak", "quic", "strict", 128, 1, false, false},
-		{"overrun", "quic", "strict", 32, 1, false, true},
+		{"overrun", "quic", "strict", 32, 1, false, false},
 		{"congestion", "quic", "strict", 16, 1, false, true},
 		{"entity-scale", "quic", "pr", 64, 6, false, false},
 		{"entity-churn", "quic", "pr", 64, 6, false, true},
@@ -170,8 +170,8 @@ func TestBuiltinConfig(t *testing.T) {
 	if w["test_spawn_ai_count"] != 5000 || w["sim_worker_threads"] != 2 || w["snapshot_budget_bytes"] == nil {
 		t.Errorf("world %v for leg %s", w, leg.ID)
 	}
-	if _, ok := w["overrun_governor"]; ok {
-		t.Error("overrun_governor is not a server key")
+	if w["overrun_governor"] != false {
+		t.Errorf("overrun_governor %v: capacity legs run the governor off, and say so", w["overrun_governor"])
 	}
 	s := cfg["server"].(map[string]any)
 	if s["port"] != 4242 || s["transport"] != "quic" || s["max_peers"] != 80 {

@@ -72,6 +72,7 @@ func BuiltinConfig(p *Profile, leg Leg, port int, metricsPath string) map[string
 		world[k] = v
 	}
 	world["sim_worker_threads"] = p.World.SimWorkerThreads
+	world["overrun_governor"] = p.World.OverrunGovernor
 	world["test_spawn_ai_count"] = p.World.TestSpawnAICount
 	if leg.SimWorkers != nil {
 		world["sim_worker_threads"] = *leg.SimWorkers

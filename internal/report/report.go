@@ -90,6 +90,16 @@ type ServerTick struct {
 	KickLogsSuppressed     int64  `json:"kick_logs_suppressed"`
 	ConnectAttemptsDropped *int64 `json:"connect_attempts_dropped,omitempty"`
 	HalfOpenReset          *int64 `json:"half_open_reset,omitempty"`
+	// The overrun governor (reference server, additive): whether it runs,
+	// the lowest load_factor it reached, ticks run degraded, and its levers'
+	// current settings (effective snapshot Hz per peer, AI-sample stride)
+	// and the tick-work EWMA it steers by.
+	OverrunGovernor    bool    `json:"overrun_governor"`
+	LoadFactorMin      float64 `json:"load_factor_min"`
+	DegradedTicks      int64   `json:"degraded_ticks"`
+	SnapshotHz         float64 `json:"snapshot_hz"`
+	AIStride           int     `json:"ai_stride"`
+	GovernorTickEWMAMs float64 `json:"governor_tick_ewma_ms"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at

@@ -58,6 +58,10 @@ type WorldConfig struct {
 	TestSpawnSpreadKm   float64 `toml:"test_spawn_spread_km"`
 	TestSpawnAGLM       float64 `toml:"test_spawn_agl_m"`
 	TestSpawnEntityType string  `toml:"test_spawn_entity_type"`
+	// OverrunGovernor sheds snapshot rate, AI updates and interest radius
+	// when the tick outgrows its period (governor.go). Off by default: a
+	// capacity measurement must not be masked by shed work.
+	OverrunGovernor bool `toml:"overrun_governor"`
 }
 
 // NetworkConfig is [network].

@@ -148,10 +148,14 @@ type snapshotInputs struct {
 	workers, budget           int
 	compress                  bool
 	faults                    []string
+	gov                       *governor
 }
 
 // build assembles the ServerTick.
 func (m *metrics) build(in snapshotInputs) *report.ServerTick {
+	if in.gov == nil {
+		in.gov = newGovernor(false, 1000/float64(TickHz)) // nothing shed
+	}
 	hz, span := m.tickHz()
 	st := &report.ServerTick{
 		SchemaVersion: report.ServerTickSchemaVersion,
@@ -161,9 +165,8 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		WindowS:       span,
 		Peers:         in.peers,
 		Entities:      in.entities,
-		// No overrun governor exists yet: nothing is ever shed.
-		LoadFactor:    1,
-		InterestScale: 1,
+		LoadFactor:    in.gov.loadFactor(),
+		InterestScale: in.gov.interestScale(),
 		DroppedTicks:  in.dropped,
 		RSSKB:         readRSSKB(),
 		RSSStartupKB:  m.rssStartupKB,
@@ -194,6 +197,9 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		SnapshotBudgetBytes:       in.budget,
 		CompressSnapshots:         in.compress,
 	}
+	g := in.gov
+	st.OverrunGovernor, st.LoadFactorMin, st.DegradedTicks = g.enabled, g.minLF, g.engaged
+	st.SnapshotHz, st.AIStride, st.GovernorTickEWMAMs = g.snapshotHz(TickHz), g.aiStride(), g.ewmaMs
 	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
 	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
 	if m.wireTaken {

@@ -112,9 +112,14 @@ type Server struct {
 	peers   map[transport.PeerID]*peer
 	viewers []*Viewer
 	vpeers  []*peer // vpeers[i] owns viewers[i]
-	admit   admission
-	joins   int64
-	input   inputScratch
+	gov     *governor
+	// due / duePeers: the viewers (and their peers) sent a snapshot this
+	// tick — all of them unless the governor sheds the snapshot rate.
+	due      []*Viewer
+	duePeers []*peer
+	admit    admission
+	joins    int64
+	input    inputScratch
 
 	closing   bool // shutdown has begun
 	tick      uint32
@@ -149,6 +154,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		peers:    map[transport.PeerID]*peer{},
 		admit:    newAdmission(&cfg.Security),
 		gcSample: []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}},
+		gov:      newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
 	}
 	if n := cfg.Faults.InflateSnapshotBytes; n > 0 {
 		s.pad = padBytes(n)
@@ -253,6 +259,7 @@ func (s *Server) WriteMetrics() error {
 		peers: len(s.viewers), entities: s.sim.World.Len(), contacts: s.sim.Contacts,
 		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
 		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
+		gov: s.gov,
 	})
 	if g, ok := s.host.(transport.Guarded); ok {
 		gs := g.GuardStats()
@@ -321,8 +328,10 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.service(start)
 	s.maintain(start)
 	t.lap(PhaseMaintenance)
+	s.sim.Tick, s.sim.AIStride, s.sim.InterestScale = s.tick, s.gov.aiStride(), s.gov.interestScale()
 	s.sim.Simulate(&t)
-	s.sim.Sense(&t, s.viewers)
+	s.pickDue()
+	s.sim.Sense(&t, s.due)
 	buildStart := t.at
 	s.buildSnapshots()
 	sendStart := time.Now()
@@ -338,6 +347,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 		sum += d
 	}
 	ph[PhaseOther] = max(total-sum, 0)
+	s.gov.observe(ms(total))
 	s.met.record(start, total, &ph, build, send)
 	if s.tick%wireSampleTicks == 0 {
 		s.met.sampleWire(s.host, len(s.viewers))
@@ -357,19 +367,33 @@ func (s *Server) buildSnapshots() {
 		Pad:         s.pad,
 		PadInBudget: s.padInBudget,
 	}
-	s.sim.Build(s.viewers, &p)
+	s.sim.Build(s.due, &p)
+}
+
+// pickDue selects the viewers that get a snapshot this tick. Interest
+// queries and builds run only for them, so shedding the snapshot rate sheds
+// the per-peer work with it.
+func (s *Server) pickDue() {
+	s.due, s.duePeers = s.due[:0], s.duePeers[:0]
+	for i, v := range s.viewers {
+		if s.gov.snapshotDue(s.tick, v.stagger()) {
+			s.due, s.duePeers = append(s.due, v), append(s.duePeers, s.vpeers[i])
+		}
+	}
 }
 
 // sendSnapshots hands every built snapshot to the host (which belongs to
-// this goroutine), sends PeerDelay at 2 Hz, and flushes.
+// this goroutine), sends PeerDelay at 2 Hz to every peer, and flushes.
 func (s *Server) sendSnapshots() {
-	for i, v := range s.viewers {
-		id := s.vpeers[i].id
+	for i, v := range s.due {
+		id := s.duePeers[i].id
 		if err := s.host.Send(id, transport.Unreliable, v.In.Msg); err != nil {
 			s.log.Printf("peer %d: send snapshot: %v", id, err)
 		}
-		if s.tick%peerDelayTicks == 0 {
-			s.sendPeerDelay(id)
+	}
+	if s.tick%peerDelayTicks == 0 {
+		for _, p := range s.vpeers {
+			s.sendPeerDelay(p.id)
 		}
 	}
 	if err := s.host.Flush(); err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/snapshot"
@@ -37,6 +38,14 @@ type Viewer struct {
 	In   Interest
 }
 
+// stagger is the viewer's phase in [0,1) for the governor's reduced
+// snapshot rate: a golden-ratio sequence over the entity slot, so peers
+// spread over the ticks instead of all sending on the same one.
+func (v *Viewer) stagger() float64 {
+	x := float64(v.Slot) * 0.6180339887498949
+	return x - math.Floor(x)
+}
+
 // Sim is the world plus everything a tick does to it that does not touch
 // the network: the server drives it between draining and sending, and the
 // benchmarks drive it directly.
@@ -51,6 +60,13 @@ type Sim struct {
 	recs     [][snapshot.RecordSize]byte
 	// Contacts is the number of entity-entity contacts found by the last tick.
 	Contacts int
+	// Tick is the tick being simulated; AIStride k (the overrun governor's
+	// lever) runs each AI controller every k-th tick, staggered by index
+	// (0 or 1: every tick); InterestScale (0 or 1: full radius) scales the
+	// interest radius.
+	Tick          uint32
+	AIStride      int
+	InterestScale float64
 }
 
 // NewSim builds a world from cfg (spawning the test AI) with workers
@@ -104,7 +120,12 @@ func (s *Sim) Simulate(t *timer) {
 			s.aiSlots = append(s.aiSlots, sl)
 		}
 	}
-	s.pool.run(len(s.aiSlots), 64, func(_, i int) { think(w.At(s.aiSlots[i])) })
+	stride := uint32(max(s.AIStride, 1))
+	s.pool.run(len(s.aiSlots), 64, func(_, i int) {
+		if stride == 1 || (s.Tick+uint32(i))%stride == 0 {
+			think(w.At(s.aiSlots[i]))
+		}
+	})
 	t.lap(PhaseAI)
 	s.pool.run(len(live), 64, func(_, i int) {
 		e := w.At(live[i])
@@ -122,8 +143,12 @@ func (s *Sim) Simulate(t *timer) {
 
 // Sense runs every viewer's interest query.
 func (s *Sim) Sense(t *timer, vs []*Viewer) {
+	radius := s.radius
+	if s.InterestScale > 0 && s.InterestScale < 1 {
+		radius *= s.InterestScale
+	}
 	s.pool.run(len(vs), 4, func(_, i int) {
-		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, s.radius)
+		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, radius)
 	})
 	t.lap(PhaseSensing)
 }
