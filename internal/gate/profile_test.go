@@ -44,7 +44,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"reference", "quic", "strict", 128, 3, true, false},
 		{"reference-enet", "enet", "strict", 128, 3, true, false},
 		{"soak", "quic", "strict", 128, 1, false, false},
-		{"overrun", "quic", "strict", 32, 1, false, false},
+		{"overrun", "enet", "strict", 96, 1, false, false},
 		{"congestion", "quic", "strict", 16, 1, false, true},
 		{"entity-scale", "quic", "pr", 64, 6, false, false},
 		{"entity-churn", "quic", "pr", 64, 6, false, true},
