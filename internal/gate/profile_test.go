@@ -49,6 +49,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"entity-scale", "quic", "pr", 64, 6, false, false},
 		{"entity-churn", "quic", "pr", 64, 6, false, true},
 		{"weapons", "quic", "strict", 128, 1, false, false},
+		{"capacity", "enet", "pr", 32, 4, false, false},
 	}
 	for _, tc := range tests {
 		p, _, err := c.Load(tc.name)
