@@ -1,0 +1,156 @@
+package trace
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func recs(n int, tick uint64) []Record {
+	out := make([]Record, n)
+	for i := range out {
+		out[i] = Record{ServerTick: tick + uint64(i), Throttle: float32(i) / float32(n), Buttons: uint32(i % 8)}
+	}
+	return out
+}
+
+// TestRecorderRollsAtCap: a file never exceeds the cap; the next record
+// opens trace_peer<id>_<n+1>.flit; together the files hold every record in
+// order, and nothing reaches disk until a flush (buffered).
+func TestRecorderRollsAtCap(t *testing.T) {
+	dir := t.TempDir()
+	cap := int64(HeaderSize + 3*RecordSize) // three records a file
+	r, err := NewRecorder(dir, 60, cap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := recs(7, 100)
+	for i := range in {
+		if err := r.Record(9, &in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []Record
+	for n, want := range []int{3, 3, 1} {
+		path := filepath.Join(dir, FileName(9, n))
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > cap {
+			t.Fatalf("%s is %d bytes, over the %d cap", path, st.Size(), cap)
+		}
+		tr, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Records) != want || tr.TickRate != 60 {
+			t.Fatalf("%s: %d records at %d Hz, want %d at 60", path, len(tr.Records), tr.TickRate, want)
+		}
+		got = append(got, tr.Records...)
+	}
+	if !reflect.DeepEqual(got, in) {
+		t.Fatalf("records across files = %v, want %v", got, in)
+	}
+	if s := r.Stats(); s.Records != 7 || s.Files != 3 || s.Errors != 0 {
+		t.Fatalf("stats %+v, want 7 records in 3 files, no errors", s)
+	}
+}
+
+// TestRecorderNeverOverwrites: an existing trace_peer<id>_0.flit (an earlier
+// run's) is kept; the recorder takes the next free index.
+func TestRecorderNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, FileName(2, 0))
+	if err := os.WriteFile(old, []byte("earlier run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRecorder(dir, 60, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := recordA
+	if err := r.Record(2, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ClosePeer(2); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "earlier run" {
+		t.Fatalf("existing file overwritten: %q", b)
+	}
+	tr, err := ReadFile(filepath.Join(dir, FileName(2, 1)))
+	if err != nil || len(tr.Records) != 1 || tr.Records[0] != rec {
+		t.Fatalf("trace_peer2_1.flit: %+v, %v", tr, err)
+	}
+	// The same id again (a transport reuses ids): a new file, not an append.
+	if err := r.Record(2, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName(2, 2))); err != nil {
+		t.Fatalf("a returning peer id should start trace_peer2_2.flit: %v", err)
+	}
+}
+
+// TestRecorderBuffers: records are buffered, not written per Input, and a
+// flush (ClosePeer) makes them durable.
+func TestRecorderBuffers(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewRecorder(dir, 60, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := recs(10, 0)
+	for i := range in {
+		if err := r.Record(1, &in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, FileName(1, 0))
+	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+		t.Fatalf("before a flush the file should exist and be empty (buffered): %v %v", st, err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Size() != HeaderSize+10*RecordSize {
+		t.Fatalf("after Close: %d bytes, want %d", st.Size(), HeaderSize+10*RecordSize)
+	}
+}
+
+func TestNewRecorderRejects(t *testing.T) {
+	if _, err := NewRecorder(t.TempDir(), 60, 20); err == nil {
+		t.Error("a cap below header + one record must be refused")
+	}
+	if _, err := NewRecorder(t.TempDir(), 0, 0); err == nil {
+		t.Error("tick rate 0 must be refused")
+	}
+	f := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(f, nil, 0o644)
+	if _, err := NewRecorder(f, 60, 0); err == nil {
+		t.Error("a directory that is a file must be refused")
+	}
+}
+
+// BenchmarkRecord is the per-Input cost the server's tick pays.
+func BenchmarkRecord(b *testing.B) {
+	r, err := NewRecorder(b.TempDir(), 60, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	rec := recordA
+	for i := 0; b.Loop(); i++ {
+		rec.ServerTick = uint64(i)
+		if err := r.Record(uint32(i%128), &rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
