@@ -100,6 +100,14 @@ type ServerTick struct {
 	SnapshotHz         float64 `json:"snapshot_hz"`
 	AIStride           int     `json:"ai_stride"`
 	GovernorTickEWMAMs float64 `json:"governor_tick_ewma_ms"`
+	// InputsAccepted counts Inputs the server applied (after validation
+	// and the sequence check); absent from servers that do not count them.
+	// A trace leg reads it to prove the replayed inputs reached the server.
+	InputsAccepted *int64 `json:"inputs_accepted,omitempty"`
+	// Input-trace recording ([trace] input_trace_dir); absent when off.
+	TraceRecords *int64 `json:"trace_records,omitempty"`
+	TraceFiles   *int64 `json:"trace_files,omitempty"`
+	TraceErrors  *int64 `json:"trace_errors,omitempty"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at

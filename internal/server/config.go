@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/scalegate/scalegate/internal/trace"
 )
 
 // MaxPeersCeiling is the largest [server] max_peers accepted. Accepting
@@ -24,6 +26,7 @@ type Config struct {
 	Network  NetworkConfig  `toml:"network"`
 	Metrics  MetricsConfig  `toml:"metrics"`
 	Faults   FaultConfig    `toml:"faults"`
+	Trace    TraceConfig    `toml:"trace"`
 }
 
 // ServerConfig is [server].
@@ -79,6 +82,17 @@ type MetricsConfig struct {
 // maxSourceConnectLimit is the largest source_connect_limit_count: the
 // transport keeps that many attempt times per source address.
 const maxSourceConnectLimit = 16
+
+// TraceConfig is [trace]: recording every peer's accepted Input to FLIT
+// files (docs/trace-format.md).
+type TraceConfig struct {
+	// InputTraceDir: record into this directory (created if missing); ""
+	// records nothing.
+	InputTraceDir string `toml:"input_trace_dir"`
+	// MaxFileBytes caps one file; the next record rolls to the peer's next
+	// file. 0: 64 MiB.
+	MaxFileBytes int64 `toml:"max_file_bytes"`
+}
 
 // DefaultConfig is the configuration with every key at its default.
 func DefaultConfig() Config {
@@ -202,6 +216,7 @@ func (c *Config) Validate() error {
 		{"world.test_spawn_agl_m", c.World.TestSpawnAGLM >= 50 && c.World.TestSpawnAGLM <= 10000, "must be 50..10000"},
 		{"world.test_spawn_entity_type", strings.TrimSpace(c.World.TestSpawnEntityType) != "" && len(c.World.TestSpawnEntityType) <= 255, "must be a non-empty name of at most 255 bytes"},
 		{"metrics.tick_json_interval_ms", c.Metrics.TickJSONIntervalMs >= 10 && c.Metrics.TickJSONIntervalMs <= 600000, "must be 10..600000"},
+		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize, fmt.Sprintf("must be 0 (64 MiB) or ≥ %d (the header and one record)", trace.HeaderSize+trace.RecordSize)},
 		{"metrics.slow_tick_ms", c.Metrics.SlowTickMs >= 0 && c.Metrics.SlowTickMs <= 10000, "must be 0 (default) ..10000"},
 	}
 	checks = append(checks, c.Faults.checks()...)

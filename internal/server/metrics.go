@@ -34,6 +34,9 @@ type metrics struct {
 	ticksTotal int64
 	slowTicks  int64
 	malformed  int64
+	// inputsAccepted counts Inputs applied to an entity (after the
+	// sequence and validation checks): what a trace records.
+	inputsAccepted int64
 	kicked     int64
 	idle       int64
 	refused    map[string]int64
@@ -186,6 +189,7 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		SerializeMs:               phaseOf(m.phase[PhaseSerialize]),
 		OtherMs:                   phaseOf(m.phase[PhaseOther]),
 		MalformedDropped:          m.malformed,
+		InputsAccepted:            ptr(m.inputsAccepted),
 		Kicked:                    m.kicked,
 		KickLogsSuppressed:        m.kickLogsSuppressed,
 		Refused:                   m.refused,
@@ -266,3 +270,5 @@ func readRSSKB() int64 {
 	}
 	return pages * int64(os.Getpagesize()) / 1024
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -223,8 +223,13 @@ func (s *Server) sendPeerDelay(id transport.PeerID) {
 }
 
 // release frees what an admitted peer holds: its admission counts, its
-// entity and its snapshot state.
+// entity, its snapshot state and its trace file.
 func (s *Server) release(p *peer) {
+	if s.rec != nil {
+		if err := s.rec.ClosePeer(uint32(p.id)); err != nil {
+			s.log.Printf("peer %d: trace: %v", p.id, err)
+		}
+	}
 	if p.admitted {
 		p.admitted = false
 		s.admit.admitted--
@@ -280,7 +285,12 @@ func (s *Server) onReceive(ev transport.Event, now time.Time) {
 			return
 		}
 		p.lastSeq, p.haveSeq = s.input.in.Seq, true
-		s.sim.World.At(p.slot).Ctl = clampControls(&s.input.in)
+		ctl := clampControls(&s.input.in)
+		s.sim.World.At(p.slot).Ctl = ctl
+		s.met.inputsAccepted++
+		if s.rec != nil {
+			s.recordInput(p, &ctl)
+		}
 	default: // Input before Join, or a server-to-client type
 		s.malformed(p, now, 1)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/trace"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -120,6 +121,8 @@ type Server struct {
 	admit    admission
 	joins    int64
 	input    inputScratch
+	rec      *trace.Recorder // nil: [trace] input_trace_dir unset
+	trRec    trace.Record    // reused: a fresh one per Input would escape
 
 	closing   bool // shutdown has begun
 	tick      uint32
@@ -155,6 +158,12 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		admit:    newAdmission(&cfg.Security),
 		gcSample: []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}},
 		gov:      newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
+	}
+	if dir := cfg.Trace.InputTraceDir; dir != "" {
+		if s.rec, err = trace.NewRecorder(dir, TickHz, cfg.Trace.MaxFileBytes); err != nil {
+			sim.Close()
+			return nil, &ConfigError{Key: "trace.input_trace_dir", Msg: err.Error()}
+		}
 	}
 	if n := cfg.Faults.InflateSnapshotBytes; n > 0 {
 		s.pad = padBytes(n)
@@ -221,6 +230,9 @@ func (s *Server) logStartup() {
 	s.log.Printf("transport=%s workers=%d max_peers=%d budget=%dB compress=%v interest=%.0fm cell=%.0fm ai=%d spread=%.1fkm agl=%.0fm",
 		s.host.Backend(), s.sim.Workers(), c.Server.MaxPeers, c.World.SnapshotBudgetBytes, c.Network.CompressSnapshots,
 		c.World.InterestRadiusM, c.CellSize(), c.World.TestSpawnAICount, c.World.TestSpawnSpreadKm, c.World.TestSpawnAGLM)
+	if s.rec != nil {
+		s.log.Printf("recording every peer's accepted Input to %s (trace_peer<id>_<n>.flit)", s.rec.Dir())
+	}
 	for _, f := range s.faults {
 		s.log.Printf("FAULT ENABLED: %s (a deliberate defect for proving gates bite; docs/faults.md)", f)
 	}
@@ -265,6 +277,10 @@ func (s *Server) WriteMetrics() error {
 		gs := g.GuardStats()
 		dropped, reset := int64(gs.ConnectsDropped), int64(gs.HalfOpenReset)
 		st.ConnectAttemptsDropped, st.HalfOpenReset = &dropped, &reset
+	}
+	if s.rec != nil {
+		ts := s.rec.Stats()
+		st.TraceRecords, st.TraceFiles, st.TraceErrors = &ts.Records, &ts.Files, &ts.Errors
 	}
 	b, err := encodeMetrics(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
 	if err != nil {
@@ -462,6 +478,9 @@ func (s *Server) shutdown() error {
 		s.log.Printf("shutdown: %d peer(s) did not acknowledge the disconnect within %v", n, shutdownGrace)
 	}
 	s.log.Printf("shutdown after %d ticks (%d dropped, %d slow)", s.met.ticksTotal, s.droppedTicks(), s.met.slowTicks)
+	if err := s.closeRecorder(); err != nil {
+		s.log.Printf("trace: %v", err)
+	}
 	if err := s.WriteMetrics(); err != nil {
 		return fmt.Errorf("final metrics write: %w", err)
 	}
