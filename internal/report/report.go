@@ -287,6 +287,29 @@ type Report struct {
 	Warnings               []string `json:"warnings,omitempty"`
 	// Players holds one entry per client, in client index order.
 	Players []Player `json:"players,omitempty"`
+	// Traces: one entry per "trace:PATH" pattern the run replayed.
+	Traces []TraceReplay `json:"traces,omitempty"`
+}
+
+// TraceReplay is what one "trace:PATH" pattern replayed: the evidence that
+// a trace leg put the recording on the server.
+type TraceReplay struct {
+	Pattern string   `json:"pattern"` // "trace:PATH"
+	Files   []string `json:"files"`
+	// Records is how many complete records the files hold.
+	Records        int64 `json:"records"`
+	TruncatedFiles int   `json:"truncated_files"`
+	// Clients were assigned the pattern; ClientsJoined of them were
+	// admitted; ClientsReplayed sent at least one record.
+	Clients         int `json:"clients"`
+	ClientsJoined   int `json:"clients_joined"`
+	ClientsReplayed int `json:"clients_replayed"`
+	// RecordsReplayed Inputs carried a record; RecordsSkipped records were
+	// passed over because a client fell more than 1 s behind the
+	// recording; Keepalives repeated the last record during a pause.
+	RecordsReplayed int64 `json:"records_replayed"`
+	RecordsSkipped  int64 `json:"records_skipped"`
+	Keepalives      int64 `json:"keepalives"`
 }
 
 // ServerTickParsed decodes the embedded server_tick block, if any.

@@ -37,9 +37,9 @@ type metrics struct {
 	// inputsAccepted counts Inputs applied to an entity (after the
 	// sequence and validation checks): what a trace records.
 	inputsAccepted int64
-	kicked     int64
-	idle       int64
-	refused    map[string]int64
+	kicked         int64
+	idle           int64
+	refused        map[string]int64
 	// kickLogsSuppressed counts kick log lines held back by the log's rate
 	// limit (every kick is still counted in kicked).
 	kickLogsSuppressed int64

@@ -36,11 +36,11 @@ func TestRecordsAcceptedInputs(t *testing.T) {
 	}
 	ts.h.recv(1, in(1, proto.Input{Throttle: 0.5, Elevator: 0.25, Aileron: -0.5, Rudder: 0.125, Buttons: 1}))
 	ts.h.recv(2, in(1, proto.Input{Throttle: 1}))
-	ts.step() // tick 1
+	ts.step()                                                                                       // tick 1
 	ts.h.recv(1, in(2, proto.Input{Throttle: 7, Elevator: -3, Aileron: 2, Rudder: -9, Buttons: 6})) // clamped
 	ts.h.recv(1, in(3, proto.Input{Throttle: float32(math.NaN())}))                                 // malformed
 	ts.h.recv(1, in(1, proto.Input{Throttle: 0.1}))                                                 // older: dropped
-	ts.step() // tick 2
+	ts.step()                                                                                       // tick 2
 	if err := ts.shutdown(); err != nil {
 		t.Fatal(err)
 	}

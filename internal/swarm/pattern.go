@@ -197,13 +197,15 @@ func ParseMix(spec string) (Mix, error) {
 	var m Mix
 	seen := map[string]bool{}
 	for _, part := range strings.Split(spec, ",") {
-		name, w, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok {
+		// The weight follows the last colon: "trace:PATH:20" is a trace.
+		part = strings.TrimSpace(part)
+		cut := strings.LastIndexByte(part, ':')
+		if cut < 0 {
 			return nil, fmt.Errorf("pattern mix %q: entry %q is not NAME:WEIGHT", spec, part)
 		}
-		name = strings.TrimSpace(name)
-		if _, known := patterns[name]; !known {
-			return nil, fmt.Errorf("pattern mix %q: unknown pattern %q (known: %s)", spec, name, strings.Join(PatternNames(), ", "))
+		name, w := strings.TrimSpace(part[:cut]), part[cut+1:]
+		if err := checkPatternName(name); err != nil {
+			return nil, fmt.Errorf("pattern mix %q: %w", spec, err)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("pattern mix %q: pattern %q listed twice", spec, name)
@@ -220,10 +222,61 @@ func ParseMix(spec string) (Mix, error) {
 
 // SinglePattern is the mix of one pattern, after checking its name.
 func SinglePattern(name string) (Mix, error) {
-	if _, ok := patterns[name]; !ok {
-		return nil, fmt.Errorf("unknown pattern %q (known: %s)", name, strings.Join(PatternNames(), ", "))
+	if err := checkPatternName(name); err != nil {
+		return nil, err
 	}
 	return Mix{{Name: name, Weight: 1}}, nil
+}
+
+// TracePrefix names a replayed recording: "trace:PATH", PATH a FLIT file or
+// a directory of them (tracepattern.go).
+const TracePrefix = "trace:"
+
+// TracePath returns PATH of a "trace:PATH" pattern name.
+func TracePath(name string) (string, bool) {
+	path, ok := strings.CutPrefix(name, TracePrefix)
+	return path, ok
+}
+
+// checkPatternName accepts a registered pattern or "trace:PATH" with a
+// non-empty PATH. Whether PATH holds a usable recording is checked when the
+// run loads it (loadReplay), once.
+func checkPatternName(name string) error {
+	if path, ok := TracePath(name); ok {
+		if strings.TrimSpace(path) == "" {
+			return fmt.Errorf("pattern %q: trace: needs a path (trace:FILE.flit or trace:DIR)", name)
+		}
+		return nil
+	}
+	if _, ok := patterns[name]; !ok {
+		return fmt.Errorf("unknown pattern %q (known: %s, trace:PATH)", name, strings.Join(PatternNames(), ", "))
+	}
+	return nil
+}
+
+// factories resolves every pattern of the mix to its factory, loading each
+// trace once; every client replaying it shares the loaded records
+// read-only.
+func (m Mix) factories() (map[string]PatternFactory, []*replaySet, error) {
+	out := make(map[string]PatternFactory, len(m))
+	var sets []*replaySet
+	for _, e := range m {
+		if err := checkPatternName(e.Name); err != nil {
+			return nil, nil, err
+		}
+		path, ok := TracePath(e.Name)
+		if !ok {
+			out[e.Name] = patterns[e.Name]
+			continue
+		}
+		rs, err := loadReplay(e.Name, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		sets = append(sets, rs)
+		out[e.Name] = rs.factory
+	}
+	return out, sets, nil
 }
 
 // String is the canonical spec: the bare name for a single pattern,

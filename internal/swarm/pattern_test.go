@@ -65,8 +65,15 @@ func TestParseMixErrors(t *testing.T) {
 			t.Errorf("ParseMix(%q) accepted", spec)
 		}
 	}
-	if _, err := SinglePattern("trace:file"); err == nil {
-		t.Error("SinglePattern accepted an unknown pattern")
+	for _, name := range []string{"nope", "trace:", "trace: "} {
+		if _, err := SinglePattern(name); err == nil {
+			t.Errorf("SinglePattern(%q) accepted", name)
+		}
+	}
+	for _, spec := range []string{"trace::3", "trace:a.flit", "trace:a.flit:0"} {
+		if _, err := ParseMix(spec); err == nil {
+			t.Errorf("ParseMix(%q) accepted", spec)
+		}
 	}
 }
 

@@ -153,7 +153,8 @@ type Result struct {
 // Run runs the swarm until the duration ends, ctx is cancelled (the report
 // is then marked aborted) or every client has ended (refused, lost, failed).
 // It returns an error only when nothing could be run at all: an invalid
-// config, or a transport this build cannot speak (*transport.UnknownBackendError).
+// config, a trace that cannot be replayed, or a transport this build cannot
+// speak (*transport.UnknownBackendError).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
@@ -163,11 +164,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	factories, traces, err := cfg.Mix.factories()
+	if err != nil {
+		return nil, err
+	}
 	raiseFileLimit(cfg.Clients + 64)
 
 	cpu0 := processCPU()
 	start := time.Now()
-	workers := buildWorkers(&cfg, backend, start)
+	workers := buildWorkers(&cfg, factories, backend, start)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 
@@ -195,6 +200,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	res := &Result{}
 	res.Report = buildReport(&cfg, workers, start, end)
+	addTraceReport(res.Report, traces, workers)
 	mon.finish(res, end)
 	fillCPU(res.Report, cpu0, cpu1)
 	if ctx.Err() != nil {
@@ -212,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // buildWorkers assigns patterns, ramp slots and workers: client i connects
 // at start + i·ramp and belongs to worker i mod threads, so the ramp is
 // spread over the workers.
-func buildWorkers(cfg *Config, b transport.Backend, start time.Time) []*worker {
+func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.Backend, start time.Time) []*worker {
 	interval := time.Duration(float64(time.Second) / cfg.RateHz)
 	threads := min(cfg.Threads, cfg.Clients)
 	workers := make([]*worker, threads)
@@ -221,7 +227,7 @@ func buildWorkers(cfg *Config, b transport.Backend, start time.Time) []*worker {
 	}
 	for i := 0; i < cfg.Clients; i++ {
 		name := cfg.Mix.Assign(i, cfg.Clients)
-		p := patterns[name](i, cfg.Clients)
+		p := factories[name](i, cfg.Clients)
 		c := newClient(i, name, p, start.Add(time.Duration(i)*cfg.Ramp))
 		workers[i%threads].add(c)
 	}
