@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 			"waitmatch":  cmdWaitMatch,
 			"noorphans":  cmdNoOrphans,
 			"gone":       cmdGone,
+			"mkflit":     cmdMkFlit,
 		},
 	})
 }

@@ -72,8 +72,8 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.cfg.Transport, "transport", swarm.DefaultTransport, "transport `name`; one this build cannot speak exits 2, never falls back")
 	fs.Float64Var(&f.rampMs, "ramp-ms", swarm.DefaultRamp.Seconds()*1000, "delay between successive connects (ms)")
 	fs.StringVar(&f.threads, "threads", "auto", "worker goroutines, or auto = min(cores, ceil(clients/32))")
-	fs.StringVar(&f.pattern, "pattern", "weave", "flight pattern: "+strings.Join(swarm.PatternNames(), " | "))
-	fs.StringVar(&f.mix, "pattern-mix", "", "weighted mix, e.g. \"weave:80,aggressive:20\" (supersedes --pattern)")
+	fs.StringVar(&f.pattern, "pattern", "weave", "flight pattern: "+strings.Join(swarm.PatternNames(), " | ")+" | trace:PATH (a FLIT file or a directory of them)")
+	fs.StringVar(&f.mix, "pattern-mix", "", "weighted mix, e.g. \"weave:80,aggressive:20\" or \"trace:t.flit:30,weave:70\" (supersedes --pattern)")
 	fs.StringVar(&f.jsonPath, "json", "", "write the JSON report to `path`")
 	fs.StringVar(&f.cfg.ServerMetrics, "server-metrics", "", "server metrics file (`path`) to sample and embed as server_tick")
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series (s)")
@@ -205,6 +205,10 @@ func runSwarm(ctx context.Context, env *Env, args []string) error {
 	res, err := swarm.Run(ctx, f.cfg)
 	if err != nil {
 		var ub *transport.UnknownBackendError
+		var te *swarm.TraceError
+		if errors.As(err, &te) {
+			return exitcode.With(exitcode.InvalidProfile, fmt.Errorf("swarm: --pattern: %w", err))
+		}
 		if errors.As(err, &ub) {
 			return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: --transport: %w", err))
 		}
@@ -272,6 +276,10 @@ func printSummary(w io.Writer, res *swarm.Result) {
 	}
 	if r.ServerMetricsError != "" {
 		fmt.Fprintf(w, "  server metrics: %s\n", r.ServerMetricsError)
+	}
+	for _, t := range r.Traces {
+		fmt.Fprintf(w, "  %s: %d file(s), %d records; %d of %d clients replayed %d record(s), %d skipped, %d keepalive(s)\n",
+			t.Pattern, len(t.Files), t.Records, t.ClientsReplayed, t.Clients, t.RecordsReplayed, t.RecordsSkipped, t.Keepalives)
 	}
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", s)

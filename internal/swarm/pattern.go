@@ -254,6 +254,16 @@ func checkPatternName(name string) error {
 	return nil
 }
 
+// TraceError is a "trace:PATH" pattern whose recording cannot be replayed
+// (unreadable, not FLIT v1, no records, a directory without .flit files).
+type TraceError struct{ Err error }
+
+// Error is the load error, which names the file.
+func (e *TraceError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the load error.
+func (e *TraceError) Unwrap() error { return e.Err }
+
 // factories resolves every pattern of the mix to its factory, loading each
 // trace once; every client replaying it shares the loaded records
 // read-only.
@@ -271,7 +281,7 @@ func (m Mix) factories() (map[string]PatternFactory, []*replaySet, error) {
 		}
 		rs, err := loadReplay(e.Name, path)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, &TraceError{Err: err}
 		}
 		sets = append(sets, rs)
 		out[e.Name] = rs.factory
