@@ -57,7 +57,11 @@ func (p *Profile) Legs() []Leg {
 	}
 	var legs []Leg
 	for _, pt := range pats {
-		base := Leg{ID: pt.name, BaselineKey: p.Name + "/" + pt.name, PatternMix: pt.mix}
+		id := pt.name
+		if rel, ok := tracePath(pt.name); ok {
+			id = traceLegID(rel)
+		}
+		base := Leg{ID: id, BaselineKey: p.Name + "/" + id, PatternMix: pt.mix}
 		if pt.mix == "" {
 			base.Pattern = pt.name
 		}
@@ -70,7 +74,7 @@ func (p *Profile) Legs() []Leg {
 				for _, w := range axis(p.Sweep.SimWorkerThreads) {
 					l := base
 					l.Clients, l.EntityCount, l.SimWorkers = c, e, w
-					l.ID = pt.name + sweepSuffix(c, "c") + sweepSuffix(e, "e") + sweepSuffix(w, "w")
+					l.ID = id + sweepSuffix(c, "c") + sweepSuffix(e, "e") + sweepSuffix(w, "w")
 					legs = append(legs, l)
 				}
 			}

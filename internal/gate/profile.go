@@ -55,11 +55,17 @@ type Profile struct {
 	Harness            Harness        `json:"harness"`
 	Gates              Gates          `json:"gates"`
 
+	// TraceSHA256 is the SHA-256 of every recording a trace pattern
+	// replays, keyed by its path relative to the profile directory.
+	TraceSHA256 map[string]string `json:"trace_sha256,omitempty"`
+
 	// Source is the file the profile came from ("embedded:pr.cue" or a path).
 	Source string `json:"-"`
 	// Overrides are the --set PATH=VALUE applied on top of Source, in order
 	// ("clients=4"); the fields above already carry their values.
 	Overrides []string `json:"-"`
+	// traces holds the recordings of the trace patterns, by pattern.
+	traces map[string][]traceFile
 }
 
 // BaselinePolicy is the profile's baseline tolerance.
@@ -266,6 +272,13 @@ func (c *Catalog) resolve(name, path string, src []byte, sets []Override) (*Prof
 	p.Source = path
 	for _, o := range sets {
 		p.Overrides = append(p.Overrides, o.String())
+	}
+	if msgs := p.loadTraces(c.fsys, c.prefix); len(msgs) > 0 {
+		var probs []Problem
+		for _, m := range msgs {
+			probs = append(probs, problemAt(ch.posOf("patterns"), "patterns", m))
+		}
+		return nil, ch.unified, &ProfileError{Problems: probs}
 	}
 	return p, ch.unified, nil
 }

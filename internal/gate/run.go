@@ -157,7 +157,13 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 	if err != nil {
 		return r.launchFailed(err)
 	}
-	swarmSpec := r.swarmSpec(port)
+	pattern := r.leg.Pattern
+	if _, ok := tracePath(pattern); ok {
+		if pattern, err = r.materializeTrace(); err != nil {
+			return r.launchFailed(err)
+		}
+	}
+	swarmSpec := r.swarmSpec(port, pattern)
 	// Both run under a guardian (the scalegate binary): whatever the
 	// server's command does, nothing it starts outlives the leg or the gate.
 	serverSpec.Guardian, serverSpec.Kill = o.Self, o.Kill
@@ -260,6 +266,9 @@ func (r *legRun) evaluate() {
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
 	r.res.Report = rep
 	r.res.Checks = Evaluate(in)
+	if _, ok := tracePath(r.leg.Pattern); ok {
+		r.res.Checks = append(r.res.Checks, traceCheck(rep, err))
+	}
 	if rep != nil {
 		r.res.Checks = append(r.res.Checks, schemaCheck(r.report))
 	}
@@ -276,6 +285,9 @@ func (r *legRun) evaluate() {
 func (r *legRun) launchFailed(err error) LegResult {
 	r.res.Verdict, r.res.Error = VerdictLaunchFailed, err.Error()
 	r.res.Checks = Evaluate(Input{Profile: r.o.Profile, Leg: r.leg, ReportErr: errors.New("leg did not run: " + err.Error())})
+	if _, ok := tracePath(r.leg.Pattern); ok {
+		r.res.Checks = append(r.res.Checks, traceCheck(nil, errors.New("leg did not run")))
+	}
 	return *r.res
 }
 
@@ -286,7 +298,7 @@ func (r *legRun) interrupted() LegResult {
 
 // swarmSpec builds `scalegate swarm …` with the profile's hard gates
 // forwarded as --assert-* flags.
-func (r *legRun) swarmSpec(port int) launcher.Spec {
+func (r *legRun) swarmSpec(port int, pattern string) launcher.Spec {
 	p := r.o.Profile
 	args := []string{"swarm", "127.0.0.1", strconv.Itoa(port),
 		"--clients", strconv.Itoa(p.ClientsFor(r.leg)),
@@ -301,7 +313,7 @@ func (r *legRun) swarmSpec(port int) launcher.Spec {
 	if r.leg.PatternMix != "" {
 		args = append(args, "--pattern-mix", r.leg.PatternMix)
 	} else {
-		args = append(args, "--pattern", r.leg.Pattern)
+		args = append(args, "--pattern", pattern)
 	}
 	if p.Threads > 0 {
 		args = append(args, "--threads", strconv.Itoa(p.Threads))

@@ -308,6 +308,10 @@ type TraceReplay struct {
 	// passed over because a client fell more than 1 s behind the
 	// recording; Keepalives repeated the last record during a pause.
 	RecordsReplayed int64 `json:"records_replayed"`
+	// RecordsCovered is how many distinct records of the files some client
+	// played (its cursor passed them): a swarm that replays a fragment of
+	// the recording over and over covers few.
+	RecordsCovered int64 `json:"records_covered"`
 	RecordsSkipped  int64 `json:"records_skipped"`
 	Keepalives      int64 `json:"keepalives"`
 }

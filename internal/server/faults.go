@@ -23,6 +23,7 @@ type FaultConfig struct {
 	OmitMetrics          []string `toml:"omit_metrics"`           // metrics-file fields left out
 	AIDecayPerMin        float64  `toml:"ai_decay_per_min"`       // AI entities removed per minute
 	FattenRecordsBytes   int      `toml:"fatten_records_bytes"`   // padding paid for out of the snapshot budget
+	IgnoreInputs         bool     `toml:"ignore_inputs"`          // drop every Input unapplied, uncounted, unrecorded
 }
 
 func (f *FaultConfig) checks() []check {
@@ -66,6 +67,7 @@ func (f *FaultConfig) Active() []string {
 	add(len(f.OmitMetrics) > 0, "omit_metrics", strings.Join(f.OmitMetrics, ","))
 	add(f.AIDecayPerMin > 0, "ai_decay_per_min", f.AIDecayPerMin)
 	add(f.FattenRecordsBytes > 0, "fatten_records_bytes", f.FattenRecordsBytes)
+	add(f.IgnoreInputs, "ignore_inputs", true)
 	return out
 }
 

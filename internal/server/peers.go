@@ -275,6 +275,9 @@ func (s *Server) onReceive(ev transport.Event, now time.Time) {
 	case t == proto.TypeJoin:
 		s.onJoin(p, ev.Payload, now)
 	case t == proto.TypeInput && p.state == peerJoined:
+		if s.cfg.Faults.IgnoreInputs {
+			return
+		}
 		if err := proto.DecodeInput(ev.Payload, &s.input.in); err != nil {
 			s.malformed(p, now, 1)
 			return

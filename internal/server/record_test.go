@@ -116,3 +116,27 @@ func TestTraceConfigKeys(t *testing.T) {
 		t.Fatalf("a cap below one record: %v", err)
 	}
 }
+
+// TestIgnoreInputsFault: the fault drops Inputs unapplied, uncounted and
+// unrecorded, and is listed as active.
+func TestIgnoreInputsFault(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, func(c *Config) {
+		c.Faults.IgnoreInputs = true
+		c.Trace.InputTraceDir = dir
+	})
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "x"))
+	ts.step()
+	ts.h.recv(1, inputMsg(1))
+	ts.step()
+	if ctl := ts.sim.World.At(ts.peers[1].slot).Ctl; math.Abs(ctl.Throttle-0.8) < 1e-6 || ts.met.inputsAccepted != 0 || ts.met.malformed != 0 {
+		t.Fatalf("throttle %v accepted %d malformed %d", ctl.Throttle, ts.met.inputsAccepted, ts.met.malformed)
+	}
+	if s := ts.rec.Stats(); s.Records != 0 {
+		t.Fatalf("recorded %d", s.Records)
+	}
+	if a := ts.cfg.Faults.Active(); len(a) != 1 || a[0] != "ignore_inputs=true" {
+		t.Fatalf("active %v", a)
+	}
+}

@@ -215,6 +215,7 @@ func addTraceReport(r *report.Report, sets []*replaySet, workers []*worker) {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("trace %s: last record truncated (%d byte(s) ignored); its %d complete record(s) replayed", f.path, f.truncated, len(f.recs)))
 			}
 		}
+		tr.RecordsCovered = rs.covered()
 		for _, p := range rs.clients {
 			tr.RecordsReplayed += p.sent
 			tr.RecordsSkipped += p.skipped
@@ -229,4 +230,27 @@ func addTraceReport(r *report.Report, sets []*replaySet, workers []*worker) {
 		r.Traces = append(r.Traces, tr)
 	}
 	sort.Strings(r.Warnings)
+}
+
+// covered counts the distinct records some client's cursor passed: each
+// client's span runs from its offset over sent + skipped records, wrapping.
+func (rs *replaySet) covered() int64 {
+	seen := map[*replayFile][]bool{}
+	var n int64
+	for _, p := range rs.clients {
+		marks := seen[p.f]
+		if marks == nil {
+			marks = make([]bool, len(p.f.recs))
+			seen[p.f] = marks
+		}
+		span := min(p.sent+p.skipped, int64(len(marks)))
+		for k := int64(0); k < span; k++ {
+			i := (p.offset + int(k)) % len(marks)
+			if !marks[i] {
+				marks[i] = true
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -108,6 +108,16 @@ func TestReplayCatchesUpInOrder(t *testing.T) {
 	if p := rs.clients[0]; p.skipped != 0 || p.sent != 7 {
 		t.Fatalf("skipped %d sent %d", p.skipped, p.sent)
 	}
+	if c := rs.covered(); c != 7 {
+		t.Fatalf("covered %d, want 7", c)
+	}
+	// A second client from another offset adds its own span; a span
+	// longer than the file covers it once.
+	q := rs.factory(1, 2).(*replay)
+	q.sent = 500
+	if c := rs.covered(); c != 100 {
+		t.Fatalf("covered %d, want all 100", c)
+	}
 }
 
 // TestReplaySkipsWhenFarBehind: more than a second behind, the cursor jumps
