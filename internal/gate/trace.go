@@ -23,6 +23,7 @@ const tracePrefix = "trace:"
 // traceFile is one recording a trace pattern replays, read from the
 // profile's directory when the profile is loaded.
 type traceFile struct {
+	Path string // relative to the profile directory
 	Name string // base name
 	Data []byte
 }
@@ -65,7 +66,7 @@ func (p *Profile) loadTraces(fsys fs.FS, prefix string) []string {
 		p.traces[pat] = files
 		for _, f := range files {
 			sum := sha256.Sum256(f.Data)
-			p.TraceSHA256[path.Join(rel, f.Name)] = hex.EncodeToString(sum[:])
+			p.TraceSHA256[f.Path] = hex.EncodeToString(sum[:])
 		}
 	}
 	ids := map[string]string{}
@@ -114,7 +115,7 @@ func readTraceFiles(fsys fs.FS, prefix, rel string) ([]traceFile, error) {
 		case tr.TickRate == 0:
 			return nil, fmt.Errorf("trace %s%s: tick rate 0: replay cannot be paced", prefix, n)
 		}
-		out = append(out, traceFile{Name: path.Base(n), Data: b})
+		out = append(out, traceFile{Path: n, Name: path.Base(n), Data: b})
 	}
 	return out, nil
 }
@@ -139,7 +140,7 @@ func (r *legRun) materializeTrace() (string, error) {
 			return "", fmt.Errorf("trace: %w", err)
 		}
 	}
-	if len(files) == 1 && strings.HasSuffix(path.Clean(rel), files[0].Name) {
+	if len(files) == 1 && files[0].Path == path.Clean(rel) {
 		return tracePrefix + filepath.Join(dir, files[0].Name), nil
 	}
 	return tracePrefix + dir, nil
