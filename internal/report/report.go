@@ -312,8 +312,8 @@ type TraceReplay struct {
 	// played (its cursor passed them): a swarm that replays a fragment of
 	// the recording over and over covers few.
 	RecordsCovered int64 `json:"records_covered"`
-	RecordsSkipped  int64 `json:"records_skipped"`
-	Keepalives      int64 `json:"keepalives"`
+	RecordsSkipped int64 `json:"records_skipped"`
+	Keepalives     int64 `json:"keepalives"`
 }
 
 // ServerTickParsed decodes the embedded server_tick block, if any.

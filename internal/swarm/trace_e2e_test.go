@@ -51,7 +51,7 @@ func recordings(t *testing.T, s *refServer, dir string) []*trace.Trace {
 
 type controls struct {
 	thr, elev, ail, rud float32
-	buttons            uint32
+	buttons             uint32
 }
 
 func ctlOf(r trace.Record) controls {
