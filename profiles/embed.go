@@ -5,7 +5,8 @@ package profiles
 
 import "embed"
 
-// FS holds every *.cue profile of this directory.
+// FS holds every *.cue profile of this directory and the recordings under
+// traces/ that trace patterns replay (paths are relative to this directory).
 //
-//go:embed *.cue
+//go:embed *.cue traces
 var FS embed.FS

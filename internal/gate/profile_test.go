@@ -13,7 +13,7 @@ func TestEmbeddedProfilesValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, _ := c.Names()
-	want := []string{"capacity", "congestion", "entity-churn", "entity-scale", "overrun", "pr", "reference", "reference-enet", "smoke", "soak", "weapons"}
+	want := []string{"capacity", "congestion", "entity-churn", "entity-scale", "overrun", "pr", "reference", "reference-enet", "smoke", "soak", "trace", "weapons"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles %v, want %v", names, want)
 	}
@@ -50,6 +50,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"entity-churn", "quic", "pr", 64, 6, false, true},
 		{"weapons", "quic", "strict", 128, 1, false, false},
 		{"capacity", "enet", "pr", 32, 4, false, false},
+		{"trace", "enet", "pr", 128, 1, false, false},
 	}
 	for _, tc := range tests {
 		p, _, err := c.Load(tc.name)
