@@ -50,7 +50,7 @@ func TestTraceCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := traceCheck(traceReport(tc.mut), nil)
+			c := traceCheck(traceReport(tc.mut), nil, false)
 			if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) || c.Level != LevelHard {
 				t.Fatalf("status %s level %s detail %q; want %s containing %q", c.Status, c.Level, c.Detail, tc.status, tc.detail)
 			}
@@ -59,13 +59,26 @@ func TestTraceCheck(t *testing.T) {
 			}
 		})
 	}
-	if c := traceCheck(nil, errors.New("gone")); c.Status != StatusUnevaluable || !c.Failed() {
+	if c := traceCheck(nil, errors.New("gone"), false); c.Status != StatusUnevaluable || !c.Failed() {
 		t.Fatalf("no report: %+v", c)
 	}
 	r := traceReport(nil)
 	r.ServerTick = nil
-	if c := traceCheck(r, nil); c.Status != StatusUnevaluable {
+	if c := traceCheck(r, nil, false); c.Status != StatusUnevaluable {
 		t.Fatalf("no server_tick: %+v", c)
+	}
+	// On a harness-bound leg, skips alone are inconclusive; skips with
+	// another failure still fail.
+	skips := func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsSkipped = 400 }
+	if c := traceCheck(traceReport(skips), nil, true); c.Status != StatusInconclusive {
+		t.Fatalf("harness-bound skips: %+v", c)
+	}
+	both := func(r *report.Report, st map[string]any) { skips(r, st); st["inputs_accepted"] = 0 }
+	if c := traceCheck(traceReport(both), nil, true); c.Status != StatusFail {
+		t.Fatalf("harness-bound skips + dropped inputs: %+v", c)
+	}
+	if !harnessBound([]Check{{Gate: "harness", Status: StatusInconclusive}}) || harnessBound([]Check{{Gate: "harness", Status: StatusPass}}) {
+		t.Fatal("harnessBound")
 	}
 }
 
