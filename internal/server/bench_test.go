@@ -2,10 +2,13 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/snapshot"
+	"github.com/scalegate/scalegate/internal/transport"
 )
 
 // BenchmarkSnapshotBuild is one peer's snapshot build + encode (priority
@@ -79,5 +82,60 @@ func BenchmarkTick(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// discardHost is a fakeHost whose sends are dropped, so a long benchmark
+// does not accumulate every snapshot in memory.
+type discardHost struct{ *fakeHost }
+
+func (discardHost) Send(transport.PeerID, transport.Delivery, []byte) error { return nil }
+
+// BenchmarkInputs128 is what one tick pays to take one Input from each of
+// 128 joined peers (drain, decode, validate, apply), with and without
+// [trace] input_trace_dir: the difference is the recording's cost per
+// tick at 128 clients (docs/trace-format.md).
+func BenchmarkInputs128(b *testing.B) {
+	for _, rec := range []bool{false, true} {
+		b.Run(fmt.Sprintf("record=%v", rec), func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.World.SimWorkerThreads = 1
+			cfg.Server.MaxPeers = 256
+			cfg.Security.MaxConnectionsPerIP = 0
+			cfg.Security.ConnectRateLimitCount = 1000
+			if rec {
+				cfg.Trace.InputTraceDir = b.TempDir()
+			}
+			s, err := New(cfg, io.Discard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.sim.Close()
+			h := discardHost{newFakeHost()}
+			s.attach(h)
+			now := time.Now()
+			for p := transport.PeerID(1); p <= 128; p++ {
+				h.connect(p, "127.0.0.1", proto.ConnectData)
+				h.recv(p, joinMsg(b, "x"))
+			}
+			s.service(now)
+			msgs := make([][]byte, 128)
+			seq := uint32(0)
+			for b.Loop() {
+				seq++
+				for i := range msgs {
+					msgs[i] = proto.AppendInput(msgs[i][:0], &proto.Input{Seq: seq, Throttle: 0.5, Aileron: float32(i) / 128, Buttons: seq % 8})
+					h.recv(transport.PeerID(i+1), msgs[i])
+				}
+				s.tick++
+				s.service(now)
+			}
+			if s.met.inputsAccepted < int64(b.N)*128 {
+				b.Fatalf("accepted %d inputs, want %d", s.met.inputsAccepted, int64(b.N)*128)
+			}
+			if err := s.closeRecorder(); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }

@@ -4,9 +4,10 @@ import "github.com/scalegate/scalegate/internal/trace"
 
 // recordInput appends one accepted Input, as applied (after validation), to
 // the peer's trace. It is on the Input path of the tick: one map lookup and
-// a 28-byte append to a buffered file. A failed write is logged once; the
-// recorder then stops recording that peer and counts it (trace_errors), and
-// the tick goes on: a full disk must not take the server down.
+// a 28-byte append to an in-memory chunk; the recorder's own goroutine does
+// the file I/O, so a slow disk cannot stall the tick. Write failures are
+// counted (trace_errors) and logged with the metrics write; the tick goes
+// on: a full disk must not take the server down.
 func (s *Server) recordInput(p *peer, c *Controls) {
 	s.trRec = trace.Record{
 		ServerTick: uint64(s.tick),
@@ -29,4 +30,16 @@ func (s *Server) closeRecorder() error {
 	st := s.rec.Stats()
 	s.log.Printf("trace: %d record(s) in %d file(s) under %s, %d error(s)", st.Records, st.Files, s.rec.Dir(), st.Errors)
 	return err
+}
+
+// logTraceErrors logs the recorder's newest failure when its error count
+// grew since the last call (called with each metrics write).
+func (s *Server) logTraceErrors() {
+	if s.rec == nil {
+		return
+	}
+	if st := s.rec.Stats(); st.Errors > s.traceErrsLogged {
+		s.log.Printf("trace: %d error(s) so far; the last: %s", st.Errors, st.LastError)
+		s.traceErrsLogged = st.Errors
+	}
 }

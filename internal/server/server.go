@@ -123,6 +123,8 @@ type Server struct {
 	input    inputScratch
 	rec      *trace.Recorder // nil: [trace] input_trace_dir unset
 	trRec    trace.Record    // reused: a fresh one per Input would escape
+	// traceErrsLogged is the recorder error count already logged.
+	traceErrsLogged int64
 
 	closing   bool // shutdown has begun
 	tick      uint32
@@ -278,6 +280,7 @@ func (s *Server) WriteMetrics() error {
 		dropped, reset := int64(gs.ConnectsDropped), int64(gs.HalfOpenReset)
 		st.ConnectAttemptsDropped, st.HalfOpenReset = &dropped, &reset
 	}
+	s.logTraceErrors()
 	if s.rec != nil {
 		ts := s.rec.Stats()
 		st.TraceRecords, st.TraceFiles, st.TraceErrors = &ts.Records, &ts.Files, &ts.Errors

@@ -80,27 +80,30 @@ func TestRecorderNeverOverwrites(t *testing.T) {
 	if err := r.ClosePeer(2); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(old); string(b) != "earlier run" {
-		t.Fatalf("existing file overwritten: %q", b)
-	}
-	tr, err := ReadFile(filepath.Join(dir, FileName(2, 1)))
-	if err != nil || len(tr.Records) != 1 || tr.Records[0] != rec {
-		t.Fatalf("trace_peer2_1.flit: %+v, %v", tr, err)
-	}
 	// The same id again (a transport reuses ids): a new file, not an append.
-	if err := r.Record(2, &rec); err != nil {
+	rec2 := recordB
+	if err := r.Record(2, &rec2); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, FileName(2, 2))); err != nil {
-		t.Fatalf("a returning peer id should start trace_peer2_2.flit: %v", err)
+	if b, _ := os.ReadFile(old); string(b) != "earlier run" {
+		t.Fatalf("existing file overwritten: %q", b)
+	}
+	for n, want := range map[int]Record{1: rec, 2: rec2} {
+		tr, err := ReadFile(filepath.Join(dir, FileName(2, n)))
+		if err != nil || len(tr.Records) != 1 || tr.Records[0] != want {
+			t.Fatalf("trace_peer2_%d.flit: %+v, %v; want one record %+v", n, tr, err, want)
+		}
+	}
+	if err := r.Record(2, &rec); err == nil {
+		t.Fatal("Record after Close must fail")
 	}
 }
 
-// TestRecorderBuffers: records are buffered, not written per Input, and a
-// flush (ClosePeer) makes them durable.
+// TestRecorderBuffers: records are buffered, not written per Input, and
+// Close makes them durable.
 func TestRecorderBuffers(t *testing.T) {
 	dir := t.TempDir()
 	r, err := NewRecorder(dir, 60, 0)
@@ -114,8 +117,8 @@ func TestRecorderBuffers(t *testing.T) {
 		}
 	}
 	path := filepath.Join(dir, FileName(1, 0))
-	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
-		t.Fatalf("before a flush the file should exist and be empty (buffered): %v %v", st, err)
+	if st, err := os.Stat(path); err == nil && st.Size() != 0 {
+		t.Fatalf("before a flush nothing should be written (buffered): %d bytes", st.Size())
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
@@ -152,5 +155,43 @@ func BenchmarkRecord(b *testing.B) {
 		if err := r.Record(uint32(i%128), &rec); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRecorderChunks: records spanning many chunks and a roll land intact
+// and in order (the writer goroutine writes the chunks in queue order).
+func TestRecorderChunks(t *testing.T) {
+	dir := t.TempDir()
+	cap := int64(HeaderSize + 2000*RecordSize)
+	r, err := NewRecorder(dir, 60, cap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := recs(5000, 7)
+	for i := range in {
+		for p := uint32(0); p < 3; p++ {
+			if err := r.Record(p, &in[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for p := uint32(0); p < 3; p++ {
+		var got []Record
+		for n := 0; n < 3; n++ {
+			tr, err := ReadFile(filepath.Join(dir, FileName(p, n)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, tr.Records...)
+		}
+		if !reflect.DeepEqual(got, in) {
+			t.Fatalf("peer %d: %d records back, want the %d in order", p, len(got), len(in))
+		}
+	}
+	if s := r.Stats(); s.Records != 15000 || s.Files != 9 || s.Errors != 0 {
+		t.Fatalf("stats %+v", s)
 	}
 }
