@@ -42,7 +42,7 @@ EOT
 import json, sys
 rep = json.load(open(sys.argv[1])); st = rep["server_tick"]; t = st["tick_ms"]
 print(f"round {sys.argv[2]} recording {sys.argv[3]:3s}: tick_ms mean {t['mean']:.2f} p95 {t['p95']:.2f} "
-      f"p99 {t['p99']:.2f}; observed tick-Hz {rep['observed_server_tick_hz']['min']:.2f}; "
+      f"p99 {t['p99']:.2f}; server tick_hz {st['tick_hz']:.2f}; "
       f"worker dt p99 {rep['worker_loop_dt_ms']['p99']:.2f}; trace_records {st.get('trace_records')}")
 PY
   done
