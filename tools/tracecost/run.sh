@@ -14,7 +14,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for round in $(seq "$rounds"); do
   for mode in off on; do
-    port=$((27800 + round * 2 + (mode == "on")))
+    port=$((27800 + round * 2))
+    if [ "$mode" = on ]; then port=$((port + 1)); fi
     cfg=$work/s-$mode-$round.toml
     cat > "$cfg" <<EOT
 [server]
