@@ -11,10 +11,10 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// cmdMkFlit: mkflit [-magic M] [-version V] [-trailing N] [-gen N] PATH
-// TICKRATE [TICK,THROTTLE,ELEVATOR,AILERON,RUDDER,BUTTONS]... writes a FLIT
-// file (-gen appends N generated records, one per tick, every control and
-// button moving)
+// cmdMkFlit: mkflit [-magic M] [-version V] [-trailing N] [-gen N [-step S]]
+// PATH TICKRATE [TICK,THROTTLE,ELEVATOR,AILERON,RUDDER,BUTTONS]... writes a
+// FLIT file (-gen appends N generated records, S ticks apart, every control
+// and button moving)
 // byte by byte from the layout in docs/trace-format.md, deliberately not
 // through internal/trace: it is the "foreign recorder" the format promises
 // interchange with, and it can write the broken files a user may hold.
@@ -24,6 +24,7 @@ func cmdMkFlit(ts *testscript.TestScript, neg bool, args []string) {
 	version := fs.Int("version", 1, "")
 	trailing := fs.Int("trailing", 0, "bytes of a partial last record")
 	gen := fs.Int("gen", 0, "generated records to append")
+	step := fs.Int("step", 1, "ticks between generated records")
 	if neg || fs.Parse(args) != nil || fs.NArg() < 2 {
 		ts.Fatalf("usage: mkflit [-magic M] [-version V] [-trailing N] PATH TICKRATE [TICK,THR,ELEV,AIL,RUD,BUTTONS]...")
 	}
@@ -50,7 +51,7 @@ func cmdMkFlit(ts *testscript.TestScript, neg bool, args []string) {
 		b = binary.LittleEndian.AppendUint32(b, uint32(btn))
 	}
 	for i := range *gen {
-		b = binary.LittleEndian.AppendUint64(b, uint64(1000+i))
+		b = binary.LittleEndian.AppendUint64(b, uint64(1000+i**step))
 		for _, v := range []float64{float64(i%100) / 100, math.Sin(float64(i) / 9), math.Cos(float64(i) / 13), float64(i%21)/10 - 1} {
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
 		}

@@ -267,7 +267,7 @@ func (r *legRun) evaluate() {
 	r.res.Report = rep
 	r.res.Checks = Evaluate(in)
 	if _, ok := tracePath(r.leg.Pattern); ok {
-		r.res.Checks = append(r.res.Checks, traceCheck(rep, err, harnessBound(r.res.Checks)))
+		r.res.Checks = append(r.res.Checks, traceCheck(rep, err))
 	}
 	if rep != nil {
 		r.res.Checks = append(r.res.Checks, schemaCheck(r.report))
@@ -286,7 +286,7 @@ func (r *legRun) launchFailed(err error) LegResult {
 	r.res.Verdict, r.res.Error = VerdictLaunchFailed, err.Error()
 	r.res.Checks = Evaluate(Input{Profile: r.o.Profile, Leg: r.leg, ReportErr: errors.New("leg did not run: " + err.Error())})
 	if _, ok := tracePath(r.leg.Pattern); ok {
-		r.res.Checks = append(r.res.Checks, traceCheck(nil, errors.New("leg did not run"), false))
+		r.res.Checks = append(r.res.Checks, traceCheck(nil, errors.New("leg did not run")))
 	}
 	return *r.res
 }

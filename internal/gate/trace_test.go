@@ -38,7 +38,8 @@ func TestTraceCheck(t *testing.T) {
 		{"no traces block", func(r *report.Report, _ map[string]any) { r.Traces = nil }, StatusUnevaluable, "did not replay the recording"},
 		{"a client replayed nothing", func(r *report.Report, _ map[string]any) { r.Traces[0].ClientsReplayed = 3 }, StatusFail, "3 of 4 admitted clients"},
 		{"no client admitted", func(r *report.Report, _ map[string]any) { r.ClientsConnected, r.Traces[0].ClientsReplayed = 0, 0 }, StatusFail, "0 of 0 admitted"},
-		{"mostly skipped", func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsSkipped = 400 }, StatusFail, "fell behind"},
+		// Skips are the harness's: alone they make the leg inconclusive.
+		{"mostly skipped", func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsSkipped = 400 }, StatusInconclusive, "could not keep the recording's pace"},
 		{"a fragment looped", func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsCovered = 20 }, StatusFail, "only 20 of 200 records covered"},
 		{"short run, distinct records", func(r *report.Report, _ map[string]any) {
 			r.Traces[0].Records, r.Traces[0].RecordsCovered = 100000, 950
@@ -50,7 +51,7 @@ func TestTraceCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := traceCheck(traceReport(tc.mut), nil, false)
+			c := traceCheck(traceReport(tc.mut), nil)
 			if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) || c.Level != LevelHard {
 				t.Fatalf("status %s level %s detail %q; want %s containing %q", c.Status, c.Level, c.Detail, tc.status, tc.detail)
 			}
@@ -59,26 +60,18 @@ func TestTraceCheck(t *testing.T) {
 			}
 		})
 	}
-	if c := traceCheck(nil, errors.New("gone"), false); c.Status != StatusUnevaluable || !c.Failed() {
+	if c := traceCheck(nil, errors.New("gone")); c.Status != StatusUnevaluable || !c.Failed() {
 		t.Fatalf("no report: %+v", c)
 	}
 	r := traceReport(nil)
 	r.ServerTick = nil
-	if c := traceCheck(r, nil, false); c.Status != StatusUnevaluable {
+	if c := traceCheck(r, nil); c.Status != StatusUnevaluable {
 		t.Fatalf("no server_tick: %+v", c)
 	}
-	// On a harness-bound leg, skips alone are inconclusive; skips with
-	// another failure still fail.
-	skips := func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsSkipped = 400 }
-	if c := traceCheck(traceReport(skips), nil, true); c.Status != StatusInconclusive {
-		t.Fatalf("harness-bound skips: %+v", c)
-	}
-	both := func(r *report.Report, st map[string]any) { skips(r, st); st["inputs_accepted"] = 0 }
-	if c := traceCheck(traceReport(both), nil, true); c.Status != StatusFail {
-		t.Fatalf("harness-bound skips + dropped inputs: %+v", c)
-	}
-	if !harnessBound([]Check{{Gate: "harness", Status: StatusInconclusive}}) || harnessBound([]Check{{Gate: "harness", Status: StatusPass}}) {
-		t.Fatal("harnessBound")
+	// Skips with another failure still fail.
+	both := func(r *report.Report, st map[string]any) { r.Traces[0].RecordsSkipped = 400; st["inputs_accepted"] = 0 }
+	if c := traceCheck(traceReport(both), nil); c.Status != StatusFail {
+		t.Fatalf("skips + dropped inputs: %+v", c)
 	}
 }
 
