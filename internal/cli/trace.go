@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,23 +30,23 @@ func init() {
 
 func runTrace(_ context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() { fmt.Fprint(env.Stderr, traceUsage) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return printed(exitcode.OK)
-		}
-		return exitcode.With(exitcode.Usage, err)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), traceUsage) }
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
 	}
 	rest := fs.Args()
-	if len(rest) == 0 || rest[0] != "inspect" {
-		fs.Usage()
-		return exitcode.Errorf(exitcode.Usage, "trace: want `trace inspect FILE...`")
+	if len(rest) > 0 && rest[0] == "inspect" {
+		// Help may follow the verb too: trace inspect -h.
+		if err := parseFlags(env, fs, rest[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			return exitcode.Errorf(exitcode.Usage, "trace inspect: no FILE given")
+		}
+		return inspectAll(env, fs.Args())
 	}
-	if len(rest) == 1 {
-		return exitcode.Errorf(exitcode.Usage, "trace inspect: no FILE given")
-	}
-	return inspectAll(env, rest[1:])
+	fmt.Fprint(env.Stderr, traceUsage)
+	return exitcode.Errorf(exitcode.Usage, "trace: want `trace inspect FILE...`")
 }
 
 // inspectAll summarises every file and returns an error naming how many
