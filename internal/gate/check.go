@@ -2,7 +2,9 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -362,6 +364,45 @@ func (c *checker) checkPatterns() {
 			seen[p] = true
 		}
 	}
+	c.checkPatternNames()
+}
+
+// checkPatternNames names the choices for a pattern that is neither built
+// in nor "trace:PATH": CUE would report only the trace alternative's regular
+// expression.
+func (c *checker) checkPatternNames() {
+	builtin := schemaStrings(c.schema.LookupPath(cue.ParsePath("#Pattern")))
+	list := c.user.LookupPath(cue.ParsePath("patterns"))
+	it, err := list.List()
+	if err != nil {
+		return
+	}
+	for i := 0; it.Next(); i++ {
+		s, err := it.Value().String()
+		if err != nil || strings.HasPrefix(s, tracePrefix) || slices.Contains(builtin, strconv.Quote(s)) {
+			continue
+		}
+		path, pos := fmt.Sprintf("patterns.%d", i), it.Value().Pos()
+		if !pos.IsValid() {
+			pos = c.posOf(path)
+		}
+		c.insteadAt(pos, path, "%q is not one of %s, or \"trace:PATH\" (a recording relative to the profile directory)", s, strings.Join(builtin, ", "))
+	}
+}
+
+// schemaStrings lists the quoted string alternatives of a disjunction.
+func schemaStrings(v cue.Value) []string {
+	op, args := v.Expr()
+	if op != cue.OrOp {
+		return nil
+	}
+	var out []string
+	for _, a := range args {
+		if s, err := a.String(); err == nil {
+			out = append(out, strconv.Quote(s))
+		}
+	}
+	return out
 }
 
 // checkSweep: a sweep needs points, and is a characterisation, never a
