@@ -5,9 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/scalegate/scalegate/internal/mix"
 	"github.com/scalegate/scalegate/internal/proto"
 )
 
@@ -177,47 +177,22 @@ func (p weapons) Control(t float64, c *Control) bool {
 }
 
 // MixEntry is one weighted pattern of a mix.
-type MixEntry struct {
-	Name   string
-	Weight int
-}
+type MixEntry = mix.Entry
 
 // MaxMixWeight bounds one weight, so clients × total weight cannot overflow.
-const MaxMixWeight = 1_000_000
+const MaxMixWeight = mix.MaxWeight
 
-// Mix is a weighted pattern mix, in the order given.
+// Mix is a weighted pattern mix, in the order given. Parsing and the
+// assignment of clients (Assign, Counts) are internal/mix's, shared with the
+// reference server's AI-controller mix.
 type Mix []MixEntry
 
-// ParseMix parses "weave:80,aggressive:20". Weights are positive integers;
-// names must be registered patterns and may not repeat.
+// ParseMix parses "weave:80,aggressive:20". Weights are positive integers
+// after the last colon ("trace:PATH:20" is a trace); names must be
+// registered patterns or trace:PATH and may not repeat.
 func ParseMix(spec string) (Mix, error) {
-	if strings.TrimSpace(spec) == "" {
-		return nil, fmt.Errorf("pattern mix: empty spec")
-	}
-	var m Mix
-	seen := map[string]bool{}
-	for _, part := range strings.Split(spec, ",") {
-		// The weight follows the last colon: "trace:PATH:20" is a trace.
-		part = strings.TrimSpace(part)
-		cut := strings.LastIndexByte(part, ':')
-		if cut < 0 {
-			return nil, fmt.Errorf("pattern mix %q: entry %q is not NAME:WEIGHT", spec, part)
-		}
-		name, w := strings.TrimSpace(part[:cut]), part[cut+1:]
-		if err := checkPatternName(name); err != nil {
-			return nil, fmt.Errorf("pattern mix %q: %w", spec, err)
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("pattern mix %q: pattern %q listed twice", spec, name)
-		}
-		seen[name] = true
-		weight, err := strconv.Atoi(strings.TrimSpace(w))
-		if err != nil || weight <= 0 || weight > MaxMixWeight {
-			return nil, fmt.Errorf("pattern mix %q: weight of %q must be an integer in 1..%d, got %q", spec, name, MaxMixWeight, w)
-		}
-		m = append(m, MixEntry{Name: name, Weight: weight})
-	}
-	return m, nil
+	m, err := mix.Parse(spec, "pattern mix", checkPatternName)
+	return Mix(m), err
 }
 
 // SinglePattern is the mix of one pattern, after checking its name.
@@ -291,42 +266,12 @@ func (m Mix) factories() (map[string]PatternFactory, []*replaySet, error) {
 
 // String is the canonical spec: the bare name for a single pattern,
 // "a:w,b:w" otherwise. It is what the report's pattern field echoes.
-func (m Mix) String() string {
-	if len(m) == 1 {
-		return m[0].Name
-	}
-	parts := make([]string, len(m))
-	for i, e := range m {
-		parts[i] = e.Name + ":" + strconv.Itoa(e.Weight)
-	}
-	return strings.Join(parts, ",")
-}
+func (m Mix) String() string { return mix.Mix(m).String() }
 
-// Assign returns the pattern name of client i of n: the cumulative-weight
-// bucket containing floor(i·W/n). Deterministic, no RNG: the counts match
-// the weight fractions and reproduce on every platform.
-func (m Mix) Assign(i, n int) string {
-	total := 0
-	for _, e := range m {
-		total += e.Weight
-	}
-	// int64: clients × total weight may exceed 2^31 on 32-bit platforms.
-	pos := int(int64(i) * int64(total) / int64(n))
-	cum := 0
-	for _, e := range m {
-		cum += e.Weight
-		if pos < cum {
-			return e.Name
-		}
-	}
-	return m[len(m)-1].Name
-}
+// Assign returns the pattern name of client i of n (internal/mix: the
+// cumulative-weight bucket containing floor(i·W/n); deterministic, the
+// counts match the weight fractions and reproduce on every platform).
+func (m Mix) Assign(i, n int) string { return mix.Mix(m).Assign(i, n) }
 
 // Counts returns how many of n clients get each pattern.
-func (m Mix) Counts(n int) map[string]int {
-	c := make(map[string]int, len(m))
-	for i := 0; i < n; i++ {
-		c[m.Assign(i, n)]++
-	}
-	return c
-}
+func (m Mix) Counts(n int) map[string]int { return mix.Mix(m).Counts(n) }
