@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +17,9 @@ import (
 type Encoder struct {
 	raw  []byte
 	out  []byte
+	evs  []byte // the event section, appended after the records by Finish
 	n    int
+	nev  int
 	bw   bitWriter
 	zenc *zstd.Encoder
 }
@@ -42,9 +45,20 @@ func NewEncoder() (*Encoder, error) {
 // Reset starts a new body.
 func (e *Encoder) Reset() {
 	e.raw = append(e.raw[:0], make([]byte, HeaderSize)...)
-	e.n = 0
+	e.n, e.nev = 0, 0
+	e.evs = e.evs[:0]
 	e.bw.reset(e.raw)
 }
+
+// AppendEvent adds one event to the event section (events and records may
+// be appended in any order; the body carries all records first).
+func (e *Encoder) AppendEvent(ev *Event) {
+	e.evs = appendEvent(e.evs, ev)
+	e.nev++
+}
+
+// Events is the number of events appended since Reset.
+func (e *Encoder) Events() int { return e.nev }
 
 // Len is the number of records appended since Reset.
 func (e *Encoder) Len() int { return e.n }
@@ -106,10 +120,11 @@ func writeRecord(w *bitWriter, r *Record) {
 // flags says so. The body aliases the Encoder's buffers until the next Reset.
 func (e *Encoder) Finish(pad []byte, compress bool) (flags uint8, body []byte) {
 	e.raw = e.bw.flush()
-	if e.n > math.MaxUint16 || len(pad) > math.MaxUint16 {
-		panic(fmt.Sprintf("snapshot: body too large (%d records, %d pad bytes)", e.n, len(pad)))
+	if e.n > math.MaxUint16 || e.nev > math.MaxUint16 || len(pad) > math.MaxUint16 {
+		panic(fmt.Sprintf("snapshot: body too large (%d records, %d events, %d pad bytes)", e.n, e.nev, len(pad)))
 	}
-	putHeader(e.raw, e.n, len(pad))
+	putHeader(e.raw, e.n, e.nev, len(pad))
+	e.raw = append(e.raw, e.evs...)
 	e.raw = append(e.raw, pad...)
 	e.bw.buf = e.raw
 	if !compress {
@@ -129,6 +144,7 @@ var (
 	ErrHeader  = errors.New("bad body header")
 	ErrLength  = errors.New("body length does not match header")
 	ErrRecord  = errors.New("invalid entity record")
+	ErrEvent   = errors.New("invalid event")
 	ErrVersion = errors.New("unsupported body version")
 )
 
@@ -138,6 +154,7 @@ type Decoder struct {
 	zdec *zstd.Decoder
 	buf  []byte
 	recs []Record
+	evs  []Event
 	br   bitReader
 }
 
@@ -161,10 +178,11 @@ func (d *Decoder) Close() { d.zdec.Close() }
 // Decode validates a Snapshot body carried with the given message flags and
 // returns how many entities it holds. Any flag other than
 // proto.SnapshotFlagZstd, a broken frame, a header that disagrees with the
-// length, a zero id or type, an unknown record flag or a quaternion that is
-// not a unit quaternion is an error. Records reads the entities back.
+// length, a zero id or type, an unknown record flag, a quaternion that is
+// not a unit quaternion or an invalid event is an error. Records and Events
+// read the body back.
 func (d *Decoder) Decode(flags uint8, body []byte) (entities int, err error) {
-	d.recs = d.recs[:0]
+	d.recs, d.evs = d.recs[:0], d.evs[:0]
 	if flags&^proto.SnapshotFlagZstd != 0 {
 		return 0, fmt.Errorf("snapshot: flags 0x%02x: %w", flags, ErrFlags)
 	}
@@ -180,19 +198,31 @@ func (d *Decoder) Decode(flags uint8, body []byte) (entities int, err error) {
 }
 
 func (d *Decoder) decodeRaw(raw []byte) (int, error) {
-	if len(raw) < HeaderSize {
-		return 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
+	if len(raw) < 1 {
+		return 0, fmt.Errorf("snapshot: empty body: %w", ErrHeader)
 	}
-	if raw[0] != Version {
+	var n, nev, pad, hdr int
+	switch raw[0] {
+	case Version:
+		if len(raw) < HeaderSize {
+			return 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
+		}
+		n, nev, pad, hdr = int(binary.LittleEndian.Uint16(raw[1:])), int(binary.LittleEndian.Uint16(raw[3:])),
+			int(binary.LittleEndian.Uint16(raw[5:])), HeaderSize
+	case 1:
+		if len(raw) < HeaderSizeV1 {
+			return 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
+		}
+		n, pad, hdr = int(binary.LittleEndian.Uint16(raw[1:])), int(binary.LittleEndian.Uint16(raw[3:])), HeaderSizeV1
+	default:
 		return 0, fmt.Errorf("snapshot: version %d: %w", raw[0], ErrVersion)
 	}
-	n := int(raw[1]) | int(raw[2])<<8
-	pad := int(raw[3]) | int(raw[4])<<8
-	if want := BodySize(n, pad); len(raw) != want {
-		return 0, fmt.Errorf("snapshot: %d bytes, header says %d records + %d pad = %d: %w",
-			len(raw), n, pad, want, ErrLength)
+	if want := hdr + n*RecordSize + nev*EventSize + pad; len(raw) != want {
+		return 0, fmt.Errorf("snapshot: %d bytes, header says %d records + %d events + %d pad = %d: %w",
+			len(raw), n, nev, pad, want, ErrLength)
 	}
-	d.br.reset(raw[HeaderSize : HeaderSize+n*RecordSize])
+	end := hdr + n*RecordSize
+	d.br.reset(raw[hdr:end])
 	for i := 0; i < n; i++ {
 		r, err := d.readRecord()
 		if err != nil {
@@ -200,7 +230,31 @@ func (d *Decoder) decodeRaw(raw []byte) (int, error) {
 		}
 		d.recs = append(d.recs, r)
 	}
+	for i := 0; i < nev; i++ {
+		ev := readEvent(raw[end+i*EventSize:])
+		if err := checkEvent(&ev); err != nil {
+			d.recs = d.recs[:0]
+			return 0, fmt.Errorf("snapshot: event %d: %w", i, err)
+		}
+		d.evs = append(d.evs, ev)
+	}
 	return n, nil
+}
+
+// checkEvent rejects an unknown kind, a zero id, and fields a kind does not
+// carry.
+func checkEvent(ev *Event) error {
+	switch {
+	case ev.Kind < EventDespawn || ev.Kind > EventDestroyed:
+		return fmt.Errorf("unknown kind %d: %w", ev.Kind, ErrEvent)
+	case ev.ID == 0:
+		return fmt.Errorf("kind %d: zero entity id: %w", ev.Kind, ErrEvent)
+	case ev.Kind == EventDespawn && (ev.Other != 0 || ev.Value != 0):
+		return fmt.Errorf("despawn of %d carries other %d / value %d: %w", ev.ID, ev.Other, ev.Value, ErrEvent)
+	case ev.Kind != EventImpact && ev.Value != 0:
+		return fmt.Errorf("kind %d of %d carries value %d: %w", ev.Kind, ev.ID, ev.Value, ErrEvent)
+	}
+	return nil
 }
 
 func (d *Decoder) readRecord() (Record, error) {
@@ -239,3 +293,7 @@ func (d *Decoder) readRecord() (Record, error) {
 // Records returns the entities of the last successful Decode, in body
 // order. The slice is reused by the next Decode.
 func (d *Decoder) Records() []Record { return d.recs }
+
+// Events returns the events of the last successful Decode, in body order
+// (none for a version-1 body). The slice is reused by the next Decode.
+func (d *Decoder) Events() []Event { return d.evs }

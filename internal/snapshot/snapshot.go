@@ -1,13 +1,17 @@
-// Package snapshot is the snapshot body format "sg-entities/1": the
-// reference server's bit-packed, quantized entity records, shared by the
+// Package snapshot is the snapshot body format "sg-entities/2": the
+// reference server's bit-packed, quantized entity records followed by an
+// event section (despawns, shots, impacts, destructions), shared by the
 // server (Encoder) and the swarm (Decoder) so the two cannot drift.
 //
-// A body is a 5-byte header — u8 version (1), u16 entity_count, u16 pad_len,
-// little-endian — followed by entity_count records of exactly RecordSize
-// bytes and then pad_len opaque padding bytes. Nothing else may follow.
-// A record is 192 bits packed LSB-first (docs/snapshot-format.md has the
-// table). When the Snapshot message's flags carry proto.SnapshotFlagZstd,
-// the whole body is one zstd frame of those bytes.
+// A body is a 7-byte header — u8 version (2), u16 entity_count,
+// u16 event_count, u16 pad_len, little-endian — followed by entity_count
+// records of exactly RecordSize bytes, event_count events of exactly
+// EventSize bytes and then pad_len opaque padding bytes. Nothing else may
+// follow. A record is 192 bits packed LSB-first (docs/snapshot-format.md has
+// the tables). When the Snapshot message's flags carry
+// proto.SnapshotFlagZstd, the whole body is one zstd frame of those bytes.
+// The Decoder also reads version 1 ("sg-entities/1": a 5-byte header without
+// event_count, no events), which older servers send.
 package snapshot
 
 import (
@@ -16,19 +20,49 @@ import (
 )
 
 // BodyFormat is the name carried in Welcome.body_format.
-const BodyFormat = "sg-entities/1"
+const BodyFormat = "sg-entities/2"
 
-// Version is the first byte of every uncompressed body.
-const Version = 1
+// BodyFormatV1 is the previous format, without events; the Decoder still
+// reads it.
+const BodyFormatV1 = "sg-entities/1"
+
+// Version is the first byte of every uncompressed body the Encoder writes.
+const Version = 2
 
 // Sizes of the format.
 const (
-	HeaderSize = 5  // version, entity_count, pad_len
-	RecordSize = 24 // one entity, 192 bits
+	HeaderSize   = 7  // version, entity_count, event_count, pad_len
+	HeaderSizeV1 = 5  // version 1: version, entity_count, pad_len
+	RecordSize   = 24 // one entity, 192 bits
+	EventSize    = 11 // kind, id, other, value
 	// MaxBodyBytes bounds a decompressed body; a frame that would exceed
 	// it is a decode error (a decompression bomb must not cost memory).
-	MaxBodyBytes = HeaderSize + math.MaxUint16*RecordSize + math.MaxUint16
+	MaxBodyBytes = HeaderSize + math.MaxUint16*(RecordSize+EventSize) + math.MaxUint16
 )
+
+// Event kinds of the event section.
+const (
+	// EventDespawn: entity ID left the world (an expired or spent
+	// projectile); a receiver drops it. Other and Value are 0.
+	EventDespawn uint8 = 1
+	// EventShot: entity ID fired its gun; Other is the entity the hitscan
+	// hit (0: a miss).
+	EventShot uint8 = 2
+	// EventImpact: entity ID took Value damage points from entity Other
+	// (a hit, or a collision: Other is then the entity it struck).
+	EventImpact uint8 = 3
+	// EventDestroyed: entity ID was destroyed by Other and has respawned
+	// in place under the same id.
+	EventDestroyed uint8 = 4
+)
+
+// Event is one entry of the event section.
+type Event struct {
+	Kind  uint8
+	ID    uint32 // non-zero: the entity the event is about
+	Other uint32 // the other entity involved, 0 for none
+	Value uint16 // damage points (EventImpact), else 0
+}
 
 // Quantization of a record. Positions are metres (x east, y up, z north),
 // velocities metres per second; values outside a range are clamped.
@@ -78,22 +112,37 @@ type Record struct {
 	Age   uint8      // ticks since this entity was last sent to this peer, saturated at 255 (0: first time)
 }
 
-// BodySize is the uncompressed body size of n records with pad padding bytes.
-func BodySize(n, pad int) int { return HeaderSize + n*RecordSize + pad }
+// BodySize is the uncompressed body size of n records and ev events with
+// pad padding bytes.
+func BodySize(n, ev, pad int) int { return HeaderSize + n*RecordSize + ev*EventSize + pad }
 
 // RecordsFitting is how many records fit an uncompressed body of at most
-// budget bytes (never negative).
-func RecordsFitting(budget int) int {
-	if budget < HeaderSize {
+// budget bytes that also carries ev events (never negative).
+func RecordsFitting(budget, ev int) int {
+	budget -= HeaderSize + ev*EventSize
+	if budget < 0 {
 		return 0
 	}
-	return (budget - HeaderSize) / RecordSize
+	return budget / RecordSize
 }
 
-func putHeader(b []byte, n, pad int) {
+func putHeader(b []byte, n, ev, pad int) {
 	b[0] = Version
 	binary.LittleEndian.PutUint16(b[1:], uint16(n))
-	binary.LittleEndian.PutUint16(b[3:], uint16(pad))
+	binary.LittleEndian.PutUint16(b[3:], uint16(ev))
+	binary.LittleEndian.PutUint16(b[5:], uint16(pad))
+}
+
+func appendEvent(b []byte, ev *Event) []byte {
+	b = append(b, ev.Kind)
+	b = binary.LittleEndian.AppendUint32(b, ev.ID)
+	b = binary.LittleEndian.AppendUint32(b, ev.Other)
+	return binary.LittleEndian.AppendUint16(b, ev.Value)
+}
+
+func readEvent(b []byte) Event {
+	return Event{Kind: b[0], ID: binary.LittleEndian.Uint32(b[1:]),
+		Other: binary.LittleEndian.Uint32(b[5:]), Value: binary.LittleEndian.Uint16(b[9:])}
 }
 
 // quantize maps v to an unsigned integer of the given width over

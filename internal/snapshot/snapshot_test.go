@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/scalegate/scalegate/internal/proto"
@@ -68,8 +69,8 @@ func TestRoundTripWithinQuantization(t *testing.T) {
 		if !compress && flags != 0 {
 			t.Fatalf("uncompressed body flagged 0x%x", flags)
 		}
-		if len(body) != BodySize(len(in), 0) && flags == 0 {
-			t.Fatalf("raw body %d bytes, want %d", len(body), BodySize(len(in), 0))
+		if len(body) != BodySize(len(in), 0, 0) && flags == 0 {
+			t.Fatalf("raw body %d bytes, want %d", len(body), BodySize(len(in), 0, 0))
 		}
 		n, err := dec.Decode(flags, body)
 		if err != nil || n != len(in) {
@@ -148,19 +149,19 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"empty", 0, nil, ErrHeader},
 		{"short header", 0, good[:3], ErrHeader},
-		{"version", 0, mut(func(b []byte) []byte { b[0] = 2; return b }), ErrVersion},
+		{"version", 0, mut(func(b []byte) []byte { b[0] = 3; return b }), ErrVersion},
 		{"truncated record", 0, good[:len(good)-1], ErrLength},
 		{"trailing byte", 0, append(mut(func(b []byte) []byte { return b }), 0), ErrLength},
 		{"count too big", 0, mut(func(b []byte) []byte { b[1] = 3; return b }), ErrLength},
 		{"unknown msg flag", 0x02, good, ErrFlags},
 		{"zstd flag on raw", proto.SnapshotFlagZstd, good, ErrZstd},
-		{"zero id", 0, mut(func(b []byte) []byte { b[5], b[6], b[7], b[8] = 0, 0, 0, 0; return b }), ErrRecord},
-		{"zero type", 0, mut(func(b []byte) []byte { b[5+21] = 0; return b }), ErrRecord},
-		{"unknown record flag", 0, mut(func(b []byte) []byte { b[5+22] = 0x80; return b }), ErrRecord},
+		{"zero id", 0, mut(func(b []byte) []byte { b[7], b[8], b[9], b[10] = 0, 0, 0, 0; return b }), ErrRecord},
+		{"zero type", 0, mut(func(b []byte) []byte { b[HeaderSize+21] = 0; return b }), ErrRecord},
+		{"unknown record flag", 0, mut(func(b []byte) []byte { b[HeaderSize+22] = 0x80; return b }), ErrRecord},
 		// all three smallest components at +max: sum of squares 1.5
 		{"not unit quaternion", 0, mut(func(b []byte) []byte {
 			for bit := 94 + 2; bit < 94+32; bit++ {
-				b[5+bit/8] |= 1 << (bit % 8)
+				b[HeaderSize+bit/8] |= 1 << (bit % 8)
 			}
 			return b
 		}), ErrRecord},
@@ -199,8 +200,8 @@ func TestCompressedSmallerAndFlagged(t *testing.T) {
 		enc.Append(&Record{ID: uint32(i + 1), Type: 2, Pos: [3]float32{100, 4000, 100}, Rot: [4]float32{0, 0, 0, 1}})
 	}
 	flags, body := enc.Finish(nil, true)
-	if flags != proto.SnapshotFlagZstd || len(body) >= BodySize(50, 0) {
-		t.Fatalf("flags 0x%x, %d bytes (raw %d)", flags, len(body), BodySize(50, 0))
+	if flags != proto.SnapshotFlagZstd || len(body) >= BodySize(50, 0, 0) {
+		t.Fatalf("flags 0x%x, %d bytes (raw %d)", flags, len(body), BodySize(50, 0, 0))
 	}
 	// A body that cannot shrink is sent raw.
 	enc.Reset()
@@ -258,12 +259,17 @@ func FuzzDecode(f *testing.F) {
 			for i := 0; i < n; i++ {
 				r := randomRecord(rng, uint32(i+1))
 				enc.Append(&r)
+				enc.AppendEvent(&Event{Kind: uint8(1 + i%4), ID: uint32(i + 1)})
 			}
 			flags, body := enc.Finish([]byte{1, 2, 3}, c)
 			f.Add(flags, append([]byte(nil), body...))
 		}
 	}
 	f.Add(uint8(0), []byte{1, 0xff, 0xff, 0xff, 0xff})
+	f.Add(uint8(0), []byte{2, 0xff, 0xff, 0xff, 0xff, 0, 0})
+	for _, g := range bodyGoldens() {
+		f.Add(uint8(0), unhexBody(f, g.hex))
+	}
 	dec, err := NewDecoder()
 	if err != nil {
 		f.Fatal(err)
@@ -287,10 +293,17 @@ func FuzzDecode(f *testing.F) {
 		for i := range recs {
 			re.Append(&recs[i])
 		}
+		evs := append([]Event(nil), dec.Events()...)
+		for i := range evs {
+			re.AppendEvent(&evs[i])
+		}
 		want := append([]Record(nil), recs...)
 		fl, b := re.Finish(nil, false)
 		if m, err := dec.Decode(fl, b); err != nil || m != n {
 			t.Fatalf("re-encode: %d, %v", m, err)
+		}
+		if got := dec.Events(); len(got) != len(evs) || (len(evs) > 0 && !slices.Equal(got, evs)) {
+			t.Fatalf("re-encode events: %+v != %+v", got, evs)
 		}
 		for i, r := range dec.Records() {
 			if r.ID != want[i].ID || r.Type != want[i].Type || r.Flags != want[i].Flags || r.Pos != want[i].Pos || r.Vel != want[i].Vel {

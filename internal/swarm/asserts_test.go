@@ -165,7 +165,7 @@ func TestClientRates(t *testing.T) {
 }
 
 func TestReportEncoding(t *testing.T) {
-	cfg := Config{Clients: 3, RateHz: 60, Mix: Mix{{"weave", 2}, {"idle", 1}}}
+	cfg := Config{Clients: 3, RateHz: 60, Mix: Mix{{Name: "weave", Weight: 2}, {Name: "idle", Weight: 1}}}
 	w := newWorker(0, &cfg, nil, time.Second/60)
 	start := time.Unix(2000, 0)
 	for i := 0; i < 3; i++ {

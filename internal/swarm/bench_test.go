@@ -10,7 +10,7 @@ import (
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// snapshotMessage builds a Snapshot message with n sg-entities/1 records,
+// snapshotMessage builds a Snapshot message with n sg-entities/2 records,
 // zstd-compressed when that is smaller (what the reference server sends).
 func snapshotMessage(b *testing.B, n int) []byte {
 	b.Helper()
@@ -32,7 +32,7 @@ func snapshotMessage(b *testing.B, n int) []byte {
 }
 
 // BenchmarkClientSnapshot is the swarm's per-snapshot work on the reference
-// server's format: header decode, metrics, sg-entities/1 body decode.
+// server's format: header decode, metrics, sg-entities/2 body decode.
 func BenchmarkClientSnapshot(b *testing.B) {
 	for _, n := range []int{8, 48} {
 		b.Run(map[int]string{8: "8-entities", 48: "48-entities"}[n], func(b *testing.B) {

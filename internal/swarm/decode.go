@@ -7,15 +7,18 @@ import (
 	"github.com/scalegate/scalegate/internal/snapshot"
 )
 
-// The reference server's documented body format.
+// The reference server's documented body formats: the current one (entity
+// records and events) and its predecessor, which one decoder reads.
 func init() {
-	RegisterBodyDecoder(snapshot.BodyFormat, func() (BodyDecoder, error) {
-		d, err := snapshot.NewDecoder()
-		if err != nil {
-			return nil, err
-		}
-		return d, nil
-	})
+	for _, f := range []string{snapshot.BodyFormat, snapshot.BodyFormatV1} {
+		RegisterBodyDecoder(f, func() (BodyDecoder, error) {
+			d, err := snapshot.NewDecoder()
+			if err != nil {
+				return nil, err
+			}
+			return d, nil
+		})
+	}
 }
 
 // BodyDecoder decodes snapshot bodies of one documented format. The swarm

@@ -20,6 +20,7 @@ import (
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/snapshot"
 )
 
 // The end-to-end tests run the reference server as `scalegate serve` — the
@@ -229,7 +230,7 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 			t.Errorf("observed tick-Hz mean %.2f, server's own rate %.2f: the proxy is wrong by more than 2 Hz", h.Mean, serverHz)
 		}
 	}
-	if r.SnapshotDecodeErrors != 0 || r.SnapshotsDecoded == 0 || r.BodyFormat != "sg-entities/1" {
+	if r.SnapshotDecodeErrors != 0 || r.SnapshotsDecoded == 0 || r.BodyFormat != snapshot.BodyFormat {
 		t.Errorf("body %q: decoded %d, decode errors %d", r.BodyFormat, r.SnapshotsDecoded, r.SnapshotDecodeErrors)
 	}
 	if r.Transport != "enet" || r.ServerTransport != "enet" {

@@ -43,7 +43,7 @@ func runSwarm(t *testing.T, ctx context.Context, cfg Config, limit time.Duration
 func TestRunAgainstFakeServer(t *testing.T) {
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 200), 0)
 	cfg := Config{Addr: srv.addr, Clients: 6, Duration: 3 * time.Second, Ramp: 10 * time.Millisecond,
-		Mix: Mix{{"weave", 1}, {"idle", 1}}, Threads: 2}
+		Mix: Mix{{Name: "weave", Weight: 1}, {Name: "idle", Weight: 1}}, Threads: 2}
 	res := runSwarm(t, context.Background(), cfg, 60*time.Second)
 	r := res.Report
 	if r.ClientsConnected != 6 || r.ClientsRefused != 0 || r.ClientsDisconnected != 0 || r.ClientsNeverConnected != 0 {
@@ -135,9 +135,10 @@ func TestRunDecodesKnownFormatAndCountsErrors(t *testing.T) {
 	}
 }
 
-// Valid sg-entities/1 bodies are decoded and their entities counted: the
-// report carries entities per snapshot and Snapshot bytes per entity (the
-// figure a binding budget cannot hide a fatter record from).
+// Valid sg-entities/2 bodies (records and events) are decoded and their
+// entities counted: the report carries entities per snapshot and Snapshot
+// bytes per entity (the figure a binding budget cannot hide a fatter record
+// from); events are decoded, not counted as entities.
 func TestRunReportsBytesPerEntity(t *testing.T) {
 	enc, err := snapshot.NewEncoder()
 	if err != nil {
@@ -146,9 +147,11 @@ func TestRunReportsBytesPerEntity(t *testing.T) {
 	for i := uint32(1); i <= 3; i++ {
 		enc.Append(&snapshot.Record{ID: i, Rot: [4]float32{0, 0, 0, 1}, Type: 1})
 	}
+	enc.AppendEvent(&snapshot.Event{Kind: snapshot.EventDespawn, ID: 9})
+	enc.AppendEvent(&snapshot.Event{Kind: snapshot.EventImpact, ID: 1, Other: 2, Value: 12})
 	_, body := enc.Finish(nil, false)
 	body = append([]byte(nil), body...)
-	srv := startFakeServer(t, "sg-entities/1", body, 0)
+	srv := startFakeServer(t, snapshot.BodyFormat, body, 0)
 	cfg := Config{Addr: srv.addr, Clients: 2, Duration: 2 * time.Second, Threads: 1}
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
 	if r.SnapshotsDecoded == 0 || r.SnapshotDecodeErrors != 0 {
