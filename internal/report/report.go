@@ -108,6 +108,26 @@ type ServerTick struct {
 	TraceRecords *int64 `json:"trace_records,omitempty"`
 	TraceFiles   *int64 `json:"trace_files,omitempty"`
 	TraceErrors  *int64 `json:"trace_errors,omitempty"`
+	// The populated world (reference server, additive): contact-table
+	// entries at write time, sensor checks per second over the window, the
+	// fire path's run-long totals, live projectiles, and the AI entities by
+	// controller. A world without them reports zeros, which the
+	// contacts_min / shots_min gates fail.
+	Contacts            int             `json:"contacts"`
+	SensorChecksPerS    float64         `json:"sensor_checks_per_s"`
+	ShotsFiredTotal     int64           `json:"shots_fired_total"`
+	HitsTotal           int64           `json:"hits_total"`
+	StoresReleasedTotal int64           `json:"stores_released_total"`
+	ProjectilesLive     int             `json:"projectiles_live"`
+	DespawnsTotal       int64           `json:"despawns_total"`
+	AIByController      *AIByController `json:"ai_by_controller,omitempty"`
+}
+
+// AIByController counts live AI entities by flight controller.
+type AIByController struct {
+	Loiter  int `json:"loiter"`
+	Pursuit int `json:"pursuit"`
+	Patrol  int `json:"patrol"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at

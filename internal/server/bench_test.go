@@ -73,7 +73,7 @@ func BenchmarkTick(b *testing.B) {
 					tick++
 					tm := timer{at: time.Now(), sum: &ph}
 					sim.Simulate(&tm)
-					sim.Sense(&tm, vs)
+					sim.Sense(&tm)
 					sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
 					tm.lap(PhaseSerialize)
 				}

@@ -65,6 +65,13 @@ type WorldConfig struct {
 	// when the tick outgrows its period (governor.go). Off by default: a
 	// capacity measurement must not be masked by shed work.
 	OverrunGovernor bool `toml:"overrun_governor"`
+	// The populated world (docs/server.md): how often each sensor owner is
+	// checked, the AI controller mix of the test spawn, and the projectile
+	// churn generator (projectiles per second, each living ttl seconds).
+	SensorCheckHz      float64 `toml:"sensor_check_hz"`
+	TestSpawnAIMix     string  `toml:"test_spawn_ai_mix"`
+	TestProjectileRate float64 `toml:"test_projectile_rate"`
+	TestProjectileTTLS float64 `toml:"test_projectile_ttl_s"`
 }
 
 // NetworkConfig is [network].
@@ -116,6 +123,8 @@ func DefaultConfig() Config {
 			TestSpawnSpreadKm:   50,
 			TestSpawnAGLM:       4000,
 			TestSpawnEntityType: "builtin:loiter-ai",
+			SensorCheckHz:       10,
+			TestProjectileTTLS:  3,
 		},
 		Network: NetworkConfig{CompressSnapshots: true},
 		Metrics: MetricsConfig{TickJSONIntervalMs: 1000, SlowTickMs: 0},
@@ -195,6 +204,7 @@ type check struct {
 
 // Validate checks every value's range and names the first bad key.
 func (c *Config) Validate() error {
+	_, aiMixErr := ParseAIMix(c.World.TestSpawnAIMix)
 	checks := []check{
 		{"server.port", c.Server.Port >= 0 && c.Server.Port <= 65535, "must be 0..65535"},
 		{"server.max_peers", c.Server.MaxPeers >= 1 && c.Server.MaxPeers <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
@@ -215,6 +225,10 @@ func (c *Config) Validate() error {
 		{"world.test_spawn_spread_km", c.World.TestSpawnSpreadKm >= 0.1 && c.World.TestSpawnSpreadKm <= 240, "must be 0.1..240 (the snapshot position range is ±131 km)"},
 		{"world.test_spawn_agl_m", c.World.TestSpawnAGLM >= 50 && c.World.TestSpawnAGLM <= 10000, "must be 50..10000"},
 		{"world.test_spawn_entity_type", strings.TrimSpace(c.World.TestSpawnEntityType) != "" && len(c.World.TestSpawnEntityType) <= 255, "must be a non-empty name of at most 255 bytes"},
+		{"world.sensor_check_hz", c.World.SensorCheckHz > 0 && c.World.SensorCheckHz <= TickHz, fmt.Sprintf("must be > 0 and ≤ %d (the tick rate)", TickHz)},
+		{"world.test_spawn_ai_mix", aiMixErr == nil, fmt.Sprint(aiMixErr)},
+		{"world.test_projectile_rate", c.World.TestProjectileRate >= 0 && c.World.TestProjectileRate <= 10000, "must be 0 (off)..10000 per second"},
+		{"world.test_projectile_ttl_s", c.World.TestProjectileTTLS >= 1.0/TickHz && c.World.TestProjectileTTLS <= 600, "must be one tick (1/60 s)..600"},
 		{"metrics.tick_json_interval_ms", c.Metrics.TickJSONIntervalMs >= 10 && c.Metrics.TickJSONIntervalMs <= 600000, "must be 10..600000"},
 		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize, fmt.Sprintf("must be 0 (64 MiB) or ≥ %d (the header and one record)", trace.HeaderSize+trace.RecordSize)},
 		{"metrics.slow_tick_ms", c.Metrics.SlowTickMs >= 0 && c.Metrics.SlowTickMs <= 10000, "must be 0 (default) ..10000"},
@@ -243,6 +257,12 @@ func (c *Config) CellSize() float64 {
 	}
 	return c.World.InterestRadiusM
 }
+
+// SensorHz is the sensor check rate per owner.
+func (c *Config) SensorHz() float64 { return c.World.SensorCheckHz }
+
+// ProjectileTTL is a churn projectile's life in seconds.
+func (c *Config) ProjectileTTL() float64 { return c.World.TestProjectileTTLS }
 
 // SlowTick is the SLOW TICK threshold in milliseconds.
 func (c *Config) SlowTick() float64 {

@@ -24,6 +24,8 @@ type FaultConfig struct {
 	AIDecayPerMin        float64  `toml:"ai_decay_per_min"`       // AI entities removed per minute
 	FattenRecordsBytes   int      `toml:"fatten_records_bytes"`   // padding paid for out of the snapshot budget
 	IgnoreInputs         bool     `toml:"ignore_inputs"`          // drop every Input unapplied, uncounted, unrecorded
+	HollowSensors        bool     `toml:"hollow_sensors"`         // sensors are checked but detect nothing
+	IgnoreFireButtons    bool     `toml:"ignore_fire_buttons"`    // the gun and store buttons do nothing
 }
 
 func (f *FaultConfig) checks() []check {
@@ -68,6 +70,8 @@ func (f *FaultConfig) Active() []string {
 	add(f.AIDecayPerMin > 0, "ai_decay_per_min", f.AIDecayPerMin)
 	add(f.FattenRecordsBytes > 0, "fatten_records_bytes", f.FattenRecordsBytes)
 	add(f.IgnoreInputs, "ignore_inputs", true)
+	add(f.HollowSensors, "hollow_sensors", true)
+	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
 	return out
 }
 

@@ -85,15 +85,16 @@ func (g *Grid) Query(w *World, p [3]float64, r float64, out []int32) []int32 {
 }
 
 // Collide runs the narrow phase over the grid's broadphase: every pair of
-// spheres of radius entityRadiusM that overlap is marked Collided and
-// pushed apart along the line between centres (no damage: the population
-// must not change while it is measured). It returns the number of
-// contacts. The grid's cell must be at least 2·entityRadiusM.
+// spheres of radius entityRadiusM that overlap is resolved by World.contact
+// (aircraft are pushed apart along the line between centres and take
+// relative-speed damage; a projectile strikes; destroyed aircraft respawn,
+// so the population does not change while it is measured). It returns the
+// number of contacts. The grid's cell must be at least 2·entityRadiusM.
 func (g *Grid) Collide(w *World) int {
 	const d = 2 * entityRadiusM
 	contacts := 0
 	for i := range g.pairs {
-		a := w.At(g.pairs[i].slot)
+		sa := g.pairs[i].slot
 		cx, cz := int32(g.pairs[i].key>>32), int32(uint32(g.pairs[i].key))
 		// Look at this cell (slots after i) and the four "forward"
 		// neighbours, so each pair is tested exactly once.
@@ -107,8 +108,7 @@ func (g *Grid) Collide(w *World) int {
 				from = int32(i) + 1
 			}
 			for _, cs := range g.pairs[from:sp.end] {
-				b := w.At(cs.slot)
-				if separate(a, b, d) {
+				if w.contact(sa, cs.slot, d) {
 					contacts++
 				}
 			}

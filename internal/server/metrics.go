@@ -51,6 +51,9 @@ type metrics struct {
 	wirePrev   int  // peer count at the previous sample
 
 	rssStartupKB int64
+
+	checks    []int32 // sensor checks per tick, ring aligned with starts
+	checksSum int64
 }
 
 func newMetrics() *metrics {
@@ -59,6 +62,7 @@ func newMetrics() *metrics {
 		buildW:  stats.NewWindow(WindowTicks),
 		sendW:   stats.NewWindow(WindowTicks),
 		starts:  make([]time.Time, WindowTicks),
+		checks:  make([]int32, WindowTicks),
 		refused: map[string]int64{},
 	}
 	for i := range m.phase {
@@ -70,6 +74,8 @@ func newMetrics() *metrics {
 // record adds one tick: its start time, total work, phases and the split
 // of serialize into building and sending.
 func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]time.Duration, build, send time.Duration) {
+	m.checksSum -= int64(m.checks[m.startNext]) // the slot this tick's start overwrites
+	m.checks[m.startNext] = 0
 	m.buildW.Add(ms(build))
 	m.sendW.Add(ms(send))
 	m.ticksTotal++
@@ -122,6 +128,24 @@ func (m *metrics) sampleWire(h transport.Host, peers int) {
 	}
 }
 
+// recordSensing adds the sensor checks of the tick record last added.
+func (m *metrics) recordSensing(checks int) {
+	i := (m.startNext - 1 + len(m.starts)) % len(m.starts)
+	m.checks[i] = int32(checks)
+	m.checksSum += int64(checks)
+}
+
+// sensorChecksPerS is the sensor check rate over the window: the checks of
+// every tick but the oldest, over the window's span.
+func (m *metrics) sensorChecksPerS() float64 {
+	_, span := m.tickHz()
+	if span <= 0 {
+		return 0
+	}
+	oldest := (m.startNext - m.startN + len(m.starts)) % len(m.starts)
+	return float64(m.checksSum-int64(m.checks[oldest])) / span
+}
+
 // tickHz is the actual tick rate over the window and the window's span.
 func (m *metrics) tickHz() (hz, windowS float64) {
 	if m.startN < 2 {
@@ -152,6 +176,14 @@ type snapshotInputs struct {
 	compress                  bool
 	faults                    []string
 	gov                       *governor
+	world                     worldFigures
+}
+
+// worldFigures are the populated world's figures at write time.
+type worldFigures struct {
+	contacts, projectiles int
+	weapons               WeaponCounts
+	ai                    [numControllers]int
 }
 
 // build assembles the ServerTick.
@@ -204,6 +236,11 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 	g := in.gov
 	st.OverrunGovernor, st.LoadFactorMin, st.DegradedTicks = g.enabled, g.minLF, g.engaged
 	st.SnapshotHz, st.AIStride, st.GovernorTickEWMAMs = g.snapshotHz(TickHz), g.aiStride(), g.ewmaMs
+	wf := &in.world
+	st.Contacts, st.SensorChecksPerS, st.ProjectilesLive = wf.contacts, m.sensorChecksPerS(), wf.projectiles
+	st.ShotsFiredTotal, st.HitsTotal = wf.weapons.ShotsFired, wf.weapons.Hits
+	st.StoresReleasedTotal, st.DespawnsTotal = wf.weapons.StoresReleased, wf.weapons.Despawns
+	st.AIByController = &report.AIByController{Loiter: wf.ai[CtlLoiter], Pursuit: wf.ai[CtlPursuit], Patrol: wf.ai[CtlPatrol]}
 	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
 	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
 	if m.wireTaken {

@@ -34,6 +34,12 @@ type Interest struct {
 	Msg    []byte      // the Snapshot message built this tick
 	Sent   int         // records in Msg
 	InView int         // candidates this tick (own entity excluded)
+	Events int         // events in Msg
+	built  bool        // lastBuild is set
+	// lastBuild is the tick of the previous build: events since then are
+	// this build's (the governor may skip the ticks between).
+	lastBuild uint32
+	evs       []snapshot.Event
 }
 
 type candidate struct {
@@ -56,6 +62,11 @@ type SnapshotParams struct {
 	// (EncodeRecords), indexed by slot; a peer's build copies them and
 	// patches its own flag and age.
 	Records [][snapshot.RecordSize]byte
+	// Events are the recent events in the order they happened (the Sim's
+	// ring); a peer takes those since its previous build. Effects are sent
+	// within EventRadius of the peer's entity.
+	Events      []tickEvent
+	EventRadius float64
 }
 
 // EncodeRecords encodes the record of every slot in live into recs
@@ -73,8 +84,8 @@ func EncodeRecords(w *World, live []int32, recs [][snapshot.RecordSize]byte, run
 }
 
 // MaxRecords is how many records fit the budget after the message header
-// (0 budget: the format's limit).
-func (p *SnapshotParams) MaxRecords() int {
+// and nev events (0 budget: the format's limit).
+func (p *SnapshotParams) MaxRecords(nev int) int {
 	if p.BudgetBytes == 0 {
 		return math.MaxUint16
 	}
@@ -82,7 +93,45 @@ func (p *SnapshotParams) MaxRecords() int {
 	if p.PadInBudget {
 		budget -= len(p.Pad)
 	}
-	return snapshot.RecordsFitting(budget)
+	return snapshot.RecordsFitting(budget, nev)
+}
+
+// MaxEvents is how many events a snapshot may carry: a quarter of the
+// budget, so events never crowd out the records (0 budget: the format's
+// limit).
+func (p *SnapshotParams) MaxEvents() int {
+	if p.BudgetBytes == 0 {
+		return math.MaxUint16
+	}
+	return p.BudgetBytes / 4 / snapshot.EventSize
+}
+
+// pickEvents selects the peer's events since its previous build, in the
+// order they happened: the despawn of an entity it was sent from that slot
+// (whose mark is then cleared, so a reused slot is new to it), and effects
+// within the event radius of its entity or involving it, up to MaxEvents.
+func (in *Interest) pickEvents(me *Entity, p *SnapshotParams) {
+	in.evs = in.evs[:0]
+	from := len(p.Events)
+	for from > 0 && (!in.built && p.Events[from-1].tick == p.Tick || in.built && p.Events[from-1].tick > in.lastBuild) {
+		from--
+	}
+	in.built, in.lastBuild = true, p.Tick
+	limit := p.MaxEvents()
+	r2 := p.EventRadius * p.EventRadius
+	for i := from; i < len(p.Events) && len(in.evs) < limit; i++ {
+		te := &p.Events[i]
+		if te.ev.Kind == snapshot.EventDespawn {
+			if int(te.slot) < len(in.sent) && in.sent[te.slot].id == te.ev.ID {
+				in.sent[te.slot] = sentMark{}
+				in.evs = append(in.evs, te.ev)
+			}
+			continue
+		}
+		if te.ev.ID == me.ID || te.ev.Other == me.ID || dist2(&te.pos, &me.Pos) <= r2 {
+			in.evs = append(in.evs, te.ev)
+		}
+	}
 }
 
 // Sense gathers the slots within radius of the peer's entity into in.cands.
@@ -101,6 +150,7 @@ func (in *Interest) Sense(w *World, g *Grid, own int32, radius float64) {
 func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *SnapshotParams) {
 	me := w.At(own)
 	in.growSent(w.Slots())
+	in.pickEvents(me, p)
 	in.order = in.order[:0]
 	for _, s := range in.cands {
 		if s == own {
@@ -111,7 +161,7 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 		in.order = append(in.order, candidate{prio: in.staleness(s, e.ID, p.Tick) / (1 + d/priorityRefM), id: e.ID, slot: s})
 	}
 	in.InView = len(in.order)
-	room := p.MaxRecords() - 1 // the own entity
+	room := p.MaxRecords(len(in.evs)) - 1 // the own entity
 	if room < len(in.order) {
 		in.order = topK(in.order, max(room, 0))
 	}
@@ -122,6 +172,10 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	for _, c := range in.order {
 		in.appendRecord(enc, p, c.slot, c.id, false)
 	}
+	for i := range in.evs {
+		enc.AppendEvent(&in.evs[i])
+	}
+	in.Events = len(in.evs)
 	flags, body := enc.Finish(p.Pad, p.Compress)
 	in.Sent = enc.Len()
 	in.Msg = proto.AppendSnapshotHeader(in.Msg[:0], proto.SnapshotHeader{Tick: p.Tick, Flags: flags})

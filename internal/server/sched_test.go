@@ -149,7 +149,7 @@ func TestSchedulerNeverExceedsBudget(t *testing.T) {
 					if err != nil {
 						t.Fatalf("decode: %v", err)
 					}
-					if want := min(p.MaxRecords(), v.In.InView+1); n != want {
+					if want := min(p.MaxRecords(0), v.In.InView+1); n != want {
 						t.Fatalf("budget %d: %d records, want %d (in view %d)", budget, n, want, v.In.InView)
 					}
 					if r := dec.Records()[0]; r.Flags&snapshot.FlagOwn == 0 || r.ID != w.At(v.Slot).ID {
@@ -181,7 +181,7 @@ func TestSchedulerStarvesNobody(t *testing.T) {
 	g := NewGrid(8000)
 	v := &Viewer{Slot: own[0]}
 	p := &SnapshotParams{BudgetBytes: 1200}
-	room := p.MaxRecords() - 1
+	room := p.MaxRecords(0) - 1
 	me := w.At(own[0])
 	lastSent := map[uint32]uint32{}
 	maxGap := map[uint32]uint32{}
@@ -267,7 +267,7 @@ func TestSnapshotBytesIdenticalAcrossWorkerCounts(t *testing.T) {
 			var ph [numPhases]time.Duration
 			tm := timer{at: time.Now(), sum: &ph}
 			sim.Simulate(&tm)
-			sim.Sense(&tm, vs)
+			sim.Sense(&tm)
 			sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
 			for _, v := range vs {
 				out = append(out, bytes.Clone(v.In.Msg))

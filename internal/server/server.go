@@ -274,6 +274,8 @@ func (s *Server) WriteMetrics() error {
 		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
 		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
 		gov: s.gov,
+		world: worldFigures{contacts: s.sim.ContactEntries, projectiles: s.sim.ProjectilesLive(),
+			weapons: s.sim.Weapons, ai: s.sim.AIByController()},
 	})
 	if g, ok := s.host.(transport.Guarded); ok {
 		gs := g.GuardStats()
@@ -350,7 +352,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.sim.Tick, s.sim.AIStride, s.sim.InterestScale = s.tick, s.gov.aiStride(), s.gov.interestScale()
 	s.sim.Simulate(&t)
 	s.pickDue()
-	s.sim.Sense(&t, s.due)
+	s.sim.Sense(&t)
 	buildStart := t.at
 	s.buildSnapshots()
 	sendStart := time.Now()
@@ -368,6 +370,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	ph[PhaseOther] = max(total-sum, 0)
 	s.gov.observe(ms(total))
 	s.met.record(start, total, &ph, build, send)
+	s.met.recordSensing(s.sim.SensorChecks)
 	if s.tick%wireSampleTicks == 0 {
 		s.met.sampleWire(s.host, len(s.viewers))
 	}

@@ -13,12 +13,12 @@ type Phase int
 
 // Tick phases, in metrics-file order.
 const (
-	PhaseMaintenance Phase = iota // network drain, admission, timeouts, spatial rebuild, faults' allocations
-	PhaseSensing                  // per-peer 3D interest queries
+	PhaseMaintenance Phase = iota // network drain, admission, timeouts, spatial rebuilds, entity pool (spawn, respawn, despawn), faults' allocations
+	PhaseSensing                  // sensor checks, contact tables, datalink fusion
 	PhaseIntegrate                // flight model, every entity
-	PhaseAI                       // loiter controllers
-	PhaseCollision                // broadphase + sphere-sphere
-	PhaseSerialize                // per-peer snapshot build + send
+	PhaseAI                       // AI controllers (loiter, pursuit, patrol)
+	PhaseCollision                // broadphase + sphere-sphere + relative-speed damage + the fire path
+	PhaseSerialize                // per-peer interest query + snapshot build + send
 	PhaseOther                    // tick − Σ phases
 	numPhases
 )
@@ -58,6 +58,33 @@ type Sim struct {
 	radius   float64
 	aiSlots  []int32
 	recs     [][snapshot.RecordSize]byte
+	aiscr    []aiScratch
+	// The populated world: sensors (sensors.go), the fire path and the
+	// projectile pool (weapons.go).
+	sensorHz      float64
+	hollowSensors bool
+	sensors       []sensorTable // by slot
+	owners        []int32       // sensor owners this tick
+	sensDue       []int32       // owners checked this tick
+	teams         [3][]int32    // owners by team (0: no datalink)
+	sscr          []sensorScratch
+	ignoreFire    bool
+	release       []int32 // releasers of this tick's stores
+	projs         []int32 // live projectiles, in spawn order
+	scratch       []int32
+	ring          []tickEvent // the last eventKeepTicks of events
+	churnRate     float64     // projectiles per second
+	churnTTL      uint32      // ticks
+	churnAcc      float64
+	churnSeq      uint64
+	spreadKm      float64
+	aglM          float64
+	// SensorChecks is the number of sensor checks the last tick ran;
+	// ContactEntries the contact-table entries (fused) after it.
+	SensorChecks   int
+	ContactEntries int
+	// Weapons are the fire path's run-long totals.
+	Weapons WeaponCounts
 	// Contacts is the number of entity-entity contacts found by the last tick.
 	Contacts int
 	// Tick is the tick being simulated; AIStride k (the overrun governor's
@@ -88,7 +115,18 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 		s.encs = append(s.encs, e)
 	}
 	w := &cfg.World
+	m, err := ParseAIMix(w.TestSpawnAIMix)
+	if err != nil {
+		s.pool.close()
+		return nil, &ConfigError{Key: "world.test_spawn_ai_mix", Msg: err.Error()}
+	}
+	s.aiscr = make([]aiScratch, s.pool.n)
+	s.sscr = make([]sensorScratch, s.pool.n)
+	s.sensorHz, s.hollowSensors, s.ignoreFire = cfg.SensorHz(), cfg.Faults.HollowSensors, cfg.Faults.IgnoreFireButtons
+	s.churnRate, s.churnTTL = w.TestProjectileRate, uint32(math.Round(cfg.ProjectileTTL()*TickHz))
+	s.spreadKm, s.aglM = w.TestSpawnSpreadKm, w.TestSpawnAGLM
 	s.World.SpawnLoiterers(w.TestSpawnAICount, w.TestSpawnSpreadKm, w.TestSpawnAGLM, w.TestSpawnEntityType)
+	s.World.AssignControllers(m, w.TestSpawnAICount)
 	return s, nil
 }
 
@@ -110,7 +148,8 @@ func (t *timer) lap(p Phase) {
 	t.at = now
 }
 
-// Simulate runs AI, integration, the spatial rebuild and collision.
+// Simulate runs AI, integration, collision and damage, the fire path, the
+// entity pool's spawns and despawns, and the spatial rebuilds.
 func (s *Sim) Simulate(t *timer) {
 	w := s.World
 	live := w.Live()
@@ -120,10 +159,12 @@ func (s *Sim) Simulate(t *timer) {
 			s.aiSlots = append(s.aiSlots, sl)
 		}
 	}
+	// The overrun governor's stride decimates every controller, patrol's
+	// radius query included.
 	stride := uint32(max(s.AIStride, 1))
-	s.pool.run(len(s.aiSlots), 64, func(_, i int) {
+	s.pool.run(len(s.aiSlots), 64, func(wk, i int) {
 		if stride == 1 || (s.Tick+uint32(i))%stride == 0 {
-			think(w.At(s.aiSlots[i]))
+			think(w, s.interest, w.At(s.aiSlots[i]), &s.aiscr[wk])
 		}
 	})
 	t.lap(PhaseAI)
@@ -136,33 +177,43 @@ func (s *Sim) Simulate(t *timer) {
 	s.collide.Rebuild(w, live)
 	t.lap(PhaseMaintenance)
 	s.Contacts = s.collide.Collide(w)
+	s.fire(live, s.ignoreFire)
 	t.lap(PhaseCollision)
-	s.interest.Rebuild(w, live) // after collision moved entities apart
+	s.lifecycle()
+	s.publishEvents()
+	s.interest.Rebuild(w, w.Live()) // after collision moved entities apart and the pool changed
 	t.lap(PhaseMaintenance)
 }
 
-// Sense runs every viewer's interest query.
-func (s *Sim) Sense(t *timer, vs []*Viewer) {
-	radius := s.radius
-	if s.InterestScale > 0 && s.InterestScale < 1 {
-		radius *= s.InterestScale
+// ProjectilesLive is the number of live projectiles.
+func (s *Sim) ProjectilesLive() int { return len(s.projs) }
+
+// AIByController counts the live AI entities of each controller.
+func (s *Sim) AIByController() [numControllers]int {
+	var n [numControllers]int
+	for _, sl := range s.World.Live() {
+		if e := s.World.At(sl); e.AI {
+			n[e.Ctrl]++
+		}
 	}
-	s.pool.run(len(vs), 4, func(_, i int) {
-		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, radius)
-	})
-	t.lap(PhaseSensing)
+	return n
 }
 
-// Build builds every viewer's Snapshot message in parallel; worker k uses
-// encoder k, and each viewer's output depends only on the world and its own
-// state.
+// Build runs every viewer's interest query and builds its Snapshot message
+// in parallel; worker k uses encoder k, and each viewer's output depends
+// only on the world and its own state.
 func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
 	if len(vs) == 0 {
 		return // nobody to send to: skip encoding the world
 	}
+	radius := s.radius
+	if s.InterestScale > 0 && s.InterestScale < 1 {
+		radius *= s.InterestScale
+	}
 	s.recs = EncodeRecords(s.World, s.World.Live(), s.recs, s.pool.run)
-	p.Records = s.recs
+	p.Records, p.Events, p.EventRadius = s.recs, s.ring, radius
 	s.pool.run(len(vs), 1, func(wk, i int) {
+		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, radius)
 		vs[i].In.Build(s.World, vs[i].Slot, s.encs[wk], p)
 	})
 }

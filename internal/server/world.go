@@ -38,6 +38,7 @@ const (
 	TypeDebug         uint8 = 3
 	TypeBomber        uint8 = 4
 	TypeLoiterAI      uint8 = 16
+	TypeProjectile    uint8 = 32 // a released store or a churn projectile
 )
 
 // DefaultEntityType is what a peer flies when its Join names no
@@ -93,7 +94,7 @@ type loiter struct {
 	agl    float64 // height held above the local terrain
 }
 
-// Entity is one simulated aircraft.
+// Entity is one simulated aircraft or projectile.
 type Entity struct {
 	ID       uint32
 	Type     uint8
@@ -108,6 +109,17 @@ type Entity struct {
 	Ctl      Controls
 	Collided bool
 	ai       loiter
+	// The populated world (populated.go): what the entity is, its team
+	// (players: 1 + client index parity; 0 none), its health, its spawn
+	// index (respawn puts it back where that index spawns) and its AI
+	// controller's and weapons' state.
+	Proj    bool
+	Team    uint8
+	Health  float64
+	Index   uint32
+	Ctrl    Controller
+	mind    mind
+	weapons weaponState
 }
 
 // World holds every entity. Slots are dense: Live lists the occupied ones in
@@ -119,10 +131,24 @@ type World struct {
 	live   []int32
 	dirty  bool
 	nextID uint32
+	byID   map[uint32]int32
+	// fx collects this tick's damage events and destroyed slots
+	// (populated.go); the tick loop drains it.
+	fx effects
 }
 
 // NewWorld returns an empty world.
-func NewWorld() *World { return &World{nextID: 1} }
+func NewWorld() *World { return &World{nextID: 1, byID: map[uint32]int32{}} }
+
+// Lookup returns the slot of the live entity with the given id. It only
+// reads, so the AI pass may call it from every worker.
+func (w *World) Lookup(id uint32) (int32, bool) {
+	s, ok := w.byID[id]
+	return s, ok
+}
+
+// Alive reports whether slot holds an entity.
+func (w *World) Alive(slot int32) bool { return slot >= 0 && int(slot) < len(w.alive) && w.alive[slot] }
 
 // Add places e in a free slot, assigns its ID and returns the slot.
 func (w *World) Add(e Entity) int32 {
@@ -139,6 +165,7 @@ func (w *World) Add(e Entity) int32 {
 		w.ents = append(w.ents, e)
 		w.alive = append(w.alive, true)
 	}
+	w.byID[e.ID] = slot
 	w.dirty = true
 	return slot
 }
@@ -149,6 +176,7 @@ func (w *World) Remove(slot int32) {
 		return
 	}
 	w.alive[slot] = false
+	delete(w.byID, w.ents[slot].ID)
 	w.ents[slot] = Entity{}
 	w.free = append(w.free, slot)
 	w.dirty = true
@@ -182,53 +210,67 @@ func (w *World) At(slot int32) *Entity { return &w.ents[slot] }
 // Placement is a pure function of the index, so every run builds the same
 // world.
 func (w *World) SpawnLoiterers(n int, spreadKm, aglM float64, typeName string) {
-	half := spreadKm * 1000 / 2
 	code := typeCode(typeName)
 	for i := 0; i < n; i++ {
-		rng := splitmix(uint64(i) + 0x5C47E)
-		r := 1500 + 1500*unit(rng.next())
-		cx := (2*unit(rng.next()) - 1) * half
-		cz := (2*unit(rng.next()) - 1) * half
-		phase := 2 * math.Pi * unit(rng.next())
-		dir := 1.0
-		if rng.next()&1 == 1 {
-			dir = -1
-		}
-		x, z := cx+r*math.Sin(phase), cz+r*math.Cos(phase)
-		e := Entity{
-			Type: code, AI: true,
-			Pos:   [3]float64{x, Terrain(x, z) + aglM, z},
-			Yaw:   wrapAngle(phase + dir*math.Pi/2),
-			Speed: minSpeed + (maxSpeed-minSpeed)*loiterThrottle,
-			ai:    loiter{cx: cx, cz: cz, radius: r, dir: dir, agl: aglM},
-		}
-		e.Roll = dir * math.Atan(e.Speed*e.Speed/(gravity*r))
-		e.Ctl.Throttle = loiterThrottle
+		e := Entity{Type: code, AI: true, Index: uint32(i)}
+		placeLoiterer(&e, spreadKm, aglM)
 		w.Add(e)
 	}
 }
 
-// SpawnPlayer adds a peer's aircraft. Players start on a ring around the
-// origin (by join order) at 3000 m above the ground, heading outward.
-func (w *World) SpawnPlayer(peer transport.PeerID, code uint8, index uint32) int32 {
-	a := float64(index%360) * (2 * math.Pi / 360) * 7
-	x, z := 2000*math.Sin(a), 2000*math.Cos(a)
-	e := Entity{
-		Type: code, Peer: peer,
-		Pos:   [3]float64{x, Terrain(x, z) + 3000, z},
-		Yaw:   wrapAngle(a),
-		Speed: minSpeed + (maxSpeed-minSpeed)*0.5,
-		Ctl:   Controls{Throttle: 0.5},
+// placeLoiterer puts e on the loiter circle its Index spawns on, at full
+// health: the initial spawn and every respawn.
+func placeLoiterer(e *Entity, spreadKm, aglM float64) {
+	half := spreadKm * 1000 / 2
+	rng := splitmix(uint64(e.Index) + 0x5C47E)
+	r := 1500 + 1500*unit(rng.next())
+	cx := (2*unit(rng.next()) - 1) * half
+	cz := (2*unit(rng.next()) - 1) * half
+	phase := 2 * math.Pi * unit(rng.next())
+	dir := 1.0
+	if rng.next()&1 == 1 {
+		dir = -1
 	}
+	x, z := cx+r*math.Sin(phase), cz+r*math.Cos(phase)
+	e.Pos = [3]float64{x, Terrain(x, z) + aglM, z}
+	e.Yaw = wrapAngle(phase + dir*math.Pi/2)
+	e.Pitch = 0
+	e.Speed = minSpeed + (maxSpeed-minSpeed)*loiterThrottle
+	e.ai = loiter{cx: cx, cz: cz, radius: r, dir: dir, agl: aglM}
+	e.Roll = dir * math.Atan(e.Speed*e.Speed/(gravity*r))
+	e.Ctl = Controls{Throttle: loiterThrottle}
+	e.Health = maxHealth
+	e.mind = mind{target: e.mind.target}
+}
+
+// SpawnPlayer adds a peer's aircraft. Players start on a ring around the
+// origin (by join order) at 3000 m above the ground, heading outward; the
+// client index's parity is the team the datalink shares contacts within.
+func (w *World) SpawnPlayer(peer transport.PeerID, code uint8, index uint32) int32 {
+	e := Entity{Type: code, Peer: peer, Index: index, Team: 1 + uint8(index%2)}
+	placePlayer(&e)
 	return w.Add(e)
 }
 
-// think is the loiter controller: it sets e.Ctl so the flight model flies a
+// placePlayer puts a player's entity where its index spawns, at full
+// health: the join and every respawn.
+func placePlayer(e *Entity) {
+	a := float64(e.Index%360) * (2 * math.Pi / 360) * 7
+	x, z := 2000*math.Sin(a), 2000*math.Cos(a)
+	e.Pos = [3]float64{x, Terrain(x, z) + 3000, z}
+	e.Yaw = wrapAngle(a)
+	e.Pitch, e.Roll = 0, 0
+	e.Speed = minSpeed + (maxSpeed-minSpeed)*0.5
+	e.Ctl = Controls{Throttle: 0.5}
+	e.Health = maxHealth
+}
+
+// loiterStep is the loiter controller: it sets e.Ctl so the flight model flies a
 // circle at the entity's AGL above the local ground. Bank has a feed-forward
 // term for the circle and altitude uses vertical-speed damping, so the
 // entity converges instead of oscillating (the seed's loiter AI swung ±250 m
 // and flew into hills; this one must not).
-func think(e *Entity) {
+func loiterStep(e *Entity) {
 	l := &e.ai
 	dx, dz := e.Pos[0]-l.cx, e.Pos[2]-l.cz
 	dist := math.Hypot(dx, dz)
@@ -246,6 +288,10 @@ func think(e *Entity) {
 
 // integrate advances e by one tick.
 func integrate(e *Entity) {
+	if e.Proj {
+		integrateProjectile(e)
+		return
+	}
 	c := &e.Ctl
 	target := minSpeed + (maxSpeed-minSpeed)*c.Throttle
 	if c.Buttons&proto.ButtonAfterburner != 0 {
@@ -265,8 +311,9 @@ func integrate(e *Entity) {
 }
 
 // keepInWorld holds e above the ground, below the ceiling and inside the
-// record's position range. Nothing in this world dies: a population that
-// decays while it is measured makes every figure a function of run length.
+// record's position range. An aircraft never dies by leaving the world, and
+// one destroyed by damage respawns in place: a population that decays while
+// it is measured makes every figure a function of run length.
 func keepInWorld(e *Entity) {
 	if floor := Terrain(e.Pos[0], e.Pos[2]) + groundClearM; e.Pos[1] < floor {
 		e.Pos[1] = floor

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Sensors. Every builtin:sensor-fighter carries one: a cone ahead of the
+// nose out to sensorRangeM, where a target is detected with a probability
+// that falls with range and with aspect (nose- or tail-on targets show
+// most). Each owner is checked at [world] sensor_check_hz, staggered by
+// entity id so a tick carries only its share of the owners, and keeps a
+// contact table (first and last seen, a track quality that decays between
+// detections). Datalink fusion then merges, for each owner checked, the
+// tables of every sensor owner of its team: the O(P²) path a hollow world
+// never exercises.
+//
+// Determinism: a detection is a pure function of (tick, owner id, target
+// id) through a hash, never of scheduling; each owner's check writes only
+// its own table, and fusion (a second pass) only reads the tables the first
+// wrote. The snapshot bytes do not depend on the worker count.
+const (
+	sensorRangeM     = 10000.0
+	sensorHalfCone   = 60 * math.Pi / 180
+	sensorPMax       = 0.9  // detection probability at point-blank, nose-on
+	trackGain        = 0.4  // quality added by a detection
+	trackHalfLifeS   = 2.0  // an undetected track's quality halves this often
+	trackDropQuality = 0.05 // a track below this is forgotten
+	datalinkFactor   = 0.8  // a teammate's track is worth this much of its quality
+	sensorSeed       = 0x5E2503
+)
+
+// Contact is one entry of a contact table.
+type Contact struct {
+	ID          uint32 // the entity tracked
+	First, Last uint32 // ticks first and last detected
+	Quality     float32
+	Datalink    bool // known only from a teammate
+}
+
+// sensorTable is one owner's sensor state, kept per slot.
+type sensorTable struct {
+	id      uint32    // the owner (a different id: the slot was reused)
+	checked uint32    // tick of the last check
+	local   []Contact // own detections, sorted by id
+	fused   []Contact // local ∪ teammates' local, sorted by id
+}
+
+// sensorScratch is one worker's buffers.
+type sensorScratch struct {
+	q     []int32
+	det   []uint32
+	merge []Contact
+}
+
+// senseSetup lists this tick's sensor owners, their teams, and the owners
+// due a check.
+func (s *Sim) senseSetup() {
+	w := s.World
+	if n := w.Slots(); len(s.sensors) < n {
+		s.sensors = append(s.sensors, make([]sensorTable, n-len(s.sensors))...)
+	}
+	s.owners, s.sensDue = s.owners[:0], s.sensDue[:0]
+	for t := range s.teams {
+		s.teams[t] = s.teams[t][:0]
+	}
+	period := uint32(max(1, math.Round(TickHz/s.sensorHz)))
+	for _, sl := range w.Live() {
+		e := w.At(sl)
+		if e.Type != TypeSensorFighter || e.Proj {
+			continue
+		}
+		st := &s.sensors[sl]
+		if st.id != e.ID {
+			*st = sensorTable{id: e.ID, checked: s.Tick, local: st.local[:0], fused: st.fused[:0]}
+		}
+		s.owners = append(s.owners, sl)
+		s.teams[e.Team] = append(s.teams[e.Team], sl)
+		if (s.Tick+e.ID)%period == 0 {
+			s.sensDue = append(s.sensDue, sl)
+		}
+	}
+}
+
+// Sense runs the sensor checks due this tick and datalink fusion, and
+// counts the contact-table entries. It is all that sensing_ms times.
+func (s *Sim) Sense(t *timer) {
+	s.senseSetup()
+	due := s.sensDue
+	s.pool.run(len(due), 4, func(wk, i int) { s.check(&s.sscr[wk], due[i]) })
+	s.pool.run(len(due), 4, func(wk, i int) { s.fuse(&s.sscr[wk], due[i]) })
+	s.SensorChecks = len(due)
+	s.ContactEntries = 0
+	for _, sl := range s.owners {
+		s.ContactEntries += len(s.sensors[sl].fused)
+	}
+	t.lap(PhaseSensing)
+}
+
+// detectRoll is the deterministic uniform draw of one detection.
+func detectRoll(tick, owner, target uint32) float64 {
+	r := splitmix(uint64(tick)*0x9E3779B97F4A7C15 ^ uint64(owner)<<32 ^ uint64(target) ^ sensorSeed)
+	return unit(r.next())
+}
+
+// check runs the owner's sensor over the interest grid (rebuilt this tick)
+// and merges the detections into its local table.
+func (s *Sim) check(sc *sensorScratch, sl int32) {
+	w := s.World
+	e := w.At(sl)
+	st := &s.sensors[sl]
+	decay := float32(math.Pow(0.5, float64(s.Tick-st.checked)/(trackHalfLifeS*TickHz)))
+	st.checked = s.Tick
+	sc.det = sc.det[:0]
+	if !s.hollowSensors {
+		sc.q = s.interest.Query(w, e.Pos, sensorRangeM, sc.q[:0])
+		fwd := forward(e)
+		cosCone := math.Cos(sensorHalfCone)
+		for _, o := range sc.q {
+			t := w.At(o)
+			if o == sl || t.Proj {
+				continue
+			}
+			dx, dy, dz := t.Pos[0]-e.Pos[0], t.Pos[1]-e.Pos[1], t.Pos[2]-e.Pos[2]
+			d := math.Sqrt(dx*dx + dy*dy + dz*dz)
+			if d < 1e-6 || d > sensorRangeM || (dx*fwd[0]+dy*fwd[1]+dz*fwd[2])/d < cosCone {
+				continue
+			}
+			tf := forward(t)
+			aspect := math.Abs(dx*tf[0]+dy*tf[1]+dz*tf[2]) / d
+			p := sensorPMax * (1 - (d/sensorRangeM)*(d/sensorRangeM)) * (0.5 + 0.5*aspect)
+			if detectRoll(s.Tick, e.ID, t.ID) < p {
+				sc.det = append(sc.det, t.ID)
+			}
+		}
+		slices.Sort(sc.det)
+	}
+	sc.merge = mergeDetections(sc.merge[:0], st.local, sc.det, decay, s.Tick)
+	st.local = append(st.local[:0], sc.merge...)
+}
+
+// mergeDetections merges a sorted local table with sorted detected ids:
+// detected tracks gain quality, the rest decay and are dropped below
+// trackDropQuality, new ones start.
+func mergeDetections(out, local []Contact, det []uint32, decay float32, tick uint32) []Contact {
+	i, j := 0, 0
+	for i < len(local) || j < len(det) {
+		switch {
+		case j == len(det) || (i < len(local) && local[i].ID < det[j]):
+			c := local[i]
+			c.Quality *= decay
+			if c.Quality >= trackDropQuality {
+				out = append(out, c)
+			}
+			i++
+		case i == len(local) || det[j] < local[i].ID:
+			out = append(out, Contact{ID: det[j], First: tick, Last: tick, Quality: trackGain})
+			j++
+		default:
+			c := local[i]
+			c.Quality, c.Last = min(1, c.Quality*decay+trackGain), tick
+			out = append(out, c)
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// fuse rebuilds the owner's fused table from its own tracks and every
+// teammate's (team 0 has no datalink).
+func (s *Sim) fuse(sc *sensorScratch, sl int32) {
+	e := s.World.At(sl)
+	st := &s.sensors[sl]
+	sc.merge = append(sc.merge[:0], st.local...)
+	if e.Team != 0 {
+		for _, m := range s.teams[e.Team] {
+			if m == sl {
+				continue
+			}
+			for _, c := range s.sensors[m].local {
+				if c.ID == e.ID {
+					continue
+				}
+				c.Quality *= datalinkFactor
+				c.Datalink = true
+				sc.merge = append(sc.merge, c)
+			}
+		}
+	}
+	slices.SortFunc(sc.merge, func(a, b Contact) int {
+		if c := cmp.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		if a.Datalink != b.Datalink { // own track first
+			if !a.Datalink {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.Quality, a.Quality)
+	})
+	out := st.fused[:0]
+	for _, c := range sc.merge {
+		if n := len(out); n > 0 && out[n-1].ID == c.ID {
+			f := &out[n-1]
+			f.First, f.Last, f.Quality = min(f.First, c.First), max(f.Last, c.Last), max(f.Quality, c.Quality)
+			continue
+		}
+		out = append(out, c)
+	}
+	st.fused = out
+}
+
+// ContactTable returns the fused contact table of the sensor owner in slot
+// (nil for a slot without one). Tests read it.
+func (s *Sim) ContactTable(slot int32) []Contact {
+	if int(slot) >= len(s.sensors) || s.sensors[slot].id != s.World.At(slot).ID {
+		return nil
+	}
+	return s.sensors[slot].fused
+}
