@@ -244,12 +244,17 @@ func mean(v []float64) float64 {
 }
 
 // Per-peer bytes are identical at 1 and 4 workers over many ticks of a
-// moving, colliding world.
+// moving, colliding, populated world: sensors and datalink, the AI mix,
+// projectile churn, guns and stores all on (and seen in the snapshots).
 func TestSnapshotBytesIdenticalAcrossWorkerCounts(t *testing.T) {
+	var events, contacts int
 	run := func(workers int) [][]byte {
 		cfg := DefaultConfig()
 		cfg.World.TestSpawnAICount = 1500
 		cfg.World.TestSpawnSpreadKm = 12
+		cfg.World.TestSpawnAIMix = "loiter:60,pursuit:25,patrol:15"
+		cfg.World.TestProjectileRate = 120
+		cfg.World.TestProjectileTTLS = 0.5
 		sim, err := NewSim(&cfg, workers)
 		if err != nil {
 			t.Fatal(err)
@@ -262,16 +267,29 @@ func TestSnapshotBytesIdenticalAcrossWorkerCounts(t *testing.T) {
 		var out [][]byte
 		for tick := uint32(0); tick < 90; tick++ {
 			for i, v := range vs { // scripted input, the same every run
-				sim.World.At(v.Slot).Ctl = Controls{Throttle: 0.6, Aileron: math.Sin(float64(tick+uint32(i)) / 20), Elevator: 0.1}
+				buttons := uint32(0)
+				if (tick/10+uint32(i))%2 == 0 {
+					buttons = proto.ButtonGun
+				}
+				if (tick+uint32(i))%30 < 3 {
+					buttons |= proto.ButtonStoreRelease
+				}
+				sim.World.At(v.Slot).Ctl = Controls{Throttle: 0.6, Aileron: math.Sin(float64(tick+uint32(i)) / 20), Elevator: 0.1, Buttons: buttons}
 			}
 			var ph [numPhases]time.Duration
 			tm := timer{at: time.Now(), sum: &ph}
+			sim.Tick = tick
 			sim.Simulate(&tm)
 			sim.Sense(&tm)
 			sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
 			for _, v := range vs {
 				out = append(out, bytes.Clone(v.In.Msg))
+				events += v.In.Events
 			}
+			contacts += sim.ContactEntries
+		}
+		if sim.Weapons.ShotsFired == 0 || sim.Weapons.StoresReleased == 0 || sim.Weapons.Despawns == 0 {
+			t.Fatalf("%d workers: the fire path did not run: %+v", workers, sim.Weapons)
 		}
 		return out
 	}
@@ -286,6 +304,9 @@ func TestSnapshotBytesIdenticalAcrossWorkerCounts(t *testing.T) {
 	}
 	if fmt.Sprint(len(one)) != "2160" {
 		t.Fatalf("%d messages", len(one))
+	}
+	if events == 0 || contacts == 0 {
+		t.Fatalf("%d events sent, %d contact entries: the populated world was not exercised", events, contacts)
 	}
 }
 
