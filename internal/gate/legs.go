@@ -110,12 +110,6 @@ func (p *Profile) MissingFeatures() []string {
 	if builtin && (p.Gates.Has("congestion_engaged_hz") || p.Gates.Has("congestion_recovered_hz")) {
 		out = append(out, "the congestion controller (gates.congestion_*)")
 	}
-	for _, k := range []string{"test_spawn_ai_mix", "test_projectile_rate", "test_projectile_ttl_s"} {
-		if _, ok := p.World.Extra[k]; ok && builtin {
-			out = append(out, "the AI-mix / projectile-churn spawners (world."+k+")")
-			break
-		}
-	}
 	return out
 }
 

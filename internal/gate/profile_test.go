@@ -47,7 +47,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"overrun", "enet", "strict", 96, 1, false, false},
 		{"congestion", "quic", "strict", 16, 1, false, true},
 		{"entity-scale", "quic", "pr", 64, 6, false, false},
-		{"entity-churn", "quic", "pr", 64, 6, false, true},
+		{"entity-churn", "quic", "pr", 64, 6, false, false},
 		{"weapons", "quic", "strict", 128, 1, false, false},
 		{"capacity", "enet", "pr", 32, 4, false, false},
 		{"trace", "enet", "pr", 128, 1, false, false},
