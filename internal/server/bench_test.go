@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
+	"math"
 	"testing"
 	"time"
 
@@ -139,3 +140,84 @@ func BenchmarkInputs128(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTickWorld is BenchmarkTick's 128 peers and 2000 AI in a hollow
+// world (debug-entity players without sensors, all-loiter AI, no churn, no
+// fire) beside the populated one (sensor fighters in two datalink teams,
+// the loiter:60,pursuit:25,patrol:15 mix, 120/s projectile churn living
+// 3 s, and the peers firing on the swarm's weapons schedule), so
+// docs/server.md can show what the populated world costs per phase.
+func BenchmarkTickWorld(b *testing.B) {
+	for _, world := range []string{"hollow", "populated"} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("world=%s/peers=128/ai=2000/workers=%d", world, workers), func(b *testing.B) {
+				cfg := DefaultConfig()
+				cfg.World.TestSpawnAICount = 2000
+				code := TypeDebug
+				if world == "populated" {
+					cfg.World.TestSpawnAIMix = "loiter:60,pursuit:25,patrol:15"
+					cfg.World.TestProjectileRate = 120
+					cfg.World.TestProjectileTTLS = 3
+					code = TypeSensorFighter
+				}
+				sim, err := NewSim(&cfg, workers)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer sim.Close()
+				var vs []*Viewer
+				for i := 0; i < 128; i++ {
+					vs = append(vs, &Viewer{Slot: sim.World.SpawnPlayer(1, code, uint32(i))})
+				}
+				var ph [numPhases]time.Duration
+				tick := uint32(0)
+				step := func() {
+					tick++
+					if world == "populated" {
+						weaponsSchedule(sim, vs, tick)
+					}
+					tm := timer{at: time.Now(), sum: &ph}
+					sim.Tick = tick
+					sim.Simulate(&tm)
+					sim.Sense(&tm)
+					sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
+					tm.lap(PhaseSerialize)
+				}
+				for range 4 * TickHz { // churn and contact tables reach steady state
+					step()
+				}
+				ph = [numPhases]time.Duration{}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					step()
+				}
+				for i := Phase(0); i < PhaseOther; i++ {
+					b.ReportMetric(ms(ph[i])/float64(b.N), i.String()+"-ms/op")
+				}
+				b.ReportMetric(float64(sim.ContactEntries), "contacts")
+				b.ReportMetric(float64(sim.ProjectilesLive()), "projectiles")
+			})
+		}
+	}
+}
+
+// weaponsSchedule presses the buttons the swarm's weapons pattern presses:
+// the gun for the first quarter of every 4 s, a store in the first 0.5 s of
+// every 10 s, phase-shifted per peer.
+func weaponsSchedule(sim *Sim, vs []*Viewer, tick uint32) {
+	t := float64(tick) / TickHz
+	for i, v := range vs {
+		off := frac(float64(i) * 0.6180339887498949)
+		var b uint32
+		if frac(t/4+off) < 0.25 {
+			b |= proto.ButtonGun
+		}
+		if frac(t/10+off) < 0.05 {
+			b |= proto.ButtonStoreRelease
+		}
+		sim.World.At(v.Slot).Ctl.Buttons = b
+	}
+}
+
+func frac(x float64) float64 { return x - math.Floor(x) }

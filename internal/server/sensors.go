@@ -12,14 +12,18 @@ import (
 // most). Each owner is checked at [world] sensor_check_hz, staggered by
 // entity id so a tick carries only its share of the owners, and keeps a
 // contact table (first and last seen, a track quality that decays between
-// detections). Datalink fusion then merges, for each owner checked, the
-// tables of every sensor owner of its team: the O(P²) path a hollow world
-// never exercises.
+// detections). Datalink fusion then shares tracks within a team (players:
+// client index parity): each tick the team's picture merges the fresh
+// tables of the members checked, and each of them rebuilds its fused table
+// from its own tracks and the team's picture. Every owner fuses a picture
+// whose size grows with the number of players (who detect each other), so
+// the work grows as P²: the path a hollow world never exercises.
 //
 // Determinism: a detection is a pure function of (tick, owner id, target
 // id) through a hash, never of scheduling; each owner's check writes only
-// its own table, and fusion (a second pass) only reads the tables the first
-// wrote. The snapshot bytes do not depend on the worker count.
+// its own table, the team pictures are merged with order-free max/min, and
+// fusion (a later pass) only reads what the earlier ones wrote. The
+// snapshot bytes do not depend on the worker count.
 const (
 	sensorRangeM     = 10000.0
 	sensorHalfCone   = 60 * math.Pi / 180
@@ -47,6 +51,13 @@ type sensorTable struct {
 	fused   []Contact // local ∪ teammates' local, sorted by id
 }
 
+// teamPicture is a team's fused tracks, sorted by id, as of tick at.
+type teamPicture struct {
+	at     uint32
+	tracks []Contact
+	scr    []Contact
+}
+
 // sensorScratch is one worker's buffers.
 type sensorScratch struct {
 	q     []int32
@@ -54,17 +65,13 @@ type sensorScratch struct {
 	merge []Contact
 }
 
-// senseSetup lists this tick's sensor owners, their teams, and the owners
-// due a check.
+// senseSetup lists this tick's sensor owners and those due a check.
 func (s *Sim) senseSetup() {
 	w := s.World
 	if n := w.Slots(); len(s.sensors) < n {
 		s.sensors = append(s.sensors, make([]sensorTable, n-len(s.sensors))...)
 	}
 	s.owners, s.sensDue = s.owners[:0], s.sensDue[:0]
-	for t := range s.teams {
-		s.teams[t] = s.teams[t][:0]
-	}
 	period := uint32(max(1, math.Round(TickHz/s.sensorHz)))
 	for _, sl := range w.Live() {
 		e := w.At(sl)
@@ -76,7 +83,6 @@ func (s *Sim) senseSetup() {
 			*st = sensorTable{id: e.ID, checked: s.Tick, local: st.local[:0], fused: st.fused[:0]}
 		}
 		s.owners = append(s.owners, sl)
-		s.teams[e.Team] = append(s.teams[e.Team], sl)
 		if (s.Tick+e.ID)%period == 0 {
 			s.sensDue = append(s.sensDue, sl)
 		}
@@ -89,7 +95,8 @@ func (s *Sim) Sense(t *timer) {
 	s.senseSetup()
 	due := s.sensDue
 	s.pool.run(len(due), 4, func(wk, i int) { s.check(&s.sscr[wk], due[i]) })
-	s.pool.run(len(due), 4, func(wk, i int) { s.fuse(&s.sscr[wk], due[i]) })
+	s.pool.run(len(s.pictures), 1, func(_, team int) { s.updatePicture(team) })
+	s.pool.run(len(due), 4, func(_, i int) { s.fuse(due[i]) })
 	s.SensorChecks = len(due)
 	s.ContactEntries = 0
 	for _, sl := range s.owners {
@@ -167,47 +174,81 @@ func mergeDetections(out, local []Contact, det []uint32, decay float32, tick uin
 	return out
 }
 
-// fuse rebuilds the owner's fused table from its own tracks and every
-// teammate's (team 0 has no datalink).
-func (s *Sim) fuse(sc *sensorScratch, sl int32) {
-	e := s.World.At(sl)
-	st := &s.sensors[sl]
-	sc.merge = append(sc.merge[:0], st.local...)
-	if e.Team != 0 {
-		for _, m := range s.teams[e.Team] {
-			if m == sl {
-				continue
-			}
-			for _, c := range s.sensors[m].local {
-				if c.ID == e.ID {
-					continue
-				}
-				c.Quality *= datalinkFactor
-				c.Datalink = true
-				sc.merge = append(sc.merge, c)
-			}
+// updatePicture decays the team's picture to this tick and merges in the
+// local tables of its members checked this tick (team 0 has no datalink).
+func (s *Sim) updatePicture(team int) {
+	pic := &s.pictures[team]
+	if team == 0 {
+		pic.tracks = pic.tracks[:0]
+		return
+	}
+	decay := float32(math.Pow(0.5, float64(s.Tick-pic.at)/(trackHalfLifeS*TickHz)))
+	pic.at = s.Tick
+	pic.scr = pic.scr[:0]
+	for _, c := range pic.tracks {
+		c.Quality *= decay
+		pic.scr = append(pic.scr, c)
+	}
+	for _, sl := range s.sensDue {
+		if int(s.World.At(sl).Team) == team {
+			pic.scr = append(pic.scr, s.sensors[sl].local...)
 		}
 	}
-	slices.SortFunc(sc.merge, func(a, b Contact) int {
-		if c := cmp.Compare(a.ID, b.ID); c != 0 {
-			return c
+	slices.SortFunc(pic.scr, func(a, b Contact) int { return cmp.Compare(a.ID, b.ID) })
+	pic.tracks = reduceContacts(pic.tracks[:0], pic.scr)
+	kept := pic.tracks[:0]
+	for _, c := range pic.tracks {
+		if c.Quality >= trackDropQuality {
+			kept = append(kept, c)
 		}
-		if a.Datalink != b.Datalink { // own track first
-			if !a.Datalink {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(b.Quality, a.Quality)
-	})
-	out := st.fused[:0]
-	for _, c := range sc.merge {
+	}
+	pic.tracks = kept
+}
+
+// reduceContacts appends to out one entry per id of the id-sorted in: the
+// earliest First, the latest Last, the best Quality, and Datalink only if
+// every entry for the id had it. The result does not depend on the order
+// of equal ids.
+func reduceContacts(out, in []Contact) []Contact {
+	for _, c := range in {
 		if n := len(out); n > 0 && out[n-1].ID == c.ID {
 			f := &out[n-1]
 			f.First, f.Last, f.Quality = min(f.First, c.First), max(f.Last, c.Last), max(f.Quality, c.Quality)
+			f.Datalink = f.Datalink && c.Datalink
 			continue
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// fuse rebuilds the owner's fused table: its own tracks merged with its
+// team's picture (a teammate's track is worth datalinkFactor of its
+// quality; the owner itself is left out).
+func (s *Sim) fuse(sl int32) {
+	e := s.World.At(sl)
+	st := &s.sensors[sl]
+	local, pic := st.local, s.pictures[e.Team].tracks
+	out := st.fused[:0]
+	i, j := 0, 0
+	for i < len(local) || j < len(pic) {
+		switch {
+		case j == len(pic) || (i < len(local) && local[i].ID < pic[j].ID):
+			out = append(out, local[i])
+			i++
+		case i == len(local) || pic[j].ID < local[i].ID:
+			if c := pic[j]; c.ID != e.ID {
+				c.Quality *= datalinkFactor
+				c.Datalink = true
+				out = append(out, c)
+			}
+			j++
+		default:
+			c, p := local[i], pic[j]
+			c.First, c.Last, c.Quality = min(c.First, p.First), max(c.Last, p.Last), max(c.Quality, p.Quality*datalinkFactor)
+			out = append(out, c)
+			i, j = i+1, j+1
+		}
 	}
 	st.fused = out
 }

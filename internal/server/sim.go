@@ -63,10 +63,10 @@ type Sim struct {
 	// projectile pool (weapons.go).
 	sensorHz      float64
 	hollowSensors bool
-	sensors       []sensorTable // by slot
-	owners        []int32       // sensor owners this tick
-	sensDue       []int32       // owners checked this tick
-	teams         [3][]int32    // owners by team (0: no datalink)
+	sensors       []sensorTable  // by slot
+	owners        []int32        // sensor owners this tick
+	sensDue       []int32        // owners checked this tick
+	pictures      [3]teamPicture // by team (0: no datalink)
 	sscr          []sensorScratch
 	ignoreFire    bool
 	release       []int32 // releasers of this tick's stores
