@@ -232,6 +232,8 @@ func (s *Server) logStartup() {
 	s.log.Printf("transport=%s workers=%d max_peers=%d budget=%dB compress=%v interest=%.0fm cell=%.0fm ai=%d spread=%.1fkm agl=%.0fm",
 		s.host.Backend(), s.sim.Workers(), c.Server.MaxPeers, c.World.SnapshotBudgetBytes, c.Network.CompressSnapshots,
 		c.World.InterestRadiusM, c.CellSize(), c.World.TestSpawnAICount, c.World.TestSpawnSpreadKm, c.World.TestSpawnAGLM)
+	s.log.Printf("world: ai_mix=%q projectile_rate=%g/s ttl=%gs sensor_check_hz=%g",
+		c.World.TestSpawnAIMix, c.World.TestProjectileRate, c.World.TestProjectileTTLS, c.World.SensorCheckHz)
 	if s.rec != nil {
 		s.log.Printf("recording every peer's accepted Input to %s (trace_peer<id>_<n>.flit)", s.rec.Dir())
 	}
