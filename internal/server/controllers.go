@@ -76,15 +76,21 @@ type mind struct {
 
 // AssignControllers gives the n AI entities spawned first (slots 0..n-1,
 // spawn order) their controllers by index from m, so the counts match the
-// weights exactly (internal/mix). A pursuer follows the next AI entity in
-// spawn order (a moving target, found by id every tick).
+// weights exactly (internal/mix). A pursuer follows the AI entity half the
+// spawn order away (a moving target, found by id every tick): the mix
+// assigns contiguous index blocks, so "the next one" would chain the
+// pursuers into one conga line behind a single leader.
 func (w *World) AssignControllers(m mix.Mix, n int) {
 	for i := 0; i < n; i++ {
 		e := w.At(int32(i))
 		name := m.Assign(i, n)
 		e.Ctrl, _ = controllerByName(name)
 		if e.Ctrl == CtlPursuit && n > 1 {
-			e.mind.target = w.At(int32((i + 1) % n)).ID
+			t := (i + n/2) % n
+			if t == i {
+				t = (i + 1) % n
+			}
+			e.mind.target = w.At(int32(t)).ID
 		}
 	}
 }

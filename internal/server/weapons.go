@@ -245,7 +245,7 @@ func (s *Sim) lifecycle() {
 	for _, sl := range s.release {
 		e := w.At(sl)
 		fwd := forward(e)
-		p := Entity{weapons: weaponState{owner: e.ID}}
+		p := Entity{Yaw: e.Yaw, Pitch: e.Pitch, weapons: weaponState{owner: e.ID}}
 		for k := range p.Pos {
 			p.Pos[k] = e.Pos[k] + fwd[k]*4*entityRadiusM
 			p.Vel[k] = e.Vel[k] + fwd[k]*storeSpeed
