@@ -92,26 +92,32 @@ var metricFieldNames = func() map[string]bool {
 // leaker implements the RSS faults: it allocates memory and writes to every
 // page so the kernel must back it (untouched allocations do not move RSS).
 type leaker struct {
-	perTickBytes float64
-	owed         float64
-	stepBytes    int
-	stepAt       time.Duration
-	stepped      bool
-	held         [][]byte
+	bytesPerSec float64
+	last        time.Duration // uptime of the previous tick
+	owed        float64
+	stepBytes   int
+	stepAt      time.Duration
+	stepped     bool
+	held        [][]byte
 }
 
 func newLeaker(f *FaultConfig) *leaker {
 	return &leaker{
-		perTickBytes: f.RSSLeakKBPerMin * 1024 / 60 / TickHz,
-		stepBytes:    f.RSSStepKB * 1024,
-		stepAt:       time.Duration(f.RSSStepAtS * float64(time.Second)),
+		bytesPerSec: f.RSSLeakKBPerMin * 1024 / 60,
+		stepBytes:   f.RSSStepKB * 1024,
+		stepAt:      time.Duration(f.RSSStepAtS * float64(time.Second)),
 	}
 }
 
-// tick leaks this tick's share and takes the one-off step when it is due.
+// tick leaks what the wall-clock rate owes since the previous tick (per
+// minute of wall time, not per tick: a server starved of CPU ticks less
+// often and must still leak at the rate the fault names), and takes the
+// one-off step when it is due.
 func (l *leaker) tick(uptime time.Duration) {
-	if l.perTickBytes > 0 {
-		l.owed += l.perTickBytes
+	elapsed := uptime - l.last
+	l.last = uptime
+	if l.bytesPerSec > 0 && elapsed > 0 {
+		l.owed += l.bytesPerSec * elapsed.Seconds()
 		if l.owed >= 4096 { // whole pages, so each one is touched
 			n := int(l.owed) &^ 4095
 			l.owed -= float64(n)

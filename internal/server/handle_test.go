@@ -464,9 +464,17 @@ func TestRSSFaultsAllocateTouchedMemory(t *testing.T) {
 	}
 	before := held()
 	l.tick(time.Second)
-	l.tick(2 * time.Second)
 	if step := held() - before; step < 256*1024 || step > 256*1024+2*20*1024 {
 		t.Fatalf("step allocated %d bytes", step)
+	}
+	// A starved server ticking at 10 Hz still leaks at the named rate: the
+	// leak follows wall time, not ticks.
+	before = held()
+	for i := 1; i <= 10; i++ {
+		l.tick(time.Second + time.Duration(i)*100*time.Millisecond)
+	}
+	if h := held() - before; h < 1000*1024 || h > 1024*1024+4096 {
+		t.Fatalf("leaked %d bytes in a second of 10 Hz ticks at 1 MiB/s", h)
 	}
 }
 
