@@ -1,0 +1,376 @@
+package relay
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults and bounds.
+const (
+	// DefaultMaxPending bounds the datagrams held for later delivery
+	// across all links. Beyond it the relay has fallen behind what it was
+	// asked to model and drops, counted as overflow, never as loss.
+	DefaultMaxPending = 1 << 17
+	// LateThreshold: a held datagram delivered this much after its due
+	// time counts as late (the relay's own delay, not the configured one).
+	LateThreshold = 5 * time.Millisecond
+	// socketBuffer is requested for every relay socket: a relay that
+	// overflows its own receive buffer would add loss nobody configured.
+	socketBuffer = 4 << 20
+	maxDatagram  = 65536
+)
+
+// Config is one relay: a socket per client in front of one server.
+type Config struct {
+	// Server is the address of the server under test ("127.0.0.1:PORT").
+	Server string
+	// Links is the number of client sockets.
+	Links int
+	// Schedule is when and how the links are impaired (normalized).
+	Schedule Schedule
+	// Seed makes every link's decisions reproducible.
+	Seed uint64
+	// Start is the origin of the schedule's times.
+	Start time.Time
+	// MaxPending bounds the held datagrams (0 = DefaultMaxPending).
+	MaxPending int
+}
+
+// Stats are the relay's counts. Dropped* are the drops the schedule asked
+// for (loss and the rate limiter's tail drops); Overflow are the relay's own
+// drops, which no schedule asked for.
+type Stats struct {
+	DatagramsDown int64 `json:"datagrams_down"`
+	DatagramsUp   int64 `json:"datagrams_up"`
+	DroppedDown   int64 `json:"dropped_down"`
+	DroppedUp     int64 `json:"dropped_up"`
+	// QueueDropped is the part of Dropped* the rate limiter's bounded
+	// queue tail-dropped.
+	QueueDropped int64 `json:"queue_dropped"`
+	// Delayed counts datagrams held for later delivery (copies included).
+	Delayed    int64 `json:"delayed"`
+	Duplicated int64 `json:"duplicated"`
+	// Overflow: held-datagram cap exceeded, a failed socket write, or the
+	// kernel dropping datagrams on a relay socket's full receive buffer.
+	Overflow int64 `json:"overflow"`
+	// Late counts held datagrams delivered more than LateThreshold after
+	// their due time (the relay fell behind its own schedule).
+	Late int64 `json:"late"`
+	// Stray counts datagrams from neither the server nor the link's client.
+	Stray int64 `json:"stray"`
+}
+
+// Impaired reports whether the relay changed anything: a drop, a held
+// datagram or a duplicate.
+func (s Stats) Impaired() bool {
+	return s.DroppedDown+s.DroppedUp+s.Delayed+s.Duplicated > 0
+}
+
+type counters struct {
+	dgramsDown, dgramsUp, droppedDown, droppedUp, queueDropped atomic.Int64
+	delayed, duplicated, overflow, late, stray                 atomic.Int64
+}
+
+// Relay owns its sockets and two kinds of goroutines: one reader per link
+// and one scheduler delivering held datagrams. Close stops them all.
+type Relay struct {
+	cfg    Config
+	server netip.AddrPort
+	links  []*link
+	sched  *scheduler
+	c      counters
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// link is one client's socket. client is learnt from the first datagram
+// that does not come from the server; only the reader touches it.
+type link struct {
+	r        *Relay
+	idx      int
+	conn     *net.UDPConn
+	client   netip.AddrPort
+	down, up *model
+	rxDrops  uint32 // last kernel drop count seen (SO_RXQ_OVFL)
+}
+
+// New opens one loopback socket per link and starts relaying to
+// cfg.Server. The schedule must already be normalized.
+func New(cfg Config) (*Relay, error) {
+	server, err := netip.ParseAddrPort(cfg.Server)
+	if err != nil {
+		return nil, fmt.Errorf("relay: server address %q: %w", cfg.Server, err)
+	}
+	if !server.Addr().IsLoopback() {
+		return nil, fmt.Errorf("relay: server address %s is not loopback: the relay only impairs local test traffic", cfg.Server)
+	}
+	if cfg.Links < 1 {
+		return nil, fmt.Errorf("relay: %d links: need at least one", cfg.Links)
+	}
+	if err := cfg.Schedule.validate(); err != nil {
+		return nil, fmt.Errorf("relay: %w", err)
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Now()
+	}
+	r := &Relay{cfg: cfg, server: unmap(server)}
+	r.sched = newScheduler(r)
+	for i := 0; i < cfg.Links; i++ {
+		conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			r.closeLinks()
+			return nil, fmt.Errorf("relay: link %d: %w", i, err)
+		}
+		_ = conn.SetReadBuffer(socketBuffer)
+		_ = conn.SetWriteBuffer(socketBuffer)
+		watchKernelDrops(conn)
+		r.links = append(r.links, &link{r: r, idx: i, conn: conn,
+			down: newModel(cfg.Seed, i, 0), up: newModel(cfg.Seed, i, 1)})
+	}
+	r.wg.Go(r.sched.run)
+	for _, l := range r.links {
+		r.wg.Go(l.run)
+	}
+	return r, nil
+}
+
+// Addr is the address client i must connect to instead of the server.
+func (r *Relay) Addr(i int) string { return r.links[i].conn.LocalAddr().String() }
+
+// Links is the number of client sockets.
+func (r *Relay) Links() int { return len(r.links) }
+
+// Stats returns the counts so far.
+func (r *Relay) Stats() Stats {
+	c := &r.c
+	return Stats{
+		DatagramsDown: c.dgramsDown.Load(), DatagramsUp: c.dgramsUp.Load(),
+		DroppedDown: c.droppedDown.Load(), DroppedUp: c.droppedUp.Load(), QueueDropped: c.queueDropped.Load(),
+		Delayed: c.delayed.Load(), Duplicated: c.duplicated.Load(), Overflow: c.overflow.Load(),
+		Late: c.late.Load(), Stray: c.stray.Load(),
+	}
+}
+
+// Close closes every socket, stops the goroutines and waits for them.
+// Datagrams still held are discarded. It is safe to call more than once.
+func (r *Relay) Close() error {
+	r.once.Do(func() {
+		r.sched.stop()
+		r.closeLinks()
+	})
+	r.wg.Wait()
+	return nil
+}
+
+func (r *Relay) closeLinks() {
+	for _, l := range r.links {
+		l.conn.Close()
+	}
+}
+
+// run reads the link's socket until it is closed.
+func (l *link) run() {
+	buf := make([]byte, maxDatagram)
+	oob := make([]byte, 128)
+	for {
+		n, oobn, _, from, err := l.conn.ReadMsgUDPAddrPort(buf, oob)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // a transient error on an unconnected loopback socket
+		}
+		l.kernelDrops(oob[:oobn])
+		l.handle(buf[:n], unmap(from), time.Now())
+	}
+}
+
+// handle routes one datagram: from the server it goes down to the client,
+// from the client up to the server.
+func (l *link) handle(b []byte, from netip.AddrPort, now time.Time) {
+	r := l.r
+	var dst netip.AddrPort
+	var m *model
+	dir := DirUp
+	switch {
+	case from == r.server:
+		if !l.client.IsValid() {
+			r.c.stray.Add(1)
+			return
+		}
+		dst, m, dir = l.client, l.down, DirDown
+		r.c.dgramsDown.Add(1)
+	case !l.client.IsValid() || from == l.client:
+		l.client = from
+		dst, m = r.server, l.up
+		r.c.dgramsUp.Add(1)
+	default:
+		r.c.stray.Add(1)
+		return
+	}
+	var s *Settings
+	if p := r.cfg.Schedule.At(now.Sub(r.cfg.Start)); p != nil && p.Applies(dir) {
+		s = &p.Settings
+	}
+	v := m.decide(s, now, len(b))
+	if v.out != deliver {
+		if dir == DirDown {
+			r.c.droppedDown.Add(1)
+		} else {
+			r.c.droppedUp.Add(1)
+		}
+		if v.out == dropQueue {
+			r.c.queueDropped.Add(1)
+		}
+		return
+	}
+	l.forward(b, dst, v.due, now)
+	if v.dup {
+		r.c.duplicated.Add(1)
+		l.forward(b, dst, v.dupDue, now)
+	}
+}
+
+// forward sends now, or hands a copy to the scheduler for later.
+func (l *link) forward(b []byte, dst netip.AddrPort, due, now time.Time) {
+	if !due.After(now) {
+		l.write(b, dst)
+		return
+	}
+	l.r.c.delayed.Add(1)
+	l.r.sched.push(l, dst, b, due)
+}
+
+func (l *link) write(b []byte, dst netip.AddrPort) {
+	if _, err := l.conn.WriteToUDPAddrPort(b, dst); err != nil {
+		l.r.c.overflow.Add(1)
+	}
+}
+
+// held is one datagram waiting for its delivery time.
+type held struct {
+	due  time.Time
+	seq  uint64 // arrival order among equal due times
+	link *link
+	dst  netip.AddrPort
+	buf  *[]byte
+}
+
+type heldHeap []held
+
+func (h heldHeap) Len() int { return len(h) }
+func (h heldHeap) Less(i, j int) bool {
+	if h[i].due.Equal(h[j].due) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].due.Before(h[j].due)
+}
+func (h heldHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *heldHeap) Push(x any)   { *h = append(*h, x.(held)) }
+func (h *heldHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = held{}
+	*h = old[:len(old)-1]
+	return x
+}
+
+// scheduler delivers held datagrams at their due time, in due order.
+type scheduler struct {
+	r    *Relay
+	mu   sync.Mutex
+	h    heldHeap
+	seq  uint64
+	wake chan struct{}
+	quit chan struct{}
+	pool sync.Pool
+}
+
+func newScheduler(r *Relay) *scheduler {
+	return &scheduler{r: r, wake: make(chan struct{}, 1), quit: make(chan struct{}),
+		pool: sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}}
+}
+
+func (s *scheduler) push(l *link, dst netip.AddrPort, b []byte, due time.Time) {
+	buf := s.pool.Get().(*[]byte)
+	*buf = append((*buf)[:0], b...)
+	s.mu.Lock()
+	if len(s.h) >= s.r.cfg.MaxPending {
+		s.mu.Unlock()
+		s.pool.Put(buf)
+		s.r.c.overflow.Add(1)
+		return
+	}
+	s.seq++
+	heap.Push(&s.h, held{due: due, seq: s.seq, link: l, dst: dst, buf: buf})
+	first := s.h[0].seq == s.seq
+	s.mu.Unlock()
+	if first {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *scheduler) stop() { close(s.quit) }
+
+// run sleeps until the earliest due time (or a push of an earlier one),
+// then delivers everything due.
+func (s *scheduler) run() {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	var batch []held
+	for {
+		batch = s.due(time.Now(), batch[:0])
+		for _, h := range batch {
+			if late := time.Since(h.due); late > LateThreshold {
+				s.r.c.late.Add(1)
+			}
+			h.link.write(*h.buf, h.dst)
+			s.pool.Put(h.buf)
+		}
+		wait := time.Hour
+		s.mu.Lock()
+		if len(s.h) > 0 {
+			wait = time.Until(s.h[0].due)
+		}
+		s.mu.Unlock()
+		if wait <= 0 {
+			continue
+		}
+		t.Reset(wait)
+		select {
+		case <-s.quit:
+			return
+		case <-s.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// due pops every datagram due at now into batch.
+func (s *scheduler) due(now time.Time, batch []held) []held {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.h) > 0 && !s.h[0].due.After(now) {
+		batch = append(batch, heap.Pop(&s.h).(held))
+	}
+	return batch
+}
+
+// unmap turns an IPv4-mapped IPv6 address into plain IPv4, so the server's
+// address compares equal however a socket reports it.
+func unmap(a netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}

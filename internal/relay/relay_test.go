@@ -1,0 +1,345 @@
+package relay
+
+import (
+	"encoding/binary"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/stats"
+)
+
+// sink is a fake server: it records when each numbered datagram arrived
+// and from which address, and echoes nothing.
+type sink struct {
+	conn  *net.UDPConn
+	base  time.Time
+	mu    sync.Mutex
+	lat   []float64 // arrival − send time, ms
+	from  map[string]int
+	n     int
+	wg    sync.WaitGroup
+	notif chan struct{}
+}
+
+func newSink(t *testing.T) *sink {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadBuffer(socketBuffer)
+	s := &sink{conn: c, base: time.Now(), from: map[string]int{}, notif: make(chan struct{}, 1)}
+	s.wg.Go(s.run)
+	t.Cleanup(func() { c.Close(); s.wg.Wait() })
+	return s
+}
+
+func (s *sink) run() {
+	buf := make([]byte, maxDatagram)
+	for {
+		n, from, err := s.conn.ReadFromUDP(buf)
+		if err != nil {
+			return
+		}
+		now := time.Since(s.base)
+		s.mu.Lock()
+		if n >= 8 {
+			sent := time.Duration(binary.LittleEndian.Uint64(buf))
+			s.lat = append(s.lat, float64(now-sent)/float64(time.Millisecond))
+		}
+		s.from[from.String()]++
+		s.n++
+		s.mu.Unlock()
+		select {
+		case s.notif <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *sink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// waitFor blocks until cond holds, waking on every datagram the sink gets
+// and at least every 10 ms (the relay's own progress), for at most 20 s.
+func waitFor(t *testing.T, s *sink, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		select {
+		case <-s.notif:
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// pump sends n timestamped datagrams from one client socket through link 0
+// of r, 10 every millisecond (10,000/s): paced, so what the sink measures
+// is the relay, not a burst queueing in a socket buffer.
+func pump(t *testing.T, r *Relay, s *sink, n int) {
+	t.Helper()
+	cl, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(mustAddr(t, r.Addr(0))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	b := make([]byte, 64)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < n; {
+		<-tick.C
+		for k := 0; k < 10 && i < n; k, i = k+1, i+1 {
+			binary.LittleEndian.PutUint64(b, uint64(time.Since(s.base)))
+			if _, err := cl.Write(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, s, "the relay to read every datagram", func() bool { return r.Stats().DatagramsUp >= int64(n) })
+}
+
+func mustAddr(t *testing.T, s string) (a netip.AddrPort) {
+	t.Helper()
+	u, err := net.ResolveUDPAddr("udp4", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.AddrPort()
+}
+
+func newRelay(t *testing.T, s *sink, links int, sched Schedule) *Relay {
+	t.Helper()
+	sched, err := sched.Normalize()
+	if err != nil && len(sched) > 0 {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Server: s.conn.LocalAddr().String(), Links: links, Schedule: sched, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// Acceptance: through real sockets, 25 % configured loss drops 25 ± 2 % of
+// 20,000 datagrams, every datagram not dropped arrives, and the relay
+// dropped nothing of its own.
+func TestRelayLossOverSockets(t *testing.T) {
+	s := newSink(t)
+	r := newRelay(t, s, 1, Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{Loss: 0.25}}})
+	const n = 20000
+	pump(t, r, s, n)
+	st := r.Stats()
+	waitFor(t, s, "the survivors to arrive", func() bool { return int64(s.count()) >= n-st.DroppedUp })
+	if f := float64(st.DroppedUp) / n; math.Abs(f-0.25) > 0.02 {
+		t.Fatalf("dropped %.4f of %d, want 0.25 ± 0.02", f, n)
+	}
+	if got := s.count(); int64(got) != n-st.DroppedUp || st.Overflow != 0 {
+		t.Fatalf("server got %d, want %d − %d dropped = %d; overflow %d", got, n, st.DroppedUp, n-st.DroppedUp, st.Overflow)
+	}
+	if st.DroppedDown != 0 || st.DatagramsUp != n || !st.Impaired() {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Acceptance: a configured 50 ms one-way delay adds 50 ± 3 ms at p50 over
+// 20,000 datagrams, against the same path run clean.
+func TestRelayDelayOverSockets(t *testing.T) {
+	p50 := func(sched Schedule) float64 {
+		s := newSink(t)
+		r := newRelay(t, s, 1, sched)
+		const n = 20000
+		pump(t, r, s, n)
+		waitFor(t, s, "every datagram", func() bool { return s.count() >= n })
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if st := r.Stats(); st.Overflow != 0 {
+			t.Fatalf("relay fell behind: %+v", st)
+		}
+		sm := stats.Summarize(s.lat)
+		t.Logf("latency p50 %.3f p95 %.3f max %.3f ms; %+v", sm.P50, sm.P95, sm.Max, r.Stats())
+		return sm.P50
+	}
+	clean := p50(nil)
+	delayed := p50(Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{DelayMs: 50}}})
+	if added := delayed - clean; math.Abs(added-50) > 3 {
+		t.Fatalf("p50 clean %.2f ms, delayed %.2f ms: added %.2f, want 50 ± 3", clean, delayed, added)
+	}
+	t.Logf("p50 clean %.3f ms, with 50 ms delay %.3f ms", clean, delayed)
+}
+
+// Each link is its own socket: the server sees one address per client, and
+// answers reach the right client. Outside the schedule nothing is touched.
+func TestRelayLinksAndDirections(t *testing.T) {
+	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// An echo server.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer srv.Close()
+	wg.Go(func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			// Reply with the address the server saw.
+			_, _ = srv.WriteToUDP(append(buf[:n:n], []byte(from.String())...), from)
+		}
+	})
+	sched, _ := Schedule{{StartS: 3600, DurationS: 1, Settings: Settings{Loss: 1}}}.Normalize()
+	r, err := New(Config{Server: srv.LocalAddr().String(), Links: 3, Schedule: sched, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	seen := map[string]bool{}
+	for i := 0; i < r.Links(); i++ {
+		cl, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(mustAddr(t, r.Addr(i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := cl.Write([]byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 2048)
+		n, err := cl.Read(buf)
+		cl.Close()
+		if err != nil {
+			t.Fatalf("link %d: no echo: %v", i, err)
+		}
+		if buf[0] != byte(i) {
+			t.Fatalf("link %d got link %d's echo", i, buf[0])
+		}
+		as := string(buf[1:n])
+		if as != r.Addr(i) || seen[as] {
+			t.Fatalf("link %d: server saw %s (relay socket %s, seen %v)", i, as, r.Addr(i), seen)
+		}
+		seen[as] = true
+	}
+	st := r.Stats()
+	if st.DatagramsUp != 3 || st.DatagramsDown != 3 || st.Impaired() || st.Overflow != 0 {
+		t.Fatalf("clean run stats %+v", st)
+	}
+}
+
+// Close stops every goroutine, also with datagrams still held.
+func TestRelayCloseWithHeld(t *testing.T) {
+	s := newSink(t)
+	r := newRelay(t, s, 2, Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{DelayMs: 10000}}})
+	pump(t, r, s, 100)
+	done := make(chan struct{})
+	go func() { r.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	if st := r.Stats(); st.Delayed != 100 || s.count() != 0 {
+		t.Fatalf("held %d, delivered %d", st.Delayed, s.count())
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	for _, c := range []Config{
+		{Server: "10.0.0.1:4000", Links: 1},
+		{Server: "127.0.0.1:4000", Links: 0},
+		{Server: "nonsense", Links: 1},
+		{Server: "127.0.0.1:4000", Links: 1, Schedule: Schedule{{Name: "x", StartS: 0, DurationS: 1, Direction: DirBoth}}},
+	} {
+		if r, err := New(c); err == nil {
+			r.Close()
+			t.Errorf("New(%+v) accepted", c)
+		}
+	}
+}
+
+// BenchmarkRelayForward is the relay's CPU per datagram through real
+// loopback sockets. cpu-ns/datagram is getrusage over the whole process, so
+// it includes the sending client and the receiving sink; the "direct"
+// case sends to the sink without the relay, and the relay's own cost is the
+// difference between it and the others.
+func BenchmarkRelayForward(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		direct bool
+		sched  Schedule
+	}{
+		{"direct", true, nil},
+		{"clean", false, nil},
+		{"delay50_jitter10", false, Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{DelayMs: 50, JitterMs: 10}}}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchForward(b, c.direct, c.sched) })
+	}
+}
+
+func benchForward(b *testing.B, direct bool, sched Schedule) {
+	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = srv.SetReadBuffer(socketBuffer)
+	var wg sync.WaitGroup
+	var got atomic.Int64
+	window := make(chan struct{}, 1024)
+	wg.Go(func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := srv.ReadFromUDP(buf); err != nil {
+				return
+			}
+			if got.Add(1)%256 == 0 {
+				window <- struct{}{}
+			}
+		}
+	})
+	defer func() { srv.Close(); wg.Wait() }()
+	target := srv.LocalAddr().String()
+	if !direct {
+		sched, _ = sched.Normalize()
+		r, err := New(Config{Server: target, Links: 1, Schedule: sched, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		target = r.Addr(0)
+	}
+	ap, _ := net.ResolveUDPAddr("udp4", target)
+	cl, err := net.DialUDP("udp4", nil, ap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	payload := make([]byte, 200)
+	// At most 1024 datagrams in flight (the delayed case holds 50 ms of
+	// them), so no socket buffer overflows; the sink signals every 256.
+	cpu0 := cpuNs()
+	i := int64(0)
+	for b.Loop() {
+		_, _ = cl.Write(payload)
+		i++
+		if i%256 == 0 && i > 768 {
+			<-window
+		}
+	}
+	for got.Load() < i-256 {
+		<-window
+	}
+	b.ReportMetric(float64(cpuNs()-cpu0)/float64(i), "cpu-ns/datagram")
+}
