@@ -19,6 +19,7 @@ import (
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/relay"
 	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
 )
 
@@ -50,6 +51,16 @@ type swarmFlags struct {
 	rssS      float64
 	timeoutS  float64
 	decode    bool
+	degrade   degradeFlags
+}
+
+// degradeFlags are the --degrade-* options: one impairment window on the
+// command line, or a whole schedule from a JSON file.
+type degradeFlags struct {
+	phase    relay.Phase
+	schedule string
+	seed     uint64
+	set      map[string]bool // which window flags were given
 }
 
 func init() {
@@ -81,6 +92,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
 	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
+	declareDegradeFlags(fs, &f.degrade)
 	declareAssertFlags(fs, *a)
 	return fs
 }
@@ -98,6 +110,8 @@ func parseSwarmArgs(env *Env, args []string) (*swarmFlags, error) {
 		return nil, err
 	}
 	pos = append(pos, fs.Args()...)
+	f.degrade.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.degrade.set[fl.Name] = true })
 	if err := f.finish(env, pos); err != nil {
 		return nil, exitcode.With(exitcode.Usage, err)
 	}
@@ -154,6 +168,10 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	if f.cfg.Threads == 0 {
 		f.cfg.Threads = swarm.AutoThreads(f.cfg.Clients)
 	}
+	if f.cfg.Impairment, err = f.degrade.resolve(); err != nil {
+		return fmt.Errorf("swarm: %w", err)
+	}
+	f.cfg.ImpairSeed = f.degrade.seed
 	if err := f.cfg.Validate(); err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}
@@ -281,6 +299,7 @@ func printSummary(w io.Writer, res *swarm.Result) {
 		fmt.Fprintf(w, "  %s: %d file(s), %d records; %d of %d clients replayed %d record(s), %d skipped, %d keepalive(s)\n",
 			t.Pattern, len(t.Files), t.Records, t.ClientsReplayed, t.Clients, t.RecordsReplayed, t.RecordsSkipped, t.Keepalives)
 	}
+	printImpairment(w, r)
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", s)
 	}

@@ -15,13 +15,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/scalegate/scalegate/internal/relay"
 )
 
 // ServerTickSchemaVersion is the metrics-file schema written by scalegate.
 const ServerTickSchemaVersion = 6
 
 // ReportSchemaVersion is the swarm report schema.
-const ReportSchemaVersion = 5
+//
+// 6: impairment (the relay's schedule), relay (its counts) and phases (the
+// run's stretches before, during and after each impairment phase).
+const ReportSchemaVersion = 6
 
 // Phase is a per-phase timing summary in milliseconds.
 type Phase struct {
@@ -309,6 +314,52 @@ type Report struct {
 	Players []Player `json:"players,omitempty"`
 	// Traces: one entry per "trace:PATH" pattern the run replayed.
 	Traces []TraceReplay `json:"traces,omitempty"`
+	// Impairment is the schedule the relay applied (empty: no relay, the
+	// clients talked to the server directly); Relay its counts and Phases
+	// the run cut at the schedule's edges.
+	Impairment []relay.Phase `json:"impairment,omitempty"`
+	Relay      *RelayStats   `json:"relay,omitempty"`
+	Phases     []Stretch     `json:"phases,omitempty"`
+}
+
+// RelayStats is what the impairment relay did, with the seed that makes it
+// reproducible.
+type RelayStats struct {
+	Seed uint64 `json:"seed"`
+	relay.Stats
+}
+
+// Stretch is one stretch of an impaired run: "before" the first phase,
+// each phase by name, the clean stretch after each phase ("after-NAME"
+// between phases, "after" after the last). Figures are what the swarm
+// observed in it; a figure it could not measure there is null.
+type Stretch struct {
+	Name                   string       `json:"name"`
+	StartS                 float64      `json:"start_s"`
+	EndS                   float64      `json:"end_s"`
+	ObservedServerTickHz   *MinMeanMax  `json:"observed_server_tick_hz"`
+	DownstreamKBsPerClient *MeanMax     `json:"downstream_kbs_per_client"`
+	RTTMs                  *Percentiles `json:"rtt_ms"`
+	SnapshotsReceived      int64        `json:"snapshots_received"`
+	// SnapshotsPerS is the whole swarm's snapshot arrivals per second.
+	SnapshotsPerS    *float64 `json:"snapshots_per_s"`
+	MaxSnapshotGapMs *float64 `json:"max_snapshot_gap_ms"`
+	// RecoverS (on "after" only) is the seconds from the end of the last
+	// phase until the swarm's per-second snapshot rate is back within 5 %
+	// of the "before" rate and stays there 2 s; null if it never is.
+	RecoverS *float64 `json:"recover_s"`
+	// RecoverNote says why RecoverS is null when it is.
+	RecoverNote string `json:"recover_note,omitempty"`
+}
+
+// Phase returns the stretch named name, or nil.
+func (r *Report) Phase(name string) *Stretch {
+	for i := range r.Phases {
+		if r.Phases[i].Name == name {
+			return &r.Phases[i]
+		}
+	}
+	return nil
 }
 
 // TraceReplay is what one "trace:PATH" pattern replayed: the evidence that

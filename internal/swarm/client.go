@@ -47,6 +47,7 @@ type client struct {
 	patternName string
 	pattern     Pattern
 	host        transport.Host
+	addr        string // where it connects: the server, or its relay socket
 	peer        transport.PeerID
 	phase       phase
 	reason      string // refuse reason or loss reason
@@ -83,6 +84,10 @@ type client struct {
 	peerDelayMs     []float64
 	lastRTTAt       time.Time
 	lastRTT         float64 // NaN when none yet
+	// stretch holds the client's figures per stretch of an impaired run
+	// (nil without impairment); cur is the stretch it is in.
+	stretch []stretchAcc
+	cur     int
 
 	// timeline bookkeeping: values at the previous publish
 	pubTick  uint32
@@ -224,10 +229,16 @@ func (c *client) onSnapshot(w *worker, b []byte, now time.Time) {
 	if c.phase != phaseJoined {
 		return // a snapshot racing the Welcome: not part of the measurement
 	}
+	var gap time.Duration
 	if c.snaps == 0 {
 		c.firstTick, c.firstSnapAt, c.firstBytes = h.Tick, now, int64(len(b))
-	} else if gap := now.Sub(c.lastSnapAt); gap > c.maxGap {
+	} else if gap = now.Sub(c.lastSnapAt); gap > c.maxGap {
 		c.maxGap = gap
+	}
+	if c.stretch != nil {
+		c.cur = w.clock.at(now, c.cur)
+		c.stretch[c.cur].snapshot(h.Tick, now, len(b), gap)
+		w.countSecond(now)
 	}
 	c.snaps++
 	c.lastTick, c.lastSnapAt = h.Tick, now
@@ -267,7 +278,7 @@ func (c *client) sendInput(w *worker, now time.Time) {
 // sampleRTT records the backend's RTT estimate once a second. ENet's
 // estimate starts at 500 ms before the first ACK, so sampling begins a second
 // after the Welcome.
-func (c *client) sampleRTT(now time.Time) {
+func (c *client) sampleRTT(w *worker, now time.Time) {
 	if now.Sub(c.lastRTTAt) < time.Second || now.Sub(c.welcomedAt) < time.Second {
 		return
 	}
@@ -276,6 +287,10 @@ func (c *client) sampleRTT(now time.Time) {
 		v := float64(rtt) / float64(time.Millisecond)
 		c.rttMs = append(c.rttMs, v)
 		c.lastRTT = v
+		if c.stretch != nil {
+			c.cur = w.clock.at(now, c.cur)
+			c.stretch[c.cur].rtt = append(c.stretch[c.cur].rtt, v)
+		}
 	}
 }
 

@@ -19,10 +19,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"runtime"
 	"sync"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -68,6 +70,12 @@ type Config struct {
 	Progress      io.Writer
 	ProgressTTY   bool
 	ProgressEvery time.Duration
+	// Impairment routes every client through its own socket of the
+	// impairment relay, which applies this schedule (normalized, relative
+	// to the run's start). Empty: clients talk to the server directly.
+	Impairment relay.Schedule
+	// ImpairSeed seeds the relay's decisions.
+	ImpairSeed uint64
 }
 
 // AutoThreads is the default worker count: min(cores, ceil(clients/32)).
@@ -134,6 +142,14 @@ func (c *Config) Validate() error {
 	if c.Threads < 0 {
 		errs = append(errs, fmt.Errorf("threads must be ≥ 0 (0 = auto), got %d", c.Threads))
 	}
+	if len(c.Impairment) > 0 {
+		if _, err := c.Impairment.Normalize(); err != nil {
+			errs = append(errs, fmt.Errorf("impairment: %w", err))
+		}
+		if c.Duration > 0 && c.Impairment[0].Start() >= c.Duration {
+			errs = append(errs, fmt.Errorf("impairment: the first phase starts at %gs, after the run ends (%s): it would impair nothing", c.Impairment[0].StartS, c.Duration))
+		}
+	}
 	if c.RSSSampleInterval < 0 {
 		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
 	}
@@ -172,7 +188,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	cpu0 := processCPU()
 	start := time.Now()
-	workers := buildWorkers(&cfg, factories, backend, start)
+	rl, err := startRelay(&cfg, start)
+	if err != nil {
+		return nil, err
+	}
+	workers := buildWorkers(&cfg, factories, backend, start, rl)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 
@@ -201,6 +221,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{}
 	res.Report = buildReport(&cfg, workers, start, end)
 	addTraceReport(res.Report, traces, workers)
+	if rl != nil {
+		rl.Close()
+		res.Report.Impairment = cfg.Impairment
+		res.Report.Relay = &report.RelayStats{Seed: cfg.ImpairSeed, Stats: rl.Stats()}
+		res.Report.Phases = buildPhases(&cfg, workers, start, end)
+	}
 	mon.finish(res, end)
 	fillCPU(res.Report, cpu0, cpu1)
 	if ctx.Err() != nil {
@@ -218,20 +244,54 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // buildWorkers assigns patterns, ramp slots and workers: client i connects
 // at start + i·ramp and belongs to worker i mod threads, so the ramp is
 // spread over the workers.
-func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.Backend, start time.Time) []*worker {
+//
+// With a relay, client i connects to the relay's socket i instead of the
+// server, and every client keeps figures per stretch of the schedule.
+func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.Backend, start time.Time, rl *relay.Relay) []*worker {
 	interval := time.Duration(float64(time.Second) / cfg.RateHz)
 	threads := min(cfg.Threads, cfg.Clients)
 	workers := make([]*worker, threads)
+	sts := stretchesOf(cfg.Impairment)
 	for i := range workers {
 		workers[i] = newWorker(i, cfg, b, interval)
+		if rl != nil {
+			workers[i].clock = &phaseClock{start: start, stretches: sts}
+		}
 	}
 	for i := 0; i < cfg.Clients; i++ {
 		name := cfg.Mix.Assign(i, cfg.Clients)
 		p := factories[name](i, cfg.Clients)
 		c := newClient(i, name, p, start.Add(time.Duration(i)*cfg.Ramp))
+		c.addr = cfg.Addr
+		if rl != nil {
+			c.addr = rl.Addr(i)
+			c.stretch = make([]stretchAcc, len(sts))
+		}
 		workers[i%threads].add(c)
 	}
 	return workers
+}
+
+// startRelay opens the impairment relay in front of the server when the
+// run has a schedule: one socket per client, the schedule timed from start.
+func startRelay(cfg *Config, start time.Time) (*relay.Relay, error) {
+	if len(cfg.Impairment) == 0 {
+		return nil, nil
+	}
+	ua, err := net.ResolveUDPAddr("udp4", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("impairment relay: server address %s: %w", cfg.Addr, err)
+	}
+	sched, err := cfg.Impairment.Normalize()
+	if err != nil {
+		return nil, fmt.Errorf("impairment: %w", err)
+	}
+	cfg.Impairment = sched
+	rl, err := relay.New(relay.Config{Server: ua.String(), Links: cfg.Clients, Schedule: sched, Seed: cfg.ImpairSeed, Start: start})
+	if err != nil {
+		return nil, fmt.Errorf("impairment %w", err)
+	}
+	return rl, nil
 }
 
 func nanPtr(v float64) *float64 {

@@ -40,6 +40,10 @@ type worker struct {
 	unknownFormats []string // body formats seen that no decoder handles
 	decoderErrs    []string // decoders that could not be created
 	firstDialErr   error
+	// clock and perSec serve impaired runs: the stretch a time falls in,
+	// and the snapshots that arrived in each second of the run.
+	clock  *phaseClock
+	perSec []int64
 
 	mu      sync.Mutex
 	pub     workerPub
@@ -123,7 +127,7 @@ func (w *worker) iterate() (allTerminal bool) {
 		allTerminal = false
 		if c.phase == phaseJoined {
 			c.sendInput(w, now)
-			c.sampleRTT(now)
+			c.sampleRTT(w, now)
 		}
 		if c.live() {
 			w.clientTicks++
@@ -154,7 +158,7 @@ func (w *worker) start(c *client, now time.Time) {
 		w.spoken = h.Backend()
 	}
 	c.host, c.issuedAt = h, now
-	peer, err := h.Connect(w.cfg.Addr, proto.ConnectData)
+	peer, err := h.Connect(c.addr, proto.ConnectData)
 	if err != nil {
 		if w.firstDialErr == nil {
 			w.firstDialErr = err
@@ -163,6 +167,18 @@ func (w *worker) start(c *client, now time.Time) {
 		return
 	}
 	c.peer, c.phase = peer, phaseConnecting
+}
+
+// countSecond counts a snapshot in its second of the run.
+func (w *worker) countSecond(now time.Time) {
+	s := int(now.Sub(w.clock.start) / time.Second)
+	if s < 0 {
+		return
+	}
+	for len(w.perSec) <= s {
+		w.perSec = append(w.perSec, 0)
+	}
+	w.perSec[s]++
 }
 
 // checkTimeouts ends clients the transport would leave hanging: a connect

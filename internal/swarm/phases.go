@@ -1,0 +1,200 @@
+package swarm
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+)
+
+// Recovery: the swarm's per-second snapshot rate counts as recovered once
+// it is within recoverTolerance of the "before" rate for recoverHold
+// consecutive seconds.
+const (
+	recoverTolerance = 0.05
+	recoverHold      = 2
+)
+
+// stretch is one part of an impaired run: [from, to) from the run's start.
+type stretch struct {
+	name     string
+	from, to time.Duration
+}
+
+// stretchesOf cuts a run at the schedule's edges: before, each phase, the
+// clean stretch after each phase. The last one runs to the end of the run.
+func stretchesOf(s relay.Schedule) []stretch {
+	if len(s) == 0 {
+		return nil
+	}
+	out := []stretch{{name: "before", to: s[0].Start()}}
+	for i := range s {
+		p := &s[i]
+		out = append(out, stretch{name: p.Name, from: p.Start(), to: p.End()})
+		next := time.Duration(math.MaxInt64)
+		name := "after"
+		if i+1 < len(s) {
+			next, name = s[i+1].Start(), "after-"+p.Name
+			if next <= p.End() {
+				continue
+			}
+		}
+		out = append(out, stretch{name: name, from: p.End(), to: next})
+	}
+	return out
+}
+
+// stretchAcc is one client's figures in one stretch.
+type stretchAcc struct {
+	snaps               int64
+	firstTick, lastTick uint32
+	firstAt, lastAt     time.Time
+	bytes, firstBytes   int64
+	maxGap              time.Duration
+	rtt                 []float64
+}
+
+func (a *stretchAcc) snapshot(tick uint32, now time.Time, size int, gap time.Duration) {
+	if a.snaps == 0 {
+		a.firstTick, a.firstAt, a.firstBytes = tick, now, int64(size)
+	}
+	a.snaps++
+	a.lastTick, a.lastAt = tick, now
+	a.bytes += int64(size)
+	a.maxGap = max(a.maxGap, gap)
+}
+
+func (a *stretchAcc) tickHz() float64 {
+	el := a.lastAt.Sub(a.firstAt).Seconds()
+	if a.snaps < 2 || el <= 0 {
+		return math.NaN()
+	}
+	return float64(a.lastTick-a.firstTick) / el
+}
+
+func (a *stretchAcc) kbs() float64 {
+	el := a.lastAt.Sub(a.firstAt).Seconds()
+	if a.snaps < 2 || el <= 0 {
+		return math.NaN()
+	}
+	return float64(a.bytes-a.firstBytes) / el / 1000
+}
+
+// phaseClock maps a time to its stretch and second for one worker.
+type phaseClock struct {
+	start     time.Time
+	stretches []stretch
+}
+
+// at is the index of the stretch holding now, searched from hint (time
+// only moves forward for a client).
+func (pc *phaseClock) at(now time.Time, hint int) int {
+	el := now.Sub(pc.start)
+	i := hint
+	for i+1 < len(pc.stretches) && el >= pc.stretches[i+1].from {
+		i++
+	}
+	return i
+}
+
+// buildPhases summarises every stretch over all clients, and recover_s
+// from the per-second snapshot counts.
+func buildPhases(cfg *Config, workers []*worker, start, end time.Time) []report.Stretch {
+	sts := stretchesOf(cfg.Impairment)
+	if len(sts) == 0 {
+		return nil
+	}
+	runS := end.Sub(start).Seconds()
+	var perSec []int64
+	out := make([]report.Stretch, len(sts))
+	for i, st := range sts {
+		out[i] = summarizeStretch(st, i, workers, runS)
+	}
+	for _, w := range workers {
+		for s, n := range w.perSec {
+			for len(perSec) <= s {
+				perSec = append(perSec, 0)
+			}
+			perSec[s] += n
+		}
+	}
+	after := &out[len(out)-1]
+	after.RecoverS, after.RecoverNote = recoverS(perSec, cfg, runS)
+	return out
+}
+
+func summarizeStretch(st stretch, i int, workers []*worker, runS float64) report.Stretch {
+	rs := report.Stretch{Name: st.name, StartS: round3(math.Min(st.from.Seconds(), runS)), EndS: round3(math.Min(st.to.Seconds(), runS))}
+	var hz, kbs, rtt []float64
+	gap := time.Duration(-1)
+	for _, w := range workers {
+		for _, c := range w.clients {
+			if i >= len(c.stretch) {
+				continue
+			}
+			a := &c.stretch[i]
+			rs.SnapshotsReceived += a.snaps
+			hz = append(hz, a.tickHz())
+			kbs = append(kbs, a.kbs())
+			rtt = append(rtt, a.rtt...)
+			if a.snaps > 0 && a.maxGap > gap {
+				gap = a.maxGap
+			}
+		}
+	}
+	if lo, mean, hi, ok := stats.MinMeanMax(hz); ok {
+		rs.ObservedServerTickHz = &report.MinMeanMax{Min: lo, Mean: mean, Max: hi}
+	}
+	if _, mean, hi, ok := stats.MinMeanMax(kbs); ok {
+		rs.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
+	}
+	rs.RTTMs = percentiles(rtt)
+	if gap > 0 {
+		rs.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))
+	}
+	if span := rs.EndS - rs.StartS; span > 0 {
+		rs.SnapshotsPerS = nanPtr(float64(rs.SnapshotsReceived) / span)
+	}
+	return rs
+}
+
+// recoverS is seconds from the end of the last phase until the swarm's
+// per-second snapshot count is within 5 % of the "before" reference for 2
+// consecutive whole seconds. The reference is the median of the whole
+// seconds of "before" that start at least half a second after the last
+// client's connect slot (the ramp's seconds are not a steady rate). Only whole seconds before the
+// run's end count.
+func recoverS(perSec []int64, cfg *Config, runS float64) (*float64, string) {
+	rampEnd := (time.Duration(cfg.Clients-1)*cfg.Ramp + time.Second/2).Seconds()
+	first := int(math.Ceil(rampEnd))
+	before := int(math.Floor(cfg.Impairment[0].StartS))
+	var ref []float64
+	for s := first; s < before && s < len(perSec); s++ {
+		ref = append(ref, float64(perSec[s]))
+	}
+	if len(ref) == 0 {
+		return nil, fmt.Sprintf("no whole second of steady traffic before the first phase (ramp ends %.1fs, first phase at %gs): no reference rate", rampEnd, cfg.Impairment[0].StartS)
+	}
+	want := stats.Summarize(ref).P50
+	if want <= 0 {
+		return nil, "no snapshots arrived before the first phase: no reference rate"
+	}
+	endS := cfg.Impairment.End().Seconds()
+	whole := int(math.Floor(runS))
+	held := 0
+	for s := int(math.Ceil(endS)); s < whole && s < len(perSec); s++ {
+		if math.Abs(float64(perSec[s])-want)/want > recoverTolerance {
+			held = 0
+			continue
+		}
+		held++
+		if held == recoverHold {
+			v := round3(float64(s-recoverHold+1) - endS)
+			return &v, ""
+		}
+	}
+	return nil, fmt.Sprintf("the snapshot rate never held within %.0f%% of the before rate (%.0f/s) for %d s after %.1fs", recoverTolerance*100, want, recoverHold, endS)
+}
