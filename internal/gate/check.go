@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
 
+	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/swarm"
 )
 
@@ -344,6 +345,31 @@ func (c *checker) crossCheck() {
 	c.checkSweep()
 	c.checkRamp()
 	c.checkCommand()
+	c.checkImpairment()
+}
+
+// checkImpairment applies the relay's own schedule rules (phases in order,
+// not overlapping, each impairing something, names unique) and requires
+// the first phase to start inside the run.
+func (c *checker) checkImpairment() {
+	v, ok := c.valid("impairment")
+	if !ok {
+		return
+	}
+	var s relay.Schedule
+	if v.Decode(&s) != nil || len(s) == 0 {
+		return
+	}
+	norm, err := s.Normalize()
+	if err != nil {
+		c.at("impairment", "%v", err)
+		return
+	}
+	if dv, ok := c.valid("duration_s"); ok {
+		if d, err := dv.Float64(); err == nil && norm[0].StartS >= d {
+			c.at("impairment", "the first phase starts at %gs, at or after the run ends (duration_s %g): it would impair nothing", norm[0].StartS, d)
+		}
+	}
 }
 
 func (c *checker) checkPatterns() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
@@ -97,6 +98,7 @@ func Evaluate(in Input) []Check {
 	e := &evaluator{in: in, r: in.Report, m: gatetable.FromReport(in.Report), tier: EffectiveTier(in.Profile, in.Strict)}
 	e.transport()
 	e.loadHappened()
+	e.impaired()
 	for _, g := range gatetable.All {
 		if spec, ok := in.Profile.Gates[g.Name]; ok {
 			e.declared(g, spec)
@@ -187,6 +189,9 @@ func unreadReport(in Input) []Check {
 // baseline figures.
 func declaredGates(p *Profile) []string {
 	names := []string{"transport", "load"}
+	if len(p.Impairment) > 0 {
+		names = append(names, "impairment")
+	}
 	for _, g := range gatetable.All {
 		if p.Gates.Has(g.Name) {
 			names = append(names, g.Name)
@@ -333,6 +338,59 @@ func (e *evaluator) loadHappened() {
 		c.Status, c.Detail = StatusFail, strings.Join(why, "; ")+": the load this leg names did not happen"
 	}
 	e.add(c)
+}
+
+// impaired is checked on every leg of a profile that declares an
+// impairment: the swarm ran the declared schedule through the relay, and
+// the relay actually dropped, held or duplicated datagrams. A relay that
+// impaired nothing means the leg measured a clean link under the name of a
+// bad one: unread is not clean. Drops the relay made on its own (it fell
+// behind) make the leg inconclusive: the link was worse than declared.
+func (e *evaluator) impaired() {
+	want := e.in.Profile.Impairment
+	if len(want) == 0 {
+		return
+	}
+	c := Check{Gate: "impairment", Title: "impairment applied (relay dropped/held datagrams)", Level: LevelHard,
+		Threshold: fmt.Sprintf("%d phase(s) applied, > 0 impaired, 0 overflow", len(want))}
+	rs := e.r.Relay
+	switch {
+	case rs == nil:
+		c.Status, c.MeasuredText = StatusUnevaluable, "no relay block"
+		c.Detail = "report.relay missing: the swarm did not route its clients through the impairment relay"
+	case !sameSchedule(want, e.r.Impairment):
+		c.Status, c.MeasuredText = StatusFail, fmt.Sprintf("%d phase(s) echoed", len(e.r.Impairment))
+		c.Detail = "report.impairment differs from the profile's schedule: the swarm applied another impairment"
+	default:
+		impaired := float64(rs.DroppedDown + rs.DroppedUp + rs.Delayed + rs.Duplicated)
+		c.Measured = &impaired
+		c.MeasuredText = fmt.Sprintf("dropped %d down / %d up, held %d, duplicated %d, overflow %d",
+			rs.DroppedDown, rs.DroppedUp, rs.Delayed, rs.Duplicated, rs.Overflow)
+		switch {
+		case !rs.Impaired():
+			c.Status = StatusFail
+			c.Detail = fmt.Sprintf("the relay saw %d datagrams down and %d up and impaired none of them: the declared impairment never happened", rs.DatagramsDown, rs.DatagramsUp)
+		case rs.Overflow > 0:
+			c.Status = StatusInconclusive
+			c.Detail = fmt.Sprintf("the relay dropped %d datagrams on its own (fell behind): the link was worse than declared", rs.Overflow)
+		default:
+			c.Status = StatusPass
+		}
+	}
+	e.add(c)
+}
+
+// sameSchedule compares the profile's schedule with the report's echo.
+func sameSchedule(a, b relay.Schedule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // baseline compares payload and wire KB/s with the committed keys.

@@ -25,6 +25,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/profiles"
 	"github.com/scalegate/scalegate/schema"
 )
@@ -51,7 +52,8 @@ type Profile struct {
 	World              World          `json:"world"`
 	Network            Network        `json:"network"`
 	Sweep              *Sweep         `json:"sweep,omitempty"`
-	Impairment         *Impairment    `json:"impairment,omitempty"`
+	Impairment         relay.Schedule `json:"impairment,omitempty"`
+	ImpairmentSeed     uint64         `json:"impairment_seed,omitempty"`
 	Harness            Harness        `json:"harness"`
 	Gates              Gates          `json:"gates"`
 
@@ -105,14 +107,6 @@ type Sweep struct {
 	Clients          []int `json:"clients,omitempty"`
 	EntityCounts     []int `json:"entity_counts,omitempty"`
 	SimWorkerThreads []int `json:"sim_worker_threads,omitempty"`
-}
-
-// Impairment is a declared lossy-link window.
-type Impairment struct {
-	StartS    float64 `json:"start_s"`
-	DurationS float64 `json:"duration_s"`
-	Loss      float64 `json:"loss"`
-	DelayMs   float64 `json:"delay_ms"`
 }
 
 // Harness bounds the swarm's own cadence.
@@ -313,6 +307,13 @@ func decodeProfile(u cue.Value) (*Profile, error) {
 	p.World.Extra = extra.World
 	for _, k := range []string{"overrun_governor", "sim_worker_threads", "test_spawn_ai_count"} {
 		delete(p.World.Extra, k)
+	}
+	if len(p.Impairment) > 0 {
+		norm, err := p.Impairment.Normalize()
+		if err != nil {
+			return nil, fmt.Errorf("impairment: %w", err)
+		}
+		p.Impairment = norm
 	}
 	return &p, nil
 }

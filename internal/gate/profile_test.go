@@ -65,7 +65,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		}
 	}
 	p, _, _ := c.Load("congestion")
-	if err := p.FeatureError(); !strings.Contains(err.Error(), "profile congestion needs the lossy proxy (impairment)") ||
+	if err := p.FeatureError(); !strings.Contains(err.Error(), "profile congestion needs the congestion controller") ||
 		!strings.Contains(err.Error(), "which this build does not have") {
 		t.Errorf("congestion message: %v", err)
 	}

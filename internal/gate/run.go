@@ -163,7 +163,10 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 			return r.launchFailed(err)
 		}
 	}
-	swarmSpec := r.swarmSpec(port, pattern)
+	swarmSpec, err := r.swarmSpec(port, pattern)
+	if err != nil {
+		return r.launchFailed(err)
+	}
 	// Both run under a guardian (the scalegate binary): whatever the
 	// server's command does, nothing it starts outlives the leg or the gate.
 	serverSpec.Guardian, serverSpec.Kill = o.Self, o.Kill
@@ -297,8 +300,9 @@ func (r *legRun) interrupted() LegResult {
 }
 
 // swarmSpec builds `scalegate swarm …` with the profile's hard gates
-// forwarded as --assert-* flags.
-func (r *legRun) swarmSpec(port int, pattern string) launcher.Spec {
+// forwarded as --assert-* flags, and the impairment schedule written to
+// the leg's impairment.json and passed as --degrade-schedule.
+func (r *legRun) swarmSpec(port int, pattern string) (launcher.Spec, error) {
 	p := r.o.Profile
 	args := []string{"swarm", "127.0.0.1", strconv.Itoa(port),
 		"--clients", strconv.Itoa(p.ClientsFor(r.leg)),
@@ -321,9 +325,16 @@ func (r *legRun) swarmSpec(port int, pattern string) launcher.Spec {
 	if p.EntityType != "" {
 		args = append(args, "--entity-type", p.EntityType)
 	}
+	if len(p.Impairment) > 0 {
+		path := filepath.Join(r.res.Dir, "impairment.json")
+		if err := report.WriteJSONAtomic(path, p.Impairment); err != nil {
+			return launcher.Spec{}, fmt.Errorf("impairment schedule: %w", err)
+		}
+		args = append(args, "--degrade-schedule", path, "--degrade-seed", strconv.FormatUint(p.ImpairmentSeed, 10))
+	}
 	args = append(args, AssertFlags(p, r.leg, r.o.Strict)...)
 	return launcher.Spec{Name: "swarm", Path: r.o.Self, Args: args,
-		LogPath: filepath.Join(r.res.Dir, "swarm.log"), Grace: r.o.Grace}
+		LogPath: filepath.Join(r.res.Dir, "swarm.log"), Grace: r.o.Grace}, nil
 }
 
 // AssertFlags are the swarm --assert-* flags for the gates the profile
