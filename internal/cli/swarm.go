@@ -16,10 +16,10 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
 	"github.com/scalegate/scalegate/internal/transport"
-	"github.com/scalegate/scalegate/internal/relay"
 	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
 )
 
