@@ -103,10 +103,6 @@ func (l Leg) PatternLabel() string {
 // load without the feature would measure something else and call it a pass.
 func (p *Profile) MissingFeatures() []string {
 	var out []string
-	builtin := p.Server.Kind == "builtin"
-	if builtin && (p.Gates.Has("congestion_engaged_hz") || p.Gates.Has("congestion_recovered_hz")) {
-		out = append(out, "the congestion controller (gates.congestion_*)")
-	}
 	return out
 }
 

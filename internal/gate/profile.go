@@ -99,6 +99,7 @@ type World struct {
 // Network holds the built-in server's [network] knobs.
 type Network struct {
 	CompressSnapshots bool `json:"compress_snapshots"`
+	CongestionControl bool `json:"congestion_control"`
 }
 
 // Sweep multiplies legs by client count × entity count × sim worker

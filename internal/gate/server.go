@@ -88,7 +88,7 @@ func BuiltinConfig(p *Profile, leg Leg, port int, metricsPath string) map[string
 			"max_connections_per_ip":      maxPeers, // all bots share 127.0.0.1
 		},
 		"world":   world,
-		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots},
+		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots, "congestion_control": p.Network.CongestionControl},
 		"metrics": map[string]any{"tick_json_path": metricsPath, "tick_json_interval_ms": p.Server.TickJSONIntervalMs},
 	}
 	if len(p.Server.Faults) > 0 {

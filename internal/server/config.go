@@ -77,6 +77,9 @@ type WorldConfig struct {
 // NetworkConfig is [network].
 type NetworkConfig struct {
 	CompressSnapshots bool `toml:"compress_snapshots"`
+	// CongestionControl runs the per-peer congestion controller
+	// (congestion.go); off, every peer gets a snapshot every tick.
+	CongestionControl bool `toml:"congestion_control"`
 }
 
 // MetricsConfig is [metrics].
@@ -126,7 +129,7 @@ func DefaultConfig() Config {
 			SensorCheckHz:       10,
 			TestProjectileTTLS:  3,
 		},
-		Network: NetworkConfig{CompressSnapshots: true},
+		Network: NetworkConfig{CompressSnapshots: true, CongestionControl: true},
 		Metrics: MetricsConfig{TickJSONIntervalMs: 1000, SlowTickMs: 0},
 	}
 }

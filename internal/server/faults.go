@@ -26,6 +26,9 @@ type FaultConfig struct {
 	IgnoreInputs         bool     `toml:"ignore_inputs"`          // drop every Input unapplied, uncounted, unrecorded
 	HollowSensors        bool     `toml:"hollow_sensors"`         // sensors are checked but detect nothing
 	IgnoreFireButtons    bool     `toml:"ignore_fire_buttons"`    // the gun and store buttons do nothing
+	// DisableCongestionControl turns the congestion controller off whatever
+	// [network] says: a server that never backs off on a bad link.
+	DisableCongestionControl bool `toml:"disable_congestion_control"`
 }
 
 func (f *FaultConfig) checks() []check {
@@ -72,6 +75,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.IgnoreInputs, "ignore_inputs", true)
 	add(f.HollowSensors, "hollow_sensors", true)
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
+	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	return out
 }
 

@@ -177,6 +177,7 @@ type snapshotInputs struct {
 	faults                    []string
 	gov                       *governor
 	world                     worldFigures
+	cc                        *congestion // nil: no controller ran (every peer at the tick rate)
 }
 
 // worldFigures are the populated world's figures at write time.
@@ -190,6 +191,9 @@ type worldFigures struct {
 func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 	if in.gov == nil {
 		in.gov = newGovernor(false, 1000/float64(TickHz)) // nothing shed
+	}
+	if in.cc == nil {
+		in.cc = newCongestion(false) // every peer at the tick rate
 	}
 	hz, span := m.tickHz()
 	st := &report.ServerTick{
@@ -205,12 +209,10 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		DroppedTicks:  in.dropped,
 		RSSKB:         readRSSKB(),
 		RSSStartupKB:  m.rssStartupKB,
-		// No congestion controller exists yet: every peer gets a snapshot
-		// every tick, so the send rate is the tick rate and loss is not
-		// sampled (docs/metrics.md).
-		CongestionMinSendHz:       TickHz,
-		CongestionRecoveredSendHz: TickHz,
-		CongestionMaxLoss:         0,
+		// The congestion controller's run-long watermarks (congestion.go).
+		CongestionMinSendHz:       in.cc.minHz,
+		CongestionRecoveredSendHz: in.cc.recoveredHz,
+		CongestionMaxLoss:         in.cc.maxLoss,
 		Transport:                 in.transport,
 		TickMs:                    phaseOf(m.tick),
 		MaintenanceMs:             phaseOf(m.phase[PhaseMaintenance]),

@@ -118,11 +118,13 @@ type Server struct {
 	// tick — all of them unless the governor sheds the snapshot rate.
 	due      []*Viewer
 	duePeers []*peer
-	admit    admission
-	joins    int64
-	input    inputScratch
-	rec      *trace.Recorder // nil: [trace] input_trace_dir unset
-	trRec    trace.Record    // reused: a fresh one per Input would escape
+	// cc is the per-peer congestion controller (congestion.go).
+	cc    *congestion
+	admit admission
+	joins int64
+	input inputScratch
+	rec   *trace.Recorder // nil: [trace] input_trace_dir unset
+	trRec trace.Record    // reused: a fresh one per Input would escape
 	// traceErrsLogged is the recorder error count already logged.
 	traceErrsLogged int64
 
@@ -160,6 +162,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		admit:    newAdmission(&cfg.Security),
 		gcSample: []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}},
 		gov:      newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
+		cc:       newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
 	}
 	if dir := cfg.Trace.InputTraceDir; dir != "" {
 		if s.rec, err = trace.NewRecorder(dir, TickHz, cfg.Trace.MaxFileBytes); err != nil {
@@ -271,7 +274,7 @@ func (s *Server) WriteMetrics() error {
 	if path == "" {
 		return nil
 	}
-	st := s.met.build(snapshotInputs{
+	st := s.met.build(snapshotInputs{cc: s.cc,
 		peers: len(s.viewers), entities: s.sim.World.Len(), contacts: s.sim.Contacts,
 		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
 		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
@@ -394,13 +397,15 @@ func (s *Server) buildSnapshots() {
 	s.sim.Build(s.due, &p)
 }
 
-// pickDue selects the viewers that get a snapshot this tick. Interest
-// queries and builds run only for them, so shedding the snapshot rate sheds
-// the per-peer work with it.
+// pickDue selects the viewers that get a snapshot this tick: the ones the
+// congestion controller owes one (its per-peer send rate) and the overrun
+// governor does not shed. Interest queries and builds run only for them, so
+// shedding the snapshot rate sheds the per-peer work with it.
 func (s *Server) pickDue() {
+	owed := s.cc.schedule(s.host, s.vpeers, s.tick)
 	s.due, s.duePeers = s.due[:0], s.duePeers[:0]
 	for i, v := range s.viewers {
-		if s.gov.snapshotDue(s.tick, v.stagger()) {
+		if owed[i] && s.gov.snapshotDue(s.tick, v.stagger()) {
 			s.due, s.duePeers = append(s.due, v), append(s.duePeers, s.vpeers[i])
 		}
 	}

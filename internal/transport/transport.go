@@ -137,6 +137,23 @@ type Host interface {
 	Close() error
 }
 
+// LinkStats is what a backend knows about one peer's link.
+type LinkStats struct {
+	// RTT is the backend's smoothed round trip, 0 when it has none yet.
+	RTT time.Duration
+	// Loss is the backend's own packet-loss estimate, 0..1, valid only
+	// when LossKnown: not every backend measures loss, and a loss it does
+	// not measure must not read as a clean link.
+	Loss      float64
+	LossKnown bool
+}
+
+// LinkStater is a Host that reports per-peer link statistics. Like the
+// Host's other methods, LinkStats belongs to the owner goroutine.
+type LinkStater interface {
+	LinkStats(peer PeerID) LinkStats
+}
+
 // Options configure a Host. Zero values mean the backend's sensible default.
 type Options struct {
 	// MaxPeers bounds the peers a listening host accepts (ENet allocates the

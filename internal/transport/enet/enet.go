@@ -372,6 +372,21 @@ func (h *Host) RTT(peer transport.PeerID) time.Duration {
 	return time.Duration(C.sg_rtt(h.s, C.enet_uint32(peer))) * time.Millisecond
 }
 
+// LinkStats is the peer's RTT and ENet's packetLoss: the share of reliable
+// commands retransmitted, averaged over 10 s intervals. It says nothing
+// about unreliable loss, so a link dropping only snapshots reads near 0.
+func (h *Host) LinkStats(peer transport.PeerID) transport.LinkStats {
+	if h.s == nil {
+		return transport.LinkStats{}
+	}
+	var rtt, loss C.enet_uint32
+	if C.sg_link(h.s, C.enet_uint32(peer), &rtt, &loss) != 0 {
+		return transport.LinkStats{}
+	}
+	return transport.LinkStats{RTT: time.Duration(rtt) * time.Millisecond,
+		Loss: float64(loss) / float64(C.ENET_PEER_PACKET_LOSS_SCALE), LossKnown: true}
+}
+
 // PeerAddr is the remote address of peer, "" if it has none.
 func (h *Host) PeerAddr(peer transport.PeerID) string {
 	if h.s == nil {

@@ -266,6 +266,16 @@ enet_uint32 sg_rtt(sg_host *s, enet_uint32 id) {
 	return p->roundTripTime;
 }
 
+int sg_link(sg_host *s, enet_uint32 id, enet_uint32 *rtt, enet_uint32 *loss) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED) {
+		return -1;
+	}
+	*rtt = p->roundTripTime;
+	*loss = p->packetLoss;
+	return 0;
+}
+
 int sg_peer_addr(sg_host *s, enet_uint32 id, enet_uint32 *ip_be, enet_uint16 *port) {
 	ENetPeer *p = sg_peer(s, id);
 	if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED || p->state == ENET_PEER_STATE_ZOMBIE) {

@@ -121,6 +121,9 @@ void sg_flush(sg_host *s);
 long sg_connect(sg_host *s, enet_uint32 ip_be, enet_uint16 port, enet_uint32 data);
 int sg_disconnect(sg_host *s, enet_uint32 id, enet_uint32 reason);
 enet_uint32 sg_rtt(sg_host *s, enet_uint32 id);
+// sg_link reads a connected peer's smoothed RTT (ms) and ENet's packet loss
+// estimate (scaled by ENET_PEER_PACKET_LOSS_SCALE); -1 if not connected.
+int sg_link(sg_host *s, enet_uint32 id, enet_uint32 *rtt, enet_uint32 *loss);
 int sg_peer_addr(sg_host *s, enet_uint32 id, enet_uint32 *ip_be, enet_uint16 *port);
 
 // Host counters.

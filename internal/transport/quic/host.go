@@ -405,6 +405,31 @@ func (h *Host) RTT(id transport.PeerID) time.Duration {
 	return c.ConnectionStats().SmoothedRTT
 }
 
+// LinkStats is quic-go's smoothed RTT and the share of packets declared
+// lost since the previous call (a window, so a link that recovers reads
+// clean again). Between calls with nothing sent the last figure stands.
+func (h *Host) LinkStats(id transport.PeerID) transport.LinkStats {
+	p := h.peers[id]
+	if p == nil {
+		return transport.LinkStats{}
+	}
+	c := p.conn.Load()
+	if c == nil {
+		return transport.LinkStats{}
+	}
+	st := c.ConnectionStats()
+	if sent := st.PacketsSent - p.lossSent; sent > 0 && st.PacketsSent >= p.lossSent {
+		// PacketsLost can go down (a packet declared lost arrived after all).
+		lost := 0.0
+		if st.PacketsLost > p.lossLost {
+			lost = float64(st.PacketsLost - p.lossLost)
+		}
+		p.loss, p.lossKnown = min(lost/float64(sent), 1), true
+	}
+	p.lossSent, p.lossLost = st.PacketsSent, max(st.PacketsLost, p.lossLost)
+	return transport.LinkStats{RTT: st.SmoothedRTT, Loss: p.loss, LossKnown: p.lossKnown}
+}
+
 // PeerAddr is the peer's remote address.
 func (h *Host) PeerAddr(id transport.PeerID) string {
 	if p := h.peers[id]; p != nil {

@@ -60,6 +60,11 @@ type peer struct {
 	disconnecting bool // Disconnect called
 	dirty         bool // queued since the last Service/Flush
 	addr          string
+	// Loss sampling (LinkStats): the counters at the previous call and
+	// the loss over the interval since it.
+	lossSent, lossLost uint64
+	loss               float64
+	lossKnown          bool
 }
 
 func (h *Host) newPeer() *peer {
