@@ -346,6 +346,7 @@ func (c *checker) crossCheck() {
 	c.checkRamp()
 	c.checkCommand()
 	c.checkImpairment()
+	c.checkGatePhases()
 }
 
 // checkImpairment applies the relay's own schedule rules (phases in order,
@@ -369,6 +370,45 @@ func (c *checker) checkImpairment() {
 		if d, err := dv.Float64(); err == nil && norm[0].StartS >= d {
 			c.at("impairment", "the first phase starts at %gs, at or after the run ends (duration_s %g): it would impair nothing", norm[0].StartS, d)
 		}
+	}
+}
+
+// checkGatePhases: a gate's phase must name a stretch of the run, which
+// needs an impairment; so does recover_s_max.
+func (c *checker) checkGatePhases() {
+	var sched relay.Schedule
+	if c.has("impairment") {
+		v, ok := c.valid("impairment")
+		if !ok || v.Decode(&sched) != nil {
+			return // the impairment itself is wrong: reported there
+		}
+		var err error
+		if sched, err = sched.Normalize(); err != nil {
+			return
+		}
+	}
+	gv, ok := c.valid("gates")
+	var gates Gates
+	if !ok || gv.Decode(&gates) != nil {
+		return
+	}
+	names := sched.StretchNames()
+	stretches := map[string]bool{}
+	for _, n := range names {
+		stretches[n] = true
+	}
+	for _, name := range sortedGateNames(gates) {
+		ph := gates[name].Phase
+		switch {
+		case ph == "":
+		case len(sched) == 0:
+			c.at("gates."+name+".phase", "%q: the profile declares no impairment, so the run has no phases", ph)
+		case !stretches[ph]:
+			c.at("gates."+name+".phase", "%q is not a stretch of this profile's run (%s)", ph, strings.Join(names, ", "))
+		}
+	}
+	if gates.Has("recover_s_max") && len(sched) == 0 {
+		c.at("gates.recover_s_max", "needs an impairment: recovery is measured from the end of the last phase")
 	}
 }
 

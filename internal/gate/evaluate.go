@@ -57,6 +57,8 @@ type Check struct {
 	Baseline string `json:"baseline,omitempty"`
 	Status   Status `json:"status"`
 	Detail   string `json:"detail,omitempty"`
+	// Phase is the stretch of the run a phase-scoped gate read.
+	Phase string `json:"phase,omitempty"`
 }
 
 // Failed reports whether the check fails its leg.
@@ -252,8 +254,18 @@ func (e *evaluator) declared(g gatetable.Gate, spec GateSpec) {
 		return
 	}
 	level, why := Level(g, spec, e.tier)
-	c := Check{Gate: g.Name, Title: g.Title, Level: level, Threshold: g.Bound(thr), Detail: why}
-	o := g.Evaluate(e.m, thr)
+	c := Check{Gate: g.Name, Title: g.Title, Level: level, Threshold: g.Bound(thr), Detail: why, Phase: spec.Phase}
+	m := e.m
+	if spec.Phase != "" {
+		c.Title += " [" + spec.Phase + "]"
+		var err error
+		if m, err = e.m.Narrow(spec.Phase); err != nil {
+			c.Status, c.MeasuredText, c.Detail = StatusUnevaluable, "missing", joinDetail(err.Error(), why)
+			e.add(c)
+			return
+		}
+	}
+	o := g.Evaluate(m, thr)
 	c.Measured, c.MeasuredText = o.Measured, o.Text
 	if o.Measured != nil && g.Unit != "" {
 		c.MeasuredText += " " + g.Unit

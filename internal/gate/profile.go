@@ -120,6 +120,9 @@ type Harness struct {
 type GateSpec struct {
 	Threshold *float64 `json:"threshold,omitempty"`
 	Level     string   `json:"level"`
+	// Phase scopes the gate to one stretch of an impaired run ("" = the
+	// whole run); see gatetable.Metrics.Narrow.
+	Phase string `json:"phase,omitempty"`
 }
 
 // Gates is what a profile requires to hold, keyed by the gate's name in
@@ -331,6 +334,15 @@ func syntaxError(err error) *ProfileError {
 		probs = append(probs, Problem{File: "(no position)", Msg: err.Error()})
 	}
 	return &ProfileError{Problems: probs}
+}
+
+func sortedGateNames(g Gates) []string {
+	names := make([]string, 0, len(g))
+	for n := range g {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Canonical renders the resolved profile as JSON (stable key order), the

@@ -340,13 +340,14 @@ func (r *legRun) swarmSpec(port int, pattern string) (launcher.Spec, error) {
 // AssertFlags are the swarm --assert-* flags for the gates the profile
 // declares that are hard on this leg, in the gate table's order. Advisory
 // gates are not forwarded (the swarm would fail on them), and neither are
-// gates without a swarm flag.
+// gates without a swarm flag, nor phase-scoped ones (a swarm assert reads
+// the whole run).
 func AssertFlags(p *Profile, leg Leg, strict bool) []string {
 	var out []string
 	tier := EffectiveTier(p, strict)
 	for _, g := range gatetable.All {
 		spec, declared := p.Gates[g.Name]
-		if !declared || g.Flag == "" {
+		if !declared || g.Flag == "" || spec.Phase != "" {
 			continue
 		}
 		if level, _ := Level(g, spec, tier); level != LevelHard {

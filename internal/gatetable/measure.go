@@ -28,18 +28,49 @@ func wireKBs(m *Metrics) (float64, error) {
 
 const noTwoSnapshots = "no client received two snapshots"
 
+// scoped names the stretch a report-side figure was read from.
+func scoped(m *Metrics, what string) string {
+	if m.Scope != "" {
+		return what + " in phase " + m.Scope
+	}
+	return what
+}
+
+// recoverS is the "after" stretch's recover_s: null (never recovered) is
+// unevaluable with the swarm's reason.
+func recoverS(m *Metrics) (float64, error) {
+	st := m.Report.Phase("after")
+	switch {
+	case st == nil && m.Scope != "":
+		return 0, fmt.Errorf("recover_s exists only on the \"after\" stretch, not on phase %q", m.Scope)
+	case st == nil:
+		return 0, errors.New("report has no \"after\" stretch (the run was not impaired)")
+	case st.RecoverS == nil:
+		return 0, fmt.Errorf("phases[after].recover_s is null: %s", st.RecoverNote)
+	}
+	return *st.RecoverS, nil
+}
+
+// gapMax is the longest wait between two snapshots any client saw.
+func gapMax(m *Metrics) (float64, error) {
+	if g := m.Report.MaxSnapshotGapMs; g != nil {
+		return *g, nil
+	}
+	return 0, errors.New(scoped(m, "report.max_snapshot_gap_ms") + " missing (no client saw two snapshots)")
+}
+
 func kbsMax(m *Metrics) (float64, error) {
 	if k := m.Report.DownstreamKBsPerClient; k != nil {
 		return k.Max, nil
 	}
-	return 0, errors.New("report.downstream_kbs_per_client missing (" + noTwoSnapshots + ")")
+	return 0, errors.New(scoped(m, "report.downstream_kbs_per_client") + " missing (" + noTwoSnapshots + ")")
 }
 
 func tickHzMin(m *Metrics) (float64, error) {
 	if h := m.Report.ObservedServerTickHz; h != nil {
 		return h.Min, nil
 	}
-	return 0, errors.New("report.observed_server_tick_hz missing (" + noTwoSnapshots + ")")
+	return 0, errors.New(scoped(m, "report.observed_server_tick_hz") + " missing (" + noTwoSnapshots + ")")
 }
 
 // rssGrowth is rss_kb − rss_startup_kb. A value ≤ 0 in either field means

@@ -19,6 +19,40 @@ type Metrics struct {
 	Report  *report.Report
 	tick    map[string]json.RawMessage
 	tickErr error
+	// Scope is the phase the figures were narrowed to ("" = the whole run).
+	Scope string
+}
+
+// Narrow returns the figures of one stretch of an impaired run ("before",
+// a phase's name, "after", "after-NAME"): a report holding only what the
+// swarm measured in that stretch, so any gate that reads a per-stretch
+// figure evaluates on it unchanged. Figures the stretch does not have are
+// missing, never the whole run's: the server's metrics block is one
+// run-long file and every gate reading it is unevaluable under a scope.
+func (m *Metrics) Narrow(phase string) (*Metrics, error) {
+	st := m.Report.Phase(phase)
+	if st == nil {
+		var names []string
+		for _, p := range m.Report.Phases {
+			names = append(names, p.Name)
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("report has no phases (the run was not impaired), so nothing can be scoped to phase %q", phase)
+		}
+		return nil, fmt.Errorf("report has no phase %q (it has %s)", phase, strings.Join(names, ", "))
+	}
+	r := &report.Report{
+		SchemaVersion:          m.Report.SchemaVersion,
+		Clients:                m.Report.Clients,
+		ObservedServerTickHz:   st.ObservedServerTickHz,
+		DownstreamKBsPerClient: st.DownstreamKBsPerClient,
+		RTTMs:                  st.RTTMs,
+		SnapshotsReceived:      st.SnapshotsReceived,
+		MaxSnapshotGapMs:       st.MaxSnapshotGapMs,
+		Phases:                 []report.Stretch{*st},
+	}
+	return &Metrics{Report: r, Scope: phase,
+		tickErr: fmt.Errorf("server_tick is one run-long block: it cannot be scoped to phase %q", phase)}, nil
 }
 
 // FromReport wraps a report for evaluation. A report without a readable

@@ -182,6 +182,45 @@ func (s Schedule) End() time.Duration {
 	return end
 }
 
+// Stretch is one part of an impaired run, [From, To) from its start: the
+// clean stretch "before" the first phase, each phase by name, and the clean
+// stretch after each phase ("after-NAME" between two phases, "after" after
+// the last, which runs to the end of the run).
+type Stretch struct {
+	Name     string
+	From, To time.Duration
+}
+
+// Stretches cuts a run at the schedule's edges (nil for an empty schedule).
+func (s Schedule) Stretches() []Stretch {
+	if len(s) == 0 {
+		return nil
+	}
+	out := []Stretch{{Name: "before", To: s[0].Start()}}
+	for i := range s {
+		p := &s[i]
+		out = append(out, Stretch{Name: p.Name, From: p.Start(), To: p.End()})
+		next, name := time.Duration(math.MaxInt64), "after"
+		if i+1 < len(s) {
+			next, name = s[i+1].Start(), "after-"+p.Name
+			if next <= p.End() {
+				continue
+			}
+		}
+		out = append(out, Stretch{Name: name, From: p.End(), To: next})
+	}
+	return out
+}
+
+// StretchNames lists the names of Stretches, in order.
+func (s Schedule) StretchNames() []string {
+	var out []string
+	for _, st := range s.Stretches() {
+		out = append(out, st.Name)
+	}
+	return out
+}
+
 // ParseSchedule decodes a schedule: a JSON list of phases, each with the
 // Phase fields (unknown fields are an error, so a typo is never a clean
 // link). It normalizes the result.

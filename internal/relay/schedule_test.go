@@ -93,3 +93,25 @@ func FuzzParseSchedule(f *testing.F) {
 		}
 	})
 }
+
+func TestStretches(t *testing.T) {
+	s, err := Schedule{
+		{Name: "a", StartS: 10, DurationS: 5, Settings: Settings{Loss: 0.1}},
+		{Name: "b", StartS: 15, DurationS: 5, Settings: Settings{Loss: 0.1}},
+		{Name: "c", StartS: 30, DurationS: 5, Settings: Settings{Loss: 0.1}},
+	}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(s.StretchNames(), ",")
+	if want := "before,a,b,after-b,c,after"; got != want {
+		t.Fatalf("stretches %s, want %s", got, want)
+	}
+	st := s.Stretches()
+	if st[0].To != 10*time.Second || st[3].From != 20*time.Second || st[3].To != 30*time.Second || st[5].From != 35*time.Second {
+		t.Fatalf("stretch bounds %+v", st)
+	}
+	if Schedule(nil).Stretches() != nil {
+		t.Fatal("an empty schedule has no stretches")
+	}
+}

@@ -18,35 +18,6 @@ const (
 	recoverHold      = 2
 )
 
-// stretch is one part of an impaired run: [from, to) from the run's start.
-type stretch struct {
-	name     string
-	from, to time.Duration
-}
-
-// stretchesOf cuts a run at the schedule's edges: before, each phase, the
-// clean stretch after each phase. The last one runs to the end of the run.
-func stretchesOf(s relay.Schedule) []stretch {
-	if len(s) == 0 {
-		return nil
-	}
-	out := []stretch{{name: "before", to: s[0].Start()}}
-	for i := range s {
-		p := &s[i]
-		out = append(out, stretch{name: p.Name, from: p.Start(), to: p.End()})
-		next := time.Duration(math.MaxInt64)
-		name := "after"
-		if i+1 < len(s) {
-			next, name = s[i+1].Start(), "after-"+p.Name
-			if next <= p.End() {
-				continue
-			}
-		}
-		out = append(out, stretch{name: name, from: p.End(), to: next})
-	}
-	return out
-}
-
 // stretchAcc is one client's figures in one stretch.
 type stretchAcc struct {
 	snaps               int64
@@ -86,7 +57,7 @@ func (a *stretchAcc) kbs() float64 {
 // phaseClock maps a time to its stretch and second for one worker.
 type phaseClock struct {
 	start     time.Time
-	stretches []stretch
+	stretches []relay.Stretch
 }
 
 // at is the index of the stretch holding now, searched from hint (time
@@ -94,7 +65,7 @@ type phaseClock struct {
 func (pc *phaseClock) at(now time.Time, hint int) int {
 	el := now.Sub(pc.start)
 	i := hint
-	for i+1 < len(pc.stretches) && el >= pc.stretches[i+1].from {
+	for i+1 < len(pc.stretches) && el >= pc.stretches[i+1].From {
 		i++
 	}
 	return i
@@ -103,7 +74,7 @@ func (pc *phaseClock) at(now time.Time, hint int) int {
 // buildPhases summarises every stretch over all clients, and recover_s
 // from the per-second snapshot counts.
 func buildPhases(cfg *Config, workers []*worker, start, end time.Time) []report.Stretch {
-	sts := stretchesOf(cfg.Impairment)
+	sts := cfg.Impairment.Stretches()
 	if len(sts) == 0 {
 		return nil
 	}
@@ -126,8 +97,8 @@ func buildPhases(cfg *Config, workers []*worker, start, end time.Time) []report.
 	return out
 }
 
-func summarizeStretch(st stretch, i int, workers []*worker, runS float64) report.Stretch {
-	rs := report.Stretch{Name: st.name, StartS: round3(math.Min(st.from.Seconds(), runS)), EndS: round3(math.Min(st.to.Seconds(), runS))}
+func summarizeStretch(st relay.Stretch, i int, workers []*worker, runS float64) report.Stretch {
+	rs := report.Stretch{Name: st.Name, StartS: round3(math.Min(st.From.Seconds(), runS)), EndS: round3(math.Min(st.To.Seconds(), runS))}
 	var hz, kbs, rtt []float64
 	gap := time.Duration(-1)
 	for _, w := range workers {

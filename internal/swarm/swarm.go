@@ -251,7 +251,7 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 	interval := time.Duration(float64(time.Second) / cfg.RateHz)
 	threads := min(cfg.Threads, cfg.Clients)
 	workers := make([]*worker, threads)
-	sts := stretchesOf(cfg.Impairment)
+	sts := cfg.Impairment.Stretches()
 	for i := range workers {
 		workers[i] = newWorker(i, cfg, b, interval)
 		if rl != nil {
