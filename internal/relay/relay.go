@@ -58,7 +58,11 @@ type Stats struct {
 	Duplicated int64 `json:"duplicated"`
 	// Overflow: held-datagram cap exceeded, a failed socket write, or the
 	// kernel dropping datagrams on a relay socket's full receive buffer.
-	Overflow int64 `json:"overflow"`
+	// The three causes are also counted apart.
+	Overflow       int64 `json:"overflow"`
+	OverflowHeld   int64 `json:"overflow_held"`
+	OverflowWrite  int64 `json:"overflow_write"`
+	OverflowKernel int64 `json:"overflow_kernel"`
 	// Late counts held datagrams delivered more than LateThreshold after
 	// their due time (the relay fell behind its own schedule).
 	Late int64 `json:"late"`
@@ -74,7 +78,8 @@ func (s Stats) Impaired() bool {
 
 type counters struct {
 	dgramsDown, dgramsUp, droppedDown, droppedUp, queueDropped atomic.Int64
-	delayed, duplicated, overflow, late, stray                 atomic.Int64
+	delayed, duplicated, late, stray                           atomic.Int64
+	overHeld, overWrite, overKernel                            atomic.Int64
 }
 
 // Relay owns its sockets and two kinds of goroutines: one reader per link
@@ -155,7 +160,9 @@ func (r *Relay) Stats() Stats {
 	return Stats{
 		DatagramsDown: c.dgramsDown.Load(), DatagramsUp: c.dgramsUp.Load(),
 		DroppedDown: c.droppedDown.Load(), DroppedUp: c.droppedUp.Load(), QueueDropped: c.queueDropped.Load(),
-		Delayed: c.delayed.Load(), Duplicated: c.duplicated.Load(), Overflow: c.overflow.Load(),
+		Delayed: c.delayed.Load(), Duplicated: c.duplicated.Load(),
+		Overflow:     c.overHeld.Load() + c.overWrite.Load() + c.overKernel.Load(),
+		OverflowHeld: c.overHeld.Load(), OverflowWrite: c.overWrite.Load(), OverflowKernel: c.overKernel.Load(),
 		Late: c.late.Load(), Stray: c.stray.Load(),
 	}
 }
@@ -251,8 +258,11 @@ func (l *link) forward(b []byte, dst netip.AddrPort, due, now time.Time) {
 }
 
 func (l *link) write(b []byte, dst netip.AddrPort) {
-	if _, err := l.conn.WriteToUDPAddrPort(b, dst); err != nil {
-		l.r.c.overflow.Add(1)
+	_, err := l.conn.WriteToUDPAddrPort(b, dst)
+	// A write racing Close finds the socket closed: the run is over and
+	// nothing is lost that anyone would have received.
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		l.r.c.overWrite.Add(1)
 	}
 }
 
@@ -307,7 +317,7 @@ func (s *scheduler) push(l *link, dst netip.AddrPort, b []byte, due time.Time) {
 	if len(s.h) >= s.r.cfg.MaxPending {
 		s.mu.Unlock()
 		s.pool.Put(buf)
-		s.r.c.overflow.Add(1)
+		s.r.c.overHeld.Add(1)
 		return
 	}
 	s.seq++

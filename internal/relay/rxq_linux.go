@@ -35,7 +35,7 @@ func (l *link) kernelDrops(oob []byte) {
 		}
 		n := binary.NativeEndian.Uint32(m.Data)
 		if d := n - l.rxDrops; d > 0 {
-			l.r.c.overflow.Add(int64(d))
+			l.r.c.overKernel.Add(int64(d))
 		}
 		l.rxDrops = n
 	}
