@@ -208,9 +208,9 @@ var All = []Gate{
 	{Name: "recover_s_max", Title: "recovery after the last impairment phase", Metric: "report.phases[after].recover_s",
 		Unit: "s", Dir: AtMost, Flag: "assert-max-recover-s", Measure: recoverS},
 	{Name: "congestion_engaged_hz", Title: "congestion min send Hz", Metric: "server_tick.congestion_min_send_hz",
-		Unit: "Hz", Dir: AtMost, Flag: "assert-congestion-engaged-hz", ZeroIsOff: true, Measure: tick("congestion_min_send_hz")},
+		Unit: "Hz", Dir: AtMost, Timing: true, Flag: "assert-congestion-engaged-hz", ZeroIsOff: true, Measure: tick("congestion_min_send_hz")},
 	{Name: "congestion_recovered_hz", Title: "congestion recovered send Hz", Metric: "server_tick.congestion_recovered_send_hz",
-		Unit: "Hz", Dir: AtLeast, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz")},
+		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz")},
 }
 
 // Lookup finds a gate by profile name.

@@ -48,10 +48,12 @@ type peerCongestion struct {
 type congestion struct {
 	on    bool
 	peers map[*peer]*peerCongestion
-	// Watermarks: the lowest rate any peer was at, the lowest rate across
-	// peers at the latest evaluation, and the highest loss seen. They stop
-	// moving once the peer count falls below its peak (the load clients
-	// are leaving), so the end-of-run metrics still describe the run.
+	// Watermarks: minHz is the lowest rate any peer was at; recoveredHz
+	// the highest "lowest rate across peers" since the last evaluation
+	// that touched minHz (the climb back after the deepest back-off);
+	// maxLoss the highest loss seen. They stop moving once the peer count
+	// falls below its peak (the load clients are leaving), so the
+	// end-of-run metrics still describe the run.
 	minHz, recoveredHz, maxLoss float64
 	peak                        int
 	frozen                      bool
@@ -143,6 +145,9 @@ func (c *congestion) watermark(n int) {
 			c.maxLoss = math.Max(c.maxLoss, st.loss)
 		}
 	}
-	c.minHz = math.Min(c.minHz, cur)
-	c.recoveredHz = cur
+	if cur <= c.minHz {
+		c.minHz, c.recoveredHz = cur, cur
+		return
+	}
+	c.recoveredHz = math.Max(c.recoveredHz, cur)
 }

@@ -154,3 +154,21 @@ func TestCongestionConfig(t *testing.T) {
 		t.Errorf("Active() = %v", a)
 	}
 }
+
+// recovered is the climb back after the last time the floor was touched: a
+// later partial dip does not erase it, a later return to the floor does.
+func TestCongestionRecoveredWatermark(t *testing.T) {
+	cc := newCongestion(true)
+	for _, step := range []struct {
+		cur            float64
+		min, recovered float64
+	}{
+		{60, 60, 60}, {30, 30, 30}, {10, 10, 10}, {35, 10, 35}, {60, 10, 60}, {40, 10, 60}, {60, 10, 60}, {10, 10, 10}, {20, 10, 20},
+	} {
+		cc.peers = map[*peer]*peerCongestion{{}: {rate: step.cur}}
+		cc.watermark(1)
+		if cc.minHz != step.min || cc.recoveredHz != step.recovered {
+			t.Fatalf("after %g Hz: min %g recovered %g, want %g and %g", step.cur, cc.minHz, cc.recoveredHz, step.min, step.recovered)
+		}
+	}
+}
