@@ -13,7 +13,7 @@ func TestEmbeddedProfilesValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, _ := c.Names()
-	want := []string{"capacity", "congestion", "entity-churn", "entity-scale", "overrun", "pr", "reference", "reference-enet", "smoke", "soak", "trace", "weapons"}
+	want := []string{"burst-loss", "capacity", "congestion", "congestion-enet", "entity-churn", "entity-scale", "overrun", "pr", "reference", "reference-enet", "smoke", "soak", "trace", "weapons"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles %v, want %v", names, want)
 	}
@@ -46,6 +46,8 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"soak", "quic", "strict", 128, 1, false, false},
 		{"overrun", "enet", "strict", 96, 1, false, false},
 		{"congestion", "quic", "strict", 16, 1, false, false},
+		{"congestion-enet", "enet", "strict", 16, 1, false, false},
+		{"burst-loss", "quic", "pr", 16, 1, false, false},
 		{"entity-scale", "quic", "pr", 64, 6, false, false},
 		{"entity-churn", "quic", "pr", 64, 6, false, false},
 		{"weapons", "quic", "strict", 128, 1, false, false},
