@@ -184,7 +184,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	raiseFileLimit(cfg.Clients + 64)
+	fds := cfg.Clients + 64
+	if len(cfg.Impairment) > 0 {
+		fds += cfg.Clients // one relay socket per client
+	}
+	raiseFileLimit(fds)
 
 	cpu0 := processCPU()
 	start := time.Now()
