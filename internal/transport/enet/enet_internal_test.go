@@ -392,3 +392,27 @@ func TestOptionsValidated(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkStats: once reliable traffic has been acknowledged, the peer's
+// link stats carry ENet's RTT and a known loss (nothing retransmitted on
+// loopback); an unknown peer has none.
+func TestLinkStats(t *testing.T) {
+	p := connect(t, transport.Options{}, transport.Options{})
+	for i := range 20 {
+		if err := p.Server.Host.Send(p.SPeer, transport.Reliable, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	transporttest.WaitUntil(t, "reliable traffic acknowledged", func() bool {
+		got += len(p.Client.TakeAll(transporttest.IsKind(transport.EventReceive)))
+		return got >= 20 && enetHost(p.Server).reliableInTransit(p.SPeer) == 0
+	}, p.Both()...)
+	ls := enetHost(p.Server).LinkStats(p.SPeer)
+	if ls.RTT <= 0 || !ls.LossKnown || ls.Loss != 0 {
+		t.Errorf("link stats %+v, want RTT > 0 and a known loss of 0", ls)
+	}
+	if ls := enetHost(p.Server).LinkStats(transport.PeerID(4000)); ls != (transport.LinkStats{}) {
+		t.Errorf("unknown peer link stats %+v, want zero", ls)
+	}
+}

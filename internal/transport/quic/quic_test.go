@@ -177,6 +177,16 @@ func TestRTTAndWireCounters(t *testing.T) {
 	if rtt := p.Client.Host.RTT(p.CPeer); rtt <= 0 {
 		t.Errorf("client RTT = %v, want > 0", rtt)
 	}
+	// Link stats: quic-go's RTT and a loss share over the packets sent
+	// since the previous look (loopback loses nothing, but a loaded box can
+	// make quic-go declare a late packet lost, so only "small" is required).
+	ls := p.Server.Host.(transport.LinkStater).LinkStats(p.SPeer)
+	if ls.RTT <= 0 || !ls.LossKnown || ls.Loss < 0 || ls.Loss > 0.5 {
+		t.Errorf("server link stats %+v, want RTT > 0 and a known loss near 0", ls)
+	}
+	if ls := p.Server.Host.(transport.LinkStater).LinkStats(transport.PeerID(9999)); ls != (transport.LinkStats{}) {
+		t.Errorf("unknown peer link stats %+v, want zero", ls)
+	}
 	r := p.Server.Host.WireRates()
 	if r.BytesOutPerSec <= 0 || r.DatagramsOutPerSec <= 0 || r.BytesInPerSec <= 0 {
 		t.Errorf("server wire rates %+v, want traffic both ways", r)
