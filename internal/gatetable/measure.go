@@ -51,14 +51,6 @@ func recoverS(m *Metrics) (float64, error) {
 	return *st.RecoverS, nil
 }
 
-// gapMax is the longest wait between two snapshots any client saw.
-func gapMax(m *Metrics) (float64, error) {
-	if g := m.Report.MaxSnapshotGapMs; g != nil {
-		return *g, nil
-	}
-	return 0, errors.New(scoped(m, "report.max_snapshot_gap_ms") + " missing (no client saw two snapshots)")
-}
-
 func kbsMax(m *Metrics) (float64, error) {
 	if k := m.Report.DownstreamKBsPerClient; k != nil {
 		return k.Max, nil

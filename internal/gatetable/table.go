@@ -203,8 +203,6 @@ var All = []Gate{
 	// whatever its own work: a timing figure.
 	{Name: "dropped_ticks_max", Title: "dropped ticks", Metric: "server_tick.dropped_ticks",
 		Dir: AtMost, Timing: true, Flag: "assert-max-dropped-ticks", Measure: tick("dropped_ticks")},
-	{Name: "snapshot_gap_ms_max", Title: "max snapshot gap", Metric: "report.max_snapshot_gap_ms",
-		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-snapshot-gap-ms", Measure: gapMax},
 	{Name: "recover_s_max", Title: "recovery after the last impairment phase", Metric: "report.phases[after].recover_s",
 		Unit: "s", Dir: AtMost, Flag: "assert-max-recover-s", Measure: recoverS},
 	{Name: "congestion_engaged_hz", Title: "congestion min send Hz", Metric: "server_tick.congestion_min_send_hz",

@@ -46,7 +46,9 @@ type peerCongestion struct {
 // congestion is every joined peer's controller plus the run-long
 // watermarks the metrics file reports. It is owned by the loop goroutine.
 type congestion struct {
-	on    bool
+	on bool
+	// stuck is the congestion_stuck_at_floor fault: no additive increase.
+	stuck bool
 	peers map[*peer]*peerCongestion
 	// Watermarks: minHz is the lowest rate any peer was at; recoveredHz
 	// the highest "lowest rate across peers" since the last evaluation
@@ -77,7 +79,7 @@ func (c *congestion) schedule(h transport.Host, vpeers []*peer, tick uint32) (ow
 			c.peers[p] = st
 		}
 		if eval && c.on && ls != nil {
-			st.evaluate(ls.LinkStats(p.id))
+			st.evaluate(ls.LinkStats(p.id), c.stuck)
 		}
 		st.credit += st.rate / TickHz
 		due := st.credit >= 1-1e-9
@@ -94,7 +96,7 @@ func (c *congestion) schedule(h transport.Host, vpeers []*peer, tick uint32) (ow
 }
 
 // evaluate is one AIMD step from the link's current figures.
-func (st *peerCongestion) evaluate(l transport.LinkStats) {
+func (st *peerCongestion) evaluate(l transport.LinkStats, stuck bool) {
 	if l.RTT > 0 && (st.baseRTT == 0 || l.RTT < st.baseRTT) {
 		st.baseRTT = l.RTT
 	}
@@ -103,7 +105,9 @@ func (st *peerCongestion) evaluate(l transport.LinkStats) {
 		(l.LossKnown && l.Loss > CongestionLossLimit)
 	if !congested {
 		st.congested = 0
-		st.rate = math.Min(TickHz, st.rate+congestionIncreaseHz)
+		if !stuck {
+			st.rate = math.Min(TickHz, st.rate+congestionIncreaseHz)
+		}
 		return
 	}
 	st.congested++

@@ -29,6 +29,9 @@ type FaultConfig struct {
 	// DisableCongestionControl turns the congestion controller off whatever
 	// [network] says: a server that never backs off on a bad link.
 	DisableCongestionControl bool `toml:"disable_congestion_control"`
+	// CongestionStuckAtFloor: the controller backs off but never adds
+	// back, so a peer that was congested stays slow (recovery never comes).
+	CongestionStuckAtFloor bool `toml:"congestion_stuck_at_floor"`
 }
 
 func (f *FaultConfig) checks() []check {
@@ -76,6 +79,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.HollowSensors, "hollow_sensors", true)
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
+	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)
 	return out
 }
 

@@ -164,6 +164,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		gov:      newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
 		cc:       newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
 	}
+	s.cc.stuck = cfg.Faults.CongestionStuckAtFloor
 	if dir := cfg.Trace.InputTraceDir; dir != "" {
 		if s.rec, err = trace.NewRecorder(dir, TickHz, cfg.Trace.MaxFileBytes); err != nil {
 			sim.Close()
