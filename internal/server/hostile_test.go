@@ -95,7 +95,7 @@ func TestKickLogRateLimited(t *testing.T) {
 	if ts.met.kickLogsSuppressed != peers-1 {
 		t.Fatalf("suppressed %d, want %d", ts.met.kickLogsSuppressed, peers-1)
 	}
-	st := ts.met.build(newCongestion(true), snapshotInputs{})
+	st := ts.met.build(snapshotInputs{})
 	if st.KickLogsSuppressed != peers-1 {
 		t.Fatalf("metrics kick_logs_suppressed %d", st.KickLogsSuppressed)
 	}
