@@ -99,9 +99,6 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.FeatureError(); err != nil {
-		return exitcode.With(exitcode.InvalidProfile, err)
-	}
 	if err := p.TransportError(lookupTransport); err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}

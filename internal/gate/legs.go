@@ -2,7 +2,6 @@ package gate
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Leg is one server + swarm run of a profile: one pattern (or the mix), at
@@ -96,24 +95,6 @@ func (l Leg) PatternLabel() string {
 		return "mix " + l.PatternMix
 	}
 	return l.Pattern
-}
-
-// MissingFeatures lists what the profile needs that this build does not
-// have. A profile that needs any of them must refuse to run: running the
-// load without the feature would measure something else and call it a pass.
-func (p *Profile) MissingFeatures() []string {
-	var out []string
-	return out
-}
-
-// FeatureError says which features a profile needs and this build lacks.
-func (p *Profile) FeatureError() error {
-	miss := p.MissingFeatures()
-	if len(miss) == 0 {
-		return nil
-	}
-	return fmt.Errorf("profile %s needs %s, which this build does not have; refusing to run it (it would measure something else)",
-		p.Name, strings.Join(miss, " and "))
 }
 
 // TransportError says the profile's transport cannot be spoken by this

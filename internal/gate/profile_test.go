@@ -37,22 +37,21 @@ func TestShippedProfileFacts(t *testing.T) {
 		name, transport, tier string
 		clients, legs         int
 		baselined             bool
-		missing               bool
 	}{
-		{"smoke", "enet", "pr", 8, 1, false, false},
-		{"pr", "enet", "pr", 64, 1, true, false},
-		{"reference", "quic", "strict", 128, 3, true, false},
-		{"reference-enet", "enet", "strict", 128, 3, true, false},
-		{"soak", "quic", "strict", 128, 1, false, false},
-		{"overrun", "enet", "strict", 96, 1, false, false},
-		{"congestion", "quic", "strict", 16, 1, false, false},
-		{"congestion-enet", "enet", "strict", 16, 1, false, false},
-		{"burst-loss", "quic", "pr", 16, 1, false, false},
-		{"entity-scale", "quic", "pr", 64, 6, false, false},
-		{"entity-churn", "quic", "pr", 64, 6, false, false},
-		{"weapons", "quic", "strict", 128, 1, false, false},
-		{"capacity", "enet", "pr", 32, 4, false, false},
-		{"trace", "enet", "pr", 128, 1, false, false},
+		{"smoke", "enet", "pr", 8, 1, false},
+		{"pr", "enet", "pr", 64, 1, true},
+		{"reference", "quic", "strict", 128, 3, true},
+		{"reference-enet", "enet", "strict", 128, 3, true},
+		{"soak", "quic", "strict", 128, 1, false},
+		{"overrun", "enet", "strict", 96, 1, false},
+		{"congestion", "quic", "strict", 16, 1, false},
+		{"congestion-enet", "enet", "strict", 16, 1, false},
+		{"burst-loss", "quic", "pr", 16, 1, false},
+		{"entity-scale", "quic", "pr", 64, 6, false},
+		{"entity-churn", "quic", "pr", 64, 6, false},
+		{"weapons", "quic", "strict", 128, 1, false},
+		{"capacity", "enet", "pr", 32, 4, false},
+		{"trace", "enet", "pr", 128, 1, false},
 	}
 	for _, tc := range tests {
 		p, _, err := c.Load(tc.name)
@@ -61,9 +60,6 @@ func TestShippedProfileFacts(t *testing.T) {
 		}
 		if p.Transport != tc.transport || p.Tier != tc.tier || p.Clients != tc.clients || len(p.Legs()) != tc.legs || p.Baselined != tc.baselined {
 			t.Errorf("%s: transport %s tier %s clients %d legs %d baselined %v", tc.name, p.Transport, p.Tier, p.Clients, len(p.Legs()), p.Baselined)
-		}
-		if (p.FeatureError() != nil) != tc.missing {
-			t.Errorf("%s: feature error %v, want missing=%v", tc.name, p.FeatureError(), tc.missing)
 		}
 	}
 }
