@@ -117,12 +117,19 @@ func readPhases(path string) ([]Phase, error) {
 	if err := readJSON(path, &v); err != nil {
 		return nil, err
 	}
+	// The report's phases cover the whole run: "before" and "after" are the
+	// clean stretches around the impairment, and only the impaired ones are
+	// shaded.
+	var impaired []Phase
 	for i, p := range v.Phases {
 		if !(p.EndS >= p.StartS) {
 			return nil, fmt.Errorf("%s: phases[%d] %q: end_s %g before start_s %g", path, i, p.Name, p.EndS, p.StartS)
 		}
+		if p.Name != "before" && p.Name != "after" {
+			impaired = append(impaired, p)
+		}
 	}
-	return v.Phases, nil
+	return impaired, nil
 }
 
 func readJSON(path string, v any) error {
