@@ -126,6 +126,17 @@ type ServerTick struct {
 	ProjectilesLive     int             `json:"projectiles_live"`
 	DespawnsTotal       int64           `json:"despawns_total"`
 	AIByController      *AIByController `json:"ai_by_controller,omitempty"`
+	// Why a tick was slow (additive; docs/metrics.md defines each so any
+	// server can write them): the process's user+system CPU over the write
+	// window as a percentage of one core (nil: unavailable on the platform,
+	// left out of the file), GC pauses and cycles since the server started,
+	// the deepest per-peer outbound backlog over the write window, and
+	// sends that failed or stalled the loop, since the server started.
+	CPUPct       *float64 `json:"cpu_pct,omitempty"`
+	GCPauseMs    GCPause  `json:"gc_pause_ms"`
+	GCCount      int64    `json:"gc_count"`
+	SendQueueMax int      `json:"send_queue_max"`
+	SlowSends    int64    `json:"slow_sends"`
 }
 
 // AIByController counts live AI entities by flight controller.
@@ -133,6 +144,13 @@ type AIByController struct {
 	Loiter  int `json:"loiter"`
 	Pursuit int `json:"pursuit"`
 	Patrol  int `json:"patrol"`
+}
+
+// GCPause is the longest and the 99th-percentile stop-the-world GC pause,
+// in milliseconds.
+type GCPause struct {
+	Max float64 `json:"max"`
+	P99 float64 `json:"p99"`
 }
 
 // ParseServerTick decodes a metrics file. It requires a JSON object with at

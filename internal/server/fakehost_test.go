@@ -18,6 +18,8 @@ type fakeHost struct {
 	disconnected map[transport.PeerID]uint32
 	addrs        map[transport.PeerID]string
 	wire         transport.WireRates
+	queued       map[transport.PeerID]int // QueuedSends per peer
+	sendErr      error                    // returned by every Send when set
 }
 
 func newFakeHost() *fakeHost {
@@ -25,6 +27,7 @@ func newFakeHost() *fakeHost {
 		sent:         map[transport.PeerID][][]byte{},
 		disconnected: map[transport.PeerID]uint32{},
 		addrs:        map[transport.PeerID]string{},
+		queued:       map[transport.PeerID]int{},
 		wire:         transport.WireRates{Interval: time.Second, BytesOutPerSec: 64000, BytesInPerSec: 1000, DatagramsOutPerSec: 120},
 	}
 }
@@ -37,10 +40,14 @@ func (h *fakeHost) RTT(transport.PeerID) time.Duration               { return 12
 func (h *fakeHost) PeerAddr(p transport.PeerID) string               { return h.addrs[p] }
 func (h *fakeHost) WireRates() transport.WireRates                   { return h.wire }
 func (h *fakeHost) Close() error                                     { return nil }
+func (h *fakeHost) QueuedSends(p transport.PeerID) int               { return h.queued[p] }
 
 func (h *fakeHost) Send(p transport.PeerID, _ transport.Delivery, msg []byte) error {
 	if _, gone := h.disconnected[p]; gone {
 		return transport.ErrUnknownPeer
+	}
+	if h.sendErr != nil {
+		return h.sendErr
 	}
 	h.sent[p] = append(h.sent[p], bytes.Clone(msg))
 	return nil

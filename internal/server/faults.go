@@ -31,7 +31,8 @@ type FaultConfig struct {
 	DisableCongestionControl bool `toml:"disable_congestion_control"`
 	// CongestionStuckAtFloor: the controller backs off but never adds
 	// back, so a peer that was congested stays slow (recovery never comes).
-	CongestionStuckAtFloor bool `toml:"congestion_stuck_at_floor"`
+	CongestionStuckAtFloor bool    `toml:"congestion_stuck_at_floor"`
+	AllocChurnMBPerS       float64 `toml:"alloc_churn_mb_per_s"` // short-lived garbage allocated per second
 }
 
 func (f *FaultConfig) checks() []check {
@@ -54,6 +55,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.ai_decay_per_min", f.AIDecayPerMin >= 0 && f.AIDecayPerMin <= 1e6, "must be 0..1000000"},
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes >= 0 && f.FattenRecordsBytes <= 65535, "must be 0..65535"},
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes == 0 || f.InflateSnapshotBytes == 0, "cannot be combined with inflate_snapshot_bytes"},
+		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
 	}
 }
 
@@ -80,6 +82,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)
+	add(f.AllocChurnMBPerS > 0, "alloc_churn_mb_per_s", f.AllocChurnMBPerS)
 	return out
 }
 
@@ -137,6 +140,42 @@ func (l *leaker) tick(uptime time.Duration) {
 		l.held = append(l.held, touched(l.stepBytes))
 	}
 }
+
+// churner implements alloc_churn_mb_per_s: garbage. Every tick allocates
+// its share of the rate in 64 KiB blocks, writes every page of each (the
+// allocation must be real work, not a reservation) and drops them — the
+// allocation-heavy server whose collector runs often, which gc_count and
+// gc_pause_ms exist to show. RSS stays flat: nothing is held.
+type churner struct {
+	perTick float64
+	owed    float64
+}
+
+// churnBlock is one churn allocation: large enough to be heap-allocated
+// without question, small enough that each tick's share is many of them.
+const churnBlock = 64 << 10
+
+func newChurner(f *FaultConfig) *churner {
+	return &churner{perTick: f.AllocChurnMBPerS * (1 << 20) / TickHz}
+}
+
+// tick allocates and drops this tick's whole blocks.
+func (c *churner) tick() {
+	if c.perTick <= 0 {
+		return
+	}
+	c.owed += c.perTick
+	for ; c.owed >= churnBlock; c.owed -= churnBlock {
+		b := make([]byte, churnBlock)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		churnSink = b // escapes: the compiler cannot keep it on the stack
+	}
+	churnSink = nil
+}
+
+var churnSink []byte
 
 // decayer implements ai_decay_per_min: test-spawned AI entities disappear
 // at a steady rate — the world that shrinks while it is measured, which

@@ -390,7 +390,7 @@ func TestWireSampleKeptAtPeakPeers(t *testing.T) {
 	for i := 0; i < 120; i++ {
 		ts.step()
 	}
-	st := ts.met.build(snapshotInputs{})
+	st := ts.met.build(snapshotInputs{gov: ts.gov})
 	if st.WirePeers != 4 || st.WireOutKBs != 400 || st.WireOutKBsPerClient != 100 {
 		t.Fatalf("kept wire sample %v KB/s at %d peers (%.1f per client)", st.WireOutKBs, st.WirePeers, st.WireOutKBsPerClient)
 	}
@@ -527,7 +527,8 @@ func TestSlowTickLineAndFaultLog(t *testing.T) {
 		t.Fatalf("%d SLOW TICK lines for %d slow ticks (want 1 line a second):\n%s", lines, s.met.slowTicks, out)
 	}
 	for _, want := range []string{"SLOW TICK: tick 0 work ", "late 3.00ms", "gc ", "maintenance ", "sensing ", "integrate ",
-		"ai ", "collision ", "serialize ", "(build ", " send ", "other ", "1 peer(s), 4 entities (3 AI)"} {
+		"ai ", "collision ", "serialize ", "(build ", " send ", "other ", "1 peer(s), 4 entities (3 AI)",
+		"% of the work", "(run: ", "pause max ", "send queue max 0", "slow sends 0 (run: 0)"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("SLOW TICK line lacks %q:\n%s", want, out)
 		}
@@ -576,7 +577,7 @@ func TestWireAveragedOverPeakIntervals(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		ts.step()
 	}
-	st := ts.met.build(snapshotInputs{})
+	st := ts.met.build(snapshotInputs{gov: ts.gov})
 	if st.WirePeers != 2 || st.WireOutKBs != 300 || st.WireOutKBsPerClient != 150 {
 		t.Fatalf("wire %v KB/s at %d peers (%.1f per client), want 300 at 2 (150)", st.WireOutKBs, st.WirePeers, st.WireOutKBsPerClient)
 	}

@@ -185,7 +185,7 @@ func (s *Server) refuse(p *peer, r proto.Reason, msg string) {
 	var err error
 	s.msgBuf, err = proto.AppendRefuse(s.msgBuf[:0], &proto.Refuse{Reason: r, Message: msg})
 	if err == nil {
-		err = s.host.Send(p.id, transport.Reliable, s.msgBuf)
+		err = s.send(p.id, transport.Reliable, s.msgBuf)
 	}
 	if err != nil {
 		s.log.Printf("peer %d: send refuse: %v", p.id, err)
@@ -207,7 +207,7 @@ func (s *Server) sendNotice(id transport.PeerID, n notice) {
 	var err error
 	s.msgBuf, err = proto.AppendNotice(s.msgBuf[:0], &proto.Notice{Kind: n.kind, Message: n.msg})
 	if err == nil {
-		err = s.host.Send(id, transport.Reliable, s.msgBuf)
+		err = s.send(id, transport.Reliable, s.msgBuf)
 	}
 	if err != nil {
 		s.log.Printf("peer %d: send notice: %v", id, err)
@@ -217,7 +217,7 @@ func (s *Server) sendNotice(id transport.PeerID, n notice) {
 func (s *Server) sendPeerDelay(id transport.PeerID) {
 	rtt := s.host.RTT(id).Milliseconds()
 	s.msgBuf = proto.AppendPeerDelay(s.msgBuf[:0], uint16(min(max(rtt, 0), 65535)))
-	if err := s.host.Send(id, transport.Unreliable, s.msgBuf); err != nil {
+	if err := s.send(id, transport.Unreliable, s.msgBuf); err != nil {
 		s.log.Printf("peer %d: send peer delay: %v", id, err)
 	}
 }
@@ -338,7 +338,7 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 		BodyFormat: snapshot.BodyFormat,
 	})
 	if err == nil {
-		err = s.host.Send(p.id, transport.Reliable, s.msgBuf)
+		err = s.send(p.id, transport.Reliable, s.msgBuf)
 	}
 	if err != nil {
 		s.log.Printf("peer %d: send welcome: %v", p.id, err)
@@ -373,7 +373,7 @@ func (s *Server) logKick(p *peer, now time.Time) {
 }
 
 // maintain runs the per-tick housekeeping: idle and join timeouts, the
-// rate limiter's expiry, and the RSS faults.
+// rate limiter's expiry, and the RSS and allocation faults.
 func (s *Server) maintain(now time.Time) {
 	idle := time.Duration(s.cfg.Server.IdleTimeoutS * float64(time.Second))
 	join := time.Duration(s.cfg.Server.JoinTimeoutS * float64(time.Second))
@@ -389,6 +389,7 @@ func (s *Server) maintain(now time.Time) {
 		s.admit.pruneAll(now)
 	}
 	s.leak.tick(now.Sub(s.started))
+	s.churn.tick()
 	s.decay.tick(s.sim.World)
 }
 

@@ -20,7 +20,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	rtmetrics "runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -102,6 +101,7 @@ type Server struct {
 	met    *metrics
 	pacer  *Pacer
 	leak   *leaker
+	churn  *churner
 	decay  *decayer
 	faults []string
 	pad    []byte
@@ -137,7 +137,7 @@ type Server struct {
 	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
 	lastKickLog time.Time
 	kickQuiet   int64
-	gcSample    []rtmetrics.Sample
+	diag        *diag
 	msgBuf      []byte
 }
 
@@ -151,18 +151,19 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      log.New(logw, "scalegate serve: ", log.LstdFlags|log.Lmicroseconds),
-		sim:      sim,
-		met:      newMetrics(),
-		leak:     newLeaker(&cfg.Faults),
-		decay:    newDecayer(&cfg.Faults),
-		faults:   cfg.Faults.Active(),
-		peers:    map[transport.PeerID]*peer{},
-		admit:    newAdmission(&cfg.Security),
-		gcSample: []rtmetrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}},
-		gov:      newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
-		cc:       newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
+		cfg:    cfg,
+		log:    log.New(logw, "scalegate serve: ", log.LstdFlags|log.Lmicroseconds),
+		sim:    sim,
+		met:    newMetrics(),
+		leak:   newLeaker(&cfg.Faults),
+		decay:  newDecayer(&cfg.Faults),
+		faults: cfg.Faults.Active(),
+		peers:  map[transport.PeerID]*peer{},
+		admit:  newAdmission(&cfg.Security),
+		churn:  newChurner(&cfg.Faults),
+		diag:   newDiag(time.Now()),
+		gov:    newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
+		cc:     newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
 	}
 	s.cc.stuck = cfg.Faults.CongestionStuckAtFloor
 	if dir := cfg.Trace.InputTraceDir; dir != "" {
@@ -293,11 +294,13 @@ func (s *Server) WriteMetrics() error {
 		ts := s.rec.Stats()
 		st.TraceRecords, st.TraceFiles, st.TraceErrors = &ts.Records, &ts.Files, &ts.Errors
 	}
+	now := time.Now()
+	s.fillDiag(st, now)
 	b, err := encodeMetrics(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
 	if err != nil {
 		return err
 	}
-	s.lastWrite = time.Now()
+	s.lastWrite = now
 	return report.WriteFileAtomic(path, b)
 }
 
@@ -347,11 +350,33 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
+// fillDiag adds the why-was-it-slow figures to a metrics write and starts
+// the next write window.
+func (s *Server) fillDiag(st *report.ServerTick, now time.Time) {
+	if pct, ok := s.diag.cpuWindow(now); ok {
+		st.CPUPct = &pct
+	}
+	st.GCPauseMs = s.diag.gcPauses()
+	st.GCCount = int64(s.diag.gcCount())
+	st.SendQueueMax = s.diag.takeQueueMax()
+	st.SlowSends = s.diag.slowSends
+}
+
+// tickDiag is one tick's share of the diagnostics, for its SLOW TICK line.
+type tickDiag struct {
+	cpu       time.Duration // process CPU during the tick
+	cpuOK     bool
+	gcCycles  uint64
+	queue     int   // deepest backlog after the tick's flush
+	slowSends int64 // slow sends during the tick
+}
+
 // runTick is one tick: drain and admit, simulate, sense, build and send.
 func (s *Server) runTick(start time.Time, late time.Duration) {
 	var ph [numPhases]time.Duration
 	t := timer{at: start, sum: &ph}
-	gcBefore := s.gcCycles()
+	cpu0, cpuOK := cpuTime()
+	gcBefore, slowBefore := s.diag.gcCount(), s.diag.slowSends
 	s.service(start)
 	s.maintain(start)
 	t.lap(PhaseMaintenance)
@@ -365,6 +390,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.sendSnapshots()
 	t.lap(PhaseSerialize)
 	build, send := sendStart.Sub(buildStart), t.at.Sub(sendStart)
+	td := tickDiag{queue: s.diag.sampleQueues(s.host, s.vpeers)}
 	if d := s.cfg.Faults.ExtraTickMs; d > 0 {
 		busyWork(time.Duration(d * float64(time.Millisecond)))
 	}
@@ -381,7 +407,10 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 		s.met.sampleWire(s.host, len(s.viewers))
 	}
 	if ms(total) > s.cfg.SlowTick() {
-		s.slowTick(total, late, &ph, build, send, s.gcCycles()-gcBefore)
+		cpu1, ok := cpuTime()
+		td.cpu, td.cpuOK = cpu1-cpu0, ok && cpuOK
+		td.gcCycles, td.slowSends = s.diag.gcCount()-gcBefore, s.diag.slowSends-slowBefore
+		s.slowTick(total, late, &ph, build, send, &td)
 	}
 	s.tick++
 }
@@ -417,7 +446,7 @@ func (s *Server) pickDue() {
 func (s *Server) sendSnapshots() {
 	for i, v := range s.due {
 		id := s.duePeers[i].id
-		if err := s.host.Send(id, transport.Unreliable, v.In.Msg); err != nil {
+		if err := s.send(id, transport.Unreliable, v.In.Msg); err != nil {
 			s.log.Printf("peer %d: send snapshot: %v", id, err)
 		}
 	}
@@ -431,20 +460,14 @@ func (s *Server) sendSnapshots() {
 	}
 }
 
-func (s *Server) gcCycles() uint64 {
-	rtmetrics.Read(s.gcSample)
-	if s.gcSample[0].Value.Kind() != rtmetrics.KindUint64 {
-		return 0
-	}
-	return s.gcSample[0].Value.Uint64()
-}
-
-// slowTick logs a SLOW TICK line with the phase breakdown: work, lateness,
-// GC, then the population, so one line says where a stall went and whether
-// the tick started late or ran long. At most one line a second
-// is written; the ones held back are counted on the next line, and every
-// slow tick is counted in the metrics file.
-func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duration, build, send time.Duration, gc uint64) {
+// slowTick logs a SLOW TICK line: work and lateness, then why — the
+// process's CPU during the tick (well under 100 % of the work time: the loop
+// was descheduled or blocked, not working), GC cycles during it and the run's
+// GC pauses, the outbound backlog and slow sends — then the phase breakdown
+// and the population, so one line says where a stall went and what it was
+// not. At most one line a second is written; the ones held back are counted
+// on the next line, and every slow tick is counted in the metrics file.
+func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duration, build, send time.Duration, td *tickDiag) {
 	s.met.slowTicks++
 	now := time.Now()
 	if now.Sub(s.lastSlow) < time.Second {
@@ -462,8 +485,14 @@ func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duratio
 	if s.slowQuiet > 0 {
 		held = fmt.Sprintf(" (+%d slow tick(s) not logged since the last line)", s.slowQuiet)
 	}
-	s.log.Printf("SLOW TICK: tick %d work %.2fms (threshold %.2fms), late %.2fms, gc %d cycle(s) —%s ms — %d peer(s), %d entities (%d AI), %d contact(s)%s",
-		s.tick, ms(total), s.cfg.SlowTick(), ms(max(late, 0)), gc, b.String(),
+	cpu := "cpu n/a"
+	if td.cpuOK && total > 0 {
+		cpu = fmt.Sprintf("cpu %.0f%% of the work", 100*float64(td.cpu)/float64(total))
+	}
+	gp := s.diag.gcPauses()
+	s.log.Printf("SLOW TICK: tick %d work %.2fms (threshold %.2fms), late %.2fms, %s, gc %d cycle(s) (run: %d, pause max %.2fms p99 %.2fms), send queue max %d, slow sends %d (run: %d) —%s ms — %d peer(s), %d entities (%d AI), %d contact(s)%s",
+		s.tick, ms(total), s.cfg.SlowTick(), ms(max(late, 0)), cpu, td.gcCycles, s.diag.gcCount(), gp.Max, gp.P99,
+		td.queue, td.slowSends, s.diag.slowSends, b.String(),
 		len(s.viewers), s.sim.World.Len(), len(s.sim.aiSlots), s.sim.Contacts, held)
 	s.lastSlow, s.slowQuiet = now, 0
 }

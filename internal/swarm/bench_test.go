@@ -124,6 +124,7 @@ func (discardHost) Disconnect(transport.PeerID, uint32)        {}
 func (discardHost) RTT(transport.PeerID) time.Duration         { return 0 }
 func (discardHost) PeerAddr(transport.PeerID) string           { return "" }
 func (discardHost) WireRates() transport.WireRates             { return transport.WireRates{} }
+func (discardHost) QueuedSends(transport.PeerID) int           { return 0 }
 func (discardHost) Close() error                               { return nil }
 
 // FuzzClientMessage feeds arbitrary server bytes to a client in every phase:

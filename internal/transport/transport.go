@@ -132,6 +132,15 @@ type Host interface {
 	// WireRates returns traffic rates since the previous call (or since the
 	// host was created). Counters that wrap are handled by the backend.
 	WireRates() WireRates
+	// QueuedSends is the peer's outbound backlog: messages Send accepted
+	// for peer that the host still holds after a Flush because it could not
+	// put them out yet — ENet: in the peer's outgoing queue, not yet written
+	// to the socket (held back by the reliable window or the throttle; a
+	// fragmented message counts once); QUIC: queued for the peer's sender
+	// and not yet handed to the QUIC stack (its congestion control is
+	// blocking the sender). 0 for an unknown peer. The server's
+	// send_queue_max is the largest value over its peers (docs/metrics.md).
+	QueuedSends(peer PeerID) int
 	// Close destroys the host and frees everything it holds. Peers are
 	// dropped without notice; disconnect them first for a graceful close.
 	Close() error

@@ -10,6 +10,7 @@ package enet
 #cgo nocallback sg_send
 #cgo nocallback sg_counters
 #cgo nocallback sg_flush
+#cgo nocallback sg_queued
 #include "enet_glue.h"
 */
 import "C"
@@ -426,6 +427,16 @@ func (h *Host) GuardStats() transport.GuardStats {
 		ConnectsDropped: uint64(C.sg_guard_dropped(h.s)),
 		HalfOpenReset:   uint64(C.sg_guard_reaped(h.s)),
 	}
+}
+
+// QueuedSends is the messages queued to peer that ENet has not yet written
+// to the socket (held back by the reliable window or the throttle); a
+// fragmented message counts once. 0 for an unknown peer.
+func (h *Host) QueuedSends(peer transport.PeerID) int {
+	if h.s == nil {
+		return 0
+	}
+	return max(int(C.sg_queued(h.s, C.enet_uint32(peer))), 0)
 }
 
 // Close destroys the host, its peers and any packet it still holds. Calls

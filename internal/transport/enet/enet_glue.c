@@ -299,6 +299,25 @@ void sg_flush(sg_host *s) {
 	enet_host_flush(s->host);
 }
 
+// sg_queued counts the messages queued to a peer and not yet written to
+// the socket: outgoing commands that carry a packet, one per message (only
+// a fragmented message's first fragment counts). Protocol commands (ping,
+// disconnect) carry none. -1 for no such peer.
+long sg_queued(sg_host *s, enet_uint32 id) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL) {
+		return -1;
+	}
+	long n = 0;
+	for (ENetListIterator it = enet_list_begin(&p->outgoingCommands); it != enet_list_end(&p->outgoingCommands); it = enet_list_next(it)) {
+		ENetOutgoingCommand *c = (ENetOutgoingCommand *)it;
+		if (c->packet != NULL && c->fragmentOffset == 0) {
+			n++;
+		}
+	}
+	return n;
+}
+
 // ---- test hooks: read state the tests must check, set counters near wrap ----
 
 void sg_set_counters(sg_host *s, sg_counters_t c) {

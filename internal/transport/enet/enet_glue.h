@@ -125,6 +125,7 @@ enet_uint32 sg_rtt(sg_host *s, enet_uint32 id);
 // estimate (scaled by ENET_PEER_PACKET_LOSS_SCALE); -1 if not connected.
 int sg_link(sg_host *s, enet_uint32 id, enet_uint32 *rtt, enet_uint32 *loss);
 int sg_peer_addr(sg_host *s, enet_uint32 id, enet_uint32 *ip_be, enet_uint16 *port);
+long sg_queued(sg_host *s, enet_uint32 id);
 
 // Host counters.
 sg_counters_t sg_counters(sg_host *s);

@@ -438,6 +438,17 @@ func (h *Host) PeerAddr(id transport.PeerID) string {
 	return ""
 }
 
+// QueuedSends is the messages queued to peer that its sender has not yet
+// handed to quic-go: nonzero after a Flush only while quic-go's congestion
+// control (its 32-datagram queue, the stream's flow control) holds the
+// sender back. 0 for an unknown peer.
+func (h *Host) QueuedSends(id transport.PeerID) int {
+	if p := h.peers[id]; p != nil {
+		return int(p.backlog.Load())
+	}
+	return 0
+}
+
 // WireRates samples the socket counters.
 func (h *Host) WireRates() transport.WireRates {
 	return h.sampler.Sample(time.Now(), h.counters())

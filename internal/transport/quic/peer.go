@@ -46,6 +46,11 @@ type peer struct {
 	hurry    chan struct{} // closed by host Close: do not linger for the peer's FIN
 	done     chan struct{} // closed when the peer's goroutines are finished
 
+	// backlog is the messages queued by Send and not yet handed to quic-go
+	// (in ctrl/dgrams, or taken by the sender and not yet written): the
+	// owner adds, the sender and the drop-oldest path subtract.
+	backlog atomic.Int32
+
 	// Receive side bounds (see maxPendingControl, maxPendingDatagrams).
 	ctrlSlots     chan struct{}
 	pendingDgrams atomic.Int32
@@ -108,6 +113,7 @@ func (p *peer) queueControl(msg []byte) error {
 	}
 	p.ctrl = append(p.ctrl, framed)
 	p.mu.Unlock()
+	p.backlog.Add(1)
 	p.h.markDirty(p)
 	return nil
 }
@@ -130,7 +136,9 @@ func (p *peer) queueDatagram(msg []byte) error {
 	}
 	p.dgrams = append(p.dgrams, bp)
 	p.mu.Unlock()
+	p.backlog.Add(1)
 	if dropped != nil {
+		p.backlog.Add(-1)
 		putBuf(dropped)
 		p.h.st.sendQueueDrops.Add(1)
 	}
@@ -496,9 +504,11 @@ func (p *peer) sendLoop(conn *quicgo.Conn, stream *quicgo.Stream) {
 		closeReq, finReq := p.closeReq, p.finReq
 		p.mu.Unlock()
 		s.writeControl(ctrl)
+		p.backlog.Add(-int32(len(ctrl)))
 		clear(ctrl)
 		for i, bp := range dgrams {
 			s.sendUnreliable(*bp)
+			p.backlog.Add(-1)
 			putBuf(bp)
 			dgrams[i] = nil
 		}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"math"
+	rtmetrics "runtime/metrics"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// SlowSendThreshold: a Host.Send call that takes longer than this is a slow
+// send. Send only queues a copy on both transports (microseconds), so a
+// millisecond inside it means the loop goroutine stalled there — a GC
+// assist, an allocation, a lock held by a QUIC sender goroutine.
+const SlowSendThreshold = time.Millisecond
+
+// Runtime metrics the diagnostics read. The pause histogram is the one
+// runtime/metrics also publishes, deprecated, as /gc/pauses:seconds.
+const (
+	gcCyclesMetric = "/gc/cycles/total:gc-cycles"
+	gcPausesMetric = "/sched/pauses/total/gc:seconds"
+)
+
+// diag is what tells why a tick was slow beyond its phase times — the
+// process's CPU, garbage collection, the outbound backlog and stalled sends
+// (a load run's phase times alone said "the tick body is too big"; CPU, lock
+// wait, GC and queue depth said why). It belongs to the loop goroutine.
+type diag struct {
+	rt        []rtmetrics.Sample // [0] GC cycles, [1] GC pause histogram
+	gcBase    uint64             // cycles completed before the server started
+	pauseBase []uint64           // pause histogram counts before the server started
+
+	cpuOK    bool
+	cpuAt    time.Time     // start of the cpu_pct window (the previous write)
+	cpuPrev  time.Duration // process CPU at cpuAt
+	queueMax int           // deepest per-peer backlog since the previous write
+
+	slowSends int64 // all-time slow or failed sends
+}
+
+func newDiag(now time.Time) *diag {
+	d := &diag{rt: []rtmetrics.Sample{{Name: gcCyclesMetric}, {Name: gcPausesMetric}}}
+	rtmetrics.Read(d.rt)
+	d.gcBase = d.cyclesRaw()
+	if h := d.pauseHist(); h != nil {
+		d.pauseBase = append([]uint64(nil), h.Counts...)
+	}
+	d.cpuAt = now
+	d.cpuPrev, d.cpuOK = cpuTime()
+	return d
+}
+
+func (d *diag) cyclesRaw() uint64 {
+	if d.rt[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return d.rt[0].Value.Uint64()
+}
+
+func (d *diag) pauseHist() *rtmetrics.Float64Histogram {
+	if d.rt[1].Value.Kind() != rtmetrics.KindFloat64Histogram {
+		return nil
+	}
+	return d.rt[1].Value.Float64Histogram()
+}
+
+// gcCount is the GC cycles completed since the server started. It reads
+// only the counter: cheap enough for every tick.
+func (d *diag) gcCount() uint64 {
+	rtmetrics.Read(d.rt[:1])
+	return d.cyclesRaw() - d.gcBase
+}
+
+// gcPauses is the longest and the p99 stop-the-world GC pause since the
+// server started, in ms, at the runtime histogram's bucket resolution
+// (stats.HistogramPercentile: a bucket's upper bound). No pause yet: 0.
+func (d *diag) gcPauses() report.GCPause {
+	rtmetrics.Read(d.rt[1:])
+	h := d.pauseHist()
+	if h == nil {
+		return report.GCPause{}
+	}
+	counts := make([]uint64, len(h.Counts))
+	for i, c := range h.Counts {
+		counts[i] = c
+		if i < len(d.pauseBase) {
+			counts[i] -= d.pauseBase[i]
+		}
+	}
+	toMs := func(p float64) float64 {
+		v := stats.HistogramPercentile(counts, h.Buckets, p)
+		if math.IsNaN(v) {
+			return 0
+		}
+		return v * 1000
+	}
+	return report.GCPause{Max: toMs(100), P99: toMs(99)}
+}
+
+// cpuWindow is the process's user+system CPU since the previous call (or
+// since the server was built), as a percentage of one core, and starts the
+// next window. ok is false where getrusage is unavailable.
+func (d *diag) cpuWindow(now time.Time) (pct float64, ok bool) {
+	cur, ok := cpuTime()
+	if !ok || !d.cpuOK {
+		return 0, false
+	}
+	wall := now.Sub(d.cpuAt)
+	if wall > 0 {
+		pct = 100 * float64(cur-d.cpuPrev) / float64(wall)
+	}
+	d.cpuAt, d.cpuPrev = now, cur
+	return pct, true
+}
+
+// sampleQueues reads every joined peer's backlog after the tick's flush and
+// returns the deepest.
+func (d *diag) sampleQueues(h transport.Host, peers []*peer) int {
+	deepest := 0
+	for _, p := range peers {
+		deepest = max(deepest, h.QueuedSends(p.id))
+	}
+	d.queueMax = max(d.queueMax, deepest)
+	return deepest
+}
+
+// takeQueueMax returns the deepest backlog since the previous write and
+// starts the next window.
+func (d *diag) takeQueueMax() int {
+	q := d.queueMax
+	d.queueMax = 0
+	return q
+}
+
+// send is Host.Send, counted as a slow send when it fails or takes longer
+// than SlowSendThreshold.
+func (s *Server) send(id transport.PeerID, dl transport.Delivery, msg []byte) error {
+	t0 := time.Now()
+	err := s.host.Send(id, dl, msg)
+	if err != nil || time.Since(t0) > SlowSendThreshold {
+		s.diag.slowSends++
+	}
+	return err
+}
