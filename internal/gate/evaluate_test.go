@@ -117,6 +117,23 @@ func TestEvaluate(t *testing.T) {
 		{"tick p99 missing, strict", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 1, "max": 1, "p95": 1}
 		}, true, "tick_ms_p99_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		// server CPU: machine-dependent like tick p99, and a timing figure
+		{"cpu over, pr tier: advisory", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
+			tk["cpu_pct"] = 80.0
+		}, false, "server_cpu_pct_max", StatusFail, LevelAdvisory, VerdictPassed},
+		{"cpu over, --strict: hard", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
+			tk["cpu_pct"] = 80.0
+		}, true, "server_cpu_pct_max", StatusFail, LevelHard, VerdictFailed},
+		{"cpu not written, strict: unevaluable", func(p *Profile, _ map[string]any, _ *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
+		}, true, "server_cpu_pct_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"cpu over on a harness-bound leg: inconclusive", func(p *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
+			tk["cpu_pct"] = 80.0
+			r.WorkerLoopDtMs.P99 = 9
+		}, true, "server_cpu_pct_max", StatusInconclusive, LevelHard, VerdictInconclusive},
 		// RSS
 		{"rss growth", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = 90000 }, false, "rss_growth_kb_max", StatusFail, LevelHard, VerdictFailed},
 		{"rss startup missing", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "rss_startup_kb") }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},

@@ -203,6 +203,13 @@ var All = []Gate{
 	// whatever its own work: a timing figure.
 	{Name: "dropped_ticks_max", Title: "dropped ticks", Metric: "server_tick.dropped_ticks",
 		Dir: AtMost, Timing: true, Flag: "assert-max-dropped-ticks", Measure: tick("dropped_ticks")},
+	// CPU per unit of work is the machine's (clock, turbo, SMT siblings, a
+	// debug build), so a hard ceiling binds only in the strict tier; and a
+	// swarm sharing the cores inflates the server's CPU for the same work
+	// (cache and memory-bandwidth contention), so on a harness-bound leg a
+	// failure is inconclusive.
+	{Name: "server_cpu_pct_max", Title: "server CPU % of one core", Metric: "server_tick.cpu_pct",
+		Unit: "%", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-server-cpu-pct", Measure: tick("cpu_pct")},
 	{Name: "recover_s_max", Title: "recovery after the last impairment phase", Metric: "report.phases[after].recover_s",
 		Unit: "s", Dir: AtMost, Flag: "assert-max-recover-s", Measure: recoverS},
 	{Name: "congestion_engaged_hz", Title: "congestion min send Hz", Metric: "server_tick.congestion_min_send_hz",

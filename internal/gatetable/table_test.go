@@ -60,6 +60,9 @@ func TestEvaluateRules(t *testing.T) {
 		{"admission: fewer clients than asked", "admission", tickJSON, nil, 8, false, ""},
 		{"admission: refused", "admission", tickJSON, func(r *report.Report) { r.ClientsConnected, r.ClientsRefused = 3, 1 }, 4, false, ""},
 		{"slope null", "rss_slope_kb_per_min_max", tickJSON, nil, 100, false, "too short"},
+		{"cpu within", "server_cpu_pct_max", strings.Replace(tickJSON, `"nothing":null`, `"cpu_pct":61`, 1), nil, 61, true, ""},
+		{"cpu over", "server_cpu_pct_max", strings.Replace(tickJSON, `"nothing":null`, `"cpu_pct":61`, 1), nil, 60, false, ""},
+		{"cpu not written", "server_cpu_pct_max", tickJSON, nil, 1000, false, "cpu_pct missing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
