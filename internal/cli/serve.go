@@ -76,6 +76,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
+	srv.SetReload(f.config, func() (server.Config, error) { return loadServeConfig(fs, &f) })
 	if err := srv.Listen(); err != nil {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))
 	}

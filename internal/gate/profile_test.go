@@ -168,6 +168,9 @@ func TestBuiltinConfig(t *testing.T) {
 	if w["overrun_governor"] != false {
 		t.Errorf("overrun_governor %v: capacity legs run the governor off, and say so", w["overrun_governor"])
 	}
+	if a := cfg["admin"].(map[string]any); a["socket"] != "/admin.sock" {
+		t.Errorf("admin %v: want the socket beside the metrics file", a)
+	}
 	s := cfg["server"].(map[string]any)
 	if s["port"] != 4242 || s["transport"] != "quic" || s["max_peers"] != 80 {
 		t.Errorf("server %v", s)

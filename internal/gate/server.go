@@ -61,7 +61,9 @@ func (r *legRun) customSpec(spec launcher.Spec, port int, timeout time.Duration)
 
 // BuiltinConfig is the reference server's TOML for a leg: the admission
 // limits a load test needs (all bots share 127.0.0.1 and ramp fast), the
-// profile's world and network knobs, the metrics file, and any fault knobs.
+// profile's world and network knobs, the metrics file, the admin socket
+// (AdminSocket, beside the metrics file in the leg's directory, so a leg in
+// progress can be asked for `status` or `tickstats`), and any fault knobs.
 func BuiltinConfig(p *Profile, leg Leg, port int, metricsPath string) map[string]any {
 	maxPeers := p.ClientsFor(leg) + 16
 	if maxPeers > 1024 {
@@ -90,9 +92,14 @@ func BuiltinConfig(p *Profile, leg Leg, port int, metricsPath string) map[string
 		"world":   world,
 		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots, "congestion_control": p.Network.CongestionControl},
 		"metrics": map[string]any{"tick_json_path": metricsPath, "tick_json_interval_ms": p.Server.TickJSONIntervalMs},
+		"admin":   map[string]any{"socket": AdminSocket(filepath.Dir(metricsPath))},
 	}
 	if len(p.Server.Faults) > 0 {
 		cfg["faults"] = p.Server.Faults
 	}
 	return cfg
 }
+
+// AdminSocket is the reference server's admin socket in a leg directory:
+// `scalegate admin RUN/LEG/admin.sock status` while the leg runs.
+func AdminSocket(legDir string) string { return filepath.Join(legDir, "admin.sock") }

@@ -27,6 +27,7 @@ type Config struct {
 	Metrics  MetricsConfig  `toml:"metrics"`
 	Faults   FaultConfig    `toml:"faults"`
 	Trace    TraceConfig    `toml:"trace"`
+	Admin    AdminConfig    `toml:"admin"`
 }
 
 // ServerConfig is [server].
@@ -102,6 +103,11 @@ type TraceConfig struct {
 	// MaxFileBytes caps one file; the next record rolls to the peer's next
 	// file. 0: 64 MiB.
 	MaxFileBytes int64 `toml:"max_file_bytes"`
+}
+
+// AdminConfig is [admin]: the local admin channel (docs/admin.md).
+type AdminConfig struct {
+	Socket string `toml:"socket"` // Unix socket path; "" = no admin channel
 }
 
 // DefaultConfig is the configuration with every key at its default.
@@ -235,6 +241,7 @@ func (c *Config) Validate() error {
 		{"metrics.tick_json_interval_ms", c.Metrics.TickJSONIntervalMs >= 10 && c.Metrics.TickJSONIntervalMs <= 600000, "must be 10..600000"},
 		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize, fmt.Sprintf("must be 0 (64 MiB) or ≥ %d (the header and one record)", trace.HeaderSize+trace.RecordSize)},
 		{"metrics.slow_tick_ms", c.Metrics.SlowTickMs >= 0 && c.Metrics.SlowTickMs <= 10000, "must be 0 (default) ..10000"},
+		{"admin.socket", !strings.ContainsRune(c.Admin.Socket, 0), "must be a path (no NUL byte)"},
 	}
 	checks = append(checks, c.Faults.checks()...)
 	for _, k := range checks {

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/trace"
@@ -139,6 +140,13 @@ type Server struct {
 	kickQuiet   int64
 	diag        *diag
 	msgBuf      []byte
+
+	// The admin channel: its socket (nil when off), the commands waiting
+	// for the loop, and how reload re-reads the config.
+	adm        *admin.Server
+	adminq     chan adminJob
+	reloadPath string
+	reload     Reloader
 }
 
 // New builds the world for cfg. Log lines go to logw.
@@ -162,6 +170,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		admit:  newAdmission(&cfg.Security),
 		churn:  newChurner(&cfg.Faults),
 		diag:   newDiag(time.Now()),
+		adminq: make(chan adminJob, adminQueue),
 		gov:    newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
 		cc:     newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
 	}
@@ -181,10 +190,11 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 	return s, nil
 }
 
-// Listen checks that the metrics file can be written, then binds the
-// transport on 127.0.0.1 and the configured port. The check comes first:
-// a server that cannot write its metrics file can never become ready, and
-// must fail before it claims to listen.
+// Listen checks that the metrics file can be written, then binds the admin
+// socket (when configured) and the transport on 127.0.0.1 and the
+// configured port. The check comes first: a server that cannot write its
+// metrics file can never become ready, and must fail before it claims to
+// listen.
 func (s *Server) Listen() error {
 	if err := s.checkMetricsPath(); err != nil {
 		return err
@@ -192,6 +202,9 @@ func (s *Server) Listen() error {
 	addr := net.JoinHostPort(BindHost, strconv.Itoa(s.cfg.Server.Port))
 	b, err := transport.Lookup(s.cfg.Server.Transport)
 	if err != nil {
+		return err
+	}
+	if err := s.listenAdmin(); err != nil {
 		return err
 	}
 	sec := &s.cfg.Security
@@ -208,6 +221,7 @@ func (s *Server) Listen() error {
 		},
 	})
 	if err != nil {
+		s.closeAdmin()
 		return &ListenError{Addr: addr, Err: err}
 	}
 	s.attach(h)
@@ -314,12 +328,17 @@ func (s *Server) droppedTicks() int64 {
 	return s.pacer.Dropped()
 }
 
-// Run ticks until ctx is done, then shuts down: Notice(shutdown) to every
-// peer, a bounded wait for them to go, a final metrics write. It returns
-// nil on a clean shutdown.
+// Run ticks until ctx is done, then shuts down: the admin channel closes,
+// Notice(shutdown) goes to every peer, a bounded wait for them to go, a
+// final metrics write. It returns nil on a clean shutdown. The admin
+// channel's goroutines run for as long as Run does.
 func (s *Server) Run(ctx context.Context) error {
 	defer s.sim.Close()
 	defer s.host.Close()
+	defer s.closeAdmin()
+	if s.adm != nil {
+		s.adm.Serve(s.handleAdmin)
+	}
 	period := time.Second / TickHz
 	s.pacer = NewPacer(time.Now(), period)
 	interval := time.Duration(s.cfg.Metrics.TickJSONIntervalMs) * time.Millisecond
@@ -344,6 +363,7 @@ func (s *Server) Run(ctx context.Context) error {
 				s.log.Printf("metrics: %v", err)
 			}
 		}
+		s.drainAdmin()
 		if ctx.Err() != nil {
 			return s.shutdown()
 		}
@@ -501,6 +521,7 @@ func (s *Server) slowTick(total, late time.Duration, ph *[numPhases]time.Duratio
 // writes the final metrics and returns.
 func (s *Server) shutdown() error {
 	s.closing = true
+	s.closeAdmin()
 	for id, p := range s.peers {
 		if p.state == peerClosing {
 			continue

@@ -1,0 +1,349 @@
+// Package admin is the reference server's admin channel: a local Unix
+// socket that takes one command line, answers with one or more lines and
+// closes the connection (docs/admin.md). It owns the socket, the protocol
+// and the command grammar; what a command does is the server's Handler.
+package admin
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxLine bounds a command line in bytes (newline excluded).
+const MaxLine = 1024
+
+// ErrorPrefix starts the one line of an answer that reports a failure.
+const ErrorPrefix = "error: "
+
+// readTimeout bounds how long a connection may take to send its line, so a
+// silent client cannot hold a connection goroutine.
+const readTimeout = 5 * time.Second
+
+// maxConns bounds the connections served at once; more wait their turn.
+const maxConns = 8
+
+// maxSunPath is the longest socket path the kernel's sockaddr_un holds
+// (108 bytes, NUL included).
+const maxSunPath = 107
+
+// Command is one parsed command line.
+type Command struct {
+	Name string
+	Args []string
+}
+
+// String is the command as typed.
+func (c Command) String() string { return strings.Join(append([]string{c.Name}, c.Args...), " ") }
+
+// commands maps each command to its usage; the number of fields in the
+// usage after the name is the number of arguments it takes.
+var commands = map[string]string{
+	"status":      "status",
+	"tickstats":   "tickstats",
+	"reload":      "reload",
+	"trace-start": "trace-start DIR",
+	"trace-stop":  "trace-stop",
+}
+
+// Usage lists the commands, for error lines and help text.
+func Usage() string {
+	return "status, tickstats, reload, trace-start DIR, trace-stop"
+}
+
+// Parse checks a command line: a known command with its number of
+// arguments, printable UTF-8, at most MaxLine bytes. Fields are separated
+// by spaces or tabs; an argument cannot contain one.
+func Parse(line string) (Command, error) {
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if len(line) > MaxLine {
+		return Command{}, fmt.Errorf("command line longer than %d bytes", MaxLine)
+	}
+	if !utf8.ValidString(line) || strings.ContainsFunc(line, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+		return Command{}, errors.New("command line is not printable UTF-8")
+	}
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return Command{}, fmt.Errorf("empty command (commands: %s)", Usage())
+	}
+	usage, ok := commands[f[0]]
+	if !ok {
+		return Command{}, fmt.Errorf("unknown command %q (commands: %s)", f[0], Usage())
+	}
+	if want := len(strings.Fields(usage)) - 1; len(f)-1 != want {
+		return Command{}, fmt.Errorf("usage: %s", usage)
+	}
+	return Command{Name: f[0], Args: f[1:]}, nil
+}
+
+// Handler answers one parsed command with the lines to send back; a
+// failure is one line starting with ErrorPrefix (see Errorf). It runs on
+// the connection's goroutine: a handler that touches state owned by
+// another goroutine must hand the work over to it.
+type Handler func(Command) []string
+
+// Errorf is an answer of one error line.
+func Errorf(format string, a ...any) []string {
+	return []string{ErrorPrefix + fmt.Sprintf(format, a...)}
+}
+
+// Server is a listening admin socket.
+type Server struct {
+	path string
+	ln   *net.UnixListener
+	quit chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+	sem  chan struct{}
+}
+
+// Listen binds the socket at path (mode 0600: the channel can reload the
+// server's configuration, so only its user may connect). A socket file left
+// by a server that died is replaced; a path where a server answers, or that
+// is not a socket, is an error naming the path.
+func Listen(path string) (*Server, error) {
+	if err := clearStale(path); err != nil {
+		return nil, err
+	}
+	ln, err := listenUnix(path)
+	if err != nil {
+		return nil, fmt.Errorf("admin socket %s: %w", path, err)
+	}
+	// Close must not unlink through a /proc/self/fd alias (listenUnix);
+	// the socket file is removed by its real path.
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("admin socket %s: %w", path, err)
+	}
+	return &Server{path: path, ln: ln, quit: make(chan struct{}), sem: make(chan struct{}, maxConns)}, nil
+}
+
+// clearStale removes a socket file nobody answers on.
+func clearStale(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("admin socket %s: %w", path, err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("admin socket %s: the path exists and is not a socket", path)
+	}
+	c, err := dialUnix(path, time.Second)
+	if err == nil {
+		c.Close()
+		return fmt.Errorf("admin socket %s: another server is listening on it", path)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("admin socket %s: remove the stale socket: %w", path, err)
+	}
+	return nil
+}
+
+// Path is the socket's path.
+func (s *Server) Path() string { return s.path }
+
+// Serve starts the accept goroutine; h answers every well-formed command.
+// Close stops it.
+func (s *Server) Serve(h Handler) {
+	s.wg.Go(func() { s.accept(h) })
+}
+
+func (s *Server) accept(h Handler) {
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			select {
+			case <-s.quit:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			// A persistent accept error (fd exhaustion): back off rather
+			// than spin; Close still ends the loop.
+			select {
+			case <-s.quit:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		// At most maxConns are answered at once; the rest wait for a slot
+		// (and further ones in the kernel's listen backlog).
+		select {
+		case s.sem <- struct{}{}:
+			s.wg.Go(func() {
+				defer func() { <-s.sem }()
+				s.serveConn(c, h)
+			})
+		case <-s.quit:
+			c.Close()
+			return
+		}
+	}
+}
+
+// serveConn reads one line, answers it and closes the connection.
+func (s *Server) serveConn(c *net.UnixConn, h Handler) {
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(readTimeout))
+	line, err := bufio.NewReaderSize(io.LimitReader(c, MaxLine+2), MaxLine+2).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		writeLines(c, Errorf("reading the command: %v", err))
+		return
+	}
+	if err != nil && len(line) > MaxLine {
+		writeLines(c, Errorf("command line longer than %d bytes", MaxLine))
+		return
+	}
+	cmd, err := Parse(line)
+	if err != nil {
+		writeLines(c, Errorf("%v", err))
+		return
+	}
+	writeLines(c, h(cmd))
+}
+
+func writeLines(c net.Conn, lines []string) {
+	_ = c.SetWriteDeadline(time.Now().Add(readTimeout))
+	w := bufio.NewWriter(c)
+	for _, l := range lines {
+		w.WriteString(l)
+		w.WriteByte('\n')
+	}
+	_ = w.Flush()
+}
+
+// Quit is closed when Close begins: a handler waiting on other goroutines
+// selects on it to answer instead of hanging.
+func (s *Server) Quit() <-chan struct{} { return s.quit }
+
+// Close stops accepting, waits for the connections being answered and
+// removes the socket file. It is safe to call more than once.
+func (s *Server) Close() error {
+	var err error
+	s.once.Do(func() {
+		close(s.quit)
+		err = s.ln.Close()
+		s.wg.Wait()
+		if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+			err = rerr
+		}
+	})
+	return err
+}
+
+// NotAnsweringError is a socket no server answers on.
+type NotAnsweringError struct {
+	Path string
+	Err  error
+}
+
+// Error names the socket and says what to check.
+func (e *NotAnsweringError) Error() string {
+	return fmt.Sprintf("no server answers on admin socket %s: %v (is the server running with [admin] socket set to this path?)", e.Path, e.Err)
+}
+
+// Unwrap returns the dial error.
+func (e *NotAnsweringError) Unwrap() error { return e.Err }
+
+// AnsweredError is the server's answer when it is an error line (the
+// command was refused or failed). Msg is the line without ErrorPrefix.
+type AnsweredError struct{ Msg string }
+
+// Error is the server's message.
+func (e *AnsweredError) Error() string { return e.Msg }
+
+// Do sends one command line to the socket at path and returns the answer's
+// lines. A dead socket is a *NotAnsweringError; an answer whose first line
+// is an error line returns the lines and an *AnsweredError.
+func Do(ctx context.Context, path, line string) ([]string, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d
+	}
+	c, err := dialUnix(path, time.Until(deadline))
+	if err != nil {
+		return nil, &NotAnsweringError{Path: path, Err: err}
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	_ = c.SetDeadline(deadline)
+	if _, err := io.WriteString(c, line+"\n"); err != nil {
+		return nil, fmt.Errorf("admin socket %s: send: %w", path, err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(c)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return lines, fmt.Errorf("admin socket %s: read the answer: %w", path, err)
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("admin socket %s: the server closed the connection without an answer", path)
+	}
+	if strings.HasPrefix(lines[0], ErrorPrefix) {
+		return lines, &AnsweredError{Msg: strings.TrimPrefix(lines[0], ErrorPrefix)}
+	}
+	return lines, nil
+}
+
+// listenUnix binds path. sun_path holds 107 bytes; a longer path (a deep
+// results directory) is bound through the directory's /proc/self/fd entry,
+// which the kernel resolves like the directory itself.
+func listenUnix(path string) (*net.UnixListener, error) {
+	var ln *net.UnixListener
+	err := viaShortPath(path, func(p string) error {
+		var err error
+		ln, err = net.ListenUnix("unix", &net.UnixAddr{Name: p, Net: "unix"})
+		return err
+	})
+	return ln, err
+}
+
+// dialUnix connects to path, through /proc/self/fd when it is too long.
+func dialUnix(path string, timeout time.Duration) (net.Conn, error) {
+	var c net.Conn
+	err := viaShortPath(path, func(p string) error {
+		var err error
+		c, err = net.DialTimeout("unix", p, timeout)
+		return err
+	})
+	return c, err
+}
+
+// viaShortPath calls fn with path, or with a /proc/self/fd alias of it
+// that fits sun_path while the directory is held open.
+func viaShortPath(path string, fn func(string) error) error {
+	if len(path) <= maxSunPath {
+		return fn(path)
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("path longer than %d bytes, and its directory cannot be opened to shorten it: %w", maxSunPath, err)
+	}
+	defer dir.Close()
+	alias := fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path))
+	if len(alias) > maxSunPath {
+		return fmt.Errorf("socket file name %q is too long", filepath.Base(path))
+	}
+	return fn(alias)
+}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/exitcode"
+)
+
+const adminUsage = `usage: scalegate admin SOCKET COMMAND [ARG]
+
+Sends one command to a running reference server's admin socket ([admin]
+socket in its config; the gate puts one in each leg's directory as
+admin.sock) and prints the answer. docs/admin.md describes the protocol.
+
+commands:
+  status           one line: peers, entities, tick-Hz, load_factor, governor
+                   on/off, and [DEGRADED] while the overrun governor sheds
+  tickstats        the per-phase tick table (min/mean/p95/p99/max, ms)
+  reload           re-read the server's config file; applies the live keys
+                   (world.overrun_governor) and lists what needs a restart
+  trace-start DIR  start input trace recording (not built yet)
+  trace-stop       stop it (not built yet)
+
+Exit 0: the server answered; 1: it answered an error (command refused or
+failed); 2: usage; 5: no server answers on SOCKET.
+
+options:
+`
+
+// adminTimeout bounds one exchange: the server answers between two ticks.
+const adminTimeout = 30 * time.Second
+
+func init() {
+	register("admin", "send a command to a running server's admin socket", runAdmin)
+}
+
+func runAdmin(ctx context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(env.Stderr, adminUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return exitcode.With(exitcode.Usage, err)
+	}
+	if fs.NArg() < 2 {
+		fs.Usage()
+		return exitcode.Errorf(exitcode.Usage, "admin: need SOCKET and COMMAND")
+	}
+	sock, line := fs.Arg(0), strings.Join(fs.Args()[1:], " ")
+	// The server is the authority on its commands (an older client can
+	// reach a newer server); only what cannot travel as one line is
+	// refused here.
+	if strings.ContainsAny(line, "\r\n") {
+		return exitcode.Errorf(exitcode.Usage, "admin: the command must be one line")
+	}
+	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
+	defer cancel()
+	lines, err := admin.Do(ctx, sock, line)
+	var dead *admin.NotAnsweringError
+	var refused *admin.AnsweredError
+	switch {
+	case errors.As(err, &dead):
+		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("admin: %w", err))
+	case errors.As(err, &refused):
+		for _, l := range lines[1:] {
+			fmt.Fprintln(env.Stderr, l)
+		}
+		return exitcode.With(exitcode.GateFailed, fmt.Errorf("admin %s: %w", line, err))
+	case err != nil:
+		return exitcode.With(exitcode.Internal, fmt.Errorf("admin: %w", err))
+	}
+	for _, l := range lines {
+		fmt.Fprintln(env.Stdout, l)
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+// adminCmd runs `scalegate admin ARGS...` in-process.
+func adminCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	env, out, errb := serveEnv()
+	code = Run(context.Background(), env, append([]string{"admin"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func overloadConfig(governor bool, sock, metrics string) string {
+	return "[server]\nport = 0\n[world]\nsim_worker_threads = 1\noverrun_governor = " + map[bool]string{true: "true", false: "false"}[governor] +
+		"\n[metrics]\ntick_json_path = \"" + metrics + "\"\ntick_json_interval_ms = 100\n[admin]\nsocket = \"" + sock + "\"\n" +
+		// 20 ms of work on a 16.7 ms period: the governor sheds as soon as
+		// it may.
+		"[faults]\nextra_tick_ms = 20\n"
+}
+
+// The governor switch flips live through reload on an overloaded server:
+// off, no [DEGRADED]; reloaded on, the governor sheds and status says
+// [DEGRADED]; reloaded off, every lever is released at once. Exit codes:
+// a refused command 1, usage 2, a dead socket 5.
+func TestAdminReloadFlipsGovernorLive(t *testing.T) {
+	dir := t.TempDir()
+	cfg, sock, metrics := filepath.Join(dir, "s.toml"), filepath.Join(dir, "admin.sock"), filepath.Join(dir, "m.json")
+	write := func(gov bool) {
+		if err := os.WriteFile(cfg, []byte(overloadConfig(gov, sock, metrics)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(false)
+	env, _, errb := serveEnv()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, env, []string{"serve", "--config", cfg}) }()
+	waitUntil(t, "the admin socket", func() bool { _, err := os.Stat(sock); return err == nil })
+
+	status := func() string {
+		t.Helper()
+		code, out, stderr := adminCmd(t, sock, "status")
+		if code != 0 {
+			t.Fatalf("status: exit %d, %s", code, stderr)
+		}
+		return out
+	}
+	if s := status(); !strings.Contains(s, "governor off") || strings.Contains(s, "DEGRADED") {
+		t.Fatalf("governor off: status %q", s)
+	}
+	write(true)
+	if code, out, stderr := adminCmd(t, sock, "reload"); code != 0 || !strings.Contains(out, "applied world.overrun_governor: false -> true") {
+		t.Fatalf("reload on: exit %d, %q %q", code, out, stderr)
+	}
+	waitUntil(t, "status [DEGRADED] with the governor on", func() bool { return strings.Contains(status(), "governor on [DEGRADED]") })
+	write(false)
+	if code, out, _ := adminCmd(t, sock, "reload"); code != 0 || !strings.Contains(out, "applied world.overrun_governor: true -> false") {
+		t.Fatalf("reload off: exit %d, %q", code, out)
+	}
+	if s := status(); !strings.Contains(s, "load_factor 1.00 governor off") || strings.Contains(s, "DEGRADED") {
+		t.Fatalf("governor reloaded off: status %q", s)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code exitcode.Code
+		msg  string
+	}{
+		{[]string{sock, "frobnicate"}, exitcode.GateFailed, `unknown command "frobnicate"`},
+		{[]string{sock}, exitcode.Usage, "need SOCKET and COMMAND"},
+		{[]string{sock, "status\nreload"}, exitcode.Usage, "one line"},
+		{[]string{filepath.Join(dir, "nobody.sock"), "status"}, exitcode.LaunchFailure, "no server answers on admin socket"},
+	} {
+		if code, _, stderr := adminCmd(t, c.args...); code != int(c.code) || !strings.Contains(stderr, c.msg) {
+			t.Errorf("admin %q: exit %d (want %d), stderr %q (want %q)", c.args, code, c.code, stderr, c.msg)
+		}
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exit %d, stderr %q", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket file left after shutdown: %v", err)
+	}
+	st, _, err := report.ReadServerTick(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.OverrunGovernor || st.LoadFactorMin >= 1 {
+		t.Fatalf("final metrics: governor %v, load_factor_min %v; want off now, shed during the run", st.OverrunGovernor, st.LoadFactorMin)
+	}
+}
+
+// waitUntil polls cond until it holds, within 30 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}

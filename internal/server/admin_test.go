@@ -1,0 +1,96 @@
+package server
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// Admin commands run on the tick loop while it ticks a joined peer: many
+// concurrent connections all get answers (under -race, any command that
+// touched loop state off the loop would be reported).
+func TestAdminCommandsOnTheLoop(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "admin.sock")
+	ls := startLive(t, func(c *Config) {
+		c.Admin.Socket = sock
+		c.World.TestSpawnAICount = 20
+	})
+	cl := dialClient(t, ls.Addr(), proto.ConnectData)
+	waitAll(t, []*client{cl}, "connect", func() bool { return cl.connected })
+	cl.send(transport.Reliable, joinMsg(t, "x"))
+	waitAll(t, []*client{cl}, "snapshots", func() bool { return len(cl.of(proto.TypeSnapshot)) >= 5 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), loopWait)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for i := 0; i < 20; i++ {
+		for _, cmd := range []string{"status", "tickstats"} {
+			wg.Go(func() {
+				lines, err := admin.Do(ctx, sock, cmd)
+				if err != nil || len(lines) == 0 {
+					errs <- cmd + ": " + err.Error()
+				}
+			})
+		}
+	}
+	// Keep the client alive (its acknowledgements) while the answers come.
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	for waiting := true; waiting; {
+		select {
+		case <-finished:
+			waiting = false
+		case <-time.After(2 * time.Millisecond):
+			cl.pump()
+		}
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	lines, err := admin.Do(ctx, sock, "status")
+	if err != nil || !strings.HasPrefix(lines[0], "peers 1 entities 21 tick-Hz ") {
+		t.Fatalf("status %q, %v", lines, err)
+	}
+	ls.shutdown(t, cl)
+}
+
+// reload applies the live key, reports the others as needing a restart, and
+// answers an error (changing nothing) when the file does not load or the
+// server was started without one.
+func TestAdminReload(t *testing.T) {
+	ts := newTestServer(t, nil)
+	if got := ts.reloadConfig(); !strings.Contains(got[0], "started without --config") {
+		t.Fatalf("reload without a file: %q", got)
+	}
+	ts.reloadPath = "s.toml"
+	next := ts.cfg
+	next.World.OverrunGovernor = true
+	next.World.TestSpawnAICount = 9
+	next.Faults.OmitMetrics = []string{"tick_ms"}
+	got := ts.applyReload(&next)
+	want := []string{
+		"reloaded s.toml: 3 key(s) changed",
+		"not applied (needs a restart): world.test_spawn_ai_count: 0 -> 9",
+		"applied world.overrun_governor: false -> true",
+		"not applied (needs a restart): faults.omit_metrics: [] -> [tick_ms]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("reload answered\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !ts.gov.enabled || ts.cfg.World.TestSpawnAICount != 0 {
+		t.Fatalf("governor %v, ai count %d: only the live key may change", ts.gov.enabled, ts.cfg.World.TestSpawnAICount)
+	}
+	ts.SetReload("s.toml", func() (Config, error) { return Config{}, &ConfigError{File: "s.toml", Key: "world.x", Msg: "unknown key"} })
+	if got := ts.reloadConfig(); !strings.HasPrefix(got[0], admin.ErrorPrefix) || !strings.Contains(got[0], "nothing changed") {
+		t.Fatalf("reload of a bad file: %q", got)
+	}
+}
