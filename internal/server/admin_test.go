@@ -89,7 +89,9 @@ func TestAdminReload(t *testing.T) {
 	if !ts.gov.enabled || ts.cfg.World.TestSpawnAICount != 0 {
 		t.Fatalf("governor %v, ai count %d: only the live key may change", ts.gov.enabled, ts.cfg.World.TestSpawnAICount)
 	}
-	ts.SetReload("s.toml", func() (Config, error) { return Config{}, &ConfigError{File: "s.toml", Key: "world.x", Msg: "unknown key"} })
+	ts.SetReload("s.toml", func() (Config, error) {
+		return Config{}, &ConfigError{File: "s.toml", Key: "world.x", Msg: "unknown key"}
+	})
 	if got := ts.reloadConfig(); !strings.HasPrefix(got[0], admin.ErrorPrefix) || !strings.Contains(got[0], "nothing changed") {
 		t.Fatalf("reload of a bad file: %q", got)
 	}
