@@ -55,3 +55,12 @@ func TestQueuedSends(t *testing.T) {
 		return got == msgs && server.QueuedSends(p.SPeer) == 0
 	}, p.Both()...)
 }
+
+// BenchmarkQueuedSends is the per-peer cost the server pays after every
+// tick's flush (send_queue_max samples every joined peer).
+func BenchmarkQueuedSends(b *testing.B) {
+	p := transporttest.ConnectPair(b, Name, 0x53470001, transport.Options{}, transport.Options{})
+	for b.Loop() {
+		_ = p.Server.Host.QueuedSends(p.SPeer)
+	}
+}

@@ -40,3 +40,12 @@ func TestQueuedSends(t *testing.T) {
 		return got == 5 && server.QueuedSends(p.SPeer) == 0
 	}, p.Both()...)
 }
+
+// BenchmarkQueuedSends is the per-peer cost the server pays after every
+// tick's flush (send_queue_max samples every joined peer).
+func BenchmarkQueuedSends(b *testing.B) {
+	p := transporttest.ConnectPair(b, Name, proto.ConnectData, transport.Options{}, transport.Options{})
+	for b.Loop() {
+		_ = p.Server.Host.QueuedSends(p.SPeer)
+	}
+}
