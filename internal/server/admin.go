@@ -204,6 +204,12 @@ func configDiff(a, b *Config) []keyDiff {
 	for i := 0; i < va.NumField(); i++ {
 		section := tomlName(va.Type().Field(i))
 		sa, sb := va.Field(i), vb.Field(i)
+		if sa.Kind() != reflect.Struct { // a top-level key, not a [section]
+			if !reflect.DeepEqual(sa.Interface(), sb.Interface()) {
+				out = append(out, keyDiff{key: section, from: showValue(sa.Interface()), to: showValue(sb.Interface())})
+			}
+			continue
+		}
 		for j := 0; j < sa.NumField(); j++ {
 			fa, fb := sa.Field(j).Interface(), sb.Field(j).Interface()
 			if !reflect.DeepEqual(fa, fb) {
