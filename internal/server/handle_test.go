@@ -390,7 +390,7 @@ func TestWireSampleKeptAtPeakPeers(t *testing.T) {
 	for i := 0; i < 120; i++ {
 		ts.step()
 	}
-	st := ts.met.build(snapshotInputs{gov: ts.gov})
+	st := ts.met.build(snapshotInputs{})
 	if st.WirePeers != 4 || st.WireOutKBs != 400 || st.WireOutKBsPerClient != 100 {
 		t.Fatalf("kept wire sample %v KB/s at %d peers (%.1f per client)", st.WireOutKBs, st.WirePeers, st.WireOutKBsPerClient)
 	}
@@ -577,7 +577,7 @@ func TestWireAveragedOverPeakIntervals(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		ts.step()
 	}
-	st := ts.met.build(snapshotInputs{gov: ts.gov})
+	st := ts.met.build(snapshotInputs{})
 	if st.WirePeers != 2 || st.WireOutKBs != 300 || st.WireOutKBsPerClient != 150 {
 		t.Fatalf("wire %v KB/s at %d peers (%.1f per client), want 300 at 2 (150)", st.WireOutKBs, st.WirePeers, st.WireOutKBsPerClient)
 	}
