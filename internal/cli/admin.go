@@ -29,8 +29,6 @@ commands:
 
 Exit 0: the server answered; 1: it answered an error (command refused or
 failed); 2: usage; 5: no server answers on SOCKET.
-
-options:
 `
 
 // adminTimeout bounds one exchange: the server answers between two ticks.
@@ -42,19 +40,15 @@ func init() {
 
 func runAdmin(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, adminUsage)
+		fmt.Fprint(fs.Output(), adminUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return exitcode.With(exitcode.Usage, err)
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() < 2 {
-		fs.Usage()
+		fmt.Fprint(env.Stderr, adminUsage)
 		return exitcode.Errorf(exitcode.Usage, "admin: need SOCKET and COMMAND")
 	}
 	sock, line := fs.Arg(0), strings.Join(fs.Args()[1:], " ")
