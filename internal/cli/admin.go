@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,8 +25,9 @@ commands:
   tickstats        the per-phase tick table (min/mean/p95/p99/max, ms)
   reload           re-read the server's config file; applies the live keys
                    (world.overrun_governor) and lists what needs a restart
-  trace-start DIR  start input trace recording (not built yet)
-  trace-stop       stop it (not built yet)
+  trace-start DIR  record every peer's accepted Input to DIR (FLIT files;
+                   DIR is made absolute here, relative to this directory)
+  trace-stop       stop recording: flush, close, print the totals
 
 Exit 0: the server answered; 1: it answered an error (command refused or
 failed); 2: usage; 5: no server answers on SOCKET.
@@ -51,7 +53,17 @@ func runAdmin(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stderr, adminUsage)
 		return exitcode.Errorf(exitcode.Usage, "admin: need SOCKET and COMMAND")
 	}
-	sock, line := fs.Arg(0), strings.Join(fs.Args()[1:], " ")
+	sock, words := fs.Arg(0), fs.Args()[1:]
+	// A directory is meant relative to where the user typed it, not to the
+	// server's working directory.
+	if len(words) == 2 && words[0] == "trace-start" {
+		abs, err := filepath.Abs(words[1])
+		if err != nil {
+			return exitcode.Errorf(exitcode.Usage, "admin: trace-start %s: %v", words[1], err)
+		}
+		words = []string{words[0], abs}
+	}
+	line := strings.Join(words, " ")
 	// The server is the authority on its commands (an older client can
 	// reach a newer server); only what cannot travel as one line is
 	// refused here.

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/stats"
+	"github.com/scalegate/scalegate/internal/trace"
 )
 
 // adminWait bounds how long an admin command waits for the tick loop to
@@ -116,11 +118,79 @@ func (s *Server) handleAdmin(c admin.Command) []string {
 		return s.onLoop(s.tickStats)
 	case "reload":
 		return s.reloadConfig()
-	case "trace-start", "trace-stop":
-		return admin.Errorf("%s: input trace recording is not built in this server yet", c.Name)
+	case "trace-start":
+		return s.traceStart(c.Args[0])
+	case "trace-stop":
+		return s.traceStop()
 	}
 	return admin.Errorf("unknown command %q (commands: %s)", c.Name, admin.Usage())
 }
+
+// traceStart starts recording every peer's accepted Input into dir. The
+// recorder is created off the loop (it makes the directory and starts its
+// writer goroutine) and installed on it; a server already recording keeps
+// its recorder and the new one is closed unused.
+func (s *Server) traceStart(dir string) []string {
+	r, err := trace.NewRecorder(dir, TickHz, s.traceMaxBytes)
+	if err != nil {
+		return admin.Errorf("trace-start: %v", err)
+	}
+	// state: 0 waiting for the loop, 1 installed, 2 abandoned (the loop did
+	// not take the job in time; it must not install a closed recorder).
+	var state atomic.Int32
+	lines := s.onLoop(func() []string {
+		if s.rec != nil {
+			return admin.Errorf("trace-start: already recording to %s (trace-stop first)", s.rec.Dir())
+		}
+		if !state.CompareAndSwap(0, 1) {
+			return nil
+		}
+		s.rec, s.traceErrsLogged = r, 0
+		s.log.Printf("admin trace-start: recording every peer's accepted Input to %s", dir)
+		return nil
+	})
+	if state.CompareAndSwap(0, 2) { // not installed, and now it never will be
+		if err := r.Close(); err != nil {
+			s.log.Printf("admin trace-start: close the unused recorder: %v", err)
+		}
+		return lines
+	}
+	// Installed, even if the loop took the job after onLoop stopped waiting.
+	return []string{fmt.Sprintf("recording every peer's accepted Input to %s (trace_peer<id>_<n>.flit)", dir)}
+}
+
+// traceStop detaches the recorder on the loop, then flushes and closes it
+// off the loop (the recorder waits for its writer), and reports its totals.
+func (s *Server) traceStop() []string {
+	// handed carries the detached recorder from the loop; once this
+	// goroutine stops waiting it holds abandonedRecorder, and a job the
+	// loop runs late detaches nothing.
+	var handed atomic.Pointer[trace.Recorder]
+	lines := s.onLoop(func() []string {
+		if s.rec == nil {
+			return admin.Errorf("trace-stop: not recording")
+		}
+		if handed.CompareAndSwap(nil, s.rec) {
+			s.rec = nil
+		}
+		return nil
+	})
+	r := handed.Swap(abandonedRecorder)
+	if r == nil {
+		return lines
+	}
+	err := r.Close()
+	st := r.Stats()
+	msg := fmt.Sprintf("stopped: %d record(s) in %d file(s) under %s, %d error(s)", st.Records, st.Files, r.Dir(), st.Errors)
+	s.log.Printf("admin trace-stop: %s", msg)
+	if err != nil {
+		return admin.Errorf("trace-stop: %s; %v", msg, err)
+	}
+	return []string{msg}
+}
+
+// abandonedRecorder marks a trace-stop that no longer waits for the loop.
+var abandonedRecorder = new(trace.Recorder)
 
 // statusLine is the one-line state: peers, entities, tick-Hz, load_factor,
 // the governor switch, and [DEGRADED] while the governor sheds.

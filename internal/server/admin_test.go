@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/trace"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -94,5 +95,72 @@ func TestAdminReload(t *testing.T) {
 	})
 	if got := ts.reloadConfig(); !strings.HasPrefix(got[0], admin.ErrorPrefix) || !strings.Contains(got[0], "nothing changed") {
 		t.Fatalf("reload of a bad file: %q", got)
+	}
+}
+
+// adminOnTestLoop runs one admin command against a hand-ticked server: the
+// command waits for the loop, and the test goroutine is the loop, draining
+// the queue until the answer arrives.
+func adminOnTestLoop(t *testing.T, ts *testServer, line string) []string {
+	t.Helper()
+	c, err := admin.Parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string, 1)
+	go func() { done <- ts.handleAdmin(c) }()
+	deadline := time.After(loopWait)
+	for {
+		select {
+		case got := <-done:
+			return got
+		case <-deadline:
+			t.Fatalf("%s: no answer", line)
+		case <-time.After(time.Millisecond):
+			ts.drainAdmin()
+		}
+	}
+}
+
+// trace-start records the Inputs accepted from then on, trace-stop flushes
+// and closes the files and reports the totals; starting twice and stopping
+// when idle are refused.
+func TestAdminTraceStartStop(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, func(c *Config) { c.Admin.Socket = filepath.Join(dir, "admin.sock") })
+	if err := ts.listenAdmin(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ts.closeAdmin)
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "x"))
+	ts.step()
+	ts.h.recv(1, inputMsg(1))
+	ts.step() // before trace-start: not recorded
+	if got := adminOnTestLoop(t, ts, "trace-stop"); !strings.Contains(got[0], "not recording") {
+		t.Fatalf("trace-stop while idle: %q", got)
+	}
+	tdir := filepath.Join(dir, "traces")
+	if got := adminOnTestLoop(t, ts, "trace-start "+tdir); len(got) != 1 || !strings.HasPrefix(got[0], "recording every peer's accepted Input to "+tdir) {
+		t.Fatalf("trace-start: %q", got)
+	}
+	if got := adminOnTestLoop(t, ts, "trace-start "+dir); !strings.Contains(got[0], "already recording to "+tdir) {
+		t.Fatalf("second trace-start: %q", got)
+	}
+	for seq := uint32(2); seq <= 4; seq++ {
+		ts.h.recv(1, inputMsg(seq))
+		ts.step()
+	}
+	if got := adminOnTestLoop(t, ts, "trace-stop"); len(got) != 1 || got[0] != "stopped: 3 record(s) in 1 file(s) under "+tdir+", 0 error(s)" {
+		t.Fatalf("trace-stop: %q", got)
+	}
+	ts.h.recv(1, inputMsg(5))
+	ts.step() // after trace-stop: not recorded
+	tr, err := trace.ReadFile(filepath.Join(tdir, trace.FileName(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Records) != 3 || tr.Records[0].ServerTick != 2 || tr.Records[2].ServerTick != 4 {
+		t.Fatalf("recorded %d records %+v; want ticks 2..4", len(tr.Records), tr.Records)
 	}
 }

@@ -128,6 +128,9 @@ type Server struct {
 	trRec trace.Record    // reused: a fresh one per Input would escape
 	// traceErrsLogged is the recorder error count already logged.
 	traceErrsLogged int64
+	// traceMaxBytes is [trace] max_file_bytes, for a recorder started by
+	// the admin trace-start command.
+	traceMaxBytes int64
 
 	closing   bool // shutdown has begun
 	tick      uint32
@@ -173,6 +176,8 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		adminq: make(chan adminJob, adminQueue),
 		gov:    newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
 		cc:     newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
+
+		traceMaxBytes: cfg.Trace.MaxFileBytes,
 	}
 	s.cc.stuck = cfg.Faults.CongestionStuckAtFloor
 	if dir := cfg.Trace.InputTraceDir; dir != "" {
