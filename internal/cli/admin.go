@@ -24,7 +24,8 @@ commands:
                    on/off, and [DEGRADED] while the overrun governor sheds
   tickstats        the per-phase tick table (min/mean/p95/p99/max, ms)
   reload           re-read the server's config file; applies the live keys
-                   (world.overrun_governor) and lists what needs a restart
+                   (world.overrun_governor, network.congestion_control) and
+                   lists what needs a restart
   trace-start DIR  record every peer's accepted Input to DIR (FLIT files;
                    DIR is made absolute here, relative to this directory)
   trace-stop       stop recording: flush, close, print the totals

@@ -39,13 +39,30 @@ func (s *Server) SetReload(path string, load Reloader) {
 	s.reloadPath, s.reload = path, load
 }
 
-// liveKeys are the config keys reload applies to a running server; every
-// other changed key is reported as needing a restart. The congestion
-// controller's switch joins them when the controller exists.
-var liveKeys = map[string]func(s *Server, next *Config){
-	"world.overrun_governor": func(s *Server, next *Config) {
+// liveKeys are the config keys reload applies to a running server (loop
+// goroutine), each returning a note for the answer ("" when none); every
+// other changed key is reported as needing a restart.
+var liveKeys = map[string]func(s *Server, next *Config) string{
+	// Off releases every lever at once (governor.setEnabled).
+	"world.overrun_governor": func(s *Server, next *Config) string {
 		s.gov.setEnabled(next.World.OverrunGovernor)
 		s.cfg.World.OverrunGovernor = next.World.OverrunGovernor
+		return ""
+	},
+	// Off sends every peer a snapshot every tick again at once; on lets the
+	// controller start evaluating links at its next period.
+	"network.congestion_control": func(s *Server, next *Config) string {
+		s.cfg.Network.CongestionControl = next.Network.CongestionControl
+		if s.cfg.Faults.DisableCongestionControl {
+			return " (the disable_congestion_control fault keeps the controller off)"
+		}
+		s.cc.on = next.Network.CongestionControl
+		if !s.cc.on {
+			for _, st := range s.cc.peers {
+				st.rate, st.congested = TickHz, 0
+			}
+		}
+		return ""
 	},
 }
 
@@ -251,8 +268,8 @@ func (s *Server) applyReload(next *Config) []string {
 	out := []string{fmt.Sprintf("reloaded %s: %d key(s) changed", s.reloadPath, len(diffs))}
 	for _, d := range diffs {
 		if apply, ok := liveKeys[d.key]; ok {
-			apply(s, next)
-			out = append(out, fmt.Sprintf("applied %s: %s -> %s", d.key, d.from, d.to))
+			note := apply(s, next)
+			out = append(out, fmt.Sprintf("applied %s: %s -> %s%s", d.key, d.from, d.to, note))
 		} else {
 			out = append(out, fmt.Sprintf("not applied (needs a restart): %s: %s -> %s", d.key, d.from, d.to))
 		}

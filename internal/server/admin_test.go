@@ -90,6 +90,30 @@ func TestAdminReload(t *testing.T) {
 	if !ts.gov.enabled || ts.cfg.World.TestSpawnAICount != 0 {
 		t.Fatalf("governor %v, ai count %d: only the live key may change", ts.gov.enabled, ts.cfg.World.TestSpawnAICount)
 	}
+	// The congestion switch: off puts a backed-off peer back on every tick.
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "x"))
+	ts.step()
+	if !ts.cc.on || len(ts.cc.peers) != 1 {
+		t.Fatalf("controller on %v with %d peer(s); want on with 1", ts.cc.on, len(ts.cc.peers))
+	}
+	for _, st := range ts.cc.peers {
+		st.rate = CongestionFloorHz
+	}
+	off := ts.cfg
+	off.Network.CongestionControl = false
+	off.World.OverrunGovernor = false // nothing else may withhold a snapshot
+	got = ts.applyReload(&off)
+	if len(got) != 3 || got[1] != "applied world.overrun_governor: true -> false" || got[2] != "applied network.congestion_control: true -> false" {
+		t.Fatalf("congestion and governor off: %q", got)
+	}
+	sent := len(ts.h.messagesOf(1, proto.TypeSnapshot))
+	for range 6 {
+		ts.step()
+	}
+	if n := len(ts.h.messagesOf(1, proto.TypeSnapshot)) - sent; ts.cc.on || n != 6 {
+		t.Fatalf("controller on %v, %d snapshots in 6 ticks after switching it off; want off and 6", ts.cc.on, n)
+	}
 	ts.SetReload("s.toml", func() (Config, error) {
 		return Config{}, &ConfigError{File: "s.toml", Key: "world.x", Msg: "unknown key"}
 	})
