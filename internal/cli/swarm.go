@@ -52,6 +52,8 @@ type swarmFlags struct {
 	timeoutS  float64
 	decode    bool
 	degrade   degradeFlags
+	shard     string
+	startAt   string
 }
 
 // degradeFlags are the --degrade-* options: one impairment window on the
@@ -93,6 +95,8 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
 	declareDegradeFlags(fs, &f.degrade)
+	fs.StringVar(&f.shard, "shard", "", "run shard `I/N` of the --clients run: clients [⌊I·C/N⌋, ⌊(I+1)·C/N⌋) with their unsharded indices, names, ramp slots and patterns")
+	fs.StringVar(&f.startAt, "start-at", "", "shared start instant (RFC 3339): the ramp, duration and timeline count from it; a late start is recorded in the report")
 	declareAssertFlags(fs, *a)
 	return fs
 }
@@ -165,8 +169,11 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	f.cfg.RSSSampleInterval = seconds(f.rssS)
 	f.cfg.Timeout = seconds(f.timeoutS)
 	f.cfg.SkipBodyDecode = !f.decode
+	if err := f.parseShard(); err != nil {
+		return err
+	}
 	if f.cfg.Threads == 0 {
-		f.cfg.Threads = swarm.AutoThreads(f.cfg.Clients)
+		f.cfg.Threads = swarm.AutoThreads(f.cfg.ShardClients())
 	}
 	if f.cfg.Impairment, err = f.degrade.resolve(); err != nil {
 		return fmt.Errorf("swarm: %w", err)
@@ -179,6 +186,32 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	case "auto", "tty", "plain", "off":
 	default:
 		return fmt.Errorf("swarm: --progress %q: want auto, tty, plain or off", f.progress)
+	}
+	return nil
+}
+
+// maxStartAhead bounds --start-at: an instant further ahead is almost
+// certainly a typo (a wrong date), and the process would sit idle for it.
+const maxStartAhead = 24 * time.Hour
+
+// parseShard resolves --shard and --start-at.
+func (f *swarmFlags) parseShard() error {
+	if f.shard != "" {
+		sh, err := swarm.ParseShard(f.shard)
+		if err != nil {
+			return fmt.Errorf("swarm: --shard: %w", err)
+		}
+		f.cfg.Shard = sh
+	}
+	if f.startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, f.startAt)
+		if err != nil {
+			return fmt.Errorf("swarm: --start-at %q: want RFC 3339, e.g. 2026-12-01T10:00:00Z", f.startAt)
+		}
+		if time.Until(t) > maxStartAhead {
+			return fmt.Errorf("swarm: --start-at %s is more than %s ahead", f.startAt, maxStartAhead)
+		}
+		f.cfg.StartAt = t
 	}
 	return nil
 }
@@ -269,6 +302,9 @@ func swarmOutcome(res *swarm.Result, failed int) error {
 func printSummary(w io.Writer, res *swarm.Result) {
 	r := res.Report
 	fmt.Fprintf(w, "swarm: %s, pattern %s %v, %d clients, %d threads, %.1fs\n", r.Transport, r.Pattern, r.PatternCounts, r.Clients, r.Threads, r.DurationS)
+	if s := r.Shard; s != nil {
+		fmt.Fprintf(w, "  shard %d/%d: clients %d..%d of %d, started %.1f ms late\n", s.Index, s.Count, s.FirstClient, s.FirstClient+r.Clients-1, s.ClientsTotal, s.StartLateMs)
+	}
 	fmt.Fprintf(w, "  admitted %d  refused %d %v  disconnected %d %v  never connected %d %v\n",
 		r.ClientsConnected, r.ClientsRefused, r.RefusedByReason, r.ClientsDisconnected, r.DisconnectedByReason, r.ClientsNeverConnected, r.NeverConnectedByReason)
 	if h := r.ObservedServerTickHz; h != nil {

@@ -70,6 +70,16 @@ func TestParseSwarmArgs(t *testing.T) {
 				t.Errorf("asserts %+v, want %+v", f.asserts, want)
 			}
 		}},
+		{"shard and start-at", nil, []string{"127.0.0.1", "7777", "--clients", "130", "--shard", "3/4", "--start-at", "2026-12-01T10:00:00Z", "--ramp-ms", "1"}, func(t *testing.T, f *swarmFlags) {
+			c := f.cfg
+			if c.Shard != (swarm.Shard{Index: 3, Count: 4}) || !c.StartAt.Equal(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)) {
+				t.Errorf("shard %v start %v", c.Shard, c.StartAt)
+			}
+			// Auto threads follow the shard's 33 clients, not the run's 130.
+			if c.ShardClients() != 33 || c.Threads != swarm.AutoThreads(33) {
+				t.Errorf("shard clients %d threads %d", c.ShardClients(), c.Threads)
+			}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +109,10 @@ func TestSwarmUsageErrorsExit2(t *testing.T) {
 		{"negative duration", []string{"127.0.0.1", "1", "--duration", "-1"}, "duration"},
 		{"ramp longer than run", []string{"127.0.0.1", "1", "--clients", "100", "--ramp-ms", "100", "--duration", "5"}, "ramp"},
 		{"bad progress", []string{"127.0.0.1", "1", "--progress", "loud"}, "progress"},
+		{"bad shard", []string{"127.0.0.1", "1", "--shard", "4/4"}, "shard"},
+		{"more shards than clients", []string{"127.0.0.1", "1", "--clients", "2", "--shard", "0/3"}, "none"},
+		{"bad start-at", []string{"127.0.0.1", "1", "--start-at", "tomorrow"}, "RFC 3339"},
+		{"start-at too far", []string{"127.0.0.1", "1", "--start-at", "2999-01-01T00:00:00Z"}, "ahead"},
 		// A transport this build cannot speak is refused, never replaced.
 		{"unknown transport", []string{"127.0.0.1", "1", "--transport", "gns", "--duration", "1"}, `transport "gns" is not available`},
 	}

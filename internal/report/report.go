@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 
 	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/stats"
 )
 
 // ServerTickSchemaVersion is the metrics-file schema written by scalegate.
@@ -232,6 +233,10 @@ type TimelinePoint struct {
 	TickMsP99   *float64 `json:"tick_ms_p99"`
 	RSSKB       *int64   `json:"rss_kb"`
 	WorkerDtP99 float64  `json:"worker_dt_p99_ms"`
+	// Mergeable parts of the row (additive): how many clients the kbs mean
+	// is over, and the RTT estimates rtt_p95_ms summarises.
+	KBsClients int              `json:"kbs_clients,omitempty"`
+	RTTHist    *stats.Histogram `json:"rtt_hist,omitempty"`
 }
 
 // Player outcomes: how one client's run ended.
@@ -328,6 +333,12 @@ type Report struct {
 	HarnessCPUS            *float64 `json:"harness_cpu_s"`
 	CPUUsPerClientTick     *float64 `json:"cpu_us_per_client_tick"`
 	Warnings               []string `json:"warnings,omitempty"`
+	// Sharded runs (docs/scale-out.md): Shard is the part this swarm
+	// process ran, Shards what `scalegate merge` merged; Histograms carries
+	// every distribution in mergeable form.
+	Shard      *ShardInfo  `json:"shard,omitempty"`
+	Shards     *ShardsInfo `json:"shards,omitempty"`
+	Histograms *Histograms `json:"histograms,omitempty"`
 	// Players holds one entry per client, in client index order.
 	Players []Player `json:"players,omitempty"`
 	// Traces: one entry per "trace:PATH" pattern the run replayed.

@@ -16,8 +16,8 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	r := &report.Report{
 		SchemaVersion:          report.ReportSchemaVersion,
 		Pattern:                cfg.Mix.String(),
-		PatternCounts:          cfg.Mix.Counts(cfg.Clients),
-		Clients:                cfg.Clients,
+		PatternCounts:          shardPatternCounts(cfg),
+		Clients:                cfg.ShardClients(),
 		Threads:                len(workers),
 		RateHz:                 cfg.RateHz,
 		DurationS:              round3(end.Sub(start).Seconds()),
@@ -67,6 +67,10 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		r.EntitiesPerSnapshot = nanPtr(float64(entities) / float64(r.SnapshotsDecoded))
 		r.SnapshotBytesPerEntity = nanPtr(float64(entBytes) / float64(entities))
 	}
+	r.Histograms = &report.Histograms{
+		RTTMs: stats.HistogramOf(rtt), PeerDelayMs: stats.HistogramOf(pd), ConnectMs: stats.HistogramOf(conn),
+		WorkerLoopDtMs: stats.HistogramOf(dts), TickHzPerClient: stats.HistogramOf(hz), KBsPerClient: stats.HistogramOf(kbs),
+	}
 	r.RTTMs = percentiles(rtt)
 	r.PeerDelayMs = percentiles(pd)
 	r.ConnectMs = percentiles(conn)
@@ -84,6 +88,32 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	// Workers hold clients round-robin: order the list by client index.
 	sort.Slice(r.Players, func(i, j int) bool { return r.Players[i].Index < r.Players[j].Index })
 	return r
+}
+
+// shardPatternCounts counts the patterns of the shard's clients, each
+// assigned as in the whole run.
+func shardPatternCounts(cfg *Config) map[string]int {
+	lo, hi := cfg.Shard.Range(cfg.Clients)
+	c := map[string]int{}
+	for i := lo; i < hi; i++ {
+		c[cfg.Mix.Assign(i, cfg.Clients)]++
+	}
+	return c
+}
+
+// shardInfo is the report's shard block; nil for a run that is neither
+// sharded nor on a shared clock.
+func shardInfo(cfg *Config, start time.Time, late time.Duration) *report.ShardInfo {
+	if !cfg.sharded() {
+		return nil
+	}
+	lo, _ := cfg.Shard.Range(cfg.Clients)
+	si := &report.ShardInfo{Index: cfg.Shard.Index, Count: cfg.Shard.count(), ClientsTotal: cfg.Clients, FirstClient: lo,
+		StartLateMs: round3(float64(late) / float64(time.Millisecond))}
+	if !cfg.StartAt.IsZero() {
+		si.StartAt = start.UTC().Format(time.RFC3339Nano)
+	}
+	return si
 }
 
 // tallyClient adds one client's outcome and Welcome to the report counts.

@@ -27,6 +27,7 @@ type fakeServer struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	inputs int
+	joins  []proto.Join // every Join received, in order
 }
 
 func startFakeServer(t testing.TB, bodyFormat string, body []byte, refuseNth int) *fakeServer {
@@ -77,6 +78,11 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 			}
 			switch proto.Type(ev.Payload[0]) {
 			case proto.TypeJoin:
+				if j, err := proto.DecodeJoin(ev.Payload); err == nil {
+					s.mu.Lock()
+					s.joins = append(s.joins, j)
+					s.mu.Unlock()
+				}
 				joins++
 				if s.refuseNth > 0 && joins%s.refuseNth == 0 {
 					b, _ := proto.AppendRefuse(nil, &proto.Refuse{Reason: proto.ReasonServerFull, Message: "fault"})
@@ -109,6 +115,13 @@ func (s *fakeServer) inputCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inputs
+}
+
+// joined returns a copy of every Join received so far.
+func (s *fakeServer) joined() []proto.Join {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]proto.Join(nil), s.joins...)
 }
 
 // portInt is the fake server's port as an int (for CLI tests).

@@ -110,7 +110,9 @@ func (m *monitor) point(now time.Time, st *report.ServerTick) report.TimelinePoi
 	}
 	if kbsN > 0 {
 		p.KBs = kbsSum / float64(kbsN)
+		p.KBsClients = kbsN
 	}
+	p.RTTHist = stats.HistogramOf(rtt)
 	if s := stats.Summarize(rtt); s.Count > 0 {
 		p.RTTP95Ms = &s.P95
 	}
@@ -136,7 +138,7 @@ func (m *monitor) statusLine(p report.TimelinePoint) string {
 		return fmt.Sprintf(format, *v)
 	}
 	return fmt.Sprintf("swarm %5.0fs  connected %d/%d  tick-Hz min %s  KB/s %.1f  RTT p95 %s ms  worker dt p99 %.2f ms",
-		p.TS, p.Connected, m.cfg.Clients, opt(p.TickHzMin, "%.1f"), p.KBs, opt(p.RTTP95Ms, "%.1f"), p.WorkerDtP99)
+		p.TS, p.Connected, m.cfg.ShardClients(), opt(p.TickHzMin, "%.1f"), p.KBs, opt(p.RTTP95Ms, "%.1f"), p.WorkerDtP99)
 }
 
 // progress prints the status: in place on a terminal, a plain line every

@@ -76,6 +76,13 @@ type Config struct {
 	Impairment relay.Schedule
 	// ImpairSeed seeds the relay's decisions.
 	ImpairSeed uint64
+	// Shard is the part of the Clients-client run this process drives;
+	// the zero value is all of it.
+	Shard Shard
+	// StartAt is the shared clock of a sharded run: every shard starts its
+	// ramp (client i at StartAt + i·Ramp) and counts its duration and
+	// timeline from this instant. Zero: start now.
+	StartAt time.Time
 }
 
 // AutoThreads is the default worker count: min(cores, ceil(clients/32)).
@@ -92,7 +99,7 @@ func (c *Config) defaults() {
 		c.Transport = DefaultTransport
 	}
 	if c.Threads == 0 {
-		c.Threads = AutoThreads(c.Clients)
+		c.Threads = AutoThreads(c.ShardClients())
 	}
 	if c.RSSSampleInterval == 0 {
 		c.RSSSampleInterval = DefaultRSSSampleInterval
@@ -150,6 +157,13 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("impairment: the first phase starts at %gs, after the run ends (%s): it would impair nothing", c.Impairment[0].StartS, c.Duration))
 		}
 	}
+	if c.Shard != (Shard{}) {
+		if err := c.Shard.validate(); err != nil {
+			errs = append(errs, err)
+		} else if c.Clients > 0 && c.Shard.Count > c.Clients {
+			errs = append(errs, fmt.Errorf("shard %s: %d shards of %d clients would leave a shard with none", c.Shard, c.Shard.Count, c.Clients))
+		}
+	}
 	if c.RSSSampleInterval < 0 {
 		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
 	}
@@ -184,20 +198,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fds := cfg.Clients + 64
+	fds := cfg.ShardClients() + 64
 	if len(cfg.Impairment) > 0 {
-		fds += cfg.Clients // one relay socket per client
+		fds += cfg.Clients // one relay socket per client of the whole run (see buildWorkers)
 	}
 	raiseFileLimit(fds)
 
+	start, late := waitStart(ctx, cfg.StartAt)
 	cpu0 := processCPU()
-	start := time.Now()
 	rl, err := startRelay(&cfg, start)
 	if err != nil {
 		return nil, err
 	}
-	workers := buildWorkers(&cfg, factories, backend, start, rl)
-	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	workers := buildWorkers(&cfg, factories, backend, start, time.Now(), rl)
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 
 	mon := newMonitor(&cfg, workers, start)
@@ -231,6 +245,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Report.Relay = &report.RelayStats{Seed: cfg.ImpairSeed, Stats: rl.Stats()}
 		res.Report.Phases = buildPhases(&cfg, workers, start, end)
 	}
+	res.Report.Shard = shardInfo(&cfg, start, late)
 	mon.finish(res, end)
 	fillCPU(res.Report, cpu0, cpu1)
 	if ctx.Err() != nil {
@@ -245,15 +260,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// buildWorkers assigns patterns, ramp slots and workers: client i connects
-// at start + i·ramp and belongs to worker i mod threads, so the ramp is
-// spread over the workers.
+// buildWorkers assigns patterns, ramp slots and workers to the shard's
+// clients: client i (its index in the whole run) gets the pattern and name
+// it has unsharded, connects at start + i·ramp and belongs to worker
+// (i − first) mod threads, so the ramp is spread over the workers. A slot
+// already past at now (a shard that started late) moves to now: its
+// connect time is then measured from when it could first connect, and the
+// lateness is in the report.
 //
 // With a relay, client i connects to the relay's socket i instead of the
-// server, and every client keeps figures per stretch of the schedule.
-func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.Backend, start time.Time, rl *relay.Relay) []*worker {
+// server, and every client keeps figures per stretch of the schedule. The
+// relay has a socket per client of the whole run, so a shard's client i
+// meets the same link (and the same seeded decisions) as unsharded.
+func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.Backend, start, now time.Time, rl *relay.Relay) []*worker {
 	interval := time.Duration(float64(time.Second) / cfg.RateHz)
-	threads := min(cfg.Threads, cfg.Clients)
+	lo, hi := cfg.Shard.Range(cfg.Clients)
+	threads := max(1, min(cfg.Threads, hi-lo))
 	workers := make([]*worker, threads)
 	sts := cfg.Impairment.Stretches()
 	for i := range workers {
@@ -262,16 +284,20 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 			workers[i].clock = &phaseClock{start: start, stretches: sts}
 		}
 	}
-	for i := 0; i < cfg.Clients; i++ {
+	for i := lo; i < hi; i++ {
 		name := cfg.Mix.Assign(i, cfg.Clients)
 		p := factories[name](i, cfg.Clients)
-		c := newClient(i, name, p, start.Add(time.Duration(i)*cfg.Ramp))
+		slot := start.Add(time.Duration(i) * cfg.Ramp)
+		if slot.Before(now) && !cfg.StartAt.IsZero() {
+			slot = now
+		}
+		c := newClient(i, name, p, slot)
 		c.addr = cfg.Addr
 		if rl != nil {
 			c.addr = rl.Addr(i)
 			c.stretch = make([]stretchAcc, len(sts))
 		}
-		workers[i%threads].add(c)
+		workers[(i-lo)%threads].add(c)
 	}
 	return workers
 }
