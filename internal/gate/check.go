@@ -344,6 +344,7 @@ func (c *checker) crossCheck() {
 	c.checkPatterns()
 	c.checkSweep()
 	c.checkRamp()
+	c.checkShards()
 	c.checkCommand()
 	c.checkImpairment()
 	c.checkGatePhases()
@@ -485,6 +486,29 @@ func (c *checker) checkSweep() {
 		if b, err := v.Bool(); err == nil && b {
 			c.instead("baselined", "must be false in a profile with a sweep: a sweep is a characterisation, never a baseline")
 		}
+	}
+}
+
+// checkShards: every shard of every leg needs at least one client (the
+// swarm refuses more shards than clients).
+func (c *checker) checkShards() {
+	sv, ok := c.valid("shards")
+	if !ok {
+		return
+	}
+	shards, _ := sv.Int64()
+	if shards <= 1 {
+		return
+	}
+	what, counts := "clients", []int{}
+	if v, ok := c.valid("sweep.clients"); ok && v.Decode(&counts) == nil && len(counts) > 0 {
+		what = "sweep.clients"
+	} else if v, ok := c.valid("clients"); ok {
+		n, _ := v.Int64()
+		counts = []int{int(n)}
+	}
+	if len(counts) > 0 && int64(slices.Min(counts)) < shards {
+		c.at("shards", "is %d but %s goes down to %d: every shard needs at least one client", shards, what, slices.Min(counts))
 	}
 }
 

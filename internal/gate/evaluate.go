@@ -101,6 +101,7 @@ func Evaluate(in Input) []Check {
 	e.transport()
 	e.loadHappened()
 	e.impaired()
+	e.shards()
 	for _, g := range gatetable.All {
 		if spec, ok := in.Profile.Gates[g.Name]; ok {
 			e.declared(g, spec)
@@ -112,6 +113,7 @@ func Evaluate(in Input) []Check {
 	e.swarmAsserts()
 	e.harness()
 	e.harnessBoundTiming()
+	e.partialLoad()
 	return e.out
 }
 
@@ -193,6 +195,9 @@ func declaredGates(p *Profile) []string {
 	names := []string{"transport", "load"}
 	if len(p.Impairment) > 0 {
 		names = append(names, "impairment")
+	}
+	if p.Shards > 1 {
+		names = append(names, "shards")
 	}
 	for _, g := range gatetable.All {
 		if p.Gates.Has(g.Name) {
@@ -392,6 +397,37 @@ func (e *evaluator) impaired() {
 	e.add(c)
 }
 
+// shards is checked on every report of a sharded run: a merged report
+// must hold every shard exactly once, and a single shard's own report
+// holds part of the load. Either falls short of the load the leg names, so
+// it is inconclusive, never passed (see partialLoad).
+func (e *evaluator) shards() {
+	r := e.r
+	if r.Shards == nil && (r.Shard == nil || r.Shard.Count <= 1) && e.in.Profile.Shards <= 1 {
+		return
+	}
+	c := Check{Gate: "shards", Title: "every shard merged exactly once", Level: LevelHard, Threshold: "complete"}
+	switch {
+	case r.Shards != nil:
+		s := r.Shards
+		c.MeasuredText = fmt.Sprintf("%d of %d merged %v", len(s.Merged), s.Count, s.Merged)
+		c.Status = StatusPass
+		if !s.Complete {
+			c.Status = StatusInconclusive
+			c.Detail = fmt.Sprintf("missing shards %v, duplicated %v: the merged report describes part of the load", s.Missing, s.Duplicated)
+		}
+	case r.Shard != nil && r.Shard.Count > 1:
+		c.MeasuredText = fmt.Sprintf("shard %d of %d only", r.Shard.Index, r.Shard.Count)
+		c.Status = StatusInconclusive
+		c.Detail = "one shard's report holds part of the load: gate the report `scalegate merge` makes of all of them"
+	default:
+		c.MeasuredText = "no shards block"
+		c.Status = StatusUnevaluable
+		c.Detail = fmt.Sprintf("the profile runs %d shards but the report says nothing of them", e.in.Profile.Shards)
+	}
+	e.add(c)
+}
+
 // sameSchedule compares the profile's schedule with the report's echo.
 func sameSchedule(a, b relay.Schedule) bool {
 	if len(a) != len(b) {
@@ -403,6 +439,28 @@ func sameSchedule(a, b relay.Schedule) bool {
 		}
 	}
 	return true
+}
+
+// partialLoad: on a report of part of the load (the shards check is
+// inconclusive) a failed check is inconclusive too; it was measured under
+// less load than the leg names, so it says neither pass nor fail.
+// Unevaluable checks stay: what could not be read still fails.
+func (e *evaluator) partialLoad() {
+	partial := false
+	for _, c := range e.out {
+		if c.Gate == "shards" && c.Status == StatusInconclusive {
+			partial = true
+		}
+	}
+	if !partial {
+		return
+	}
+	for i, c := range e.out {
+		if c.Status == StatusFail {
+			e.out[i].Status = StatusInconclusive
+			e.out[i].Detail = joinDetail(c.Detail, "measured on part of the load (shards incomplete)")
+		}
+	}
 }
 
 // baseline compares payload and wire KB/s with the committed keys.

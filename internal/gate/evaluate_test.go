@@ -366,3 +366,52 @@ func TestBaselineBytesPerEntity(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateShards: a merged report passes only when every shard was
+// merged exactly once; an incomplete one, or one shard's own report, is
+// inconclusive, and a failure measured on it is inconclusive too — never a
+// pass, never a plain fail.
+func TestEvaluateShards(t *testing.T) {
+	complete := &report.ShardsInfo{Count: 4, Merged: []int{0, 1, 2, 3}, Complete: true}
+	missing := &report.ShardsInfo{Count: 4, Merged: []int{0, 1, 3}, Missing: []int{2}}
+	dup := &report.ShardsInfo{Count: 2, Merged: []int{0, 1}, Duplicated: []int{1}}
+	tests := []struct {
+		name    string
+		shards  *report.ShardsInfo
+		shard   *report.ShardInfo
+		profile int // profile shards
+		lose    int // clients not admitted (fails admission)
+		status  Status
+		verdict Verdict
+	}{
+		{"complete", complete, nil, 4, 0, StatusPass, VerdictPassed},
+		{"missing shard", missing, nil, 4, 0, StatusInconclusive, VerdictInconclusive},
+		{"missing shard, admission short", missing, nil, 4, 2, StatusInconclusive, VerdictInconclusive},
+		{"duplicate shard", dup, nil, 1, 0, StatusInconclusive, VerdictInconclusive},
+		{"one shard's own report", nil, &report.ShardInfo{Index: 1, Count: 4}, 1, 0, StatusInconclusive, VerdictInconclusive},
+		{"profile shards but no block", nil, nil, 4, 0, StatusUnevaluable, VerdictFailed},
+		{"complete but admission short", complete, nil, 4, 2, StatusPass, VerdictFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testProfile()
+			p.Shards = tc.profile
+			r := healthyReport(healthyTick())
+			r.Shards, r.Shard = tc.shards, tc.shard
+			r.ClientsConnected -= tc.lose
+			checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()})
+			c, ok := find(checks, "shards")
+			if !ok || c.Status != tc.status {
+				t.Fatalf("shards check %+v (present %v), want %s", c, ok, tc.status)
+			}
+			if v := LegVerdict(checks); v != tc.verdict {
+				t.Fatalf("verdict %s, want %s; checks %+v", v, tc.verdict, checks)
+			}
+		})
+	}
+	// An unsharded report of an unsharded profile has no shards check.
+	p := testProfile()
+	if _, ok := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: testBaseline()}), "shards"); ok {
+		t.Error("an unsharded run must not grow a shards check")
+	}
+}

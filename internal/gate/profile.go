@@ -33,15 +33,17 @@ import (
 // Profile is a resolved profile: the CUE file unified with #Profile, every
 // default filled. Field names are the CUE names.
 type Profile struct {
-	Name               string         `json:"name"`
-	Description        string         `json:"description"`
-	Tier               string         `json:"tier"`
-	Transport          string         `json:"transport"`
-	Clients            int            `json:"clients"`
-	DurationS          float64        `json:"duration_s"`
-	RateHz             float64        `json:"rate_hz"`
-	RampMs             int            `json:"ramp_ms"`
-	Threads            int            `json:"threads"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Tier        string  `json:"tier"`
+	Transport   string  `json:"transport"`
+	Clients     int     `json:"clients"`
+	DurationS   float64 `json:"duration_s"`
+	RateHz      float64 `json:"rate_hz"`
+	RampMs      int     `json:"ramp_ms"`
+	Threads     int     `json:"threads"`
+	// Shards is how many swarm processes share each leg's clients.
+	Shards             int            `json:"shards"`
 	Patterns           []string       `json:"patterns,omitempty"`
 	PatternMix         string         `json:"pattern_mix,omitempty"`
 	EntityType         string         `json:"entity_type"`

@@ -1,0 +1,185 @@
+package merge
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+)
+
+// clientData is what one synthetic client measured.
+type clientData struct {
+	hz, kbs float64
+	rtt     []float64
+}
+
+// run is a synthetic C-client run: per-client figures drawn once, so the
+// unsharded "truth" is known exactly.
+func run(c int) []clientData {
+	rng := rand.New(rand.NewPCG(7, 9))
+	out := make([]clientData, c)
+	for i := range out {
+		d := clientData{hz: 59 + rng.Float64()*2, kbs: 20 + rng.ExpFloat64()*5}
+		for range 50 {
+			if i%7 == 0 { // a slow minority: bimodal RTT
+				d.rtt = append(d.rtt, 180+rng.NormFloat64()*10)
+			} else {
+				d.rtt = append(d.rtt, math.Exp(rng.NormFloat64()*0.5+1))
+			}
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// shardReport is the report shard i of n writes for clients [lo, hi),
+// through a JSON round trip like a file on disk.
+func shardReport(t *testing.T, all []clientData, i, n int) Input {
+	t.Helper()
+	lo, hi := i*len(all)/n, (i+1)*len(all)/n
+	var hz, kbs, rtt []float64
+	for _, d := range all[lo:hi] {
+		hz, kbs, rtt = append(hz, d.hz), append(kbs, d.kbs), append(rtt, d.rtt...)
+	}
+	s := stats.Summarize(rtt)
+	hzLo, hzMean, hzHi, _ := stats.MinMeanMax(hz)
+	_, kMean, kHi, _ := stats.MinMeanMax(kbs)
+	r := &report.Report{
+		SchemaVersion: report.ReportSchemaVersion, Transport: "enet", Pattern: "weave", RateHz: 60,
+		Clients: hi - lo, ClientsConnected: hi - lo, SnapshotsReceived: int64(100 * (hi - lo)), PatternCounts: map[string]int{"weave": hi - lo},
+		RefusedByReason: map[string]int{}, DisconnectedByReason: map[string]int{}, NeverConnectedByReason: map[string]int{},
+		ObservedServerTickHz:   &report.MinMeanMax{Min: hzLo, Mean: hzMean, Max: hzHi},
+		DownstreamKBsPerClient: &report.MeanMax{Mean: kMean, Max: kHi},
+		RTTMs:                  &report.Percentiles{Min: s.Min, Mean: s.Mean, P50: s.P50, P95: s.P95, P99: s.P99, Max: s.Max},
+		Histograms:             &report.Histograms{RTTMs: stats.HistogramOf(rtt), TickHzPerClient: stats.HistogramOf(hz), KBsPerClient: stats.HistogramOf(kbs)},
+		Shard:                  &report.ShardInfo{Index: i, Count: n, ClientsTotal: len(all), FirstClient: lo, StartAt: "2026-12-01T00:00:00Z", StartLateMs: float64(i)},
+		Passed:                 true,
+		Timeline: []report.TimelinePoint{
+			{TS: 1.004, Connected: hi - lo, KBs: kMean, KBsClients: hi - lo, TickHzMin: &hzLo, RTTHist: stats.HistogramOf(rtt), WorkerDtP99: float64(i)},
+		},
+	}
+	if i == 1 {
+		r.ServerTick = json.RawMessage(`{"schema_version":6}`)
+	} else {
+		r.ServerMetricsError = "shard could not read"
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.ParseReport(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{Name: "shard" + string(rune('0'+i)) + ".json", Report: back}
+}
+
+func closeTo(got, want float64) bool {
+	return math.Abs(got-want) <= stats.HistogramRelError*math.Abs(want)+stats.HistogramAbsError+1e-9
+}
+
+// TestMergeEqualsUnsharded: 4 shards of a 130-client run merge into what
+// one process would report: exact counts, exact means and extremes of the
+// per-client figures, RTT percentiles within the histogram's error.
+func TestMergeEqualsUnsharded(t *testing.T) {
+	all := run(130)
+	var in []Input
+	for i := range 4 {
+		in = append(in, shardReport(t, all, i, 4))
+	}
+	whole := shardReport(t, all, 0, 1).Report
+	m, err := Reports(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Clients != 130 || m.ClientsConnected != 130 || m.SnapshotsReceived != whole.SnapshotsReceived || m.PatternCounts["weave"] != 130 {
+		t.Fatalf("counts: clients %d connected %d snapshots %d patterns %v", m.Clients, m.ClientsConnected, m.SnapshotsReceived, m.PatternCounts)
+	}
+	if !m.Shards.Complete || !slices.Equal(m.Shards.Merged, []int{0, 1, 2, 3}) || m.Shards.StartLateMsMax != 3 || !m.Passed {
+		t.Fatalf("shards %+v passed %v", m.Shards, m.Passed)
+	}
+	hz, w := m.ObservedServerTickHz, whole.ObservedServerTickHz
+	if hz.Min != w.Min || hz.Max != w.Max || math.Abs(hz.Mean-w.Mean) > 1e-9 {
+		t.Errorf("tick Hz %+v, unsharded %+v", hz, w)
+	}
+	if k := m.DownstreamKBsPerClient; k.Max != whole.DownstreamKBsPerClient.Max || math.Abs(k.Mean-whole.DownstreamKBsPerClient.Mean) > 1e-9 {
+		t.Errorf("KB/s %+v, unsharded %+v", k, whole.DownstreamKBsPerClient)
+	}
+	g, u := m.RTTMs, whole.RTTMs
+	if g.Min != u.Min || g.Max != u.Max || !closeTo(g.P50, u.P50) || !closeTo(g.P95, u.P95) || !closeTo(g.P99, u.P99) {
+		t.Errorf("rtt %+v, unsharded %+v", g, u)
+	}
+	if len(m.Timeline) != 1 {
+		t.Fatalf("timeline %d rows, want 1 (one shared second)", len(m.Timeline))
+	}
+	p := m.Timeline[0]
+	if p.TS != 1 || p.Connected != 130 || p.KBsClients != 130 || math.Abs(p.KBs-whole.DownstreamKBsPerClient.Mean) > 1e-9 ||
+		*p.TickHzMin != w.Min || p.WorkerDtP99 != 3 || !closeTo(*p.RTTP95Ms, u.P95) {
+		t.Errorf("timeline row %+v (rtt p95 %v), unsharded kbs %g rtt p95 %g", p, *p.RTTP95Ms, whole.DownstreamKBsPerClient.Mean, u.P95)
+	}
+	if string(m.ServerTick) != `{"schema_version":6}` || m.ServerMetricsError != "" {
+		t.Errorf("server block from shard 1: %s / %q", m.ServerTick, m.ServerMetricsError)
+	}
+}
+
+func TestMergeMissingAndDuplicateAreIncomplete(t *testing.T) {
+	all := run(40)
+	s := func(i int) Input { return shardReport(t, all, i, 4) }
+	for _, tc := range []struct {
+		name    string
+		in      []Input
+		merged  []int
+		missing []int
+		dup     []int
+		clients int
+	}{
+		{"missing", []Input{s(0), s(1), s(3)}, []int{0, 1, 3}, []int{2}, nil, 30},
+		{"duplicate", []Input{s(0), s(1), s(2), s(3), s(2)}, []int{0, 1, 2, 3}, nil, []int{2}, 40},
+		{"both", []Input{s(1), s(1)}, []int{1}, []int{0, 2, 3}, []int{1}, 10},
+	} {
+		m, err := Reports(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		sh := m.Shards
+		if sh.Complete || m.Passed || !slices.Equal(sh.Merged, tc.merged) || !slices.Equal(sh.Missing, tc.missing) || !slices.Equal(sh.Duplicated, tc.dup) {
+			t.Errorf("%s: shards %+v passed %v", tc.name, sh, m.Passed)
+		}
+		if m.Clients != tc.clients {
+			t.Errorf("%s: clients %d, want %d (a duplicate must not count twice)", tc.name, m.Clients, tc.clients)
+		}
+	}
+}
+
+func TestMergeRefusesOtherRuns(t *testing.T) {
+	all := run(40)
+	a, b := shardReport(t, all, 0, 4), shardReport(t, all, 1, 4)
+	mut := func(f func(r *report.Report)) Input {
+		c := *b.Report
+		sh := *c.Shard
+		c.Shard = &sh
+		f(&c)
+		return Input{Name: "other.json", Report: &c}
+	}
+	for name, in := range map[string]Input{
+		"shard count":   mut(func(r *report.Report) { r.Shard.Count = 5 }),
+		"clients_total": mut(func(r *report.Report) { r.Shard.ClientsTotal = 41 }),
+		"start_at":      mut(func(r *report.Report) { r.Shard.StartAt = "2026-12-02T00:00:00Z" }),
+		"transport":     mut(func(r *report.Report) { r.Transport = "quic" }),
+		"not a shard":   mut(func(r *report.Report) { r.Shard = nil }),
+		"histograms":    mut(func(r *report.Report) { r.Histograms = nil }),
+	} {
+		_, err := Reports([]Input{a, in})
+		if err == nil || !strings.Contains(err.Error(), "other.json") {
+			t.Errorf("%s: err %v, want a refusal naming other.json", name, err)
+		}
+	}
+	if _, err := Reports(nil); err == nil {
+		t.Error("no reports must be an error")
+	}
+}

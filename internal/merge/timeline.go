@@ -1,0 +1,74 @@
+package merge
+
+import (
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
+)
+
+// mergeTimelines merges the shards' per-second rows by the shared clock:
+// every shard's t_s counts from the same start instant, so the rows of
+// one second (t_s rounded to the second) describe the same moment.
+// Connected clients add up; the slowest client's tick rate is the minimum
+// of the shards' minima; KB/s is the client-weighted mean; RTT p95 comes
+// from the merged per-second RTT histogram; the worker dt p99 is the worst
+// shard's (each is already the worst of its workers); the server's figures
+// (tick ms p99, RSS) are the first shard's that read them.
+func mergeTimelines(picked []Input) []report.TimelinePoint {
+	rows := map[int][]report.TimelinePoint{}
+	for _, s := range picked {
+		seen := map[int]int{}
+		for _, p := range s.Report.Timeline {
+			sec := int(math.Round(p.TS))
+			if at, dup := seen[sec]; dup {
+				// Ticker jitter put two rows of one shard in one second:
+				// keep the later, or the shard's clients count twice.
+				rows[sec][at] = p
+				continue
+			}
+			seen[sec] = len(rows[sec])
+			rows[sec] = append(rows[sec], p)
+		}
+	}
+	var out []report.TimelinePoint
+	for _, sec := range slices.Sorted(maps.Keys(rows)) {
+		out = append(out, mergeRow(float64(sec), rows[sec]))
+	}
+	return out
+}
+
+func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
+	m := report.TimelinePoint{TS: ts}
+	var kbsSum float64
+	rtt := stats.NewHistogram()
+	for _, p := range ps {
+		m.Connected += p.Connected
+		if p.TickHzMin != nil && (m.TickHzMin == nil || *p.TickHzMin < *m.TickHzMin) {
+			v := *p.TickHzMin
+			m.TickHzMin = &v
+		}
+		kbsSum += p.KBs * float64(p.KBsClients)
+		m.KBsClients += p.KBsClients
+		rtt.Merge(p.RTTHist)
+		if m.TickMsP99 == nil && p.TickMsP99 != nil {
+			v := *p.TickMsP99
+			m.TickMsP99 = &v
+		}
+		if m.RSSKB == nil && p.RSSKB != nil {
+			v := *p.RSSKB
+			m.RSSKB = &v
+		}
+		m.WorkerDtP99 = max(m.WorkerDtP99, p.WorkerDtP99)
+	}
+	if m.KBsClients > 0 {
+		m.KBs = kbsSum / float64(m.KBsClients)
+	}
+	if rtt.Count() > 0 {
+		p95 := rtt.Summary().P95
+		m.RTTP95Ms, m.RTTHist = &p95, rtt
+	}
+	return m
+}
