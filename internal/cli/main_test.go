@@ -40,6 +40,8 @@ func TestScripts(t *testing.T) {
 			"noorphans":  cmdNoOrphans,
 			"gone":       cmdGone,
 			"mkflit":     cmdMkFlit,
+			"killswarm":  cmdKillSwarm,
+			"samerun":    cmdSameRun,
 		},
 	})
 }

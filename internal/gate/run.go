@@ -51,6 +51,10 @@ type LegResult struct {
 	ServerExit *int    `json:"server_exit,omitempty"`
 	StartedAt  string  `json:"started_at"`
 	ElapsedS   float64 `json:"elapsed_s"`
+	// Shards is how many swarm processes ran the leg (profile shards > 1);
+	// ShardExits their exit statuses, by shard index.
+	Shards     int   `json:"shards,omitempty"`
+	ShardExits []int `json:"shard_exits,omitempty"`
 
 	Report *report.Report `json:"-"`
 }
@@ -163,15 +167,17 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 			return r.launchFailed(err)
 		}
 	}
-	swarmSpec, err := r.swarmSpec(port, pattern)
+	swarmSpecs, err := r.swarmSpecs(port, pattern)
 	if err != nil {
 		return r.launchFailed(err)
 	}
 	// Both run under a guardian (the scalegate binary): whatever the
 	// server's command does, nothing it starts outlives the leg or the gate.
 	serverSpec.Guardian, serverSpec.Kill = o.Self, o.Kill
-	swarmSpec.Guardian, swarmSpec.Kill = o.Self, o.Kill
-	lr.ServerCmd, lr.SwarmCmd = launcher.CommandLine(serverSpec.Path, serverSpec.Args), launcher.CommandLine(swarmSpec.Path, swarmSpec.Args)
+	for i := range swarmSpecs {
+		swarmSpecs[i].Guardian, swarmSpecs[i].Kill = o.Self, o.Kill
+	}
+	lr.ServerCmd, lr.SwarmCmd = launcher.CommandLine(serverSpec.Path, serverSpec.Args), swarmCommandLine(swarmSpecs, r.report)
 
 	server, err := launcher.Start(ctx, serverSpec)
 	if err != nil {
@@ -185,18 +191,18 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 		}
 		return r.launchFailed(err)
 	}
-	swarm, err := launcher.Start(ctx, swarmSpec)
+	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
 		return r.launchFailed(err)
 	}
-	r.waitSwarm(ctx, swarm, server)
+	r.waitSwarms(ctx, swarms, server)
 	// A server gone before the gate stopped it died mid-run, whichever of
 	// the two the wait noticed first.
 	if ctx.Err() == nil && server.Exited() {
 		r.serverDied = true
 		lr.Error = joinDetail(lr.Error, fmt.Sprintf("server exited (status %d) during the run; see %s", server.ExitCode(), filepath.Join(lr.Dir, "server.log")))
 	}
-	code := swarm.ExitCode()
+	code := r.swarmExit(swarms)
 	lr.SwarmExit = &code
 	r.stopServer(server)
 	if ctx.Err() != nil {
@@ -207,24 +213,27 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 	return r.finish(code)
 }
 
-// waitSwarm waits for the swarm to finish its run. It is bounded: duration
-// plus the connect ramp plus a minute; a swarm that overstays is stopped.
-// A server that dies mid-run stops the swarm too (nothing left to measure).
-func (r *legRun) waitSwarm(ctx context.Context, swarm, server *launcher.Process) {
+// waitSwarms waits for every swarm process (one, or one per shard) to
+// finish its run. It is bounded: the shards' start lead plus duration plus
+// the connect ramp plus a minute; a swarm that overstays is stopped. A
+// server that dies mid-run stops the swarms too (nothing left to measure).
+func (r *legRun) waitSwarms(ctx context.Context, swarms []*launcher.Process, server *launcher.Process) {
 	p := r.o.Profile
 	limit := time.Duration(p.DurationS*float64(time.Second)) +
-		time.Duration(p.ClientsFor(r.leg)*p.RampMs)*time.Millisecond + 60*time.Second
+		time.Duration(p.ClientsFor(r.leg)*p.RampMs)*time.Millisecond + 60*time.Second + shardLead(p.Shards)
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
-	select {
-	case <-swarm.Done():
-	case <-ctx.Done():
-		swarm.Stop()
-	case <-server.Done():
-		swarm.Stop()
-	case <-timer.C:
-		r.res.Error = fmt.Sprintf("swarm still running %s after start: stopped", limit)
-		swarm.Stop()
+	for _, swarm := range swarms {
+		select {
+		case <-swarm.Done():
+			continue
+		case <-ctx.Done():
+		case <-server.Done():
+		case <-timer.C:
+			r.res.Error = fmt.Sprintf("swarm still running %s after start: stopped", limit)
+		}
+		stopAll(swarms)
+		return
 	}
 }
 

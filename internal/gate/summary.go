@@ -28,6 +28,9 @@ func WriteTable(w io.Writer, r *RunResult) error {
 	}
 	for _, l := range r.Legs {
 		line := fmt.Sprintf("leg %s: %s", l.Leg.ID, strings.ToUpper(string(l.Verdict)))
+		if l.Shards > 1 {
+			line += fmt.Sprintf(" (%d swarm shards, merged)", l.Shards)
+		}
 		if l.Error != "" {
 			line += " — " + l.Error
 		}
@@ -79,6 +82,9 @@ func Markdown(r *RunResult) string {
 	b.WriteString(capacityMarkdown(r.Capacity))
 	for _, l := range r.Legs {
 		fmt.Fprintf(&b, "### leg `%s` (%s) — %s %s\n\n", l.Leg.ID, l.Leg.PatternLabel(), icon[l.Verdict], l.Verdict)
+		if l.Shards > 1 {
+			fmt.Fprintf(&b, "%d swarm shards ran this leg, each its own process; the gates read their merged report (exits %v).\n\n", l.Shards, l.ShardExits)
+		}
 		if l.Error != "" {
 			fmt.Fprintf(&b, "> %s\n\n", mdEscape(l.Error))
 		}
