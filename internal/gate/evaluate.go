@@ -414,7 +414,14 @@ func (e *evaluator) shards() {
 		c.Status = StatusPass
 		if !s.Complete {
 			c.Status = StatusInconclusive
-			c.Detail = fmt.Sprintf("missing shards %v, duplicated %v: the merged report describes part of the load", s.Missing, s.Duplicated)
+			var gaps []string
+			if len(s.Missing) > 0 {
+				gaps = append(gaps, fmt.Sprintf("missing shards %v", s.Missing))
+			}
+			if len(s.Duplicated) > 0 {
+				gaps = append(gaps, fmt.Sprintf("shards given twice %v", s.Duplicated))
+			}
+			c.Detail = strings.Join(gaps, ", ") + ": the merged report does not describe the run's load once"
 		}
 	case r.Shard != nil && r.Shard.Count > 1:
 		c.MeasuredText = fmt.Sprintf("shard %d of %d only", r.Shard.Index, r.Shard.Count)
