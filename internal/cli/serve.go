@@ -15,12 +15,17 @@ const serveUsage = `usage: scalegate serve [--config PATH] [options]
 
 Runs the reference game server: a 60 Hz authoritative tick over a populated
 world, per-peer snapshots under a byte budget, admission control, and the
-metrics file (--metrics-json) every gate reads. Binds 127.0.0.1 only.
+metrics file (--metrics-json) every gate reads. Binds 127.0.0.1 unless
+--bind (or [server] bind) says otherwise: 0.0.0.0 lets swarms on other
+machines in (docs/scale-out.md); the gate's own runs stay on loopback.
+[metrics] http_listen also serves the metrics document at
+http://HOST:PORT/metrics for swarms that cannot read the file.
 Flags override the config file. docs/server.md lists every config key;
 docs/faults.md the [faults] section (deliberate defects, off by default).
 
-On bind it prints "scalegate serve: listening on 127.0.0.1:PORT transport=NAME"
-and writes the metrics file once. SIGINT/SIGTERM: Notice(shutdown) to every
+On bind it prints "scalegate serve: listening on ADDR:PORT transport=NAME"
+(and "scalegate serve: metrics at URL" with http_listen) and writes the
+metrics document once. SIGINT/SIGTERM: Notice(shutdown) to every
 peer, a final metrics write, exit 0. Exit 4: bad config (the key is named);
 5: the metrics file cannot be written (checked before binding, so nothing
 claims to listen) or the port cannot be bound; 2: usage or a transport this
@@ -40,6 +45,7 @@ type serveFlags struct {
 	transport string
 	metrics   string
 	workers   int
+	bind      string
 }
 
 func newServeFlagSet(f *serveFlags, env *Env) *flag.FlagSet {
@@ -49,7 +55,8 @@ func newServeFlagSet(f *serveFlags, env *Env) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.config, "config", "", "server config TOML `path` (defaults apply without one)")
-	fs.IntVar(&f.port, "port", 0, "UDP `port` on 127.0.0.1 (overrides [server] port; 0 = ephemeral)")
+	fs.IntVar(&f.port, "port", 0, "UDP `port` (overrides [server] port; 0 = ephemeral)")
+	fs.StringVar(&f.bind, "bind", server.BindHost, "IP `address` to bind (overrides [server] bind; 0.0.0.0 = every interface)")
 	fs.StringVar(&f.transport, "transport", "", "transport `name` (overrides [server] transport)")
 	fs.StringVar(&f.metrics, "metrics-json", "", "metrics file `path` (overrides [metrics] tick_json_path)")
 	fs.IntVar(&f.workers, "sim-worker-threads", 0, "sim worker threads, 0 auto, 1 serial (overrides [world] sim_worker_threads)")
@@ -87,6 +94,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))
 	}
 	fmt.Fprintf(env.Stdout, "scalegate serve: listening on %s transport=%s\n", srv.Addr(), srv.Backend())
+	if u := srv.MetricsURL(); u != "" {
+		fmt.Fprintf(env.Stdout, "scalegate serve: metrics at %s\n", u)
+	}
 	if err := srv.Run(ctx); err != nil {
 		return exitcode.With(exitcode.Internal, fmt.Errorf("serve: %w", err))
 	}
@@ -111,6 +121,8 @@ func loadServeConfig(fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
 			cfg.Metrics.TickJSONPath = f.metrics
 		case "sim-worker-threads":
 			cfg.World.SimWorkerThreads = f.workers
+		case "bind":
+			cfg.Server.Bind = f.bind
 		}
 	})
 	if err := cfg.Validate(); err != nil {

@@ -88,7 +88,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.pattern, "pattern", "weave", "flight pattern: "+strings.Join(swarm.PatternNames(), " | ")+" | trace:PATH (a FLIT file or a directory of them)")
 	fs.StringVar(&f.mix, "pattern-mix", "", "weighted mix, e.g. \"weave:80,aggressive:20\" or \"trace:t.flit:30,weave:70\" (supersedes --pattern)")
 	fs.StringVar(&f.jsonPath, "json", "", "write the JSON report to `path`")
-	fs.StringVar(&f.cfg.ServerMetrics, "server-metrics", "", "server metrics file (`path`) to sample and embed as server_tick")
+	fs.StringVar(&f.cfg.ServerMetrics, "server-metrics", "", "server metrics `source` to sample and embed as server_tick: a file path or an http(s) URL ([metrics] http_listen)")
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series (s)")
 	fs.StringVar(&f.cfg.EntityType, "entity-type", "builtin:debug-entity", "entity_type each client requests in its Join")
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")

@@ -180,9 +180,10 @@ func ParseServerTick(b []byte) (*ServerTick, map[string]json.RawMessage, error) 
 	return &st, raw, nil
 }
 
-// ReadServerTick reads and parses a metrics file, naming the path on error.
+// ReadServerTick reads and parses a metrics document from a file path or
+// an http(s) URL (ReadServerMetrics), naming the source on error.
 func ReadServerTick(path string) (*ServerTick, map[string]json.RawMessage, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadServerMetrics(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read server metrics: %w", err)
 	}

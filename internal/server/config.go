@@ -3,9 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -33,6 +35,7 @@ type Config struct {
 // ServerConfig is [server].
 type ServerConfig struct {
 	Port         int     `toml:"port"`      // 0: an ephemeral port
+	Bind         string  `toml:"bind"`      // IP address to bind; default 127.0.0.1
 	MaxPeers     int     `toml:"max_peers"` // joined + joining peers
 	Transport    string  `toml:"transport"` // backend name ("enet", "quic")
 	IdleTimeoutS float64 `toml:"idle_timeout_s"`
@@ -85,7 +88,10 @@ type NetworkConfig struct {
 
 // MetricsConfig is [metrics].
 type MetricsConfig struct {
-	TickJSONPath       string  `toml:"tick_json_path"`
+	TickJSONPath string `toml:"tick_json_path"`
+	// HTTPListen ("host:port") serves the metrics document over HTTP at
+	// /metrics as well; "" = no HTTP endpoint.
+	HTTPListen         string  `toml:"http_listen"`
 	TickJSONIntervalMs int     `toml:"tick_json_interval_ms"`
 	SlowTickMs         float64 `toml:"slow_tick_ms"` // 0: 12.5 ms (3/4 of the 60 Hz period)
 }
@@ -113,7 +119,7 @@ type AdminConfig struct {
 // DefaultConfig is the configuration with every key at its default.
 func DefaultConfig() Config {
 	return Config{
-		Server: ServerConfig{Port: 7777, MaxPeers: 256, Transport: "enet", IdleTimeoutS: 10, JoinTimeoutS: 5},
+		Server: ServerConfig{Port: 7777, Bind: BindHost, MaxPeers: 256, Transport: "enet", IdleTimeoutS: 10, JoinTimeoutS: 5},
 		Security: SecurityConfig{
 			ConnectRateLimitCount:   16,
 			ConnectRateLimitWindowS: 1,
@@ -216,6 +222,8 @@ func (c *Config) Validate() error {
 	_, aiMixErr := ParseAIMix(c.World.TestSpawnAIMix)
 	checks := []check{
 		{"server.port", c.Server.Port >= 0 && c.Server.Port <= 65535, "must be 0..65535"},
+		{"server.bind", net.ParseIP(c.Server.Bind) != nil, "must be an IP address (127.0.0.1 keeps the server on loopback; 0.0.0.0 or :: every interface)"},
+		{"metrics.http_listen", c.Metrics.HTTPListen == "" || validHostPort(c.Metrics.HTTPListen), "must be HOST:PORT (e.g. 127.0.0.1:9100, :9100), or empty for none"},
 		{"server.max_peers", c.Server.MaxPeers >= 1 && c.Server.MaxPeers <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
 		{"server.transport", strings.TrimSpace(c.Server.Transport) != "", "must name a transport"},
 		{"server.idle_timeout_s", c.Server.IdleTimeoutS >= 1 && c.Server.IdleTimeoutS <= 3600, "must be 1..3600"},
@@ -250,6 +258,15 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+func validHostPort(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p >= 0 && p <= 65535
 }
 
 // Workers is the effective number of sim workers (0 resolves to GOMAXPROCS).

@@ -136,6 +136,7 @@ type Server struct {
 	tick      uint32
 	started   time.Time
 	lastWrite time.Time
+	http      *metricsHTTP // nil without [metrics] http_listen
 	lastSlow  time.Time
 	slowQuiet int64 // slow ticks not logged since the last line
 	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
@@ -204,7 +205,7 @@ func (s *Server) Listen() error {
 	if err := s.checkMetricsPath(); err != nil {
 		return err
 	}
-	addr := net.JoinHostPort(BindHost, strconv.Itoa(s.cfg.Server.Port))
+	addr := net.JoinHostPort(s.cfg.Server.Bind, strconv.Itoa(s.cfg.Server.Port))
 	b, err := transport.Lookup(s.cfg.Server.Transport)
 	if err != nil {
 		return err
@@ -229,8 +230,26 @@ func (s *Server) Listen() error {
 		s.closeAdmin()
 		return &ListenError{Addr: addr, Err: err}
 	}
+	if a := s.cfg.Metrics.HTTPListen; a != "" {
+		m, err := startMetricsHTTP(a)
+		if err != nil {
+			h.Close()
+			s.closeAdmin()
+			return err
+		}
+		s.http = m
+	}
 	s.attach(h)
 	return nil
+}
+
+// MetricsURL is the URL the metrics document is served at, "" without
+// [metrics] http_listen.
+func (s *Server) MetricsURL() string {
+	if s.http == nil {
+		return ""
+	}
+	return "http://" + s.http.addr() + MetricsPath
 }
 
 // attach makes h the server's host (tests attach an in-memory one).
@@ -289,10 +308,11 @@ func (s *Server) checkMetricsPath() error {
 	return nil
 }
 
-// WriteMetrics writes the metrics file now (a no-op without a path).
+// WriteMetrics writes the metrics file and publishes the document on the
+// HTTP endpoint now (a no-op without either).
 func (s *Server) WriteMetrics() error {
 	path := s.cfg.Metrics.TickJSONPath
-	if path == "" {
+	if path == "" && s.http == nil {
 		return nil
 	}
 	st := s.met.build(snapshotInputs{cc: s.cc,
@@ -320,6 +340,12 @@ func (s *Server) WriteMetrics() error {
 		return err
 	}
 	s.lastWrite = now
+	if s.http != nil {
+		s.http.publish(b)
+	}
+	if path == "" {
+		return nil
+	}
 	return report.WriteFileAtomic(path, b)
 }
 
@@ -340,6 +366,9 @@ func (s *Server) droppedTicks() int64 {
 func (s *Server) Run(ctx context.Context) error {
 	defer s.sim.Close()
 	defer s.host.Close()
+	if s.http != nil {
+		defer s.http.stop()
+	}
 	defer s.closeAdmin()
 	if s.adm != nil {
 		s.adm.Serve(s.handleAdmin)

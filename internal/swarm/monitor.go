@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/report"
@@ -178,7 +177,7 @@ func (m *monitor) captureFinal() {
 	if m.cfg.ServerMetrics == "" {
 		return
 	}
-	m.final, m.finalErr = os.ReadFile(m.cfg.ServerMetrics)
+	m.final, m.finalErr = report.ReadServerMetrics(m.cfg.ServerMetrics)
 }
 
 // finish embeds the metrics file captured at the end of the run whole, or
@@ -192,7 +191,7 @@ func (m *monitor) finish(res *Result, end time.Time) {
 	r.ServerMetricsPath = m.cfg.ServerMetrics
 	b, err := m.final, m.finalErr
 	if b == nil && err == nil {
-		b, err = os.ReadFile(m.cfg.ServerMetrics)
+		b, err = report.ReadServerMetrics(m.cfg.ServerMetrics)
 	}
 	if err == nil {
 		var raw map[string]json.RawMessage

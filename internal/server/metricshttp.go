@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// metricsHTTP serves the latest metrics document over HTTP ([metrics]
+// http_listen), so a swarm on another machine can sample the same
+// document the metrics file holds (`scalegate swarm --server-metrics
+// http://HOST:PORT/metrics`). The server owns it: started by Listen,
+// stopped by Run's shutdown.
+type metricsHTTP struct {
+	ln  net.Listener
+	srv *http.Server
+	doc atomic.Pointer[[]byte] // nil until the first document is built
+}
+
+// MetricsPath is the URL path the document is served on.
+const MetricsPath = "/metrics"
+
+func startMetricsHTTP(addr string) (*metricsHTTP, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &ListenError{Addr: addr + " ([metrics] http_listen)", Err: err}
+	}
+	m := &metricsHTTP{ln: ln}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+MetricsPath, m.serve)
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		// Serve returns ErrServerClosed on stop; anything else ends the
+		// endpoint, and readers then see it missing (never zeros).
+		_ = m.srv.Serve(ln)
+	}()
+	return m, nil
+}
+
+// serve answers with the newest document, or 503 before the first one:
+// a reader must see "not yet", not an empty or zero document.
+func (m *metricsHTTP) serve(w http.ResponseWriter, _ *http.Request) {
+	doc := m.doc.Load()
+	if doc == nil {
+		http.Error(w, "no metrics document yet", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(*doc)
+}
+
+func (m *metricsHTTP) publish(b []byte) { m.doc.Store(&b) }
+
+// addr is the bound address (the port resolved when http_listen gave 0).
+func (m *metricsHTTP) addr() string { return m.ln.Addr().String() }
+
+// stop closes the endpoint, letting an answer in flight finish (bounded).
+func (m *metricsHTTP) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := m.srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		_ = m.srv.Close()
+	}
+}
