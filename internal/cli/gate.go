@@ -29,6 +29,7 @@ type gateFlags struct {
 	summary, junit         string
 	grace                  time.Duration
 	sets                   setFlags
+	report, leg            string
 }
 
 // setFlags collects repeatable --set PATH=VALUE flags.
@@ -69,8 +70,11 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	fs.StringVar(&f.junit, "junit", "", "also write the result as JUnit XML to this file (one testsuite per leg, one testcase per gate)")
 	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
 	fs.Var(&f.sets, "set", setUsage+"; a run with overrides never updates the baseline")
+	fs.StringVar(&f.report, "report", "", "evaluate the profile's gates on this swarm report (e.g. `scalegate merge` of a sharded run elsewhere) without launching anything")
+	fs.StringVar(&f.leg, "leg", "", "with --report: the leg `ID` the report is (needed when the profile has several)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH]")
+		fmt.Fprintln(fs.Output(), "       scalegate --profile NAME --report REPORT.json [--leg ID] [--set PATH=VALUE]... [--strict] [--out DIR]")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(env, fs, args); err != nil {
@@ -87,6 +91,12 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 		// profile's figures, and this run would measure an edited profile.
 		return nil, exitcode.Errorf(exitcode.Usage, "--update-baseline with --set %s: a baseline records the committed profile, and overrides measure a different one; commit the change to the profile file, or drop --set", f.sets.String())
 	}
+	if f.report == "" && f.leg != "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "--leg goes with --report")
+	}
+	if f.report != "" && f.updateBaseline {
+		return nil, exitcode.Errorf(exitcode.Usage, "--update-baseline records the gate's own runs only, not a --report made elsewhere")
+	}
 	return f, nil
 }
 
@@ -98,6 +108,9 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	p, err := loadProfile(env, f.profilesDir, f.profile, f.sets)
 	if err != nil {
 		return err
+	}
+	if f.report != "" {
+		return gateReport(env, f, p, args)
 	}
 	if err := p.TransportError(lookupTransport); err != nil {
 		return exitcode.With(exitcode.Usage, err)
@@ -153,6 +166,40 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	}
 	meta.Finish(res)
 	return writeOutputs(env, f, res, meta, baselineErr)
+}
+
+// gateReport evaluates the profile's gates on --report: nothing is
+// launched; the run directory, summaries and exit code are a gate run's.
+func gateReport(env *Env, f *gateFlags, p *gate.Profile, args []string) error {
+	leg, err := p.LegByID(f.leg)
+	if err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	if _, err := report.ReadReport(f.report); err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	var base *gate.Baseline
+	if p.Baselined {
+		if base, err = gate.ReadBaseline(f.baseline); err != nil {
+			return exitcode.With(exitcode.InvalidProfile, err)
+		}
+	}
+	dir, err := gate.CreateRunDir(f.out, f.results, p.Name, time.Now())
+	if err != nil {
+		if errors.Is(err, gate.ErrRunDirExists) {
+			return exitcode.With(exitcode.Usage, err)
+		}
+		return exitcode.With(exitcode.Internal, err)
+	}
+	meta, err := gate.NewMetadata(p, f.strict, false, Version, commandLine(args))
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	fmt.Fprintf(env.Stderr, "scalegate: profile %s: gating %s as leg %s (nothing launched); artifacts in %s\n", p.Name, f.report, leg.ID, dir)
+	res := gate.EvaluateReport(gate.Options{Profile: p, Strict: f.strict, Baseline: base, Dir: dir}, leg, f.report)
+	res.ExitCode = int(exitFor(res.Verdict))
+	meta.Finish(res)
+	return writeOutputs(env, f, res, meta, nil)
 }
 
 // cleanBaselineTemps removes what a killed --update-baseline left beside
