@@ -1,0 +1,242 @@
+// Package k8s renders the Kubernetes manifests of a sharded swarm run: an
+// Indexed Job whose pod I runs `scalegate swarm --shard I/N` against a
+// server reached over the network, every pod starting its ramp at one
+// shared instant. Kubernetes does the scheduling, placement and retries a
+// coordinator would; scalegate does only what is its own — the
+// deterministic client split, the shared clock and the exact merge
+// (docs/scale-out.md).
+//
+// Shard reports are collected from the pods' logs: each pod prints its
+// report between two marker lines after the run. Logs need no volume,
+// storage class or credentials (a ReadWriteMany volume or a bucket would
+// need all three and differ per cluster), survive the pod's completion
+// for the Job's TTL, and `kubectl logs` is the one tool every cluster
+// user has. CollectScript prints the commands.
+package k8s
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/scalegate/scalegate/internal/gate"
+)
+
+// Report markers: the lines around the report a pod prints to its log.
+const (
+	ReportBegin = "SCALEGATE-REPORT-BEGIN"
+	ReportEnd   = "SCALEGATE-REPORT-END"
+)
+
+// Options is one sharded run of one leg of a profile.
+type Options struct {
+	Profile *gate.Profile
+	Leg     gate.Leg
+	Shards  int
+	Image   string
+	// Server is the game server's "host:port" as the pods reach it.
+	Server string
+	// ServerMetrics is the server's metrics URL (http_listen), "" for none.
+	ServerMetrics string
+	// StartAt is the shared start instant; Now is when the manifests are
+	// rendered (it bounds the Job's deadline).
+	StartAt, Now time.Time
+	Namespace    string
+	// CPU is each pod's CPU request (Kubernetes quantity, e.g. "1").
+	CPU string
+}
+
+// Validate reports every problem with o at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Shards < 1 || o.Shards > 10000 {
+		errs = append(errs, fmt.Errorf("--shards must be 1..10000, got %d", o.Shards))
+	}
+	if clients := o.Profile.ClientsFor(o.Leg); o.Shards > clients {
+		errs = append(errs, fmt.Errorf("--shards %d is more than the leg's %d clients: every shard needs at least one", o.Shards, clients))
+	}
+	if strings.TrimSpace(o.Image) == "" {
+		errs = append(errs, errors.New("--image is required (build it from the Dockerfile at the repository root)"))
+	}
+	if _, port, err := net.SplitHostPort(o.Server); err != nil || port == "" {
+		errs = append(errs, fmt.Errorf("--server %q: want HOST:PORT the pods can reach", o.Server))
+	}
+	if o.ServerMetrics != "" && !strings.HasPrefix(o.ServerMetrics, "http://") && !strings.HasPrefix(o.ServerMetrics, "https://") {
+		errs = append(errs, fmt.Errorf("--server-metrics %q: pods cannot read a file on the server's machine; give its http(s) URL ([metrics] http_listen)", o.ServerMetrics))
+	}
+	if !o.StartAt.After(o.Now) {
+		errs = append(errs, fmt.Errorf("--start-at %s is not in the future: every shard would start late", o.StartAt.Format(time.RFC3339)))
+	}
+	return errors.Join(errs...)
+}
+
+// JobName is the Job's name: scalegate-<profile>-<leg>, DNS-1123 safe.
+func (o *Options) JobName() string {
+	name := "scalegate-" + o.Profile.Name + "-" + o.Leg.ID
+	name = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(name))
+	if len(name) > 52 { // leaves room for the pod name suffix Kubernetes adds
+		name = strings.TrimRight(name[:52], "-")
+	}
+	return name
+}
+
+// swarmArgs is the profile's load as `scalegate swarm` arguments after the
+// subcommand, with the shard index left to Kubernetes.
+func (o *Options) swarmArgs() []string {
+	p := o.Profile
+	host, port, _ := net.SplitHostPort(o.Server)
+	args := []string{host, port,
+		"--shard", "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards),
+		"--start-at", o.StartAt.UTC().Format(time.RFC3339),
+		"--clients", strconv.Itoa(p.ClientsFor(o.Leg)),
+		"--duration", fmtFloat(p.DurationS),
+		"--rate", fmtFloat(p.RateHz),
+		"--transport", p.Transport,
+		"--ramp-ms", strconv.Itoa(p.RampMs),
+		"--rss-sample-interval-s", fmtFloat(p.RSSSampleIntervalS),
+		"--progress", "plain",
+	}
+	if o.Leg.PatternMix != "" {
+		args = append(args, "--pattern-mix", o.Leg.PatternMix)
+	} else {
+		args = append(args, "--pattern", o.Leg.Pattern)
+	}
+	if p.Threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(p.Threads))
+	}
+	if p.EntityType != "" {
+		args = append(args, "--entity-type", p.EntityType)
+	}
+	if o.ServerMetrics != "" {
+		args = append(args, "--server-metrics", o.ServerMetrics)
+	}
+	return args
+}
+
+// podReport is where the pod's swarm writes its report.
+const podReport = "/tmp/report.json"
+
+// podScript runs the swarm, then prints its report between the markers.
+// It exits 0 whenever a report was written, whatever the swarm's own
+// verdict: the gate judges the merged report, and a failed pod would only
+// hide a shard's evidence. Without a report it exits with the swarm's
+// status, so the index is marked failed.
+const podScript = `scalegate swarm "$@" --json ` + podReport + `
+rc=$?
+if [ -s ` + podReport + ` ]; then
+  echo ` + ReportBegin + `
+  cat ` + podReport + `
+  echo ` + ReportEnd + `
+  exit 0
+fi
+exit $rc`
+
+// Manifests renders the Job as YAML, after a comment saying how to
+// collect and merge the reports.
+func Manifests(o Options) ([]byte, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	lead := o.StartAt.Sub(o.Now)
+	p := o.Profile
+	ramp := time.Duration(p.ClientsFor(o.Leg)*p.RampMs) * time.Millisecond
+	deadline := int64((lead + time.Duration(p.DurationS*float64(time.Second)) + ramp + 10*time.Minute).Seconds())
+	labels := map[string]string{"app.kubernetes.io/name": "scalegate", "scalegate.dev/profile": p.Name, "scalegate.dev/leg": o.Leg.ID}
+	cpu := o.CPU
+	if cpu == "" {
+		cpu = "1"
+	}
+	meta := map[string]any{"name": o.JobName(), "labels": labels}
+	if o.Namespace != "" {
+		meta["namespace"] = o.Namespace
+	}
+	job := map[string]any{
+		"apiVersion": "batch/v1",
+		"kind":       "Job",
+		"metadata":   meta,
+		"spec": map[string]any{
+			"completionMode": "Indexed",
+			"completions":    o.Shards,
+			"parallelism":    o.Shards,
+			// A shard that fails is not retried (a retry would start late
+			// and its clients would join a run already under way), and it
+			// does not stop the others: the merge marks it missing.
+			"backoffLimitPerIndex":    0,
+			"activeDeadlineSeconds":   deadline,
+			"ttlSecondsAfterFinished": 86400,
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{
+					"restartPolicy": "Never",
+					"containers": []any{map[string]any{
+						"name":    "swarm",
+						"image":   o.Image,
+						"command": []string{"/bin/sh", "-c", podScript, "scalegate-shard"},
+						"args":    o.swarmArgs(),
+						"resources": map[string]any{
+							"requests": map[string]string{"cpu": cpu, "memory": "256Mi"},
+						},
+					}},
+				},
+			},
+		},
+	}
+	var b bytes.Buffer
+	b.WriteString(header(&o))
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(job); err != nil {
+		return nil, fmt.Errorf("k8s: encode: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("k8s: encode: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+func header(o *Options) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# scalegate: profile %s, leg %s: %d clients in %d shards against %s, starting %s.\n",
+		o.Profile.Name, o.Leg.ID, o.Profile.ClientsFor(o.Leg), o.Shards, o.Server, o.StartAt.UTC().Format(time.RFC3339))
+	b.WriteString("# Apply before the start instant; every pod waits for it (a late pod records how late).\n")
+	b.WriteString("# Collect the shard reports from the pods' logs once the Job is done, then merge and gate:\n")
+	for _, l := range strings.Split(strings.TrimRight(CollectScript(o), "\n"), "\n") {
+		b.WriteString("#   " + l + "\n")
+	}
+	return b.String()
+}
+
+// CollectScript is the shell that collects, merges and gates the run's
+// reports: one file per shard index from that index's pod log.
+func CollectScript(o *Options) string {
+	ns := ""
+	if o.Namespace != "" {
+		ns = " -n " + o.Namespace
+	}
+	job := o.JobName()
+	var b strings.Builder
+	// Complete or Failed (a shard without a report fails its index):
+	// either way the Job is over and every log there will be is there.
+	fmt.Fprintf(&b, "until kubectl%s get job/%s -o jsonpath='{.status.conditions[?(@.status==\"True\")].type}' | grep -qE 'Complete|Failed'; do sleep 10; done\n", ns, job)
+	fmt.Fprintf(&b, "for i in $(seq 0 %d); do\n", o.Shards-1)
+	fmt.Fprintf(&b, "  kubectl%s logs --tail=-1 -l job-name=%s,batch.kubernetes.io/job-completion-index=$i \\\n", ns, job)
+	fmt.Fprintf(&b, "    | sed -n '/^%s$/,/^%s$/{//!p}' > shard-$i.json\n", ReportBegin, ReportEnd)
+	b.WriteString("  [ -s shard-$i.json ] || rm -f shard-$i.json   # a shard without a report is missing, not empty\n")
+	b.WriteString("done\n")
+	b.WriteString("scalegate merge --out merged.json shard-*.json\n")
+	fmt.Fprintf(&b, "scalegate --profile %s --leg %s --report merged.json\n", o.Profile.Name, o.Leg.ID)
+	return b.String()
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
