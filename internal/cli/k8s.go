@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/k8s"
+)
+
+const k8sUsage = `usage: scalegate k8s --profile NAME --shards N --image IMAGE --server HOST:PORT [options]
+
+Prints the Kubernetes manifests of a sharded swarm run of one leg of the
+profile: an Indexed Job of N pods, pod I running
+  scalegate swarm HOST PORT --shard I/N --start-at T ...
+with the profile's load, every pod starting its ramp at T. The header
+comment is the script that collects the shard reports from the pod logs,
+merges them and gates the merged report (docs/scale-out.md).
+
+  scalegate k8s --profile pr --shards 10 --image REGISTRY/scalegate:TAG \
+    --server game.internal:7777 --server-metrics http://game.internal:9100/metrics \
+    | kubectl apply -f -
+
+options:
+`
+
+func init() {
+	register("k8s", "print the Kubernetes Indexed Job of a sharded swarm run", runK8s)
+}
+
+func runK8s(_ context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("k8s", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), k8sUsage); fs.PrintDefaults() }
+	var o k8s.Options
+	profile := fs.String("profile", "", "profile whose load to run")
+	profilesDir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
+	leg := fs.String("leg", "", "leg `ID` to run (needed when the profile has several)")
+	startAt := fs.String("start-at", "", "shared start instant, RFC 3339 (default: now + --start-in)")
+	startIn := fs.Duration("start-in", 3*time.Minute, "with no --start-at: start this long after now (time to schedule pods and pull the image)")
+	fs.IntVar(&o.Shards, "shards", 0, "swarm pods (shards)")
+	fs.StringVar(&o.Image, "image", "", "container image with scalegate (see the Dockerfile)")
+	fs.StringVar(&o.Server, "server", "", "game server `HOST:PORT` as the pods reach it")
+	fs.StringVar(&o.ServerMetrics, "server-metrics", "", "the server's metrics `URL` ([metrics] http_listen), sampled by every shard")
+	fs.StringVar(&o.Namespace, "namespace", "", "namespace of the Job (default: kubectl's)")
+	fs.StringVar(&o.CPU, "cpu", "1", "CPU request per pod (one shard process per core of clients; docs/scale-out.md)")
+	if err := parseFlags(env, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return exitcode.Errorf(exitcode.Usage, "k8s: unexpected argument %q", fs.Arg(0))
+	}
+	if *profile == "" {
+		return exitcode.Errorf(exitcode.Usage, "k8s: --profile NAME is required")
+	}
+	p, err := loadProfile(env, *profilesDir, *profile)
+	if err != nil {
+		return err
+	}
+	if err := p.FeatureError(); err != nil {
+		return exitcode.With(exitcode.InvalidProfile, err)
+	}
+	if o.Leg, err = p.LegByID(*leg); err != nil {
+		return exitcode.With(exitcode.Usage, fmt.Errorf("k8s: %w", err))
+	}
+	o.Profile, o.Now = p, time.Now()
+	o.StartAt = o.Now.Add(*startIn).Truncate(time.Second)
+	if *startAt != "" {
+		if o.StartAt, err = time.Parse(time.RFC3339, *startAt); err != nil {
+			return exitcode.Errorf(exitcode.Usage, "k8s: --start-at %q: want RFC 3339", *startAt)
+		}
+	}
+	b, err := k8s.Manifests(o)
+	if err != nil {
+		return exitcode.With(exitcode.Usage, fmt.Errorf("k8s: %w", err))
+	}
+	_, err = env.Stdout.Write(b)
+	return err
+}
