@@ -37,6 +37,8 @@ func runK8s(_ context.Context, env *Env, args []string) error {
 	profile := fs.String("profile", "", "profile whose load to run")
 	profilesDir := fs.String("profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	leg := fs.String("leg", "", "leg `ID` to run (needed when the profile has several)")
+	var sets setFlags
+	fs.Var(&sets, "set", setUsage)
 	startAt := fs.String("start-at", "", "shared start instant, RFC 3339 (default: now + --start-in)")
 	startIn := fs.Duration("start-in", 3*time.Minute, "with no --start-at: start this long after now (time to schedule pods and pull the image)")
 	fs.IntVar(&o.Shards, "shards", 0, "swarm pods (shards)")
@@ -54,7 +56,7 @@ func runK8s(_ context.Context, env *Env, args []string) error {
 	if *profile == "" {
 		return exitcode.Errorf(exitcode.Usage, "k8s: --profile NAME is required")
 	}
-	p, err := loadProfile(env, *profilesDir, *profile)
+	p, err := loadProfile(env, *profilesDir, *profile, sets)
 	if err != nil {
 		return err
 	}

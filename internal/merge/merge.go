@@ -165,6 +165,32 @@ func add(out *report.Report, s Input) {
 		}
 	}
 	addHistograms(out.Histograms, r.Histograms)
+	out.Players = append(out.Players, r.Players...)
+	out.Traces = addTraces(out.Traces, r.Traces)
+}
+
+// addTraces folds one shard's trace replay blocks into out's, by pattern:
+// what the files hold is the same in every shard; what the clients did
+// adds up. RecordsCovered (distinct records some client played) cannot be
+// unioned from counts; the merge keeps the largest shard's, a lower bound,
+// so a coverage gate can fail on a merge but never pass one falsely.
+func addTraces(out, in []report.TraceReplay) []report.TraceReplay {
+	for _, t := range in {
+		i := slices.IndexFunc(out, func(o report.TraceReplay) bool { return o.Pattern == t.Pattern })
+		if i < 0 {
+			out = append(out, t)
+			continue
+		}
+		o := &out[i]
+		o.Clients += t.Clients
+		o.ClientsJoined += t.ClientsJoined
+		o.ClientsReplayed += t.ClientsReplayed
+		o.RecordsReplayed += t.RecordsReplayed
+		o.RecordsSkipped += t.RecordsSkipped
+		o.Keepalives += t.Keepalives
+		o.RecordsCovered = max(o.RecordsCovered, t.RecordsCovered)
+	}
+	return out
 }
 
 func addHistograms(dst, src *report.Histograms) {
@@ -207,6 +233,9 @@ func finish(out *report.Report, picked []Input) {
 		out.Passed = false
 	}
 	sort.Strings(out.Warnings)
+	// Each shard lists its own clients; the merged run lists them all in
+	// client index order, as one process would.
+	slices.SortFunc(out.Players, func(a, b report.Player) int { return a.Index - b.Index })
 }
 
 // entityMeans recombines the per-snapshot and per-entity means, weighting

@@ -63,6 +63,11 @@ func shardReport(t *testing.T, all []clientData, i, n int) Input {
 			{TS: 1.004, Connected: hi - lo, KBs: kMean, KBsClients: hi - lo, TickHzMin: &hzLo, RTTHist: stats.HistogramOf(rtt), WorkerDtP99: float64(i)},
 		},
 	}
+	for c := hi - 1; c >= lo; c-- { // out of order on purpose
+		r.Players = append(r.Players, report.Player{Index: c, Pattern: "weave", Outcome: report.OutcomeConnected})
+	}
+	r.Traces = []report.TraceReplay{{Pattern: "trace:t.flit", Files: []string{"t.flit"}, Records: 1000, Clients: hi - lo, ClientsJoined: hi - lo,
+		ClientsReplayed: hi - lo, RecordsReplayed: int64(10 * (hi - lo)), RecordsCovered: int64(500 + i)}}
 	if i == 1 {
 		r.ServerTick = json.RawMessage(`{"schema_version":6}`)
 	} else {
@@ -121,6 +126,12 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	if p.TS != 1 || p.Connected != 130 || p.KBsClients != 130 || math.Abs(p.KBs-whole.DownstreamKBsPerClient.Mean) > 1e-9 ||
 		*p.TickHzMin != w.Min || p.WorkerDtP99 != 3 || !closeTo(*p.RTTP95Ms, u.P95) {
 		t.Errorf("timeline row %+v (rtt p95 %v), unsharded kbs %g rtt p95 %g", p, *p.RTTP95Ms, whole.DownstreamKBsPerClient.Mean, u.P95)
+	}
+	if len(m.Players) != 130 || !slices.IsSortedFunc(m.Players, func(a, b report.Player) int { return a.Index - b.Index }) || m.Players[129].Index != 129 {
+		t.Errorf("players: %d, sorted by index %v", len(m.Players), slices.IsSortedFunc(m.Players, func(a, b report.Player) int { return a.Index - b.Index }))
+	}
+	if len(m.Traces) != 1 || m.Traces[0].Clients != 130 || m.Traces[0].RecordsReplayed != 1300 || m.Traces[0].Records != 1000 || m.Traces[0].RecordsCovered != 503 {
+		t.Errorf("traces %+v", m.Traces)
 	}
 	if string(m.ServerTick) != `{"schema_version":6}` || m.ServerMetricsError != "" {
 		t.Errorf("server block from shard 1: %s / %q", m.ServerTick, m.ServerMetricsError)
