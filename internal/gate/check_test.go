@@ -85,6 +85,12 @@ clinets: 5
 		{"sweepramp", goodAs("sweepramp") + "sweep: clients: [2, 150, 300]\n", []string{
 			`FILE:9:17: sweep.clients: the connect ramp does not fit duration_s: 300 clients 20 ms apart connect the last at 5.98s, not before the 2s run ends; lower clients or ramp_ms, or raise duration_s`,
 		}},
+		{"shards", goodAs("shards") + "shards: 5\n", []string{
+			`FILE:9:9: shards: is 5 but clients goes down to 4: every shard needs at least one client`,
+		}},
+		{"sweepshards", goodAs("sweepshards") + "shards: 3\nsweep: clients: [2, 4]\n", []string{
+			`FILE:9:9: shards: is 3 but sweep.clients goes down to 2: every shard needs at least one client`,
+		}},
 		{"noaxis", goodAs("noaxis") + "sweep: {}\n", []string{
 			`FILE:9:8: sweep: needs at least one axis: clients, entity_counts or sim_worker_threads`,
 		}},
