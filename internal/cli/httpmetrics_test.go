@@ -59,7 +59,7 @@ func TestShardsAgainstHTTPMetrics(t *testing.T) {
 		outs[i] = &syncBuffer{}
 		wg.Go(func() {
 			env := &Env{Stdout: outs[i], Stderr: outs[i], Getenv: func(string) string { return "" }}
-			codes[i] = Run(context.Background(), env, []string{"swarm", "127.0.0.1", port, "--clients", "4", "--duration", "3",
+			codes[i] = Run(context.Background(), env, []string{"swarm", "127.0.0.1", port, "--clients", "4", "--duration", "8",
 				"--shard", []string{"0/2", "1/2"}[i], "--start-at", at, "--server-metrics", url, "--progress", "off",
 				"--json", filepath.Join(dir, []string{"s0.json", "s1.json"}[i])})
 		})
@@ -92,7 +92,7 @@ description: "4 clients in 2 shards against a server reached over the network"
 transport: "enet"
 clients: 4
 shards: 2
-duration_s: 3
+duration_s: 8
 patterns: ["weave"]
 baselined: false
 gates: {
