@@ -14,7 +14,7 @@ export SCALEGATE_NEED_CHROMIUM=1
 source scripts/deps.sh
 export PATH=/usr/local/go/bin:$PATH
 
-race_pkgs=(./internal/proto ./internal/snapshot ./internal/stats ./internal/gate ./internal/launcher ./internal/report ./internal/exitcode)
+race_pkgs=(./internal/proto ./internal/snapshot ./internal/stats ./internal/gate ./internal/launcher ./internal/report ./internal/exitcode ./internal/merge ./internal/k8s)
 
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
