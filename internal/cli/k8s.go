@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
@@ -60,11 +61,14 @@ func runK8s(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.FeatureError(); err != nil {
-		return exitcode.With(exitcode.InvalidProfile, err)
+	if len(p.Impairment) > 0 {
+		return exitcode.Errorf(exitcode.Usage, "k8s: profile %s declares an impairment: its relay schedule is not shipped to the pods by these manifests (run it with the gate, or with swarm --degrade-schedule in your own pods)", p.Name)
 	}
 	if o.Leg, err = p.LegByID(*leg); err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("k8s: %w", err))
+	}
+	if strings.HasPrefix(o.Leg.Pattern, "trace:") || strings.Contains(o.Leg.PatternMix, "trace:") {
+		return exitcode.Errorf(exitcode.Usage, "k8s: leg %s replays a recording from the profile directory, which these manifests do not ship to the pods", o.Leg.ID)
 	}
 	o.Profile, o.Now = p, time.Now()
 	o.StartAt = o.Now.Add(*startIn).Truncate(time.Second)

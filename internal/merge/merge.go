@@ -39,11 +39,23 @@ func Reports(in []Input) (*report.Report, error) {
 	if err := sameRun(in); err != nil {
 		return nil, err
 	}
+	if err := sameImpairment(in); err != nil {
+		return nil, err
+	}
 	picked, info := pick(in)
 	out := skeleton(picked[0].Report)
 	out.Shards = info
 	for _, s := range picked {
 		add(out, s)
+		if err := addRelay(out, s.Report, s.Name); err != nil {
+			return nil, err
+		}
+	}
+	if out.Impairment = picked[0].Report.Impairment; out.Relay != nil {
+		// Per-stretch figures are summaries without a mergeable form: each
+		// shard's report keeps its own; a gate reading them from the merge
+		// finds them missing (never a made-up figure).
+		out.Warnings = append(out.Warnings, "impairment phases (per-stretch figures) are not merged: see each shard's report")
 	}
 	finish(out, picked)
 	return out, nil
