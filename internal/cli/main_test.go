@@ -221,12 +221,13 @@ func processesMentioning(s string) []string {
 // command line carries the marker is found.
 func TestProcessesMentioning(t *testing.T) {
 	marker := t.TempDir() + "/run"
-	cmd := exec.Command("/bin/sh", "-c", "sleep 30", marker)
+	// A loop, not a lone command: dash execs a lone last command in place,
+	// which would replace the shell (and its marker argument) with sleep.
+	cmd := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done", marker)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	// sh may fork sleep rather than exec it: one or two processes.
 	if got := processesMentioning(marker); len(got) == 0 {
 		t.Fatalf("found nothing, want the sleeping shell")
 	}
