@@ -54,6 +54,8 @@ type swarmFlags struct {
 	degrade   degradeFlags
 	shard     string
 	startAt   string
+	cpuProf   string
+	memProf   string
 }
 
 // degradeFlags are the --degrade-* options: one impairment window on the
@@ -97,6 +99,8 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	declareDegradeFlags(fs, &f.degrade)
 	fs.StringVar(&f.shard, "shard", "", "run shard `I/N` of the --clients run: clients [⌊I·C/N⌋, ⌊(I+1)·C/N⌋) with their unsharded indices, names, ramp slots and patterns")
 	fs.StringVar(&f.startAt, "start-at", "", "shared start instant (RFC 3339): the ramp, duration and timeline count from it; a late start is recorded in the report")
+	fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run to `path` (where the harness spends its time)")
+	fs.StringVar(&f.memProf, "memprofile", "", "write a pprof allocation profile to `path` at the end of the run")
 	declareAssertFlags(fs, *a)
 	return fs
 }
@@ -253,7 +257,14 @@ func runSwarm(ctx context.Context, env *Env, args []string) error {
 	case "tty", "plain":
 		f.cfg.Progress, f.cfg.ProgressTTY = env.Stderr, f.progress == "tty"
 	}
+	stopProf, err := startProfiles(f.cpuProf, f.memProf)
+	if err != nil {
+		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
+	}
 	res, err := swarm.Run(ctx, f.cfg)
+	if perr := stopProf(); perr != nil {
+		fmt.Fprintf(env.Stderr, "swarm: %v\n", perr)
+	}
 	if err != nil {
 		var ub *transport.UnknownBackendError
 		var te *swarm.TraceError
