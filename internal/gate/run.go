@@ -135,6 +135,9 @@ type legRun struct {
 	report  string
 	// serverDied: the server exited before the gate stopped it.
 	serverDied bool
+	// swarmOverran: a swarm was still running at its time limit and the
+	// gate stopped it.
+	swarmOverran bool
 }
 
 // runLeg runs one leg and times it, whichever way it ends.
@@ -195,7 +198,7 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 	if err != nil {
 		return r.launchFailed(err)
 	}
-	r.waitSwarms(ctx, swarms, server)
+	r.waitSwarms(ctx, swarms, server, r.swarmLimit())
 	// A server gone before the gate stopped it died mid-run, whichever of
 	// the two the wait noticed first.
 	if ctx.Err() == nil && server.Exited() {
@@ -213,14 +216,23 @@ func runLegUntimed(ctx context.Context, o Options, leg Leg, ports *launcher.Port
 	return r.finish(code)
 }
 
-// waitSwarms waits for every swarm process (one, or one per shard) to
-// finish its run. It is bounded: the shards' start lead plus duration plus
-// the connect ramp plus a minute; a swarm that overstays is stopped. A
-// server that dies mid-run stops the swarms too (nothing left to measure).
-func (r *legRun) waitSwarms(ctx context.Context, swarms []*launcher.Process, server *launcher.Process) {
+// swarmSlack is how long past its duration, ramp and start lead a swarm
+// may take to connect, write its report and exit before the gate stops it.
+const swarmSlack = 60 * time.Second
+
+// swarmLimit bounds a leg's swarm run: the shards' start lead plus
+// duration plus the connect ramp plus swarmSlack.
+func (r *legRun) swarmLimit() time.Duration {
 	p := r.o.Profile
-	limit := time.Duration(p.DurationS*float64(time.Second)) +
-		time.Duration(p.ClientsFor(r.leg)*p.RampMs)*time.Millisecond + 60*time.Second + shardLead(p.Shards)
+	return time.Duration(p.DurationS*float64(time.Second)) +
+		time.Duration(p.ClientsFor(r.leg)*p.RampMs)*time.Millisecond + swarmSlack + shardLead(p.Shards)
+}
+
+// waitSwarms waits for every swarm process (one, or one per shard) to
+// finish its run, for at most limit; a swarm that overstays is stopped and
+// the leg marked swarmOverran. A server that dies mid-run stops the swarms
+// too (nothing left to measure).
+func (r *legRun) waitSwarms(ctx context.Context, swarms []*launcher.Process, server *launcher.Process, limit time.Duration) {
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	for _, swarm := range swarms {
@@ -230,7 +242,9 @@ func (r *legRun) waitSwarms(ctx context.Context, swarms []*launcher.Process, ser
 		case <-ctx.Done():
 		case <-server.Done():
 		case <-timer.C:
-			r.res.Error = fmt.Sprintf("swarm still running %s after start: stopped", limit)
+			r.swarmOverran = true
+			r.res.Error = fmt.Sprintf("swarm still running %s after start (duration + ramp + start lead + %s): stopped; see %s",
+				limit, swarmSlack, filepath.Join(r.res.Dir, "swarm.log"))
 		}
 		stopAll(swarms)
 		return
@@ -246,14 +260,17 @@ func (r *legRun) stopServer(server *launcher.Process) {
 }
 
 // finish reads the report and evaluates every gate. A server that died
-// mid-run is a launch failure (exit 5), as docs/exit-codes.md says.
+// mid-run, or a swarm the gate had to stop at its time limit, is a launch
+// failure (exit 5), as docs/exit-codes.md says.
 func (r *legRun) finish(swarmExit int) LegResult {
 	r.evaluate()
 	lr := r.res
 	switch {
-	case r.serverDied:
+	case r.serverDied, r.swarmOverran:
 		// Whatever the checks say, the run did not happen as declared; the
-		// checks stay in the summary as evidence.
+		// checks stay in the summary as evidence. An overrun swarm is the
+		// harness failing to produce its output, not a finding about the
+		// server: the report it wrote when stopped is cut short (aborted).
 		lr.Verdict = VerdictLaunchFailed
 	case lr.Report == nil && swarmExit == 2:
 		lr.Verdict = VerdictLaunchFailed

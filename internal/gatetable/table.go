@@ -194,6 +194,11 @@ var All = []Gate{
 		Dir: AtLeast, Flag: "assert-min-contacts", Measure: tick("contacts")},
 	{Name: "shots_min", Title: "shots fired", Metric: "server_tick.shots_fired_total",
 		Dir: AtLeast, Flag: "assert-min-shots", Measure: tick("shots_fired_total")},
+	// Projectiles despawned since the server started (expired, struck
+	// something or the ground): proof the churn a profile names ran, since
+	// a server that spawns none, or never frees what it spawned, stays at 0.
+	{Name: "despawns_min", Title: "projectiles despawned", Metric: "server_tick.despawns_total",
+		Dir: AtLeast, Flag: "assert-min-despawns", Measure: tick("despawns_total")},
 	{Name: "spawn_took", Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
 		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: tick("entities")},
 	{Name: "load_factor_max", Title: "governor load_factor", Metric: "server_tick.load_factor",

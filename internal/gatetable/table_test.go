@@ -63,6 +63,9 @@ func TestEvaluateRules(t *testing.T) {
 		{"cpu within", "server_cpu_pct_max", strings.Replace(tickJSON, `"nothing":null`, `"cpu_pct":61`, 1), nil, 61, true, ""},
 		{"cpu over", "server_cpu_pct_max", strings.Replace(tickJSON, `"nothing":null`, `"cpu_pct":61`, 1), nil, 60, false, ""},
 		{"cpu not written", "server_cpu_pct_max", tickJSON, nil, 1000, false, "cpu_pct missing"},
+		{"despawns at threshold", "despawns_min", strings.Replace(tickJSON, `"nothing":null`, `"despawns_total":1000`, 1), nil, 1000, true, ""},
+		{"no churn ran", "despawns_min", strings.Replace(tickJSON, `"nothing":null`, `"despawns_total":0`, 1), nil, 1, false, ""},
+		{"despawns not written", "despawns_min", tickJSON, nil, 1, false, "despawns_total missing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@
 package merge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -156,10 +157,7 @@ func add(out *report.Report, s Input) {
 	out.InputsSent += r.InputsSent
 	out.ProtocolErrors += r.ProtocolErrors
 	out.ClientTicks += r.ClientTicks
-	if r.MaxSnapshotGapMs != nil && (out.MaxSnapshotGapMs == nil || *r.MaxSnapshotGapMs > *out.MaxSnapshotGapMs) {
-		v := *r.MaxSnapshotGapMs
-		out.MaxSnapshotGapMs = &v
-	}
+	out.MaxSnapshotGapMs = fold(out.MaxSnapshotGapMs, r.MaxSnapshotGapMs, greater)
 	if r.HarnessCPUS != nil {
 		out.HarnessCPUS = ptr(deref(out.HarnessCPUS) + *r.HarnessCPUS)
 	}
@@ -313,6 +311,23 @@ func addMap(dst, src map[string]int) {
 		dst[k] += v
 	}
 }
+
+// fold is how the merge takes in one shard's optional figure: a figure a
+// shard lacks (nil) changes nothing, the first one present is copied (the
+// merged report never aliases a shard's), and a later one replaces it only
+// when replace(later, kept) says so.
+func fold[T cmp.Ordered](kept, v *T, replace func(v, kept T) bool) *T {
+	if v == nil || (kept != nil && !replace(*v, *kept)) {
+		return kept
+	}
+	c := *v
+	return &c
+}
+
+// Replace rules for fold: keep the largest, the smallest, or the first.
+func greater[T cmp.Ordered](v, kept T) bool { return v > kept }
+func less[T cmp.Ordered](v, kept T) bool    { return v < kept }
+func never[T cmp.Ordered](T, T) bool        { return false }
 
 func ptr(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {

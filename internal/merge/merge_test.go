@@ -218,3 +218,57 @@ func TestMergeImpairment(t *testing.T) {
 		t.Fatalf("another schedule: %v", err)
 	}
 }
+
+// fold takes in an optional figure shard by shard: nil changes nothing,
+// the first present is copied, a later one replaces it only by the rule.
+func TestFold(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name        string
+		kept, v     *float64
+		replace     func(v, kept float64) bool
+		want        *float64
+		copiedFromV bool
+	}{
+		{"nothing yet, nothing new", nil, nil, greater[float64], nil, false},
+		{"nothing new keeps", f(3), nil, greater[float64], f(3), false},
+		{"first is copied", nil, f(5), never[float64], f(5), true},
+		{"max: larger replaces", f(3), f(5), greater[float64], f(5), true},
+		{"max: smaller kept", f(5), f(3), greater[float64], f(5), false},
+		{"max: equal kept", f(5), f(5), greater[float64], f(5), false},
+		{"min: smaller replaces", f(5), f(3), less[float64], f(3), true},
+		{"min: larger kept", f(3), f(5), less[float64], f(3), false},
+		{"first: later kept out", f(3), f(5), never[float64], f(3), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := fold(tc.kept, tc.v, tc.replace)
+			switch {
+			case (got == nil) != (tc.want == nil):
+				t.Fatalf("got %v, want %v", got, tc.want)
+			case got == nil:
+				return
+			case *got != *tc.want:
+				t.Fatalf("got %v, want %v", *got, *tc.want)
+			case got == tc.v:
+				t.Fatal("the merged figure aliases the shard's")
+			case !tc.copiedFromV && got != tc.kept:
+				t.Fatal("a kept figure was reallocated")
+			}
+		})
+	}
+}
+
+// A merged timeline row takes the server's figures (tick ms p99, RSS) from
+// the first shard that read them, as copies.
+func TestMergeRowServerFiguresFirstShard(t *testing.T) {
+	p99a, p99b, rss := 4.5, 9.0, int64(1000)
+	rows := []report.TimelinePoint{{TS: 1}, {TS: 1, TickMsP99: &p99a}, {TS: 1, TickMsP99: &p99b, RSSKB: &rss}}
+	m := mergeRow(1, rows)
+	if m.TickMsP99 == nil || *m.TickMsP99 != 4.5 || m.TickMsP99 == &p99a {
+		t.Errorf("tick_ms_p99 %v, want a copy of 4.5", m.TickMsP99)
+	}
+	if m.RSSKB == nil || *m.RSSKB != 1000 || m.RSSKB == &rss {
+		t.Errorf("rss_kb %v, want a copy of 1000", m.RSSKB)
+	}
+}

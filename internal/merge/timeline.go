@@ -46,21 +46,12 @@ func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
 	rtt := stats.NewHistogram()
 	for _, p := range ps {
 		m.Connected += p.Connected
-		if p.TickHzMin != nil && (m.TickHzMin == nil || *p.TickHzMin < *m.TickHzMin) {
-			v := *p.TickHzMin
-			m.TickHzMin = &v
-		}
+		m.TickHzMin = fold(m.TickHzMin, p.TickHzMin, less)
 		kbsSum += p.KBs * float64(p.KBsClients)
 		m.KBsClients += p.KBsClients
 		rtt.Merge(p.RTTHist)
-		if m.TickMsP99 == nil && p.TickMsP99 != nil {
-			v := *p.TickMsP99
-			m.TickMsP99 = &v
-		}
-		if m.RSSKB == nil && p.RSSKB != nil {
-			v := *p.RSSKB
-			m.RSSKB = &v
-		}
+		m.TickMsP99 = fold(m.TickMsP99, p.TickMsP99, never)
+		m.RSSKB = fold(m.RSSKB, p.RSSKB, never)
 		m.WorkerDtP99 = max(m.WorkerDtP99, p.WorkerDtP99)
 	}
 	if m.KBsClients > 0 {

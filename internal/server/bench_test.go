@@ -58,15 +58,7 @@ func BenchmarkTick(b *testing.B) {
 			b.Run(fmt.Sprintf("peers=128/ai=%d/workers=%d", ai, workers), func(b *testing.B) {
 				cfg := DefaultConfig()
 				cfg.World.TestSpawnAICount = ai
-				sim, err := NewSim(&cfg, workers)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer sim.Close()
-				var vs []*Viewer
-				for i := 0; i < 128; i++ {
-					vs = append(vs, &Viewer{Slot: sim.World.SpawnPlayer(1, TypeSensorFighter, uint32(i))})
-				}
+				sim, vs := benchSim(b, &cfg, workers, TypeSensorFighter)
 				var ph [numPhases]time.Duration
 				tick := uint32(0)
 				b.ReportAllocs()
@@ -78,11 +70,33 @@ func BenchmarkTick(b *testing.B) {
 					sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
 					tm.lap(PhaseSerialize)
 				}
-				for i := Phase(0); i < PhaseOther; i++ {
-					b.ReportMetric(ms(ph[i])/float64(b.N), i.String()+"-ms/op")
-				}
+				reportPhases(b, &ph)
 			})
 		}
+	}
+}
+
+// benchSim is the tick benchmarks' world: a sim of cfg at the given worker
+// count with 128 peers' entities of type code spawned (the peers of the
+// reference profiles), closed when the benchmark ends.
+func benchSim(b *testing.B, cfg *Config, workers int, code uint8) (*Sim, []*Viewer) {
+	b.Helper()
+	sim, err := NewSim(cfg, workers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(sim.Close)
+	vs := make([]*Viewer, 0, 128)
+	for i := range 128 {
+		vs = append(vs, &Viewer{Slot: sim.World.SpawnPlayer(1, code, uint32(i))})
+	}
+	return sim, vs
+}
+
+// reportPhases reports each phase's mean ms per tick over the b.N ticks.
+func reportPhases(b *testing.B, ph *[numPhases]time.Duration) {
+	for i := Phase(0); i < PhaseOther; i++ {
+		b.ReportMetric(ms(ph[i])/float64(b.N), i.String()+"-ms/op")
 	}
 }
 
@@ -160,15 +174,7 @@ func BenchmarkTickWorld(b *testing.B) {
 					cfg.World.TestProjectileTTLS = 3
 					code = TypeSensorFighter
 				}
-				sim, err := NewSim(&cfg, workers)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer sim.Close()
-				var vs []*Viewer
-				for i := 0; i < 128; i++ {
-					vs = append(vs, &Viewer{Slot: sim.World.SpawnPlayer(1, code, uint32(i))})
-				}
+				sim, vs := benchSim(b, &cfg, workers, code)
 				var ph [numPhases]time.Duration
 				tick := uint32(0)
 				step := func() {
@@ -192,9 +198,7 @@ func BenchmarkTickWorld(b *testing.B) {
 				for b.Loop() {
 					step()
 				}
-				for i := Phase(0); i < PhaseOther; i++ {
-					b.ReportMetric(ms(ph[i])/float64(b.N), i.String()+"-ms/op")
-				}
+				reportPhases(b, &ph)
 				b.ReportMetric(float64(sim.ContactEntries), "contacts")
 				b.ReportMetric(float64(sim.ProjectilesLive()), "projectiles")
 			})
