@@ -51,6 +51,7 @@ type swarmFlags struct {
 	rssS      float64
 	timeoutS  float64
 	decode    bool
+	batch     bool
 	degrade   degradeFlags
 	shard     string
 	startAt   string
@@ -95,6 +96,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.cfg.EntityType, "entity-type", "builtin:debug-entity", "entity_type each client requests in its Join")
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
 	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
+	fs.BoolVar(&f.batch, "batch", true, "send and service all of a worker's ENet clients in one call per tick (false: one call per client, a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
 	declareDegradeFlags(fs, &f.degrade)
 	fs.StringVar(&f.shard, "shard", "", "run shard `I/N` of the --clients run: clients [⌊I·C/N⌋, ⌊(I+1)·C/N⌋) with their unsharded indices, names, ramp slots and patterns")
@@ -173,6 +175,7 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	f.cfg.RSSSampleInterval = seconds(f.rssS)
 	f.cfg.Timeout = seconds(f.timeoutS)
 	f.cfg.SkipBodyDecode = !f.decode
+	f.cfg.PerClientService = !f.batch
 	if err := f.parseShard(); err != nil {
 		return err
 	}

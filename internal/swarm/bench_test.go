@@ -74,10 +74,21 @@ func BenchmarkClientInput(b *testing.B) {
 // 200-byte snapshots at 60 Hz: the swarm's whole per-tick cost including
 // syscalls. ns/op ÷ 32 is the cost of one client-tick.
 func BenchmarkWorkerIterateENet(b *testing.B) {
+	for _, mode := range []struct {
+		name      string
+		perClient bool
+	}{{"batch", false}, {"per-client", true}} {
+		b.Run(mode.name, func(b *testing.B) { benchWorkerIterateENet(b, mode.perClient) })
+	}
+}
+
+// benchWorkerIterateENet times one worker iteration over 32 joined ENet
+// clients of an in-process server, batched or one service call per client.
+func benchWorkerIterateENet(b *testing.B, perClient bool) {
 	const n = 32
 	srv := startFakeServer(b, BodyFormatOpaque, make([]byte, 200), 0)
 	b.ReportAllocs()
-	cfg := Config{Addr: srv.addr, Clients: n, Timeout: 30 * time.Second, ConnectTimeout: 30 * time.Second}
+	cfg := Config{PerClientService: perClient, Addr: srv.addr, Clients: n, Timeout: 30 * time.Second, ConnectTimeout: 30 * time.Second}
 	be, err := transport.Lookup("enet")
 	if err != nil {
 		b.Fatal(err)
@@ -85,7 +96,9 @@ func BenchmarkWorkerIterateENet(b *testing.B) {
 	w := newWorker(0, &cfg, be, time.Second/60)
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		w.add(newClient(i, "weave", patterns["weave"](i, n), start))
+		c := newClient(i, "weave", patterns["weave"](i, n), start)
+		c.addr = srv.addr // as Run sets it (no relay here)
+		w.add(c)
 	}
 	defer w.shutdown()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {

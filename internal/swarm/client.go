@@ -64,6 +64,8 @@ type client struct {
 	welcome proto.Welcome
 	decoder BodyDecoder // nil: opaque or unknown format, not decoded
 	seq     uint32
+	// pendingInput: an Input was built this iteration and is in the batch.
+	pendingInput bool
 
 	snaps        int64
 	firstTick    uint32
@@ -256,9 +258,25 @@ func (c *client) onSnapshot(w *worker, b []byte, now time.Time) {
 
 // sendInput sends this tick's Input, if the pattern wants one.
 func (c *client) sendInput(w *worker, now time.Time) {
+	msg := c.buildInput(w, now)
+	c.pendingInput = false
+	if msg == nil {
+		return
+	}
+	if err := c.host.Send(c.peer, transport.Unreliable, msg); err != nil {
+		c.fail(failSend, now)
+		return
+	}
+	w.inputsSent++
+}
+
+// buildInput encodes this tick's Input into the worker's scratch buffer, or
+// returns nil when the pattern sends none. The bytes are valid until the
+// next call; pendingInput says one was built.
+func (c *client) buildInput(w *worker, now time.Time) []byte {
 	ctl := &w.ctl // a local passed to an interface method would escape
 	if !c.pattern.Control(now.Sub(c.welcomedAt).Seconds(), ctl) {
-		return
+		return nil
 	}
 	c.seq++
 	// The worker's Input is reused: a fresh &proto.Input escapes to the
@@ -268,11 +286,8 @@ func (c *client) sendInput(w *worker, now time.Time) {
 		Aileron: ctl.Aileron, Rudder: ctl.Rudder, Buttons: ctl.Buttons,
 	}
 	w.scratch = proto.AppendInput(w.scratch[:0], &w.input)
-	if err := c.host.Send(c.peer, transport.Unreliable, w.scratch); err != nil {
-		c.fail(failSend, now)
-		return
-	}
-	w.inputsSent++
+	c.pendingInput = true
+	return w.scratch
 }
 
 // sampleRTT records the backend's RTT estimate once a second. ENet's

@@ -60,7 +60,12 @@ type Config struct {
 	EntityType string        // Join entity_type
 	// SkipBodyDecode turns snapshot body decoding off (a benchmark knob:
 	// decode errors are then not measured, and the report says so).
-	SkipBodyDecode    bool
+	SkipBodyDecode bool
+	// PerClientService services each client's host with its own calls
+	// instead of one batch per worker iteration on a backend that batches
+	// (a benchmark knob: the figures it yields are the same, at a higher
+	// harness cost).
+	PerClientService  bool
 	ServerMetrics     string // server metrics file to sample; "" = none
 	RSSSampleInterval time.Duration
 	Timeout           time.Duration

@@ -30,6 +30,12 @@ type worker struct {
 	input    proto.Input
 	ctl      Control
 	decoders map[string]BodyDecoder
+	// batch, when the backend batches, sends and services every live
+	// client's host in one call per iteration; batched are its clients in
+	// item order.
+	batch   transport.Batch
+	batched []*client
+	onEvent func(item int, at time.Time, ev transport.Event) // onBatchEvent, bound once
 
 	dtMs           []float64 // every iteration's work time
 	intervalDt     []float64 // iterations since the last publish
@@ -62,12 +68,17 @@ type workerPub struct {
 }
 
 func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration) *worker {
-	return &worker{
+	w := &worker{
 		id: id, cfg: cfg, backend: b, interval: interval,
 		scratch:  make([]byte, 0, 512),
 		decoders: map[string]BodyDecoder{},
 		pub:      workerPub{dtP99: math.NaN()},
 	}
+	if bt, ok := b.(transport.Batcher); ok && !cfg.PerClientService {
+		w.batch = bt.NewBatch()
+		w.onEvent = w.onBatchEvent
+	}
+	return w
 }
 
 func (w *worker) add(c *client) {
@@ -110,6 +121,9 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 // iterate is one loop of the worker: start due clients, send inputs,
 // service every host. It reports whether every client is terminal.
 func (w *worker) iterate() (allTerminal bool) {
+	if w.batch != nil {
+		return w.iterateBatch()
+	}
 	allTerminal = true
 	for i, c := range w.clients {
 		now := time.Now()
@@ -142,6 +156,68 @@ func (w *worker) iterate() (allTerminal bool) {
 		}
 	}
 	return allTerminal
+}
+
+// iterateBatch is iterate on a batching backend: the same steps for each
+// client, with every live client's Input send and host service done in one
+// batch call (in client order, each timed when its turn came) and the
+// events handed back afterwards.
+func (w *worker) iterateBatch() (allTerminal bool) {
+	allTerminal = true
+	b := w.batch
+	b.Reset()
+	w.batched = w.batched[:0]
+	for _, c := range w.clients {
+		now := time.Now()
+		if c.phase == phasePending {
+			allTerminal = false
+			if now.Before(c.slot) {
+				continue
+			}
+			w.start(c, now)
+		}
+		if !c.live() {
+			w.release(c)
+			continue
+		}
+		allTerminal = false
+		var msg []byte
+		if c.phase == phaseJoined {
+			msg = c.buildInput(w, now)
+			c.sampleRTT(w, now)
+		}
+		b.Add(c.host, c.peer, msg)
+		w.batched = append(w.batched, c)
+	}
+	b.Run(w.onEvent)
+	for i, c := range w.batched {
+		at, sendErr, svcErr := b.Result(i)
+		if sendErr != nil {
+			c.fail(failSend, at)
+		} else {
+			if c.pendingInput {
+				w.inputsSent++
+			}
+			w.clientTicks++
+			if svcErr != nil && c.live() {
+				c.fail(lostTransport, at)
+			}
+		}
+		c.pendingInput = false
+		w.checkTimeouts(c, time.Now())
+		if c.phase.terminal() {
+			w.release(c)
+		}
+	}
+	return allTerminal
+}
+
+// onBatchEvent hands one batched event to its client, timed when the
+// client's turn in the batch began.
+func (w *worker) onBatchEvent(item int, at time.Time, ev transport.Event) {
+	if c := w.batched[item]; c.live() {
+		c.handle(w, ev, at)
+	}
 }
 
 // start creates the client's own host (its own UDP socket) and connects.

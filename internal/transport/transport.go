@@ -309,3 +309,30 @@ func Dial(backend string, opt Options) (Host, error) {
 	}
 	return b.Dial(opt)
 }
+
+// Batcher is a Backend whose client hosts can be sent to and serviced many
+// at a time. A swarm worker owns hundreds of hosts and visits each one per
+// tick; with a cgo backend, one crossing per worker iteration instead of two
+// per client keeps the Go runtime's per-call work (and the scheduler's
+// reaction to many short foreign calls) out of the harness's cost.
+type Batcher interface {
+	NewBatch() Batch
+}
+
+// Batch is one worker's reusable batched send-and-service. It belongs to
+// the goroutine that owns its hosts.
+type Batch interface {
+	// Reset empties the batch.
+	Reset()
+	// Add appends host h, which must come from the same backend, with msg
+	// to send to peer unreliably before servicing it (nil: nothing). msg is
+	// copied. Add returns the item's index.
+	Add(h Host, peer PeerID, msg []byte) int
+	// Run performs every item's send and then its Service, in item order,
+	// and calls fn for each event with the item's index and the time its
+	// turn began. fn must not call the hosts' Service.
+	Run(fn func(item int, at time.Time, ev Event))
+	// Result reports item's send and service errors after Run, and the
+	// time its turn began.
+	Result(item int) (at time.Time, sendErr, serviceErr error)
+}

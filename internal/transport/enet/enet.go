@@ -253,15 +253,20 @@ func (h *Host) Send(peer transport.PeerID, d transport.Delivery, msg []byte) err
 		p = unsafe.Pointer(&msg[0])
 	}
 	rel := cbool(d == transport.Reliable)
-	switch C.sg_send(h.s, C.enet_uint32(peer), rel, p, C.size_t(len(msg))) {
+	return sendError(int(C.sg_send(h.s, C.enet_uint32(peer), rel, p, C.size_t(len(msg)))), peer, d, len(msg))
+}
+
+// sendError maps sg_send's result to Send's error.
+func sendError(rc int, peer transport.PeerID, d transport.Delivery, n int) error {
+	switch rc {
 	case C.SG_OK:
 		return nil
 	case C.SG_ERR_PEER:
 		return fmt.Errorf("enet: send to peer %d: %w", peer, transport.ErrUnknownPeer)
 	case C.SG_ERR_ALLOC:
-		return fmt.Errorf("enet: send %d bytes to peer %d: packet allocation failed", len(msg), peer)
+		return fmt.Errorf("enet: send %d bytes to peer %d: packet allocation failed", n, peer)
 	default:
-		return fmt.Errorf("enet: send %d bytes %s to peer %d: refused by ENet (too large?)", len(msg), d, peer)
+		return fmt.Errorf("enet: send %d bytes %s to peer %d: refused by ENet (too large?)", n, d, peer)
 	}
 }
 

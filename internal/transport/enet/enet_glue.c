@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "enet_glue.h"
 
@@ -107,7 +108,7 @@ static int sg_next(sg_host *s, ENetEvent *ev) {
 	return enet_host_service(s->host, ev, 0);
 }
 
-static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap);
+static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used);
 
 // sg_drain services the host without blocking and stores up to max events in
 // evs, copying payloads into buf[0:cap] and destroying the packets. It stops
@@ -117,15 +118,16 @@ int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap)
 	int n = 0;
 	sg_reap_half_open(s);
 	sg_guard_enter(s);
-	n = sg_drain_events(s, evs, max, buf, cap);
+	size_t used = 0;
+	n = sg_drain_events(s, evs, max, buf, cap, &used);
 	sg_guard_leave();
 	return n;
 }
 
 // sg_drain_events is sg_drain's loop, run while the connect guard is armed.
-static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
+// Payloads are appended to buf from *used on, which it advances.
+static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used) {
 	int n = 0, drops = 0;
-	size_t used = 0;
 	s->status = SG_DRAIN_DONE;
 	s->err = 0;
 	s->need = 0;
@@ -159,13 +161,13 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 		o->peer = (enet_uint32)(ev.peer - s->host->peers);
 		o->data = ev.data;
 		o->channel = ev.channelID;
-		o->off = (enet_uint32)used;
+		o->off = (enet_uint32)*used;
 		o->len = 0;
 		if (ev.type == ENET_EVENT_TYPE_CONNECT) {
 			sg_configure_peer(s, ev.peer);
 		} else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
 			size_t len = ev.packet->dataLength;
-			if (len > cap - used) {
+			if (len > cap - *used) {
 				s->pending = ev;
 				s->has_pending = 1;
 				s->status = SG_DRAIN_MORE;
@@ -173,15 +175,56 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 				return n;
 			}
 			if (len > 0) {
-				memcpy(buf + used, ev.packet->data, len);
+				memcpy(buf + *used, ev.packet->data, len);
 			}
 			o->len = (enet_uint32)len;
-			used += len;
+			*used += len;
 			enet_packet_destroy(ev.packet);
 		}
 		n++;
 	}
 	s->status = SG_DRAIN_MORE;
+	return n;
+}
+
+// sg_batch sends each item's Input (if any) and services its host, in item
+// order from items[from], appending events to evs and payloads to buf. It
+// returns the index of the first item it did not finish: n when all are
+// done, else an item whose drain stopped because evs or buf is full (status
+// SG_DRAIN_MORE; its send is done and its send_len zeroed, so calling again
+// from there resumes it). An item whose send fails is not serviced.
+int sg_batch(sg_batch_item *items, int from, int n, const unsigned char *sends,
+             sg_event *evs, int max_evs, unsigned char *buf, size_t cap) {
+	int nev = 0;
+	size_t used = 0;
+	struct timespec ts;
+	for (int i = from; i < n; i++) {
+		sg_batch_item *it = &items[i];
+		sg_host *s = it->s;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		it->at_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		it->first = nev;
+		it->count = 0;
+		if (it->send_len > 0) {
+			it->send_rc = sg_send(s, it->peer, 0, sends + it->send_off, it->send_len);
+			it->send_len = 0;
+			if (it->send_rc != SG_OK) {
+				it->status = SG_DRAIN_DONE;
+				continue;
+			}
+		}
+		sg_reap_half_open(s);
+		sg_guard_enter(s);
+		int got = sg_drain_events(s, evs + nev, max_evs - nev, buf, cap, &used);
+		sg_guard_leave();
+		it->count = got;
+		nev += got;
+		it->status = s->status;
+		it->err = s->err;
+		if (s->status == SG_DRAIN_MORE) {
+			return i;
+		}
+	}
 	return n;
 }
 

@@ -107,6 +107,17 @@ typedef struct {
 	enet_uint32 sent_data, received_data, sent_packets, received_packets;
 } sg_counters_t;
 
+// sg_batch_item is one client host of a batched send-and-service (sg_batch).
+typedef struct {
+	sg_host    *s;
+	enet_uint32 peer;
+	enet_uint32 send_off, send_len; // in: an unreliable message in the send buffer (len 0: none)
+	int         send_rc;            // out: sg_send's result
+	int         first, count;       // out: its events, evs[first:first+count]
+	int         status, err;        // out: SG_DRAIN_* and errno of its drain
+	long long   at_ns;              // out: CLOCK_MONOTONIC when its turn began
+} sg_batch_item;
+
 // Lifecycle and addresses.
 sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, const sg_options *o, int *err);
 void sg_destroy(sg_host *s);
@@ -116,6 +127,8 @@ int sg_local(sg_host *s, enet_uint32 *ip_be, enet_uint16 *port);
 int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap);
 int sg_send(sg_host *s, enet_uint32 id, int reliable, const void *data, size_t len);
 void sg_flush(sg_host *s);
+int sg_batch(sg_batch_item *items, int from, int n, const unsigned char *sends,
+             sg_event *evs, int max_evs, unsigned char *buf, size_t cap);
 
 // Peers.
 long sg_connect(sg_host *s, enet_uint32 ip_be, enet_uint16 port, enet_uint32 data);

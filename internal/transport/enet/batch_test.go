@@ -1,0 +1,138 @@
+//go:build cgo
+
+package enet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// TestBatchDeliversPerHost runs 8 client hosts through one Batch against a
+// server that answers every client with messages naming it — some larger
+// than the batch's payload buffer, and together more than it holds in one
+// call — and checks that every event reaches the item of its own host,
+// whole and in order, and that each client's uplink messages arrive.
+func TestBatchDeliversPerHost(t *testing.T) {
+	const n = 8
+	srv := listenHost(t, transport.Options{MaxPeers: n})
+	clients := make([]*Host, n)
+	peers := make([]transport.PeerID, n)
+	for i := range clients {
+		clients[i] = dialHost(t, transport.Options{})
+		p, err := clients[i].Connect(srv.Addr(), proto.ConnectData)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers[i] = p
+	}
+	b := backend{}.NewBatch().(*Batch)
+	// Sizes per reply: small, one over the payload buffer (grow), and
+	// enough in total to fill the buffer within one call (resume).
+	sizes := []int{100, len(b.buf) + 1000, 90_000}
+	connected := make([]bool, n)
+	got := make([][]int, n) // reply sizes received, per client
+	up := map[string]int{}  // uplink messages received by the server, per text
+	srvPeerOf := map[transport.PeerID]int{}
+	replied := false
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out: connected %v, replies %v, uplink %v", connected, got, up)
+		}
+		b.Reset()
+		for i, c := range clients {
+			var msg []byte
+			if connected[i] {
+				msg = []byte(fmt.Sprintf("up %d", i))
+			}
+			if k := b.Add(c, peers[i], msg); k != i {
+				t.Fatalf("Add returned %d, want %d", k, i)
+			}
+		}
+		b.Run(func(item int, at time.Time, ev transport.Event) {
+			if at.IsZero() || time.Since(at) > 10*time.Second {
+				t.Errorf("item %d: turn time %v", item, at)
+			}
+			switch ev.Kind {
+			case transport.EventConnect:
+				connected[item] = true
+			case transport.EventReceive:
+				if want := fmt.Sprintf("to %d:", item); !bytes.HasPrefix(ev.Payload, []byte(want)) {
+					t.Fatalf("item %d got a message for %q", item, ev.Payload[:min(len(ev.Payload), 12)])
+				}
+				got[item] = append(got[item], len(ev.Payload))
+			}
+		})
+		for i := range clients {
+			if _, sendErr, svcErr := b.Result(i); sendErr != nil || svcErr != nil {
+				t.Fatalf("item %d: send %v, service %v", i, sendErr, svcErr)
+			}
+		}
+		if _, err := srv.Service(func(ev transport.Event) {
+			switch ev.Kind {
+			case transport.EventConnect:
+				srvPeerOf[ev.Peer] = -1
+			case transport.EventReceive:
+				up[string(ev.Payload)]++
+				var i int
+				fmt.Sscanf(string(ev.Payload), "up %d", &i)
+				srvPeerOf[ev.Peer] = i
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !replied && len(up) == n {
+			for p, i := range srvPeerOf {
+				for _, size := range sizes {
+					msg := bytes.Repeat([]byte{'x'}, size)
+					copy(msg, fmt.Sprintf("to %d:", i))
+					if err := srv.Send(p, transport.Reliable, msg); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			replied = true
+		}
+		done := replied
+		for i := range got {
+			done = done && len(got[i]) == len(sizes)
+		}
+		if done {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i := range got {
+		for k, size := range sizes {
+			if got[i][k] != size {
+				t.Errorf("client %d reply %d: %d bytes, want %d", i, k, got[i][k], size)
+			}
+		}
+	}
+}
+
+// TestBatchSendError: a send the host refuses is reported for its item and
+// the item is not serviced; the other items are.
+func TestBatchSendError(t *testing.T) {
+	srv := listenHost(t, transport.Options{})
+	a, c := dialHost(t, transport.Options{}), dialHost(t, transport.Options{})
+	pa, err := a.Connect(srv.Addr(), proto.ConnectData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := backend{}.NewBatch()
+	b.Add(c, transport.PeerID(7), []byte("nobody")) // c has one peer slot: 7 is no peer
+	b.Add(a, pa, nil)
+	b.Run(func(int, time.Time, transport.Event) {})
+	if _, sendErr, _ := b.Result(0); !errors.Is(sendErr, transport.ErrUnknownPeer) {
+		t.Errorf("item 0: send error %v, want ErrUnknownPeer", sendErr)
+	}
+	if _, sendErr, svcErr := b.Result(1); sendErr != nil || svcErr != nil {
+		t.Errorf("item 1: %v, %v", sendErr, svcErr)
+	}
+}
