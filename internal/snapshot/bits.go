@@ -35,39 +35,3 @@ func (w *bitWriter) flush() []byte {
 	}
 	return w.buf
 }
-
-// bitReader reads values LSB-first. Reading past the end is a caller bug:
-// the decoder checks lengths before reading records.
-type bitReader struct {
-	b    []byte
-	pos  int
-	acc  uint64
-	nacc uint
-}
-
-func (r *bitReader) reset(b []byte) {
-	r.b = b
-	r.pos = 0
-	r.acc = 0
-	r.nacc = 0
-}
-
-// read returns the next n bits (n ≤ 32); missing bytes read as zero.
-func (r *bitReader) read(n uint) uint32 {
-	for r.nacc < n {
-		var c byte
-		if r.pos < len(r.b) {
-			c = r.b[r.pos]
-		}
-		r.pos++
-		r.acc |= uint64(c) << r.nacc
-		r.nacc += 8
-	}
-	v := uint32(r.acc & (1<<n - 1))
-	r.acc >>= n
-	r.nacc -= n
-	return v
-}
-
-// leftover is the value of the bits still pending in the accumulator.
-func (r *bitReader) leftover() uint64 { return r.acc }

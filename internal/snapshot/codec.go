@@ -155,7 +155,6 @@ type Decoder struct {
 	buf  []byte
 	recs []Record
 	evs  []Event
-	br   bitReader
 }
 
 // NewDecoder returns a Decoder whose zstd frames may not decompress beyond
@@ -182,53 +181,54 @@ func (d *Decoder) Close() { d.zdec.Close() }
 // not a unit quaternion or an invalid event is an error. Records and Events
 // read the body back.
 func (d *Decoder) Decode(flags uint8, body []byte) (entities int, err error) {
+	return d.walk(flags, body, true)
+}
+
+// Check validates a body exactly as Decode does — the same verdict and the
+// same error, wrapping the same Err* sentinel, for every input — and
+// returns how many entities it holds, without dequantizing the records or
+// keeping them: Records and Events are empty afterwards. It is what a
+// client that only counts entities and decode errors needs (the swarm),
+// at a fraction of Decode's cost; FuzzCheckMatchesDecode holds the two
+// together.
+func (d *Decoder) Check(flags uint8, body []byte) (entities int, err error) {
+	return d.walk(flags, body, false)
+}
+
+// walk is Decode (keep: records and events are materialised) and Check:
+// one statement of the body rules for both.
+func (d *Decoder) walk(flags uint8, body []byte, keep bool) (int, error) {
 	d.recs, d.evs = d.recs[:0], d.evs[:0]
 	if flags&^proto.SnapshotFlagZstd != 0 {
 		return 0, fmt.Errorf("snapshot: flags 0x%02x: %w", flags, ErrFlags)
 	}
 	raw := body
 	if flags&proto.SnapshotFlagZstd != 0 {
+		var err error
 		d.buf, err = d.zdec.DecodeAll(body, d.buf[:0])
 		if err != nil {
 			return 0, fmt.Errorf("snapshot: %w: %w", ErrZstd, err)
 		}
 		raw = d.buf
 	}
-	return d.decodeRaw(raw)
-}
-
-func (d *Decoder) decodeRaw(raw []byte) (int, error) {
-	if len(raw) < 1 {
-		return 0, fmt.Errorf("snapshot: empty body: %w", ErrHeader)
-	}
-	var n, nev, pad, hdr int
-	switch raw[0] {
-	case Version:
-		if len(raw) < HeaderSize {
-			return 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
-		}
-		n, nev, pad, hdr = int(binary.LittleEndian.Uint16(raw[1:])), int(binary.LittleEndian.Uint16(raw[3:])),
-			int(binary.LittleEndian.Uint16(raw[5:])), HeaderSize
-	case 1:
-		if len(raw) < HeaderSizeV1 {
-			return 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
-		}
-		n, pad, hdr = int(binary.LittleEndian.Uint16(raw[1:])), int(binary.LittleEndian.Uint16(raw[3:])), HeaderSizeV1
-	default:
-		return 0, fmt.Errorf("snapshot: version %d: %w", raw[0], ErrVersion)
-	}
-	if want := hdr + n*RecordSize + nev*EventSize + pad; len(raw) != want {
-		return 0, fmt.Errorf("snapshot: %d bytes, header says %d records + %d events + %d pad = %d: %w",
-			len(raw), n, nev, pad, want, ErrLength)
+	n, nev, hdr, err := parseHeader(raw)
+	if err != nil {
+		return 0, err
 	}
 	end := hdr + n*RecordSize
-	d.br.reset(raw[hdr:end])
-	for i := 0; i < n; i++ {
-		r, err := d.readRecord()
+	for i, off := 0, hdr; i < n; i, off = i+1, off+RecordSize {
+		w := loadRecord(raw[off:])
+		if !keep {
+			err = w.check()
+		} else {
+			var r Record
+			if r, err = w.record(); err == nil {
+				d.recs = append(d.recs, r)
+			}
+		}
 		if err != nil {
 			return 0, fmt.Errorf("snapshot: record %d: %w", i, err)
 		}
-		d.recs = append(d.recs, r)
 	}
 	for i := 0; i < nev; i++ {
 		ev := readEvent(raw[end+i*EventSize:])
@@ -236,9 +236,40 @@ func (d *Decoder) decodeRaw(raw []byte) (int, error) {
 			d.recs = d.recs[:0]
 			return 0, fmt.Errorf("snapshot: event %d: %w", i, err)
 		}
-		d.evs = append(d.evs, ev)
+		if keep {
+			d.evs = append(d.evs, ev)
+		}
 	}
 	return n, nil
+}
+
+// parseHeader reads a version 1 or 2 header and checks that raw is exactly
+// as long as it says; hdr is the header's size.
+func parseHeader(raw []byte) (n, nev, hdr int, err error) {
+	if len(raw) < 1 {
+		return 0, 0, 0, fmt.Errorf("snapshot: empty body: %w", ErrHeader)
+	}
+	var pad int
+	switch raw[0] {
+	case Version:
+		if len(raw) < HeaderSize {
+			return 0, 0, 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
+		}
+		n, nev, pad, hdr = int(binary.LittleEndian.Uint16(raw[1:])), int(binary.LittleEndian.Uint16(raw[3:])),
+			int(binary.LittleEndian.Uint16(raw[5:])), HeaderSize
+	case 1:
+		if len(raw) < HeaderSizeV1 {
+			return 0, 0, 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
+		}
+		n, pad, hdr = int(binary.LittleEndian.Uint16(raw[1:])), int(binary.LittleEndian.Uint16(raw[3:])), HeaderSizeV1
+	default:
+		return 0, 0, 0, fmt.Errorf("snapshot: version %d: %w", raw[0], ErrVersion)
+	}
+	if want := hdr + n*RecordSize + nev*EventSize + pad; len(raw) != want {
+		return 0, 0, 0, fmt.Errorf("snapshot: %d bytes, header says %d records + %d events + %d pad = %d: %w",
+			len(raw), n, nev, pad, want, ErrLength)
+	}
+	return n, nev, hdr, nil
 }
 
 // checkEvent rejects an unknown kind, a zero id, and fields a kind does not
@@ -255,39 +286,6 @@ func checkEvent(ev *Event) error {
 		return fmt.Errorf("kind %d of %d carries value %d: %w", ev.Kind, ev.ID, ev.Value, ErrEvent)
 	}
 	return nil
-}
-
-func (d *Decoder) readRecord() (Record, error) {
-	br := &d.br
-	var r Record
-	r.ID = br.read(bitsID)
-	r.Pos[0] = dequantize(br.read(bitsPosXZ), PosXZMin, PosStep)
-	r.Pos[1] = dequantize(br.read(bitsPosY), PosYMin, PosStep)
-	r.Pos[2] = dequantize(br.read(bitsPosXZ), PosXZMin, PosStep)
-	idx := br.read(bitsQIdx)
-	var c [3]uint32
-	for i := range c {
-		c[i] = br.read(bitsQComp)
-	}
-	for i := range r.Vel {
-		r.Vel[i] = dequantize(br.read(bitsVel), -VelMax, VelStep)
-	}
-	r.Type = uint8(br.read(bitsType))
-	r.Flags = uint8(br.read(bitsFlags))
-	r.Age = uint8(br.read(bitsAge))
-	var ok bool
-	if r.Rot, ok = unpackQuat(idx, c); !ok {
-		return r, fmt.Errorf("entity %d: orientation is not a unit quaternion: %w", r.ID, ErrRecord)
-	}
-	switch {
-	case r.ID == 0:
-		return r, fmt.Errorf("zero entity id: %w", ErrRecord)
-	case r.Type == 0:
-		return r, fmt.Errorf("entity %d: zero type: %w", r.ID, ErrRecord)
-	case r.Flags&^FlagsKnown != 0:
-		return r, fmt.Errorf("entity %d: unknown flags 0x%02x: %w", r.ID, r.Flags, ErrRecord)
-	}
-	return r, nil
 }
 
 // Records returns the entities of the last successful Decode, in body
