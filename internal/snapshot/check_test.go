@@ -262,11 +262,12 @@ func TestQuatBoundaryCodes(t *testing.T) {
 // can matter).
 func TestQuatCodesValidExhaustive(t *testing.T) {
 	mismatches := 0
+	var s [3]float64
 	for a := uint32(511); a < 1024; a++ {
 		for b := uint32(511); b <= a; b++ {
 			for c := uint32(511); c < 1024; c++ {
 				codes := [3]uint32{a, b, c}
-				_, _, want := quatFromCodes(codes)
+				_, want := quatFromCodes(codes, &s)
 				if quatCodesValid(codes) == want {
 					continue
 				}

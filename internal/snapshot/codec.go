@@ -221,9 +221,9 @@ func (d *Decoder) walk(flags uint8, body []byte, keep bool) (int, error) {
 		if !keep {
 			err = w.check()
 		} else {
-			var r Record
-			if r, err = w.record(); err == nil {
-				d.recs = append(d.recs, r)
+			d.recs = append(d.recs, Record{})
+			if err = w.decodeInto(&d.recs[i]); err != nil {
+				d.recs = d.recs[:i]
 			}
 		}
 		if err != nil {

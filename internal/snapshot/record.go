@@ -68,25 +68,25 @@ func (w *wireRecord) vel() [3]uint32 {
 	return [3]uint32{w.field(offVel, bitsVel), w.field(offVel+bitsVel, bitsVel), w.field(offVel+2*bitsVel, bitsVel)}
 }
 
-// record dequantizes w into a Record, or returns the error Decode reports.
-func (w *wireRecord) record() (Record, error) {
-	rot, ok := unpackQuat(w.qIdx(), w.quat())
+// decodeInto dequantizes w into r, or returns the error Decode reports
+// (r is then partly written). Writing in place spares copying a Record.
+func (w *wireRecord) decodeInto(r *Record) error {
+	var ok bool
+	r.Rot, ok = unpackQuat(w.qIdx(), w.quat())
 	if err := w.validate(ok); err != nil {
-		return Record{}, err
+		return err
 	}
 	p, v := w.pos(), w.vel()
-	return Record{
-		ID: w.id(),
-		Pos: [3]float32{dequantize(p[0], PosXZMin, PosStep), dequantize(p[1], PosYMin, PosStep),
-			dequantize(p[2], PosXZMin, PosStep)},
-		Rot: rot,
-		Vel: [3]float32{dequantize(v[0], -VelMax, VelStep), dequantize(v[1], -VelMax, VelStep),
-			dequantize(v[2], -VelMax, VelStep)},
-		Type: w.typ(), Flags: w.flags(), Age: w.age(),
-	}, nil
+	r.ID = w.id()
+	r.Pos = [3]float32{dequantize(p[0], PosXZMin, PosStep), dequantize(p[1], PosYMin, PosStep),
+		dequantize(p[2], PosXZMin, PosStep)}
+	r.Vel = [3]float32{dequantize(v[0], -VelMax, VelStep), dequantize(v[1], -VelMax, VelStep),
+		dequantize(v[2], -VelMax, VelStep)}
+	r.Type, r.Flags, r.Age = w.typ(), w.flags(), w.age()
+	return nil
 }
 
-// check returns the error record would, without dequantizing anything.
+// check returns the error decodeInto would, without dequantizing anything.
 func (w *wireRecord) check() error { return w.validate(quatCodesValid(w.quat())) }
 
 // validate is the record rule of both paths, given the quaternion verdict:
@@ -151,6 +151,7 @@ func quatCodesValid(c [3]uint32) bool {
 	case d*d < rest:
 		return true
 	}
-	_, _, ok := quatFromCodes(c)
+	var s [3]float64
+	_, ok := quatFromCodes(c, &s)
 	return ok
 }

@@ -197,7 +197,8 @@ func packQuat(q [4]float32) (idx uint32, c [3]uint32) {
 // unpackQuat reverses packQuat; ok is false when the three components
 // cannot belong to a unit quaternion whose omitted component is the largest.
 func unpackQuat(idx uint32, c [3]uint32) (q [4]float32, ok bool) {
-	s, w, ok := quatFromCodes(c)
+	var s [3]float64
+	w, ok := quatFromCodes(c, &s)
 	if !ok {
 		return q, false
 	}
@@ -213,13 +214,13 @@ func unpackQuat(idx uint32, c [3]uint32) (q [4]float32, ok bool) {
 	return q, true
 }
 
-// quatFromCodes returns the three sent components of codes c and the
-// reconstructed omitted one, w; ok is false when they cannot belong to a
-// unit quaternion whose omitted component is the largest. It is the one
+// quatFromCodes sets s to the three sent components of codes c and returns
+// the reconstructed omitted one, w; ok is false when they cannot belong to
+// a unit quaternion whose omitted component is the largest. It is the one
 // float64 statement of that rule: quatCodesValid defers to it where
 // rounding decides. The explicit float64 conversion forbids fusing the
 // multiply and the add, so the verdict is the same on every architecture.
-func quatFromCodes(c [3]uint32) (s [3]float64, w float64, ok bool) {
+func quatFromCodes(c [3]uint32, s *[3]float64) (w float64, ok bool) {
 	sum := 0.0
 	for i := range c {
 		s[i] = (float64(c[i]) - 511) * QuatStep // code 511 is exactly zero
@@ -228,13 +229,18 @@ func quatFromCodes(c [3]uint32) (s [3]float64, w float64, ok bool) {
 	// Quantization moves each component by at most QuatStep/2; allow it.
 	const eps = 4 * QuatStep
 	if sum > 1+eps {
-		return s, 0, false
+		return 0, false
 	}
-	w = math.Sqrt(math.Max(0, 1-sum))
-	for _, v := range s {
-		if math.Abs(v) > w+eps {
-			return s, w, false
+	// 1 − sum is never NaN or −0, so this is math.Max(0, 1−sum) without
+	// its call.
+	if w = 1 - sum; w < 0 {
+		w = 0
+	}
+	w = math.Sqrt(w)
+	for i := range s {
+		if math.Abs(s[i]) > w+eps {
+			return w, false
 		}
 	}
-	return s, w, true
+	return w, true
 }
