@@ -324,3 +324,21 @@ func benchmarkBodies48(b *testing.B, run func(d *Decoder, flags uint8, body []by
 func BenchmarkDecode48(b *testing.B) { benchmarkBodies48(b, (*Decoder).Decode) }
 
 func BenchmarkCheck48(b *testing.B) { benchmarkBodies48(b, (*Decoder).Check) }
+
+// TestCheckDoesNotAllocate: the swarm checks every snapshot of every
+// client; a steady-state allocation would be one per client-tick.
+func TestCheckDoesNotAllocate(t *testing.T) {
+	dec, _ := NewDecoder()
+	defer dec.Close()
+	rflags, raw := encodedBody(rand.New(rand.NewPCG(61, 62)), 48, 3, false)
+	zflags, z := formationBody(48)
+	for _, c := range []struct {
+		flags uint8
+		body  []byte
+	}{{rflags, raw}, {zflags, z}} {
+		dec.Check(c.flags, c.body)
+		if a := testing.AllocsPerRun(50, func() { dec.Check(c.flags, c.body) }); a != 0 {
+			t.Fatalf("flags 0x%x: Check allocates %.1f times per body", c.flags, a)
+		}
+	}
+}
