@@ -80,9 +80,9 @@ func v1Of(b []byte) []byte {
 	return append([]byte{1, b[1], b[2], b[5], b[6]}, b[HeaderSize:]...)
 }
 
-// formationBody is a body of n records flying in formation, which
-// compresses (what the reference server's zstd path carries).
-func formationBody(n int) (uint8, []byte) {
+// formationBody is a body of n records flying in formation and ev shots,
+// which compresses (what the reference server's zstd path carries).
+func formationBody(n, ev int) (uint8, []byte) {
 	enc, err := NewEncoder()
 	if err != nil {
 		panic(err)
@@ -92,6 +92,9 @@ func formationBody(n int) (uint8, []byte) {
 		enc.Append(&Record{ID: uint32(i + 1), Type: 1,
 			Pos: [3]float32{float32(1000 * math.Cos(a)), 4000, float32(1000 * math.Sin(a))},
 			Rot: [4]float32{0, 0, 0, 1}, Vel: [3]float32{200, 0, 10}})
+	}
+	for i := 0; i < ev; i++ {
+		enc.AppendEvent(&Event{Kind: EventShot, ID: uint32(i + 1), Other: uint32(i + 2)})
 	}
 	flags, body := enc.Finish(nil, true)
 	return flags, append([]byte(nil), body...)
@@ -110,8 +113,13 @@ func FuzzCheckMatchesDecode(f *testing.F) {
 			}
 		}
 	}
-	flags, body := formationBody(48)
-	f.Add(flags, body)
+	for _, ev := range []int{0, 4} {
+		flags, body := formationBody(48, ev)
+		if flags != proto.SnapshotFlagZstd {
+			f.Fatalf("formation body not compressed (flags 0x%x)", flags)
+		}
+		f.Add(flags, body)
+	}
 	for _, g := range bodyGoldens() {
 		f.Add(uint8(0), unhexBody(f, g.hex))
 	}
@@ -194,9 +202,10 @@ func quatCodesFloat(c [3]uint32) bool {
 
 // TestQuatBoundaryCodes: codes on both sides of each boundary of the
 // quaternion rule, and exact ties (where the integer rule defers to
-// float64), give the same verdict on both paths. want is unpackQuat's
-// verdict, worked out by hand from the rule with k = code − 511:
-// reject iff max|k| − 4 > sqrt(max(0, 522242 − Σk²)).
+// float64), give the same verdict on both paths. With k = code − 511 the
+// exact rule rejects iff max|k| − 4 > sqrt(max(0, 522242 − Σk²)); want is
+// worked out from it by hand, except at ties, where it is float64's
+// verdict (computed outside Go, IEEE doubles in unpackQuat's order).
 func TestQuatBoundaryCodes(t *testing.T) {
 	const z = 511
 	for _, c := range []struct {
@@ -209,20 +218,22 @@ func TestQuatBoundaryCodes(t *testing.T) {
 		{"slack only, sum 48", [3]uint32{z + 4, z - 4, z + 4}, true, false},
 		{"all codes 0, sum 1.5", [3]uint32{0, 0, 0}, false, false},
 		{"all codes 1023", [3]uint32{1023, 1023, 1023}, false, false},
-		// k = (363, 363, 0): Σ = 263538, rest 258704, (359)² = 128881 < rest.
-		{"two equal at ½√2·cos", [3]uint32{z + 363, z + 363, z}, true, false},
-		// one axis: k and 0, 0: (k−4)² vs 522242 − k²: accept up to 513? k ≤ 512 anyway:
-		// k = 512: (508)² = 258064 < 522242 − 262144 = 260098.
+		// k = (363, 363, 0): Σ = 263538, rest 258704, 359² = 128881 < rest.
+		{"two equal components", [3]uint32{z + 363, z + 363, z}, true, false},
+		// k = (512, 0, 0): 508² = 258064 < 522242 − 262144 = 260098.
 		{"one axis at the top code", [3]uint32{1023, z, z}, true, false},
 		{"one axis at the bottom code", [3]uint32{0, z, z}, true, false},
-		// k = (419, 418, 0): Σ = 350285, rest 171957, (415)² = 172225 > rest: reject.
-		{"two large, just over", [3]uint32{z + 419, z + 418, z}, false, false},
-		// k = (418, 418, 0): Σ = 349448, rest 172794, (414)² = 171396 < rest: accept.
-		{"two large, just under", [3]uint32{z + 418, z - 418, z}, true, false},
-		// k = (300, 300, 300): Σ = 270000, rest 252242, (296)² = 87616: accept.
+		// The nearest non-ties, (m − 4)² − rest = ∓1:
+		// k = (380, 359, 328): rest 141377, 376² = 141376: accept;
+		// k = (395, −379, 264): rest 152880, 391² = 152881: reject;
+		// k = (504, 135, 0): rest 250001, 500² = 250000: accept.
+		{"one below the boundary", [3]uint32{z + 380, z + 359, z + 328}, true, false},
+		{"one above the boundary", [3]uint32{z + 395, z - 379, z + 264}, false, false},
+		{"one below the boundary, two components", [3]uint32{z + 504, z + 135, z}, true, false},
+		// k = (300, 300, 300): Σ = 270000, rest 252242, 296² = 87616: accept.
 		{"three equal", [3]uint32{z + 300, z + 300, z - 300}, true, false},
-		// k = (346, 346, 346): Σ = 359148, rest 163094, (342)² = 116964: accept;
-		// k = (380, 380, 380): Σ = 433200, rest 89042, (376)² = 141376: reject.
+		// k = (346, 346, 346): Σ = 359148, rest 163094, 342² = 116964: accept;
+		// k = (380, 380, 380): Σ = 433200, rest 89042, 376² = 141376: reject.
 		{"three equal, accepted", [3]uint32{z + 346, z + 346, z + 346}, true, false},
 		{"three equal, rejected", [3]uint32{z + 380, z + 380, z + 380}, false, false},
 		// m = 5 is the first magnitude past the slack: accepted while the
@@ -291,7 +302,7 @@ func bodies48(b *testing.B) []struct {
 	body  []byte
 } {
 	rflags, raw := encodedBody(rand.New(rand.NewPCG(51, 52)), 48, 3, false)
-	zflags, z := formationBody(48)
+	zflags, z := formationBody(48, 0)
 	if rflags != 0 || zflags != proto.SnapshotFlagZstd {
 		b.Fatalf("flags raw 0x%x zstd 0x%x", rflags, zflags)
 	}
@@ -331,7 +342,7 @@ func TestCheckDoesNotAllocate(t *testing.T) {
 	dec, _ := NewDecoder()
 	defer dec.Close()
 	rflags, raw := encodedBody(rand.New(rand.NewPCG(61, 62)), 48, 3, false)
-	zflags, z := formationBody(48)
+	zflags, z := formationBody(48, 0)
 	for _, c := range []struct {
 		flags uint8
 		body  []byte
