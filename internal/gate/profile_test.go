@@ -50,7 +50,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"entity-scale", "quic", "pr", 64, 6, false},
 		{"entity-churn", "quic", "pr", 64, 6, false},
 		{"weapons", "quic", "strict", 128, 1, false},
-		{"capacity", "enet", "pr", 32, 4, false},
+		{"capacity", "enet", "pr", 32, 5, false},
 		{"trace", "enet", "pr", 128, 1, false},
 	}
 	for _, tc := range tests {
