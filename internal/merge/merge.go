@@ -210,6 +210,7 @@ func addHistograms(dst, src *report.Histograms) {
 	}{
 		{&dst.RTTMs, src.RTTMs}, {&dst.PeerDelayMs, src.PeerDelayMs}, {&dst.ConnectMs, src.ConnectMs},
 		{&dst.WorkerLoopDtMs, src.WorkerLoopDtMs}, {&dst.TickHzPerClient, src.TickHzPerClient}, {&dst.KBsPerClient, src.KBsPerClient},
+		{&dst.ServiceIntervalMs, src.ServiceIntervalMs},
 	} {
 		if p.s == nil {
 			continue
@@ -227,6 +228,7 @@ func finish(out *report.Report, picked []Input) {
 	h := out.Histograms
 	out.RTTMs, out.PeerDelayMs = percentiles(h.RTTMs), percentiles(h.PeerDelayMs)
 	out.ConnectMs, out.WorkerLoopDtMs = percentiles(h.ConnectMs), percentiles(h.WorkerLoopDtMs)
+	out.ServiceIntervalMs = percentiles(h.ServiceIntervalMs)
 	if s := h.TickHzPerClient.Summary(); s.Count > 0 {
 		out.ObservedServerTickHz = &report.MinMeanMax{Min: s.Min, Mean: s.Mean, Max: s.Max}
 	}
@@ -298,13 +300,7 @@ func serverFigures(out *report.Report, picked []Input) {
 	}
 }
 
-func percentiles(h *stats.Histogram) *report.Percentiles {
-	s := h.Summary()
-	if s.Count == 0 {
-		return nil
-	}
-	return &report.Percentiles{Min: s.Min, Mean: s.Mean, P50: s.P50, P95: s.P95, P99: s.P99, Max: s.Max}
-}
+func percentiles(h *stats.Histogram) *report.Percentiles { return report.PercentilesOf(h.Summary()) }
 
 func addMap(dst, src map[string]int) {
 	for k, v := range src {

@@ -208,6 +208,15 @@ type MeanMax struct {
 }
 
 // Percentiles is a distribution summary.
+// PercentilesOf is the report's form of a distribution summary, nil when
+// it has no value (missing, never zero).
+func PercentilesOf(s stats.Summary) *Percentiles {
+	if s.Count == 0 {
+		return nil
+	}
+	return &Percentiles{Min: s.Min, Mean: s.Mean, P50: s.P50, P95: s.P95, P99: s.P99, Max: s.Max}
+}
+
 type Percentiles struct {
 	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
@@ -281,42 +290,47 @@ type AssertResult struct {
 
 // Report is the swarm's JSON report.
 type Report struct {
-	SchemaVersion          int             `json:"schema_version"`
-	Transport              string          `json:"transport"`
-	ServerTransport        string          `json:"server_transport"`
-	BodyFormat             string          `json:"body_format"`
-	Pattern                string          `json:"pattern"`
-	PatternCounts          map[string]int  `json:"pattern_counts"`
-	Clients                int             `json:"clients"`
-	Threads                int             `json:"threads"`
-	RateHz                 float64         `json:"rate_hz"`
-	DurationS              float64         `json:"duration_s"`
-	ClientsConnected       int             `json:"clients_connected"`
-	ClientsRefused         int             `json:"clients_refused"`
-	RefusedByReason        map[string]int  `json:"refused_by_reason"`
-	ClientsDisconnected    int             `json:"clients_disconnected"`
-	ClientsNeverConnected  int             `json:"clients_never_connected"`
-	ObservedServerTickHz   *MinMeanMax     `json:"observed_server_tick_hz"`
-	DownstreamKBsPerClient *MeanMax        `json:"downstream_kbs_per_client"`
-	RTTMs                  *Percentiles    `json:"rtt_ms"`
-	PeerDelayMs            *Percentiles    `json:"peer_delay_ms"`
-	ConnectMs              *Percentiles    `json:"connect_ms"`
-	WorkerLoopDtMs         *Percentiles    `json:"worker_loop_dt_ms"`
-	MaxSnapshotGapMs       *float64        `json:"max_snapshot_gap_ms"`
-	SnapshotsReceived      int64           `json:"snapshots_received"`
-	SnapshotDecodeErrors   int64           `json:"snapshot_decode_errors"`
-	InputsSent             int64           `json:"inputs_sent"`
-	ServerMetricsPath      string          `json:"server_metrics_path,omitempty"`
-	ServerMetricsError     string          `json:"server_metrics_error,omitempty"`
-	ServerTick             json.RawMessage `json:"server_tick,omitempty"`
-	RSSSeries              []RSSPoint      `json:"rss_series,omitempty"`
-	RSSSlopeKBPerMin       *float64        `json:"rss_slope_kb_per_min"`
-	RSSStepMaxKB           *float64        `json:"rss_step_max_kb"`
-	RSSStepAtS             *float64        `json:"rss_step_at_s"`
-	Timeline               []TimelinePoint `json:"timeline,omitempty"`
-	Asserts                []AssertResult  `json:"asserts"`
-	Passed                 bool            `json:"passed"`
-	Aborted                string          `json:"aborted,omitempty"`
+	SchemaVersion          int            `json:"schema_version"`
+	Transport              string         `json:"transport"`
+	ServerTransport        string         `json:"server_transport"`
+	BodyFormat             string         `json:"body_format"`
+	Pattern                string         `json:"pattern"`
+	PatternCounts          map[string]int `json:"pattern_counts"`
+	Clients                int            `json:"clients"`
+	Threads                int            `json:"threads"`
+	RateHz                 float64        `json:"rate_hz"`
+	DurationS              float64        `json:"duration_s"`
+	ClientsConnected       int            `json:"clients_connected"`
+	ClientsRefused         int            `json:"clients_refused"`
+	RefusedByReason        map[string]int `json:"refused_by_reason"`
+	ClientsDisconnected    int            `json:"clients_disconnected"`
+	ClientsNeverConnected  int            `json:"clients_never_connected"`
+	ObservedServerTickHz   *MinMeanMax    `json:"observed_server_tick_hz"`
+	DownstreamKBsPerClient *MeanMax       `json:"downstream_kbs_per_client"`
+	RTTMs                  *Percentiles   `json:"rtt_ms"`
+	PeerDelayMs            *Percentiles   `json:"peer_delay_ms"`
+	ConnectMs              *Percentiles   `json:"connect_ms"`
+	WorkerLoopDtMs         *Percentiles   `json:"worker_loop_dt_ms"`
+	// ServiceIntervalMs is, per joined client, the time between two
+	// consecutive services of its host (its Input send and receive drain):
+	// the loop period when the harness keeps every client on time, however
+	// long one iteration over all of them takes.
+	ServiceIntervalMs    *Percentiles    `json:"service_interval_ms,omitempty"`
+	MaxSnapshotGapMs     *float64        `json:"max_snapshot_gap_ms"`
+	SnapshotsReceived    int64           `json:"snapshots_received"`
+	SnapshotDecodeErrors int64           `json:"snapshot_decode_errors"`
+	InputsSent           int64           `json:"inputs_sent"`
+	ServerMetricsPath    string          `json:"server_metrics_path,omitempty"`
+	ServerMetricsError   string          `json:"server_metrics_error,omitempty"`
+	ServerTick           json.RawMessage `json:"server_tick,omitempty"`
+	RSSSeries            []RSSPoint      `json:"rss_series,omitempty"`
+	RSSSlopeKBPerMin     *float64        `json:"rss_slope_kb_per_min"`
+	RSSStepMaxKB         *float64        `json:"rss_step_max_kb"`
+	RSSStepAtS           *float64        `json:"rss_step_at_s"`
+	Timeline             []TimelinePoint `json:"timeline,omitempty"`
+	Asserts              []AssertResult  `json:"asserts"`
+	Passed               bool            `json:"passed"`
+	Aborted              string          `json:"aborted,omitempty"`
 	// Added by the swarm (additive, name-keyed).
 	DisconnectedByReason   map[string]int `json:"disconnected_by_reason"`
 	NeverConnectedByReason map[string]int `json:"never_connected_by_reason"`

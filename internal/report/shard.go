@@ -37,10 +37,11 @@ type ShardsInfo struct {
 // observed_server_tick_hz and downstream_kbs_per_client. Nil when the
 // distribution has no value.
 type Histograms struct {
-	RTTMs           *stats.Histogram `json:"rtt_ms,omitempty"`
-	PeerDelayMs     *stats.Histogram `json:"peer_delay_ms,omitempty"`
-	ConnectMs       *stats.Histogram `json:"connect_ms,omitempty"`
-	WorkerLoopDtMs  *stats.Histogram `json:"worker_loop_dt_ms,omitempty"`
-	TickHzPerClient *stats.Histogram `json:"tick_hz_per_client,omitempty"`
-	KBsPerClient    *stats.Histogram `json:"kbs_per_client,omitempty"`
+	RTTMs             *stats.Histogram `json:"rtt_ms,omitempty"`
+	PeerDelayMs       *stats.Histogram `json:"peer_delay_ms,omitempty"`
+	ConnectMs         *stats.Histogram `json:"connect_ms,omitempty"`
+	WorkerLoopDtMs    *stats.Histogram `json:"worker_loop_dt_ms,omitempty"`
+	ServiceIntervalMs *stats.Histogram `json:"service_interval_ms,omitempty"`
+	TickHzPerClient   *stats.Histogram `json:"tick_hz_per_client,omitempty"`
+	KBsPerClient      *stats.Histogram `json:"kbs_per_client,omitempty"`
 }

@@ -30,11 +30,13 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	var entBytes, entities int64
 	gap := time.Duration(-1)
 	unknown := map[string]bool{}
+	svc := stats.NewHistogram()
 	for _, w := range workers {
 		if r.Transport == "" {
 			r.Transport = w.spoken
 		}
 		dts = append(dts, w.dtMs...)
+		svc.Merge(w.svcInterval)
 		r.InputsSent += w.inputsSent
 		r.ClientTicks += w.clientTicks
 		r.ProtocolErrors += w.protocolErrors
@@ -70,7 +72,9 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	r.Histograms = &report.Histograms{
 		RTTMs: stats.HistogramOf(rtt), PeerDelayMs: stats.HistogramOf(pd), ConnectMs: stats.HistogramOf(conn),
 		WorkerLoopDtMs: stats.HistogramOf(dts), TickHzPerClient: stats.HistogramOf(hz), KBsPerClient: stats.HistogramOf(kbs),
+		ServiceIntervalMs: svc,
 	}
+	r.ServiceIntervalMs = report.PercentilesOf(svc.Summary())
 	r.RTTMs = percentiles(rtt)
 	r.PeerDelayMs = percentiles(pd)
 	r.ConnectMs = percentiles(conn)
@@ -173,11 +177,7 @@ func (c *client) outcome() (string, string) {
 // percentiles summarises values with the shared implementation; nil (the
 // metric is missing) when there are none.
 func percentiles(values []float64) *report.Percentiles {
-	s := stats.Summarize(values)
-	if s.Count == 0 {
-		return nil
-	}
-	return &report.Percentiles{Min: s.Min, Mean: s.Mean, P50: s.P50, P95: s.P95, P99: s.P99, Max: s.Max}
+	return report.PercentilesOf(stats.Summarize(values))
 }
 
 // fillCPU records the harness's own CPU time and its cost per client-tick

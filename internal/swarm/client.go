@@ -66,6 +66,7 @@ type client struct {
 	seq     uint32
 	// pendingInput: an Input was built this iteration and is in the batch.
 	pendingInput bool
+	lastService  time.Time // previous service while joined (zero: none yet)
 
 	snaps        int64
 	firstTick    uint32

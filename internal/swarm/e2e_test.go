@@ -243,6 +243,12 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 	if r.DownstreamKBsPerClient == nil || r.RTTMs == nil || r.PeerDelayMs == nil || r.WorkerLoopDtMs == nil {
 		t.Errorf("missing metrics: kbs %v rtt %v peer delay %v dt %v", r.DownstreamKBsPerClient, r.RTTMs, r.PeerDelayMs, r.WorkerLoopDtMs)
 	}
+	// Each joined client is serviced once per 60 Hz iteration: the median
+	// interval is the period, and there is about one per client-tick.
+	si := r.ServiceIntervalMs
+	if si == nil || si.P50 < 12 || si.P50 > 22 || r.Histograms == nil || r.Histograms.ServiceIntervalMs.Count() < 64*60*10 {
+		t.Errorf("service interval %+v, want p50 ≈ 16.7 ms over ≥ %d intervals", si, 64*60*10)
+	}
 }
 
 // A server that refuses every 2nd Join: refusals counted by reason, and

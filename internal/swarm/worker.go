@@ -37,7 +37,11 @@ type worker struct {
 	batched []*client
 	onEvent func(item int, at time.Time, ev transport.Event) // onBatchEvent, bound once
 
-	dtMs           []float64 // every iteration's work time
+	dtMs []float64 // every iteration's work time
+	// svcInterval: per joined client, the time between two consecutive
+	// services of its host (a mergeable histogram: one record per
+	// client-tick would not fit in a slice at 1000 clients).
+	svcInterval    *stats.Histogram
 	intervalDt     []float64 // iterations since the last publish
 	inputsSent     int64
 	clientTicks    int64 // clients serviced, summed over iterations
@@ -70,9 +74,10 @@ type workerPub struct {
 func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration) *worker {
 	w := &worker{
 		id: id, cfg: cfg, backend: b, interval: interval,
-		scratch:  make([]byte, 0, 512),
-		decoders: map[string]BodyDecoder{},
-		pub:      workerPub{dtP99: math.NaN()},
+		scratch:     make([]byte, 0, 512),
+		decoders:    map[string]BodyDecoder{},
+		pub:         workerPub{dtP99: math.NaN()},
+		svcInterval: stats.NewHistogram(),
 	}
 	if bt, ok := b.(transport.Batcher); ok && !cfg.PerClientService {
 		w.batch = bt.NewBatch()
@@ -146,6 +151,7 @@ func (w *worker) iterate() (allTerminal bool) {
 		if c.live() {
 			w.clientTicks++
 			w.now = now
+			w.serviced(c, now)
 			if _, err := c.host.Service(w.clientFn[i]); err != nil {
 				c.fail(lostTransport, now)
 			}
@@ -199,6 +205,7 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 				w.inputsSent++
 			}
 			w.clientTicks++
+			w.serviced(c, at)
 			if svcErr != nil && c.live() {
 				c.fail(lostTransport, at)
 			}
@@ -210,6 +217,19 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 		}
 	}
 	return allTerminal
+}
+
+// serviced records the interval since the client's previous service while
+// it is joined: the per-client view of whether the harness keeps up.
+func (w *worker) serviced(c *client, at time.Time) {
+	if c.phase != phaseJoined {
+		c.lastService = time.Time{}
+		return
+	}
+	if !c.lastService.IsZero() {
+		w.svcInterval.Record(float64(at.Sub(c.lastService)) / float64(time.Millisecond))
+	}
+	c.lastService = at
 }
 
 // onBatchEvent hands one batched event to its client, timed when the
