@@ -72,9 +72,11 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	r.Histograms = &report.Histograms{
 		RTTMs: stats.HistogramOf(rtt), PeerDelayMs: stats.HistogramOf(pd), ConnectMs: stats.HistogramOf(conn),
 		WorkerLoopDtMs: stats.HistogramOf(dts), TickHzPerClient: stats.HistogramOf(hz), KBsPerClient: stats.HistogramOf(kbs),
-		ServiceIntervalMs: svc,
 	}
-	r.ServiceIntervalMs = report.PercentilesOf(svc.Summary())
+	if svc.Count() > 0 { // an empty distribution is absent, never an empty histogram
+		r.Histograms.ServiceIntervalMs = svc
+		r.ServiceIntervalMs = report.PercentilesOf(svc.Summary())
+	}
 	r.RTTMs = percentiles(rtt)
 	r.PeerDelayMs = percentiles(pd)
 	r.ConnectMs = percentiles(conn)
