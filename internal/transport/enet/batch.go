@@ -88,8 +88,8 @@ func (b *Batch) Run(fn func(item int, at time.Time, ev transport.Event)) {
 		return
 	}
 	for i, h := range b.hosts {
-		if h.s == nil {
-			b.items[i].s = nil // closed since Add: skipped below
+		if h.s == nil { // closed since Add: sg_batch skips a NULL host
+			b.items[i].s, b.errs[i] = nil, transport.ErrClosed
 		}
 	}
 	var sends *C.uchar
@@ -98,54 +98,25 @@ func (b *Batch) Run(fn func(item int, at time.Time, ev transport.Event)) {
 	}
 	b.base, b.baseNs = time.Now(), int64(C.sg_monotonic_ns())
 	for from := 0; from < n; {
-		from = b.skipClosed(from)
-		if from >= n {
-			break
-		}
-		stop := b.closedFrom(from)
-		next := int(C.sg_batch(&b.items[0], C.int(from), C.int(stop), sends,
+		next := int(C.sg_batch(&b.items[0], C.int(from), C.int(n), sends,
 			&b.evs[0], C.int(len(b.evs)), (*C.uchar)(unsafe.Pointer(&b.buf[0])), C.size_t(len(b.buf))))
-		last := min(next, stop-1)
-		partial := next < stop && b.items[next].count > 0
-		for i := from; i <= last; i++ {
+		partial := next < n && b.items[next].count > 0
+		for i := from; i <= min(next, n-1); i++ {
 			b.deliver(i, fn)
 		}
-		if next < stop {
-			grown := b.grow(next)
-			if next == from && !partial && !grown {
-				// No progress is possible on this item: report it rather
-				// than loop (sg_batch always makes progress otherwise).
-				b.errs[next] = fmt.Errorf("enet: service %s: batch made no progress", b.hosts[next].Addr())
-				next++
-			}
-			from = next
-			continue
+		if next < n && !b.grow(next) && next == from && !partial {
+			// No progress is possible on this item: report it rather
+			// than loop (sg_batch always makes progress otherwise).
+			b.errs[next] = fmt.Errorf("enet: service %s: batch made no progress", b.hosts[next].Addr())
+			next++
 		}
-		from = stop
+		from = next
 	}
 	for _, h := range b.hosts {
 		if h.s != nil && !h.addrFinal {
 			h.refreshAddr()
 		}
 	}
-}
-
-// skipClosed returns the first index from i whose host is open.
-func (b *Batch) skipClosed(i int) int {
-	for i < len(b.items) && b.items[i].s == nil {
-		b.errs[i] = transport.ErrClosed
-		i++
-	}
-	return i
-}
-
-// closedFrom returns the end of the run of open hosts starting at i: sg_batch
-// never sees a host closed before its turn.
-func (b *Batch) closedFrom(i int) int {
-	for i < len(b.items) && b.items[i].s != nil {
-		i++
-	}
-	return i
 }
 
 // grow enlarges the payload buffer when item i's next message is larger
@@ -166,24 +137,9 @@ func (b *Batch) deliver(i int, fn func(int, time.Time, transport.Event)) {
 		b.errs[i] = fmt.Errorf("enet: service %s: socket error: %w", b.hosts[i].Addr(), errnoErr(int(it.err)))
 	}
 	for k := int(it.first); k < int(it.first+it.count); k++ {
-		e := &b.evs[k]
-		ev := transport.Event{Peer: transport.PeerID(e.peer), Data: uint32(e.data)}
-		switch e.kind {
-		case C.ENET_EVENT_TYPE_CONNECT:
-			ev.Kind = transport.EventConnect
-		case C.ENET_EVENT_TYPE_DISCONNECT:
-			ev.Kind = transport.EventDisconnect
-		case C.ENET_EVENT_TYPE_RECEIVE:
-			ev.Kind = transport.EventReceive
-			ev.Delivery = transport.Unreliable
-			if e.channel == C.SG_CHANNEL_RELIABLE {
-				ev.Delivery = transport.Reliable
-			}
-			ev.Payload = b.buf[e.off : e.off+e.len : e.off+e.len]
-		default:
-			continue
+		if ev, ok := toEvent(&b.evs[k], b.buf); ok {
+			fn(i, at, ev)
 		}
-		fn(i, at, ev)
 	}
 	it.count = 0
 }

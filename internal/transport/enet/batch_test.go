@@ -116,8 +116,8 @@ func TestBatchDeliversPerHost(t *testing.T) {
 	}
 }
 
-// TestBatchSendError: a send the host refuses is reported for its item and
-// the item is not serviced; the other items are.
+// TestBatchSendError: a send the host refuses, or a host closed before Run,
+// is reported for its item and the item is not serviced; the others are.
 func TestBatchSendError(t *testing.T) {
 	srv := listenHost(t, transport.Options{})
 	a, c := dialHost(t, transport.Options{}), dialHost(t, transport.Options{})
@@ -125,14 +125,20 @@ func TestBatchSendError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gone := dialHost(t, transport.Options{})
 	b := backend{}.NewBatch()
 	b.Add(c, transport.PeerID(7), []byte("nobody")) // c has one peer slot: 7 is no peer
+	b.Add(gone, 0, []byte("late"))
 	b.Add(a, pa, nil)
+	gone.Close() // closed between Add and Run: skipped, reported
 	b.Run(func(int, time.Time, transport.Event) {})
+	if _, sendErr, svcErr := b.Result(1); sendErr != nil || !errors.Is(svcErr, transport.ErrClosed) {
+		t.Errorf("closed item: send %v, service %v, want ErrClosed", sendErr, svcErr)
+	}
 	if _, sendErr, _ := b.Result(0); !errors.Is(sendErr, transport.ErrUnknownPeer) {
 		t.Errorf("item 0: send error %v, want ErrUnknownPeer", sendErr)
 	}
-	if _, sendErr, svcErr := b.Result(1); sendErr != nil || svcErr != nil {
-		t.Errorf("item 1: %v, %v", sendErr, svcErr)
+	if _, sendErr, svcErr := b.Result(2); sendErr != nil || svcErr != nil {
+		t.Errorf("item 2: %v, %v", sendErr, svcErr)
 	}
 }

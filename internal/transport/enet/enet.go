@@ -312,26 +312,33 @@ func (h *Host) deliver(got int, fn func(transport.Event)) int {
 		if h.s == nil {
 			return i
 		}
-		e := &h.evs[i]
-		ev := transport.Event{Peer: transport.PeerID(e.peer), Data: uint32(e.data)}
-		switch e.kind {
-		case C.ENET_EVENT_TYPE_CONNECT:
-			ev.Kind = transport.EventConnect
-		case C.ENET_EVENT_TYPE_DISCONNECT:
-			ev.Kind = transport.EventDisconnect
-		case C.ENET_EVENT_TYPE_RECEIVE:
-			ev.Kind = transport.EventReceive
-			ev.Delivery = transport.Unreliable
-			if e.channel == C.SG_CHANNEL_RELIABLE {
-				ev.Delivery = transport.Reliable
-			}
-			ev.Payload = h.buf[e.off : e.off+e.len : e.off+e.len]
-		default:
-			continue
+		if ev, ok := toEvent(&h.evs[i], h.buf); ok {
+			fn(ev)
 		}
-		fn(ev)
 	}
 	return got
+}
+
+// toEvent is a flattened C event as a transport.Event, its payload a view
+// of buf; false for a kind the interface does not carry.
+func toEvent(e *C.sg_event, buf []byte) (transport.Event, bool) {
+	ev := transport.Event{Peer: transport.PeerID(e.peer), Data: uint32(e.data)}
+	switch e.kind {
+	case C.ENET_EVENT_TYPE_CONNECT:
+		ev.Kind = transport.EventConnect
+	case C.ENET_EVENT_TYPE_DISCONNECT:
+		ev.Kind = transport.EventDisconnect
+	case C.ENET_EVENT_TYPE_RECEIVE:
+		ev.Kind = transport.EventReceive
+		ev.Delivery = transport.Unreliable
+		if e.channel == C.SG_CHANNEL_RELIABLE {
+			ev.Delivery = transport.Reliable
+		}
+		ev.Payload = buf[e.off : e.off+e.len : e.off+e.len]
+	default:
+		return ev, false
+	}
+	return ev, true
 }
 
 func (h *Host) deliverSynth(fn func(transport.Event)) int {

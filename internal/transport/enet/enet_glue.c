@@ -192,7 +192,8 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 // returns the index of the first item it did not finish: n when all are
 // done, else an item whose drain stopped because evs or buf is full (status
 // SG_DRAIN_MORE; its send is done and its send_len zeroed, so calling again
-// from there resumes it). An item whose send fails is not serviced.
+// from there resumes it). An item whose send fails is not serviced, nor is
+// one whose host is NULL (closed before the call).
 int sg_batch(sg_batch_item *items, int from, int n, const unsigned char *sends,
              sg_event *evs, int max_evs, unsigned char *buf, size_t cap) {
 	int nev = 0;
@@ -205,11 +206,14 @@ int sg_batch(sg_batch_item *items, int from, int n, const unsigned char *sends,
 		it->at_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 		it->first = nev;
 		it->count = 0;
+		it->status = SG_DRAIN_DONE;
+		if (s == NULL) { // closed before its turn: Go reports it
+			continue;
+		}
 		if (it->send_len > 0) {
 			it->send_rc = sg_send(s, it->peer, 0, sends + it->send_off, it->send_len);
 			it->send_len = 0;
 			if (it->send_rc != SG_OK) {
-				it->status = SG_DRAIN_DONE;
 				continue;
 			}
 		}
