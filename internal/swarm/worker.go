@@ -132,18 +132,11 @@ func (w *worker) iterate() (allTerminal bool) {
 	allTerminal = true
 	for i, c := range w.clients {
 		now := time.Now()
-		if c.phase == phasePending {
-			allTerminal = false
-			if now.Before(c.slot) {
-				continue
-			}
-			w.start(c, now)
-		}
-		if !c.live() {
-			w.release(c)
+		live, running := w.ready(c, now)
+		allTerminal = allTerminal && !running
+		if !live {
 			continue
 		}
-		allTerminal = false
 		if c.phase == phaseJoined {
 			c.sendInput(w, now)
 			c.sampleRTT(w, now)
@@ -164,6 +157,24 @@ func (w *worker) iterate() (allTerminal bool) {
 	return allTerminal
 }
 
+// ready starts a client whose ramp slot has come and releases one that has
+// ended. live: it holds an open host this iteration; running: it is not
+// over yet (still waiting for its slot, or live).
+func (w *worker) ready(c *client, now time.Time) (live, running bool) {
+	wasPending := c.phase == phasePending
+	if wasPending {
+		if now.Before(c.slot) {
+			return false, true
+		}
+		w.start(c, now)
+	}
+	if !c.live() {
+		w.release(c)
+		return false, wasPending
+	}
+	return true, true
+}
+
 // iterateBatch is iterate on a batching backend: the same steps for each
 // client, with every live client's Input send and host service done in one
 // batch call (in client order, each timed when its turn came) and the
@@ -175,18 +186,11 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 	w.batched = w.batched[:0]
 	for _, c := range w.clients {
 		now := time.Now()
-		if c.phase == phasePending {
-			allTerminal = false
-			if now.Before(c.slot) {
-				continue
-			}
-			w.start(c, now)
-		}
-		if !c.live() {
-			w.release(c)
+		live, running := w.ready(c, now)
+		allTerminal = allTerminal && !running
+		if !live {
 			continue
 		}
-		allTerminal = false
 		var msg []byte
 		if c.phase == phaseJoined {
 			msg = c.buildInput(w, now)
@@ -211,7 +215,7 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 			}
 		}
 		c.pendingInput = false
-		w.checkTimeouts(c, time.Now())
+		w.checkTimeouts(c, at)
 		if c.phase.terminal() {
 			w.release(c)
 		}
