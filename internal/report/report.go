@@ -207,7 +207,6 @@ type MeanMax struct {
 	Max  float64 `json:"max"`
 }
 
-// Percentiles is a distribution summary.
 // PercentilesOf is the report's form of a distribution summary, nil when
 // it has no value (missing, never zero).
 func PercentilesOf(s stats.Summary) *Percentiles {
@@ -217,6 +216,7 @@ func PercentilesOf(s stats.Summary) *Percentiles {
 	return &Percentiles{Min: s.Min, Mean: s.Mean, P50: s.P50, P95: s.P95, P99: s.P99, Max: s.Max}
 }
 
+// Percentiles is a distribution summary.
 type Percentiles struct {
 	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
