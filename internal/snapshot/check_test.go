@@ -258,7 +258,7 @@ func TestQuatBoundaryCodes(t *testing.T) {
 			if got := quatCodesFloat(c.codes); got != c.want {
 				t.Fatalf("unpackQuat verdict %v, want %v", got, c.want)
 			}
-			if got := quatCodesValid(c.codes); got != c.want {
+			if got := quatCodesValid(c.codes[0], c.codes[1], c.codes[2]); got != c.want {
 				t.Fatalf("quatCodesValid %v, want %v", got, c.want)
 			}
 		})
@@ -279,7 +279,7 @@ func TestQuatCodesValidExhaustive(t *testing.T) {
 			for c := uint32(511); c < 1024; c++ {
 				codes := [3]uint32{a, b, c}
 				_, want := quatFromCodes(codes, &s)
-				if quatCodesValid(codes) == want {
+				if quatCodesValid(codes[0], codes[1], codes[2]) == want {
 					continue
 				}
 				if mismatches++; mismatches < 10 {
@@ -358,5 +358,46 @@ func TestCheckDoesNotAllocate(t *testing.T) {
 		if a := testing.AllocsPerRun(50, func() { dec.Check(c.flags, c.body) }); a != 0 {
 			t.Fatalf("flags 0x%x: Check allocates %.1f times per body", c.flags, a)
 		}
+	}
+}
+
+// TestFirstInvalidAgreesWithCheck: the loop that clears records without
+// building errors stops at exactly the first record check rejects, over
+// runs of valid records with one bit flipped somewhere (often making an
+// invalid one) and runs of random bytes.
+func TestFirstInvalidAgreesWithCheck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n = 16
+	recs := make([]byte, n*RecordSize)
+	stopped := 0
+	for i := 0; i < 20000; i++ {
+		for j := 0; j < n; j++ {
+			r := randomRecord(rng, uint32(1+rng.IntN(1000)))
+			EncodeRecord((*[RecordSize]byte)(recs[j*RecordSize:]), &r)
+		}
+		if i%4 == 3 {
+			for j := range recs[(n/2)*RecordSize:] {
+				recs[(n/2)*RecordSize+j] = byte(rng.Uint32())
+			}
+		} else {
+			recs[rng.IntN(len(recs))] ^= 1 << rng.IntN(8)
+		}
+		want := n
+		for j := 0; j < n; j++ {
+			w := loadRecord(recs[j*RecordSize:])
+			if w.check() != nil {
+				want = j
+				break
+			}
+		}
+		if got := firstInvalid(recs); got != want {
+			t.Fatalf("case %d: firstInvalid = %d, check first rejects record %d", i, got, want)
+		}
+		if want < n {
+			stopped++
+		}
+	}
+	if stopped < 5000 {
+		t.Fatalf("only %d of 20000 runs had an invalid record: the comparison barely covers rejection", stopped)
 	}
 }

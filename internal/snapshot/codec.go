@@ -216,7 +216,13 @@ func (d *Decoder) walk(flags uint8, body []byte, keep bool) (int, error) {
 		return 0, err
 	}
 	end := hdr + n*RecordSize
-	for i, off := 0, hdr; i < n; i, off = i+1, off+RecordSize {
+	first := 0
+	if !keep {
+		// The records all pass (the common case) or the first that fails
+		// is looked at again below for its error.
+		first = firstInvalid(raw[hdr:end])
+	}
+	for i, off := first, hdr+first*RecordSize; i < n; i, off = i+1, off+RecordSize {
 		w := loadRecord(raw[off:])
 		if !keep {
 			err = w.check()

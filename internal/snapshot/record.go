@@ -87,7 +87,30 @@ func (w *wireRecord) decodeInto(r *Record) error {
 }
 
 // check returns the error decodeInto would, without dequantizing anything.
-func (w *wireRecord) check() error { return w.validate(quatCodesValid(w.quat())) }
+func (w *wireRecord) check() error {
+	q := w.quat()
+	return w.validate(quatCodesValid(q[0], q[1], q[2]))
+}
+
+// firstInvalid returns the index of the first record in recs (whole
+// records only) that check would reject, or len(recs)/RecordSize when all
+// pass. It is check's verdict without its error, in one loop with every
+// field read inlined, so validating every record of every snapshot makes
+// no call per record; only a rejected record goes through check, which
+// names what is wrong. TestFirstInvalidAgreesWithCheck holds the two equal.
+func firstInvalid(recs []byte) int {
+	n := len(recs) / RecordSize
+	for i := 0; i < n; i++ {
+		w := loadRecord(recs[i*RecordSize:])
+		ok := w.id() != 0 && w.typ() != 0 && w.flags()&^FlagsKnown == 0 &&
+			quatCodesValid(w.field(offQComp, bitsQComp), w.field(offQComp+bitsQComp, bitsQComp),
+				w.field(offQComp+2*bitsQComp, bitsQComp))
+		if !ok {
+			return i
+		}
+	}
+	return n
+}
 
 // validate is the record rule of both paths, given the quaternion verdict:
 // the orientation first, then the id, the type and the flags.
@@ -114,7 +137,7 @@ const quatInvStepSq = 2 * 511 * 511
 // quatSlackSteps is unpackQuat's slack (eps = 4·QuatStep) in steps.
 const quatSlackSteps = 4
 
-// quatCodesValid gives unpackQuat's verdict on the component codes c using
+// quatCodesValid gives unpackQuat's verdict on the component codes c0..c2 using
 // integer arithmetic, falling back to unpackQuat's float64 computation on
 // the one boundary where rounding decides.
 //
@@ -127,31 +150,32 @@ const quatSlackSteps = 4
 // (relative error ~1e-15) lands on the same side; when they are equal the
 // exact answer is a tie and float64 rounding decides, so ask it.
 // TestQuatCodesValidExhaustive compares the two on every code triple.
-func quatCodesValid(c [3]uint32) bool {
-	var sum, m int
-	for _, v := range c {
-		k := int(v) - 511
-		if k < 0 {
-			k = -k
-		}
-		sum += k * k
-		m = max(m, k)
-	}
+func quatCodesValid(c0, c1, c2 uint32) bool {
+	k0, k1, k2 := stepsFromMid(c0), stepsFromMid(c1), stepsFromMid(c2)
+	m := max(k0, k1, k2)
 	if m <= quatSlackSteps {
 		return true // |component| ≤ eps ≤ w + eps, and K ≤ 48
 	}
-	rest := quatInvStepSq - sum // (1 − Σs²)/QuatStep², exactly
-	if rest < 0 {
-		return false // w = 0 and m steps exceed the slack
-	}
+	rest := quatInvStepSq - (k0*k0 + k1*k1 + k2*k2) // (1 − Σs²)/QuatStep², exactly
 	d := m - quatSlackSteps
-	switch {
-	case d*d > rest:
-		return false
-	case d*d < rest:
-		return true
+	if rest < 0 || d*d > rest {
+		return false // w = 0 and m steps exceed the slack, or m beyond w + slack
 	}
+	return d*d < rest || quatTie(c0, c1, c2)
+}
+
+// stepsFromMid is |code − 511|, the component's size in QuatSteps.
+func stepsFromMid(c uint32) int {
+	k := int(c) - 511
+	return max(k, -k)
+}
+
+// quatTie decides the exact tie the way unpackQuat's float64 code does;
+// kept out of line so quatCodesValid stays small enough to inline.
+//
+//go:noinline
+func quatTie(c0, c1, c2 uint32) bool {
 	var s [3]float64
-	_, ok := quatFromCodes(c, &s)
+	_, ok := quatFromCodes([3]uint32{c0, c1, c2}, &s)
 	return ok
 }
