@@ -50,13 +50,15 @@ type swarmFlags struct {
 	rampMs    float64
 	rssS      float64
 	timeoutS  float64
-	decode    bool
-	batch     bool
-	degrade   degradeFlags
-	shard     string
-	startAt   string
-	cpuProf   string
-	memProf   string
+	// testBusyUs is --test-busy-us (cfg.TestBusy, a test knob).
+	testBusyUs float64
+	decode     bool
+	batch      bool
+	degrade    degradeFlags
+	shard      string
+	startAt    string
+	cpuProf    string
+	memProf    string
 }
 
 // degradeFlags are the --degrade-* options: one impairment window on the
@@ -96,6 +98,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.cfg.EntityType, "entity-type", "builtin:debug-entity", "entity_type each client requests in its Join")
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
 	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
+	fs.Float64Var(&f.testBusyUs, "test-busy-us", 0, "test knob: spin `N` µs of CPU per client per worker iteration, starving the harness on purpose (the gate's harness-bound bite test)")
 	fs.BoolVar(&f.batch, "batch", true, "send and service all of a worker's ENet clients in one call per tick (false: one call per client, a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
 	declareDegradeFlags(fs, &f.degrade)
@@ -162,7 +165,7 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	if err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}
-	for name, v := range map[string]float64{"duration": f.durationS, "ramp-ms": f.rampMs, "rss-sample-interval-s": f.rssS, "timeout-s": f.timeoutS} {
+	for name, v := range map[string]float64{"duration": f.durationS, "ramp-ms": f.rampMs, "rss-sample-interval-s": f.rssS, "timeout-s": f.timeoutS, "test-busy-us": f.testBusyUs} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", name, v)
 		}
@@ -176,6 +179,7 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	f.cfg.Timeout = seconds(f.timeoutS)
 	f.cfg.SkipBodyDecode = !f.decode
 	f.cfg.PerClientService = !f.batch
+	f.cfg.TestBusy = time.Duration(f.testBusyUs * float64(time.Microsecond))
 	if err := f.parseShard(); err != nil {
 		return err
 	}

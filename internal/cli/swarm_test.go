@@ -28,7 +28,7 @@ func TestParseSwarmArgs(t *testing.T) {
 			c := f.cfg
 			if c.Addr != "127.0.0.1:7777" || c.Clients != 32 || c.Duration != 30*time.Second || c.RateHz != 60 ||
 				c.Transport != "enet" || c.Ramp != 20*time.Millisecond || c.RSSSampleInterval != 30*time.Second ||
-				c.Threads != swarm.AutoThreads(32) || c.Mix.String() != "weave" || c.Timeout != 5*time.Second {
+				c.Threads != swarm.AutoThreads(32) || c.Mix.String() != "weave" || c.Timeout != 5*time.Second || c.TestBusy != 0 {
 				t.Errorf("defaults: %+v", c)
 			}
 			if len(f.asserts) != 0 {
@@ -52,7 +52,7 @@ func TestParseSwarmArgs(t *testing.T) {
 		}},
 		{"every option", nil, []string{"127.0.0.1", "1", "--clients", "10", "--duration", "2.5", "--rate", "30", "--ramp-ms", "5",
 			"--threads", "3", "--pattern", "idle", "--pattern-mix", "weave:80,aggressive:20", "--json", "r.json",
-			"--server-metrics", "m.json", "--rss-sample-interval-s", "2", "--entity-type", "builtin:sensor-fighter",
+			"--server-metrics", "m.json", "--rss-sample-interval-s", "2", "--entity-type", "builtin:sensor-fighter", "--test-busy-us", "250.5",
 			"--assert-min-tick-hz", "58", "--assert-max-kbs", "150", "--assert-max-tick-ms", "16.6", "--assert-min-entities", "10",
 			"--assert-max-rss-growth-kb", "0", "--assert-max-rss-slope-kb-per-min", "128", "--assert-max-load-factor", "0.99",
 			"--assert-max-dropped-ticks", "100", "--assert-max-wire-kbs", "150", "--assert-congestion-engaged-hz", "30",
@@ -60,7 +60,8 @@ func TestParseSwarmArgs(t *testing.T) {
 			c := f.cfg
 			if c.Clients != 10 || c.Duration != 2500*time.Millisecond || c.RateHz != 30 || c.Ramp != 5*time.Millisecond ||
 				c.Threads != 3 || c.Mix.String() != "weave:80,aggressive:20" || f.jsonPath != "r.json" ||
-				c.ServerMetrics != "m.json" || c.RSSSampleInterval != 2*time.Second || c.EntityType != "builtin:sensor-fighter" {
+				c.ServerMetrics != "m.json" || c.RSSSampleInterval != 2*time.Second || c.EntityType != "builtin:sensor-fighter" ||
+				c.TestBusy != 250500*time.Nanosecond {
 				t.Errorf("cfg %+v", c)
 			}
 			want := swarm.Asserts{"tick_hz_min": 58, "kbs_max": 150, "tick_ms_p99_max": 16.6, "entities_min": 10, "rss_growth_kb_max": 0,
@@ -107,6 +108,7 @@ func TestSwarmUsageErrorsExit2(t *testing.T) {
 		{"unknown pattern", []string{"127.0.0.1", "1", "--pattern", "barrel"}, "barrel"},
 		{"bad mix", []string{"127.0.0.1", "1", "--pattern-mix", "weave:0"}, "weight"},
 		{"negative duration", []string{"127.0.0.1", "1", "--duration", "-1"}, "duration"},
+		{"negative test busy", []string{"127.0.0.1", "1", "--test-busy-us", "-1"}, "--test-busy-us"},
 		{"ramp longer than run", []string{"127.0.0.1", "1", "--clients", "100", "--ramp-ms", "100", "--duration", "5"}, "ramp"},
 		{"bad progress", []string{"127.0.0.1", "1", "--progress", "loud"}, "progress"},
 		{"bad shard", []string{"127.0.0.1", "1", "--shard", "4/4"}, "shard"},

@@ -18,6 +18,9 @@ type CapacityPoint struct {
 	TickMsP99     *float64 `json:"tick_ms_p99"`
 	KBsMean       *float64 `json:"kbs_mean"`
 	WorkerDtP99Ms *float64 `json:"worker_dt_p99_ms"`
+	// ServiceIntervalP99Ms is the per-client service interval p99, the
+	// figure the harness check judges (WorkerDtP99Ms is information).
+	ServiceIntervalP99Ms *float64 `json:"service_interval_p99_ms"`
 	// Failed names the checks that failed or could not be evaluated at this
 	// count (any level); HarnessBound: the swarm was the limit.
 	Failed       []string `json:"failed,omitempty"`
@@ -99,6 +102,9 @@ func capacityPoint(l LegResult) CapacityPoint {
 	if r.WorkerLoopDtMs != nil {
 		pt.WorkerDtP99Ms = &r.WorkerLoopDtMs.P99
 	}
+	if r.ServiceIntervalMs != nil {
+		pt.ServiceIntervalP99Ms = &r.ServiceIntervalMs.P99
+	}
 	if v, err := gatetable.FromReport(r).Tick("tick_ms", "p99"); err == nil {
 		pt.TickMsP99 = &v
 	}
@@ -136,8 +142,8 @@ func capacityMarkdown(curves []CapacityCurve) string {
 	var b strings.Builder
 	for _, c := range curves {
 		fmt.Fprintf(&b, "### capacity `%s` — %s\n\n", c.Group, mdEscape(c.Verdict))
-		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | swarm dt p99 ms | leg | failed |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|---|---|\n")
+		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---|---|\n")
 		for _, p := range c.Points {
 			mark := ""
 			if c.Knee != nil && p.Clients == *c.Knee {
@@ -146,8 +152,8 @@ func capacityMarkdown(curves []CapacityCurve) string {
 			if c.HarnessLimit != nil && p.Clients == *c.HarnessLimit {
 				mark = " ◀ harness limit"
 			}
-			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
-				optNum(p.KBsMean), optNum(p.WorkerDtP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
+			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
+				optNum(p.KBsMean), optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
 		}
 		b.WriteString("\n")
 	}

@@ -30,12 +30,12 @@ func TestLegsClientSweep(t *testing.T) {
 }
 
 // capLeg is one evaluated leg of a client sweep with the given figures.
-func capLeg(p *Profile, clients int, tickHz, dt float64) LegResult {
+func capLeg(p *Profile, clients int, tickHz, svcP99 float64) LegResult {
 	tick := healthyTick()
 	r := healthyReport(tick)
 	r.Clients, r.ClientsConnected = clients, clients
 	r.ObservedServerTickHz.Min = tickHz
-	r.WorkerLoopDtMs.P99 = dt
+	r.ServiceIntervalMs.P99 = svcP99
 	leg := Leg{ID: "weave" + sweepSuffix(&clients, "c"), Pattern: "weave", Clients: &clients}
 	checks := Evaluate(Input{Profile: p, Leg: leg, Report: r})
 	return LegResult{Leg: leg, Verdict: LegVerdict(checks), Checks: checks, Report: r}
@@ -48,22 +48,22 @@ func TestCapacityKnee(t *testing.T) {
 	p.Sweep = &Sweep{Clients: []int{32, 64, 128, 256}}
 	cases := []struct {
 		name         string
-		hz, dt       [4]float64
-		knee, limit  int // 0 = none
+		hz, svc      [4]float64 // tick-Hz min, service interval p99 ms (bound 33.33)
+		knee, limit  int        // 0 = none
 		verdictMatch string
 	}{
-		{"knee where tick-Hz falls", [4]float64{60, 60, 50, 30}, [4]float64{1, 1, 2, 3}, 128, 0, "knee at 128 clients: tick_hz_min (last count that held: 64)"},
-		{"all hold", [4]float64{60, 60, 60, 60}, [4]float64{1, 1, 1, 1}, 0, 0, "no knee up to 256"},
-		{"harness limit before any failure", [4]float64{60, 60, 60, 20}, [4]float64{1, 1, 9, 20}, 0, 128, "swarm became the limit"},
-		{"a harness-bound timing failure is not a knee", [4]float64{60, 40, 30, 20}, [4]float64{1, 9, 9, 9}, 0, 64, "not a knee"},
-		{"knee at the first count", [4]float64{50, 60, 60, 60}, [4]float64{1, 1, 1, 1}, 32, 0, "knee at 32 clients"},
+		{"knee where tick-Hz falls", [4]float64{60, 60, 50, 30}, [4]float64{20, 20, 22, 24}, 128, 0, "knee at 128 clients: tick_hz_min (last count that held: 64)"},
+		{"all hold", [4]float64{60, 60, 60, 60}, [4]float64{20, 20, 20, 20}, 0, 0, "no knee up to 256"},
+		{"harness limit before any failure", [4]float64{60, 60, 60, 20}, [4]float64{20, 20, 40, 90}, 0, 128, "swarm became the limit"},
+		{"a harness-bound timing failure is not a knee", [4]float64{60, 40, 30, 20}, [4]float64{20, 40, 40, 40}, 0, 64, "not a knee"},
+		{"knee at the first count", [4]float64{50, 60, 60, 60}, [4]float64{20, 20, 20, 20}, 32, 0, "knee at 32 clients"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &RunResult{Profile: p}
 			for _, n := range []int{256, 32, 128, 64} { // out of order: the curve sorts
 				j := map[int]int{32: 0, 64: 1, 128: 2, 256: 3}[n]
-				res.Legs = append(res.Legs, capLeg(p, n, tc.hz[j], tc.dt[j]))
+				res.Legs = append(res.Legs, capLeg(p, n, tc.hz[j], tc.svc[j]))
 			}
 			curves := Capacity(res)
 			if len(curves) != 1 || len(curves[0].Points) != 4 || curves[0].Points[0].Clients != 32 {
@@ -79,8 +79,13 @@ func TestCapacityKnee(t *testing.T) {
 			if !strings.Contains(c.Verdict, tc.verdictMatch) {
 				t.Errorf("verdict %q lacks %q", c.Verdict, tc.verdictMatch)
 			}
+			for i, pt := range c.Points {
+				if pt.ServiceIntervalP99Ms == nil || *pt.ServiceIntervalP99Ms != tc.svc[i] {
+					t.Errorf("%d clients: service interval p99 %v, want %g", pt.Clients, pt.ServiceIntervalP99Ms, tc.svc[i])
+				}
+			}
 			md := capacityMarkdown(curves)
-			if !strings.Contains(md, "| 64") || (tc.knee != 0 && !strings.Contains(md, "◀ knee")) {
+			if !strings.Contains(md, "| 64") || (tc.knee != 0 && !strings.Contains(md, "◀ knee")) || !strings.Contains(md, "service interval p99 ms") {
 				t.Errorf("markdown:\n%s", md)
 			}
 		})

@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,6 +30,8 @@ func healthyReport(tick map[string]any) *report.Report {
 		ObservedServerTickHz:   &report.MinMeanMax{Min: 59.5, Mean: 60, Max: 60.1},
 		DownstreamKBsPerClient: &report.MeanMax{Mean: 60, Max: 62},
 		WorkerLoopDtMs:         &report.Percentiles{P99: 1.2},
+		RateHz:                 60,
+		ServiceIntervalMs:      &report.Percentiles{Min: 15.1, Mean: 16.68, P50: 16.63, P95: 19.9, P99: 23.8, Max: 46.8},
 		RSSSlopeKBPerMin:       f64(10),
 		ServerTick:             raw,
 	}
@@ -37,7 +40,7 @@ func healthyReport(tick map[string]any) *report.Report {
 func testProfile() *Profile {
 	return &Profile{
 		Name: "t", Tier: "pr", Transport: "enet", Clients: 8, Patterns: []string{"weave"}, Baselined: true,
-		Baseline: BaselinePolicy{TolerancePct: 10}, Harness: Harness{WorkerDtP99MaxMs: 8},
+		Baseline: BaselinePolicy{TolerancePct: 10}, Harness: Harness{ServiceIntervalP99MaxPeriods: 2, ServiceIntervalMeanMaxPct: 1},
 		Gates: Gates{
 			"admission":                {Level: LevelHard},
 			"wire_kbs_max":             {Threshold: f64(150), Level: LevelHard},
@@ -132,7 +135,7 @@ func TestEvaluate(t *testing.T) {
 		{"cpu over on a harness-bound leg: inconclusive", func(p *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
 			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
 			tk["cpu_pct"] = 80.0
-			r.WorkerLoopDtMs.P99 = 9
+			r.ServiceIntervalMs.P99 = 40
 		}, true, "server_cpu_pct_max", StatusInconclusive, LevelHard, VerdictInconclusive},
 		// RSS
 		{"rss growth", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = 90000 }, false, "rss_growth_kb_max", StatusFail, LevelHard, VerdictFailed},
@@ -166,7 +169,7 @@ func TestEvaluate(t *testing.T) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 		}, true, "tick_ms_p99_max", StatusFail, LevelAdvisory, VerdictPassed},
 		{"harness-bound carried swarm tick-Hz assert is inconclusive", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
-			r.WorkerLoopDtMs.P99 = 9
+			r.ServiceIntervalMs.P99 = 40
 			r.Asserts = []report.AssertResult{{Name: "assert-min-tick-hz", Threshold: 58, Passed: false}}
 		}, false, "swarm_assert", StatusInconclusive, LevelHard, VerdictInconclusive},
 		{"no server_tick at all", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
@@ -188,25 +191,43 @@ func TestEvaluate(t *testing.T) {
 			r.DownstreamKBsPerClient.Mean = 71
 		}, false, "baseline_kbs", StatusPass, LevelHard, VerdictPassed},
 		// harness-bound: inconclusive, not passed; but a failed gate still wins
-		{"harness-bound", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.WorkerLoopDtMs.P99 = 9 }, false, "harness", StatusInconclusive, LevelHard, VerdictInconclusive},
+		// the per-client service interval against the 60 Hz period (16.67 ms):
+		// p99 ≤ 2 periods (33.33 ms), mean ≤ period +1 % (16.83 ms)
+		{"harness-bound: p99 over", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs.P99 = 40 }, false, "harness", StatusInconclusive, LevelHard, VerdictInconclusive},
+		{"harness-bound: mean over", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs.Mean = 16.9 }, false, "harness", StatusInconclusive, LevelHard, VerdictInconclusive},
+		{"harness within both bounds", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 33.3, 16.83
+		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
+		{"harness bounds scale with the rate", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.RateHz = 30 // period 33.33 ms: p99 ≤ 66.67, mean ≤ 33.67
+			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 60, 33.5
+		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
+		{"harness bounds from the profile", func(p *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			p.Harness = Harness{ServiceIntervalP99MaxPeriods: 15, ServiceIntervalMeanMaxPct: 50}
+			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 200, 24
+		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
+		{"harness worker dt over the period is not harness-bound", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.WorkerLoopDtMs.P99 = 20.29
+		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
 		{"harness-bound and failed", func(_ *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
-			r.WorkerLoopDtMs.P99 = 9
+			r.ServiceIntervalMs.P99 = 40
 			tk["wire_out_kbs_per_client"] = 200.0
 		}, false, "harness", StatusInconclusive, LevelHard, VerdictFailed},
 		{"harness-bound timing failure is inconclusive", func(_ *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
-			r.WorkerLoopDtMs.P99 = 9
+			r.ServiceIntervalMs.P99 = 40
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 			r.Asserts = []report.AssertResult{{Name: "assert-max-tick-ms", Threshold: 16.6, Passed: false}}
 		}, true, "tick_ms_p99_max", StatusInconclusive, LevelHard, VerdictInconclusive},
 		{"harness-bound tripwire failure is inconclusive", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
-			r.WorkerLoopDtMs.P99 = 9
+			r.ServiceIntervalMs.P99 = 40
 			r.ObservedServerTickHz.Min = 12
 		}, false, "tick_hz_min", StatusInconclusive, LevelHard, VerdictInconclusive},
 		{"harness-bound admission failure stands", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
-			r.WorkerLoopDtMs.P99 = 9
+			r.ServiceIntervalMs.P99 = 40
 			r.ClientsDisconnected = 2
 		}, false, "admission", StatusFail, LevelHard, VerdictFailed},
-		{"harness dt missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.WorkerLoopDtMs = nil }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"harness service interval missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs = nil }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"harness rate 0", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RateHz = 0 }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
 		// advisory never fails; the swarm's own failed assert always does
 		{"advisory wire over", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			setLevel(p, "wire_kbs_max", LevelAdvisory)
@@ -413,5 +434,63 @@ func TestEvaluateShards(t *testing.T) {
 	p := testProfile()
 	if _, ok := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: testBaseline()}), "shards"); ok {
 		t.Error("an unsharded run must not grow a shards check")
+	}
+}
+
+// TestHarnessCheckText: the harness check shows both bounds in ms for the
+// run's rate, the p99 and mean measured, and names the bound exceeded.
+func TestHarnessCheckText(t *testing.T) {
+	tests := []struct {
+		name           string
+		p99, mean      float64
+		status         Status
+		detail, absent []string
+	}{
+		{"within", 23.8, 16.68, StatusPass, nil, []string{"over"}},
+		{"p99 over", 40, 16.68, StatusInconclusive, []string{"p99 40.00 ms is 6.67 ms over its bound (2.40 periods of 16.67 ms)", "harness-bound"}, []string{"mean"}},
+		{"mean over", 23.8, 33.4, StatusInconclusive, []string{"mean 33.40 ms is 16.57 ms over its bound (+100.4 % against the 16.67 ms period: clients were serviced 29.94 times a second, not 60)", "harness-bound"}, []string{"p99"}},
+		{"both over", 40, 33.4, StatusInconclusive, []string{"p99 40.00 ms", "mean 33.40 ms"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, r := testProfile(), healthyReport(healthyTick())
+			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = tc.p99, tc.mean
+			c, ok := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "harness")
+			if !ok {
+				t.Fatal("no harness check")
+			}
+			if c.Status != tc.status {
+				t.Errorf("status %s, want %s (%s)", c.Status, tc.status, c.Detail)
+			}
+			if want := "p99 ≤ 33.33 ms (2 periods), mean ≤ 16.83 ms (period +1 %)"; c.Threshold != want {
+				t.Errorf("threshold %q, want %q", c.Threshold, want)
+			}
+			if c.Measured == nil || *c.Measured != tc.p99 {
+				t.Errorf("measured %v, want the p99 %g", c.Measured, tc.p99)
+			}
+			if want := fmt.Sprintf("p99 %.2f ms, mean %.2f ms", tc.p99, tc.mean); c.MeasuredText != want {
+				t.Errorf("measured text %q, want %q", c.MeasuredText, want)
+			}
+			for _, s := range tc.detail {
+				if !strings.Contains(c.Detail, s) {
+					t.Errorf("detail %q lacks %q", c.Detail, s)
+				}
+			}
+			for _, s := range tc.absent {
+				if strings.Contains(c.Detail, s) {
+					t.Errorf("detail %q names %q", c.Detail, s)
+				}
+			}
+		})
+	}
+}
+
+// TestHarnessUnevaluableSaysWhatIsMissing: both missing inputs are named.
+func TestHarnessUnevaluableSaysWhatIsMissing(t *testing.T) {
+	p, r := testProfile(), healthyReport(healthyTick())
+	r.RateHz, r.ServiceIntervalMs = 0, nil
+	c, _ := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "harness")
+	if c.Status != StatusUnevaluable || !strings.Contains(c.Detail, "report.rate_hz is 0") || !strings.Contains(c.Detail, "report.service_interval_ms missing") {
+		t.Errorf("%+v: want unevaluable naming rate_hz and service_interval_ms", c)
 	}
 }

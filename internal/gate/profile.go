@@ -112,9 +112,17 @@ type Sweep struct {
 	SimWorkerThreads []int `json:"sim_worker_threads,omitempty"`
 }
 
-// Harness bounds the swarm's own cadence.
+// Harness bounds the swarm's own cadence, per joined client: the time
+// between two services of its host, in periods of the input rate.
 type Harness struct {
-	WorkerDtP99MaxMs float64 `json:"worker_dt_p99_max_ms"`
+	// ServiceIntervalP99MaxPeriods bounds the interval's p99, in periods.
+	ServiceIntervalP99MaxPeriods float64 `json:"service_interval_p99_max_periods"`
+	// ServiceIntervalMeanMaxPct bounds the interval's mean, in percent over
+	// the period (1 % at 60 Hz: at least 59.4 services a second).
+	ServiceIntervalMeanMaxPct float64 `json:"service_interval_mean_max_pct"`
+	// TestBusyUsPerClient slows the swarm on purpose (forwarded as the
+	// swarm's --test-busy-us): a test knob for the harness-bound bite test.
+	TestBusyUsPerClient float64 `json:"test_busy_us_per_client,omitempty"`
 }
 
 // GateSpec is one gate as a profile declares it: a threshold gate carries

@@ -351,6 +351,9 @@ func (r *legRun) swarmSpec(port int, pattern string) (launcher.Spec, error) {
 	if p.EntityType != "" {
 		args = append(args, "--entity-type", p.EntityType)
 	}
+	if p.Harness.TestBusyUsPerClient > 0 {
+		args = append(args, "--test-busy-us", fmtFlag(p.Harness.TestBusyUsPerClient))
+	}
 	if len(p.Impairment) > 0 {
 		path := filepath.Join(r.res.Dir, "impairment.json")
 		if err := report.WriteJSONAtomic(path, p.Impairment); err != nil {

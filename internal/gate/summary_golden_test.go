@@ -47,7 +47,7 @@ func fixedRun() *RunResult {
 			r.DownstreamKBsPerClient.Mean = 70
 		}),
 		mk(2, func(tick map[string]any, r *report.Report) {
-			r.WorkerLoopDtMs.P99 = 11
+			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 41.2, 20.5
 			r.ObservedServerTickHz.Min = 20
 		}),
 	}

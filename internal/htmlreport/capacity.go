@@ -39,6 +39,7 @@ func capacityCharts(c gate.CapacityCurve) []Chart {
 		curveChart(c, "Server tick ms p99 vs clients", "ms", fig(func(p gate.CapacityPoint) *float64 { return p.TickMsP99 })),
 		curveChart(c, "Payload KB/s per client vs clients", "KB/s", fig(func(p gate.CapacityPoint) *float64 { return p.KBsMean })),
 		curveChart(c, "Swarm worker dt p99 vs clients", "ms", fig(func(p gate.CapacityPoint) *float64 { return p.WorkerDtP99Ms })),
+		curveChart(c, "Per-client service interval p99 vs clients", "ms", fig(func(p gate.CapacityPoint) *float64 { return p.ServiceIntervalP99Ms })),
 	}
 }
 

@@ -65,7 +65,12 @@ type Config struct {
 	// instead of one batch per worker iteration on a backend that batches
 	// (a benchmark knob: the figures it yields are the same, at a higher
 	// harness cost).
-	PerClientService  bool
+	PerClientService bool
+	// TestBusy is CPU each worker spins per client per iteration, just
+	// before the client's step, so later clients are serviced late the way
+	// a costly decoder would make them. A test knob: it starves the swarm
+	// on purpose so the gate's harness-bound rule can be shown to bite.
+	TestBusy          time.Duration
 	ServerMetrics     string // server metrics file to sample; "" = none
 	RSSSampleInterval time.Duration
 	Timeout           time.Duration
@@ -153,6 +158,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Threads < 0 {
 		errs = append(errs, fmt.Errorf("threads must be ≥ 0 (0 = auto), got %d", c.Threads))
+	}
+	if c.TestBusy < 0 {
+		errs = append(errs, fmt.Errorf("test busy time must be ≥ 0, got %s", c.TestBusy))
 	}
 	if len(c.Impairment) > 0 {
 		if _, err := c.Impairment.Normalize(); err != nil {

@@ -137,6 +137,7 @@ func (w *worker) iterate() (allTerminal bool) {
 		if !live {
 			continue
 		}
+		now = w.testBusy(now)
 		if c.phase == phaseJoined {
 			c.sendInput(w, now)
 			c.sampleRTT(w, now)
@@ -191,6 +192,7 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 		if !live {
 			continue
 		}
+		now = w.testBusy(now)
 		var msg []byte
 		if c.phase == phaseJoined {
 			msg = c.buildInput(w, now)
@@ -221,6 +223,21 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 		}
 	}
 	return allTerminal
+}
+
+// testBusy spins cfg.TestBusy of CPU (the --test-busy-us test knob) and
+// returns the time after it; now itself when the knob is off. It spins
+// rather than sleeps: a slow harness is one short of CPU, and a sleep
+// would hand the core to the server under test.
+func (w *worker) testBusy(now time.Time) time.Time {
+	if w.cfg.TestBusy <= 0 {
+		return now
+	}
+	end := now.Add(w.cfg.TestBusy)
+	for now.Before(end) {
+		now = time.Now()
+	}
+	return now
 }
 
 // serviced records the interval since the client's previous service while
