@@ -56,9 +56,6 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == launcher.GuardianCommand {
 		return launcher.RunGuardian(args[1:])
 	}
-	if tried, err := execTuned(args, os.Environ()); tried {
-		fmt.Fprintf(os.Stderr, "scalegate: running without GODEBUG=%s (docs/swarm.md, \"Harness cost\"): %v\n", sysmonAwake, err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kill := make(chan struct{})

@@ -11,10 +11,7 @@
 # its clients in one batched call per tick); "Go-nd" runs with
 # --decode-bodies=false, the like-for-like loop of the C client. With
 # PERCLIENT=1 a "Go-pc" row adds the swarm with --batch=false (one service
-# call per client, as before batching), decoding on, for a side-by-side;
-# with UNTUNED=1 a "Go-ut" row runs Go-nd under GODEBUG=schedtrace=0, the
-# Go runtime's default monitor-thread parking the swarm opts out of
-# (internal/cli/runtime.go).
+# call per client, as before batching), decoding on, for a side-by-side.
 #
 #   tools/enetbench/run.sh [COUNTS] [SECONDS]     e.g. run.sh "64 128 256" 20
 #
@@ -79,17 +76,15 @@ for n in $counts; do
 
   # Go twice: as shipped (decoding every sg-entities/1 body, which the C
   # loop does not do) and with --decode-bodies=false (the like-for-like loop).
-  legs="true:true:tuned false:true:tuned"
-  [[ ${PERCLIENT:-0} == 1 ]] && legs="$legs true:false:tuned"
-  [[ ${UNTUNED:-0} == 1 ]] && legs="$legs false:true:untuned"
+  legs="true:true false:true"
+  [[ ${PERCLIENT:-0} == 1 ]] && legs="$legs true:false"
   for leg in $legs; do
-    IFS=: read -r decode batch tuned <<<"$leg"
-    godebug=${GODEBUG:-}; [[ $tuned == untuned ]] && godebug=schedtrace=0
-    r="$out/go_${n}_decode_${decode}_batch_${batch}_$tuned.json"
-    GODEBUG=$godebug GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$n" --duration "$seconds" \
+    decode=${leg%:*} batch=${leg#*:}
+    r="$out/go_${n}_decode_${decode}_batch_$batch.json"
+    GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$n" --duration "$seconds" \
       --threads 1 --progress off --decode-bodies=$decode --batch=$batch --json "$r" >"${r%.json}.txt" 2>&1 || true
     go_us=$(jq -r '.cpu_us_per_client_tick' "$r")
-    label=Go; [[ $decode == false ]] && label=Go-nd; [[ $batch == false ]] && label=Go-pc; [[ $tuned == untuned ]] && label=Go-ut
+    label=Go; [[ $decode == false ]] && label=Go-nd; [[ $batch == false ]] && label=Go-pc
     printf '%-5s %-6s %7s %9.3f %9.3f %9.3f %12.2f %9.2f\n' "$label" "$n" "$(jq -r .clients_connected "$r")" \
       "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
       "$go_us" "$(jq -r .observed_server_tick_hz.mean "$r")"
