@@ -68,7 +68,7 @@ func (b *Batch) Add(h transport.Host, peer transport.PeerID, msg []byte) int {
 	if !ok {
 		panic(fmt.Sprintf("enet: Batch.Add: host of backend %q", h.Backend()))
 	}
-	it := C.sg_batch_item{s: eh.s, peer: C.enet_uint32(peer)}
+	it := C.sg_batch_item{host: C.uintptr_t(uintptr(unsafe.Pointer(eh.s))), peer: C.enet_uint32(peer)}
 	if len(msg) > 0 {
 		it.send_off, it.send_len = C.enet_uint32(len(b.sends)), C.enet_uint32(len(msg))
 		b.sends = append(b.sends, msg...)
@@ -89,7 +89,7 @@ func (b *Batch) Run(fn func(item int, at time.Time, ev transport.Event)) {
 	}
 	for i, h := range b.hosts {
 		if h.s == nil { // closed since Add: sg_batch skips a NULL host
-			b.items[i].s, b.errs[i] = nil, transport.ErrClosed
+			b.items[i].host, b.errs[i] = 0, transport.ErrClosed
 		}
 	}
 	var sends *C.uchar
@@ -151,7 +151,7 @@ func (b *Batch) at(i int) time.Time {
 // Result reports item i's turn time and errors after Run.
 func (b *Batch) Result(i int) (at time.Time, sendErr, serviceErr error) {
 	it := &b.items[i]
-	if b.sendN[i] > 0 && it.send_rc != C.SG_OK && it.s != nil {
+	if b.sendN[i] > 0 && it.send_rc != C.SG_OK && it.host != 0 {
 		sendErr = sendError(int(it.send_rc), transport.PeerID(it.peer), transport.Unreliable, b.sendN[i])
 	}
 	return b.at(i), sendErr, b.errs[i]

@@ -187,6 +187,22 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 	return n;
 }
 
+// sg_batch_prefetch starts loading what later items' turns read first: each
+// turn begins with a chain of dependent loads (sg_host, its ENetHost, the
+// peer) that, at hundreds of hosts a tick, miss the cache. Each link is
+// requested one item after the one it depends on, so its address is
+// already at hand (perf at 256 clients: sg_send's own time was 3 % of the
+// swarm's, nearly all of it waiting on those loads). A macro, not a
+// function: GCC 12 at -O2 dropped the prefetches of the inlined function.
+#define SG_PREFETCH4(p)                                                                   \
+	do {                                                                              \
+		const char *sg_pf_ = (const char *)(p);                                   \
+		__builtin_prefetch(sg_pf_);                                               \
+		__builtin_prefetch(sg_pf_ + 64);                                          \
+		__builtin_prefetch(sg_pf_ + 128);                                         \
+		__builtin_prefetch(sg_pf_ + 192);                                         \
+	} while (0)
+
 // sg_batch sends each item's Input (if any) and services its host, in item
 // order from items[from], appending events to evs and payloads to buf. It
 // returns the index of the first item it did not finish: n when all are
@@ -200,8 +216,20 @@ int sg_batch(sg_batch_item *items, int from, int n, const unsigned char *sends,
 	size_t used = 0;
 	struct timespec ts;
 	for (int i = from; i < n; i++) {
+		if (i + 3 < n && items[i + 3].host) {
+			SG_PREFETCH4(items[i + 3].host);
+		}
+		if (i + 2 < n && items[i + 2].host) {
+			SG_PREFETCH4(((const sg_host *)items[i + 2].host)->host);
+		}
+		if (i + 1 < n && items[i + 1].host) {
+			const ENetHost *h = ((const sg_host *)items[i + 1].host)->host;
+			if (items[i + 1].peer < h->peerCount) {
+				SG_PREFETCH4(&h->peers[items[i + 1].peer]);
+			}
+		}
 		sg_batch_item *it = &items[i];
-		sg_host *s = it->s;
+		sg_host *s = (sg_host *)it->host;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		it->at_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 		it->first = nev;
