@@ -248,6 +248,7 @@ func finish(out *report.Report, picked []Input) {
 	// Each shard lists its own clients; the merged run lists them all in
 	// client index order, as one process would.
 	slices.SortFunc(out.Players, func(a, b report.Player) int { return a.Index - b.Index })
+	out.InputsPerSPerClient = report.InputRates(out.Players)
 }
 
 // entityMeans recombines the per-snapshot and per-entity means, weighting

@@ -277,6 +277,9 @@ type Player struct {
 	TickHz           *float64 `json:"tick_hz"`
 	RTTP95Ms         *float64 `json:"rtt_p95_ms"`
 	MaxSnapshotGapMs *float64 `json:"max_snapshot_gap_ms"`
+	// InputsPerS is the rate of the client's Inputs from its first to its
+	// latest (null with fewer than two).
+	InputsPerS *float64 `json:"inputs_per_s"`
 }
 
 // AssertResult is one --assert-* outcome.
@@ -315,22 +318,25 @@ type Report struct {
 	// consecutive services of its host (its Input send and receive drain):
 	// the loop period when the harness keeps every client on time, however
 	// long one iteration over all of them takes.
-	ServiceIntervalMs    *Percentiles    `json:"service_interval_ms,omitempty"`
-	MaxSnapshotGapMs     *float64        `json:"max_snapshot_gap_ms"`
-	SnapshotsReceived    int64           `json:"snapshots_received"`
-	SnapshotDecodeErrors int64           `json:"snapshot_decode_errors"`
-	InputsSent           int64           `json:"inputs_sent"`
-	ServerMetricsPath    string          `json:"server_metrics_path,omitempty"`
-	ServerMetricsError   string          `json:"server_metrics_error,omitempty"`
-	ServerTick           json.RawMessage `json:"server_tick,omitempty"`
-	RSSSeries            []RSSPoint      `json:"rss_series,omitempty"`
-	RSSSlopeKBPerMin     *float64        `json:"rss_slope_kb_per_min"`
-	RSSStepMaxKB         *float64        `json:"rss_step_max_kb"`
-	RSSStepAtS           *float64        `json:"rss_step_at_s"`
-	Timeline             []TimelinePoint `json:"timeline,omitempty"`
-	Asserts              []AssertResult  `json:"asserts"`
-	Passed               bool            `json:"passed"`
-	Aborted              string          `json:"aborted,omitempty"`
+	ServiceIntervalMs    *Percentiles `json:"service_interval_ms,omitempty"`
+	MaxSnapshotGapMs     *float64     `json:"max_snapshot_gap_ms"`
+	SnapshotsReceived    int64        `json:"snapshots_received"`
+	SnapshotDecodeErrors int64        `json:"snapshot_decode_errors"`
+	InputsSent           int64        `json:"inputs_sent"`
+	// InputsPerSPerClient spans the players' inputs_per_s: its min says
+	// whether every client was driven at the input rate.
+	InputsPerSPerClient *MinMeanMax     `json:"inputs_per_s_per_client,omitempty"`
+	ServerMetricsPath   string          `json:"server_metrics_path,omitempty"`
+	ServerMetricsError  string          `json:"server_metrics_error,omitempty"`
+	ServerTick          json.RawMessage `json:"server_tick,omitempty"`
+	RSSSeries           []RSSPoint      `json:"rss_series,omitempty"`
+	RSSSlopeKBPerMin    *float64        `json:"rss_slope_kb_per_min"`
+	RSSStepMaxKB        *float64        `json:"rss_step_max_kb"`
+	RSSStepAtS          *float64        `json:"rss_step_at_s"`
+	Timeline            []TimelinePoint `json:"timeline,omitempty"`
+	Asserts             []AssertResult  `json:"asserts"`
+	Passed              bool            `json:"passed"`
+	Aborted             string          `json:"aborted,omitempty"`
 	// Added by the swarm (additive, name-keyed).
 	DisconnectedByReason   map[string]int `json:"disconnected_by_reason"`
 	NeverConnectedByReason map[string]int `json:"never_connected_by_reason"`
@@ -528,4 +534,21 @@ func WriteJSONAtomic(path string, v any) error {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
 	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// InputRates is the min, mean and max of the players' inputs_per_s, nil
+// when no player sent two Inputs. The swarm and the shard merge both use
+// it, so a merged run's figure is its players', not an average of shards.
+func InputRates(players []Player) *MinMeanMax {
+	var v []float64
+	for _, p := range players {
+		if p.InputsPerS != nil {
+			v = append(v, *p.InputsPerS)
+		}
+	}
+	lo, mean, hi, ok := stats.MinMeanMax(v)
+	if !ok {
+		return nil
+	}
+	return &MinMeanMax{Min: lo, Mean: mean, Max: hi}
 }

@@ -243,3 +243,17 @@ func TestReadReportNamesPath(t *testing.T) {
 		t.Fatalf("empty object: %v", err)
 	}
 }
+
+func TestInputRates(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	if got := InputRates(nil); got != nil {
+		t.Fatalf("no players: %+v, want nil", got)
+	}
+	if got := InputRates([]Player{{Index: 0}, {Index: 1}}); got != nil {
+		t.Fatalf("players without a rate: %+v, want nil", got)
+	}
+	got := InputRates([]Player{{InputsPerS: f(59)}, {}, {InputsPerS: f(60)}, {InputsPerS: f(58)}})
+	if got == nil || got.Min != 58 || got.Max != 60 || got.Mean != 59 {
+		t.Fatalf("InputRates = %+v, want min 58 mean 59 max 60 (the player without a rate left out)", got)
+	}
+}

@@ -62,6 +62,7 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	if lo, mean, hi, ok := stats.MinMeanMax(hz); ok {
 		r.ObservedServerTickHz = &report.MinMeanMax{Min: lo, Mean: mean, Max: hi}
 	}
+	r.InputsPerSPerClient = report.InputRates(r.Players)
 	if _, mean, hi, ok := stats.MinMeanMax(kbs); ok {
 		r.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
 	}
@@ -149,7 +150,7 @@ func tallyClient(r *report.Report, c *client) {
 // player is the client's own row of the report's players list.
 func (c *client) player() report.Player {
 	p := report.Player{Index: c.index, Pattern: c.patternName, Snapshots: c.snaps,
-		ConnectMs: nanPtr(c.connectMs), KBs: nanPtr(c.kbs()), TickHz: nanPtr(c.tickHz())}
+		ConnectMs: nanPtr(c.connectMs), KBs: nanPtr(c.kbs()), TickHz: nanPtr(c.tickHz()), InputsPerS: nanPtr(c.inputsPerS())}
 	p.Outcome, p.Reason = c.outcome()
 	if s := stats.Summarize(c.rttMs); s.Count > 0 {
 		p.RTTP95Ms = &s.P95

@@ -67,6 +67,11 @@ type client struct {
 	// pendingInput: an Input was built this iteration and is in the batch.
 	pendingInput bool
 	lastService  time.Time // previous service while joined (zero: none yet)
+	// inputs sent, and when the first and the latest went out: the
+	// client's own input rate, which says whether the harness kept it on
+	// cadence however many clients share its worker.
+	inputs                    int64
+	firstInputAt, lastInputAt time.Time
 
 	snaps        int64
 	firstTick    uint32
@@ -268,7 +273,27 @@ func (c *client) sendInput(w *worker, now time.Time) {
 		c.fail(failSend, now)
 		return
 	}
+	c.inputSent(w, now)
+}
+
+// inputSent counts one Input that went out at the given time.
+func (c *client) inputSent(w *worker, at time.Time) {
 	w.inputsSent++
+	if c.inputs == 0 {
+		c.firstInputAt = at
+	}
+	c.inputs++
+	c.lastInputAt = at
+}
+
+// inputsPerS is the rate at which this client's Inputs went out, from its
+// first to its latest; NaN with fewer than two.
+func (c *client) inputsPerS() float64 {
+	el := c.lastInputAt.Sub(c.firstInputAt).Seconds()
+	if c.inputs < 2 || el <= 0 {
+		return math.NaN()
+	}
+	return float64(c.inputs-1) / el
 }
 
 // buildInput encodes this tick's Input into the worker's scratch buffer, or

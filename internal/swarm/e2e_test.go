@@ -249,6 +249,17 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 	if si == nil || si.P50 < 12 || si.P50 > 22 || r.Histograms == nil || r.Histograms.ServiceIntervalMs.Count() < 64*60*10 {
 		t.Errorf("service interval %+v, want p50 ≈ 16.7 ms over ≥ %d intervals", si, 64*60*10)
 	}
+	// Each client sends one Input per iteration: its own rate is the input
+	// rate (a loaded box may drop a few ticks, never add any).
+	in := r.InputsPerSPerClient
+	if in == nil || in.Min < 45 || in.Mean < 55 || in.Max > 60.5 {
+		t.Errorf("inputs per s per client %+v, want every client near 60 and none above", in)
+	}
+	for _, p := range r.Players {
+		if p.Outcome == report.OutcomeConnected && p.InputsPerS == nil {
+			t.Errorf("player %d connected but has no inputs_per_s", p.Index)
+		}
+	}
 }
 
 // A server that refuses every 2nd Join: refusals counted by reason, and

@@ -208,7 +208,7 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 			c.fail(failSend, at)
 		} else {
 			if c.pendingInput {
-				w.inputsSent++
+				c.inputSent(w, at)
 			}
 			w.clientTicks++
 			w.serviced(c, at)
