@@ -340,6 +340,12 @@ func printSummary(w io.Writer, res *swarm.Result) {
 	pct("peer delay", r.PeerDelayMs)
 	pct("connect", r.ConnectMs)
 	pct("worker loop dt", r.WorkerLoopDtMs)
+	if p := r.ServiceIntervalMs; p != nil {
+		fmt.Fprintf(w, "  %-18s p50 %.2f  p99 %.2f  max %.2f  mean %.3f ms\n", "service interval", p.P50, p.P99, p.Max, p.Mean)
+	}
+	if in := r.InputsPerSPerClient; in != nil {
+		fmt.Fprintf(w, "  inputs/s per client min/mean/max %.2f / %.2f / %.2f (%d sent)\n", in.Min, in.Mean, in.Max, r.InputsSent)
+	}
 	if r.MaxSnapshotGapMs != nil {
 		fmt.Fprintf(w, "  max snapshot gap %.1f ms, snapshots %d, decode errors %d\n", *r.MaxSnapshotGapMs, r.SnapshotsReceived, r.SnapshotDecodeErrors)
 	}
