@@ -15,7 +15,12 @@
 #
 #   tools/enetbench/run.sh [COUNTS] [SECONDS]     e.g. run.sh "64 128 256" 20
 #
-# Env: BENCH_CPU (default 1), SERVER_CPU (default 0), PORT (default 47600),
+# Each count runs ROUNDS rounds (default 3) of every implementation in turn
+# and prints every leg, then the medians and their ratios: one 20 s leg of
+# the same loop varies by ±10 % on a shared 2-vCPU VM, more than the
+# differences being measured.
+#
+# Env: ROUNDS, BENCH_CPU (default 1), SERVER_CPU (default 0), PORT (default 47600),
 # OUT (default a fresh temp dir; reports and logs are kept there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +28,7 @@ export PATH=/usr/local/go/bin:$PATH
 
 counts=${1:-"32 64 128 192 256"}
 seconds=${2:-20}
+rounds=${ROUNDS:-3}
 bench_cpu=${BENCH_CPU:-1}
 server_cpu=${SERVER_CPU:-0}
 port=${PORT:-47600}
@@ -66,29 +72,60 @@ grep -q "listening on" "$out/server.log" || { echo "run.sh: server did not liste
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "server on cpu $server_cpu, client loops on cpu $bench_cpu, ${seconds}s per leg, 60 Hz, weave input, ramp 20 ms"
-printf '%-5s %-6s %7s %9s %9s %9s %12s %9s\n' impl clients joined dt_p50 dt_p99 dt_max us/cl-tick tick_hz
-for n in $counts; do
-  c=$(taskset -c "$bench_cpu" "$out/enetbench" 127.0.0.1 "$port" "$n" "$seconds" 60 20 || true)
+printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s\n' impl clients round joined dt_p50 dt_p99 dt_max us/cl-tick tick_hz
+
+# One C leg: its table line goes to stderr, its raw line to c.txt, and its
+# CPU per client-tick to stdout.
+c_leg() { # n round
+  local c
+  c=$(taskset -c "$bench_cpu" "$out/enetbench" 127.0.0.1 "$port" "$1" "$seconds" 60 20 || true)
   echo "$c" >>"$out/c.txt"
   kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $c"; }
-  printf '%-5s %-6s %7s %9s %9s %9s %12s %9s\n' C "$n" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)"
-  c_us=$(kv cpu_us_per_client_tick)
+  printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s\n' C "$1" "$2" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)" >&2
+  kv cpu_us_per_client_tick
+}
 
-  # Go twice: as shipped (decoding every sg-entities/1 body, which the C
-  # loop does not do) and with --decode-bodies=false (the like-for-like loop).
-  legs="true:true false:true"
-  [[ ${PERCLIENT:-0} == 1 ]] && legs="$legs true:false"
-  for leg in $legs; do
-    decode=${leg%:*} batch=${leg#*:}
-    r="$out/go_${n}_decode_${decode}_batch_$batch.json"
-    GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$n" --duration "$seconds" \
-      --threads 1 --progress off --decode-bodies=$decode --batch=$batch --json "$r" >"${r%.json}.txt" 2>&1 || true
-    go_us=$(jq -r '.cpu_us_per_client_tick' "$r")
-    label=Go; [[ $decode == false ]] && label=Go-nd; [[ $batch == false ]] && label=Go-pc
-    printf '%-5s %-6s %7s %9.3f %9.3f %9.3f %12.2f %9.2f\n' "$label" "$n" "$(jq -r .clients_connected "$r")" \
-      "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
-      "$go_us" "$(jq -r .observed_server_tick_hz.mean "$r")"
-    awk -v g="$go_us" -v c="$c_us" -v n="$n" -v l="$label" 'BEGIN { if (c > 0) printf "ratio %d clients: %s/C CPU per client-tick = %.2f\n", n, l, g / c }'
+# One swarm leg (decode, batch): its table line goes to stderr, its report
+# stays in $out, and its CPU per client-tick goes to stdout.
+go_leg() { # n round label decode batch
+  local r="$out/go_$1_round_$2_$3.json"
+  GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$1" --duration "$seconds" \
+    --threads 1 --progress off --decode-bodies="$4" --batch="$5" --json "$r" >"${r%.json}.txt" 2>&1 || true
+  printf '%-5s %-6s %5s %7s %9.3f %9.3f %9.3f %12.2f %9.2f\n' "$3" "$1" "$2" "$(jq -r .clients_connected "$r")" \
+    "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
+    "$(jq -r .cpu_us_per_client_tick "$r")" "$(jq -r .observed_server_tick_hz.mean "$r")" >&2
+  jq -r .cpu_us_per_client_tick "$r"
+}
+
+median() { sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# "Go" is the swarm as shipped (decoding every sg-entities body, which the
+# C loop does not do); "Go-nd" skips body decoding (the like-for-like loop).
+legs="Go:true:true Go-nd:false:true"
+[[ ${PERCLIENT:-0} == 1 ]] && legs="$legs Go-pc:true:false"
+for n in $counts; do
+  declare -A us=()
+  # Rounds alternate the implementations so that a slow minute of the
+  # machine lands on all of them; the ratios are of the medians.
+  for ((round = 1; round <= rounds; round++)); do
+    us[C]+="$(c_leg "$n" "$round") "
+    for leg in $legs; do
+      IFS=: read -r label decode batch <<<"$leg"
+      us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch") "
+    done
   done
+  c_med=$(tr ' ' '\n' <<<"${us[C]}" | grep . | median)
+  printf 'median %d clients over %d rounds: C %.2f µs' "$n" "$rounds" "$c_med"
+  for leg in $legs; do
+    label=${leg%%:*}
+    printf ', %s %.2f' "$label" "$(tr ' ' '\n' <<<"${us[$label]}" | grep . | median)"
+  done
+  echo
+  for leg in $legs; do
+    label=${leg%%:*}
+    g=$(tr ' ' '\n' <<<"${us[$label]}" | grep . | median)
+    awk -v g="$g" -v c="$c_med" -v n="$n" -v l="$label" 'BEGIN { if (c > 0) printf "ratio %d clients: %s/C CPU per client-tick = %.2f\n", n, l, g / c }'
+  done
+  unset us
 done
 echo "artifacts: $out"
