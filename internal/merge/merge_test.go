@@ -44,9 +44,12 @@ func shardReport(t *testing.T, all []clientData, i, n int) Input {
 	t.Helper()
 	lo, hi := i*len(all)/n, (i+1)*len(all)/n
 	var hz, kbs, rtt []float64
+	var svcSum float64 // each client's 60 service intervals of the second, 16 ms + kbs/1000
 	for _, d := range all[lo:hi] {
 		hz, kbs, rtt = append(hz, d.hz), append(kbs, d.kbs), append(rtt, d.rtt...)
+		svcSum += 60 * (16 + d.kbs/1000)
 	}
+	svcMean := svcSum / float64(60*(hi-lo))
 	s := stats.Summarize(rtt)
 	hzLo, hzMean, hzHi, _ := stats.MinMeanMax(hz)
 	_, kMean, kHi, _ := stats.MinMeanMax(kbs)
@@ -61,7 +64,8 @@ func shardReport(t *testing.T, all []clientData, i, n int) Input {
 		Shard:                  &report.ShardInfo{Index: i, Count: n, ClientsTotal: len(all), FirstClient: lo, StartAt: "2026-12-01T00:00:00Z", StartLateMs: float64(i)},
 		Passed:                 true,
 		Timeline: []report.TimelinePoint{
-			{TS: 1.004, Connected: hi - lo, KBs: kMean, KBsClients: hi - lo, TickHzMin: &hzLo, RTTHist: stats.HistogramOf(rtt), WorkerDtP99: float64(i)},
+			{TS: 1.004, Connected: hi - lo, KBs: kMean, KBsClients: hi - lo, TickHzMin: &hzLo, RTTHist: stats.HistogramOf(rtt), WorkerDtP99: float64(i),
+				ServiceIntervalMeanMs: &svcMean, ServiceIntervals: int64(60 * (hi - lo))},
 		},
 	}
 	for c := hi - 1; c >= lo; c-- { // out of order on purpose
@@ -127,6 +131,10 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	if p.TS != 1 || p.Connected != 130 || p.KBsClients != 130 || math.Abs(p.KBs-whole.DownstreamKBsPerClient.Mean) > 1e-9 ||
 		*p.TickHzMin != w.Min || p.WorkerDtP99 != 3 || !closeTo(*p.RTTP95Ms, u.P95) {
 		t.Errorf("timeline row %+v (rtt p95 %v), unsharded kbs %g rtt p95 %g", p, *p.RTTP95Ms, whole.DownstreamKBsPerClient.Mean, u.P95)
+	}
+	if ws := whole.Timeline[0]; p.ServiceIntervals != ws.ServiceIntervals || p.ServiceIntervalMeanMs == nil ||
+		math.Abs(*p.ServiceIntervalMeanMs-*ws.ServiceIntervalMeanMs) > 1e-9 {
+		t.Errorf("timeline service interval mean %v over %d, unsharded %v over %d", p.ServiceIntervalMeanMs, p.ServiceIntervals, *ws.ServiceIntervalMeanMs, ws.ServiceIntervals)
 	}
 	if len(m.Players) != 130 || !slices.IsSortedFunc(m.Players, func(a, b report.Player) int { return a.Index - b.Index }) || m.Players[129].Index != 129 {
 		t.Errorf("players: %d, sorted by index %v", len(m.Players), slices.IsSortedFunc(m.Players, func(a, b report.Player) int { return a.Index - b.Index }))

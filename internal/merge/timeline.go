@@ -15,7 +15,8 @@ import (
 // Connected clients add up; the slowest client's tick rate is the minimum
 // of the shards' minima; KB/s is the client-weighted mean; RTT p95 comes
 // from the merged per-second RTT histogram; the worker dt p99 is the worst
-// shard's (each is already the worst of its workers); the server's figures
+// shard's (each is already the worst of its workers); the service interval
+// mean is weighted by each shard's interval count; the server's figures
 // (tick ms p99, RSS) are the first shard's that read them.
 func mergeTimelines(picked []Input) []report.TimelinePoint {
 	rows := map[int][]report.TimelinePoint{}
@@ -42,7 +43,7 @@ func mergeTimelines(picked []Input) []report.TimelinePoint {
 
 func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
 	m := report.TimelinePoint{TS: ts}
-	var kbsSum float64
+	var kbsSum, svcSum float64
 	rtt := stats.NewHistogram()
 	for _, p := range ps {
 		m.Connected += p.Connected
@@ -53,6 +54,14 @@ func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
 		m.TickMsP99 = fold(m.TickMsP99, p.TickMsP99, never)
 		m.RSSKB = fold(m.RSSKB, p.RSSKB, never)
 		m.WorkerDtP99 = max(m.WorkerDtP99, p.WorkerDtP99)
+		if p.ServiceIntervalMeanMs != nil && p.ServiceIntervals > 0 {
+			svcSum += *p.ServiceIntervalMeanMs * float64(p.ServiceIntervals)
+			m.ServiceIntervals += p.ServiceIntervals
+		}
+	}
+	if m.ServiceIntervals > 0 {
+		mean := svcSum / float64(m.ServiceIntervals)
+		m.ServiceIntervalMeanMs = &mean
 	}
 	if m.KBsClients > 0 {
 		m.KBs = kbsSum / float64(m.KBsClients)

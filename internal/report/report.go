@@ -243,10 +243,16 @@ type TimelinePoint struct {
 	TickMsP99   *float64 `json:"tick_ms_p99"`
 	RSSKB       *int64   `json:"rss_kb"`
 	WorkerDtP99 float64  `json:"worker_dt_p99_ms"`
+	// ServiceIntervalMeanMs is the mean of the joined clients' service
+	// intervals in this second (the figure the gate's harness check judges
+	// over the run), nil when there was none.
+	ServiceIntervalMeanMs *float64 `json:"service_interval_mean_ms,omitempty"`
 	// Mergeable parts of the row (additive): how many clients the kbs mean
-	// is over, and the RTT estimates rtt_p95_ms summarises.
-	KBsClients int              `json:"kbs_clients,omitempty"`
-	RTTHist    *stats.Histogram `json:"rtt_hist,omitempty"`
+	// is over, the RTT estimates rtt_p95_ms summarises, and how many
+	// intervals the service interval mean is over.
+	KBsClients       int              `json:"kbs_clients,omitempty"`
+	RTTHist          *stats.Histogram `json:"rtt_hist,omitempty"`
+	ServiceIntervals int64            `json:"service_intervals,omitempty"`
 }
 
 // Player outcomes: how one client's run ended.

@@ -255,6 +255,21 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 	if in == nil || in.Min < 45 || in.Mean < 55 || in.Max > 60.5 {
 		t.Errorf("inputs per s per client %+v, want every client near 60 and none above", in)
 	}
+	// The per-second rows carry the service interval mean the live line
+	// prints: near the period once clients have joined.
+	rows := 0
+	for _, p := range r.Timeline {
+		if p.ServiceIntervalMeanMs == nil {
+			continue
+		}
+		rows++
+		if m := *p.ServiceIntervalMeanMs; m < 12 || m > 60 || p.ServiceIntervals == 0 {
+			t.Errorf("timeline t=%.0f s: service interval mean %.2f ms over %d intervals", p.TS, m, p.ServiceIntervals)
+		}
+	}
+	if rows < 10 {
+		t.Errorf("only %d of %d timeline rows carry a service interval mean", rows, len(r.Timeline))
+	}
 	for _, p := range r.Players {
 		if p.Outcome == report.OutcomeConnected && p.InputsPerS == nil {
 			t.Errorf("player %d connected but has no inputs_per_s", p.Index)

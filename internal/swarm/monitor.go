@@ -90,6 +90,7 @@ func (m *monitor) point(now time.Time, st *report.ServerTick) report.TimelinePoi
 	var kbsSum float64
 	kbsN := 0
 	dt := math.NaN()
+	var svcSum float64
 	for _, w := range m.workers {
 		pub := w.published()
 		if pub.at.IsZero() {
@@ -103,6 +104,12 @@ func (m *monitor) point(now time.Time, st *report.ServerTick) report.TimelinePoi
 		if !math.IsNaN(pub.dtP99) && (math.IsNaN(dt) || pub.dtP99 > dt) {
 			dt = pub.dtP99
 		}
+		svcSum += pub.svcSum
+		p.ServiceIntervals += pub.svcN
+	}
+	if p.ServiceIntervals > 0 {
+		mean := svcSum / float64(p.ServiceIntervals)
+		p.ServiceIntervalMeanMs = &mean
 	}
 	if lo, _, _, ok := stats.MinMeanMax(hz); ok {
 		p.TickHzMin = &lo
@@ -136,8 +143,9 @@ func (m *monitor) statusLine(p report.TimelinePoint) string {
 		}
 		return fmt.Sprintf(format, *v)
 	}
-	return fmt.Sprintf("swarm %5.0fs  connected %d/%d  tick-Hz min %s  KB/s %.1f  RTT p95 %s ms  worker dt p99 %.2f ms",
-		p.TS, p.Connected, m.cfg.ShardClients(), opt(p.TickHzMin, "%.1f"), p.KBs, opt(p.RTTP95Ms, "%.1f"), p.WorkerDtP99)
+	return fmt.Sprintf("swarm %5.0fs  connected %d/%d  tick-Hz min %s  KB/s %.1f  RTT p95 %s ms  service mean %s ms  worker dt p99 %.2f ms",
+		p.TS, p.Connected, m.cfg.ShardClients(), opt(p.TickHzMin, "%.1f"), p.KBs, opt(p.RTTP95Ms, "%.1f"),
+		opt(p.ServiceIntervalMeanMs, "%.2f"), p.WorkerDtP99)
 }
 
 // progress prints the status: in place on a terminal, a plain line every

@@ -43,6 +43,8 @@ type worker struct {
 	// client-tick would not fit in a slice at 1000 clients).
 	svcInterval    *stats.Histogram
 	intervalDt     []float64 // iterations since the last publish
+	pubSvcSum      float64   // service intervals (ms) since the last publish
+	pubSvcN        int64
 	inputsSent     int64
 	clientTicks    int64 // clients serviced, summed over iterations
 	protocolErrors int64
@@ -69,6 +71,8 @@ type workerPub struct {
 	kbsN      int
 	rttMs     []float64 // latest RTT estimate per joined client
 	dtP99     float64   // NaN: no iteration in the interval
+	svcSum    float64   // joined clients' service intervals (ms) in the interval
+	svcN      int64
 }
 
 func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration) *worker {
@@ -248,7 +252,10 @@ func (w *worker) serviced(c *client, at time.Time) {
 		return
 	}
 	if !c.lastService.IsZero() {
-		w.svcInterval.Record(float64(at.Sub(c.lastService)) / float64(time.Millisecond))
+		ms := float64(at.Sub(c.lastService)) / float64(time.Millisecond)
+		w.svcInterval.Record(ms)
+		w.pubSvcSum += ms
+		w.pubSvcN++
 	}
 	c.lastService = at
 }
@@ -404,6 +411,8 @@ func (w *worker) maybePublish(now time.Time) {
 		p.dtP99 = stats.SummarizeInPlace(w.intervalDt).P99
 	}
 	w.intervalDt = w.intervalDt[:0]
+	p.svcSum, p.svcN = w.pubSvcSum, w.pubSvcN
+	w.pubSvcSum, w.pubSvcN = 0, 0
 	w.lastPub = now
 	w.mu.Lock()
 	w.pub = p
