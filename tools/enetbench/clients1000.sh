@@ -18,6 +18,7 @@
 # GOVERNOR (default true), OUT (default a fresh temp dir).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/enetbench/server.sh
 export PATH=/usr/local/go/bin:$PATH
 
 clients=${1:-1000}
@@ -46,27 +47,8 @@ connect_rate_limit_window_s = 1
 max_connections_per_ip = 1024
 TOML
 
-server_pid=""
-stop_server() {
-  [[ -n $server_pid ]] || return 0
-  kill -INT "$server_pid" 2>/dev/null || return 0
-  for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || { wait "$server_pid" 2>/dev/null || true; server_pid=""; return 0; }; sleep 0.1; done
-  kill -KILL "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
-}
-trap stop_server EXIT INT TERM
-
 # One core each, so each process gets one P.
-GOMAXPROCS=1 taskset -c "$server_cpu" "$out/scalegate" serve --config "$out/server.toml" --port "$port" \
-  --metrics-json "$out/metrics.json" >"$out/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 300); do
-  grep -q "listening on" "$out/server.log" && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "clients1000.sh: server exited:"; cat "$out/server.log"; exit 5; }
-  sleep 0.1
-done
-grep -q "listening on" "$out/server.log" || { echo "clients1000.sh: server did not listen within 30 s"; exit 5; }
+start_server clients1000.sh "$server_cpu" "$port" "$out" GOMAXPROCS=1
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "server on cpu $server_cpu (governor $governor), swarm on cpu $bench_cpu: $clients clients, ${seconds}s, 60 Hz, ramp 5 ms"

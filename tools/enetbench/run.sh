@@ -24,6 +24,7 @@
 # OUT (default a fresh temp dir; reports and logs are kept there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/enetbench/server.sh
 export PATH=/usr/local/go/bin:$PATH
 
 counts=${1:-"32 64 128 192 256"}
@@ -49,26 +50,7 @@ connect_rate_limit_window_s = 1
 max_connections_per_ip = 1024
 EOF
 
-server_pid=""
-stop_server() {
-  [[ -n $server_pid ]] || return 0
-  kill -INT "$server_pid" 2>/dev/null || return 0
-  for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || { wait "$server_pid" 2>/dev/null || true; server_pid=""; return 0; }; sleep 0.1; done
-  kill -KILL "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
-}
-trap stop_server EXIT INT TERM
-
-taskset -c "$server_cpu" "$out/scalegate" serve --config "$out/server.toml" --port "$port" \
-  --metrics-json "$out/metrics.json" >"$out/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 300); do
-  grep -q "listening on" "$out/server.log" && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "run.sh: server exited:"; cat "$out/server.log"; exit 5; }
-  sleep 0.1
-done
-grep -q "listening on" "$out/server.log" || { echo "run.sh: server did not listen within 30 s"; exit 5; }
+start_server run.sh "$server_cpu" "$port" "$out"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "server on cpu $server_cpu, client loops on cpu $bench_cpu, ${seconds}s per leg, 60 Hz, weave input, ramp 20 ms"
