@@ -135,13 +135,11 @@ func (w *worker) iterate() (allTerminal bool) {
 	}
 	allTerminal = true
 	for i, c := range w.clients {
-		now := time.Now()
-		live, running := w.ready(c, now)
+		now, live, running := w.turn(c)
 		allTerminal = allTerminal && !running
 		if !live {
 			continue
 		}
-		now = w.testBusy(now)
 		if c.phase == phaseJoined {
 			c.sendInput(w, now)
 			c.sampleRTT(w, now)
@@ -160,6 +158,18 @@ func (w *worker) iterate() (allTerminal bool) {
 		}
 	}
 	return allTerminal
+}
+
+// turn begins a client's step of an iteration, the same in both loops: it
+// reads the clock, starts or releases the client (ready) and, while the
+// client is live, spends the --test-busy-us knob's CPU; now is the time
+// after that.
+func (w *worker) turn(c *client) (now time.Time, live, running bool) {
+	now = time.Now()
+	if live, running = w.ready(c, now); live {
+		now = w.testBusy(now)
+	}
+	return now, live, running
 }
 
 // ready starts a client whose ramp slot has come and releases one that has
@@ -190,13 +200,11 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 	b.Reset()
 	w.batched = w.batched[:0]
 	for _, c := range w.clients {
-		now := time.Now()
-		live, running := w.ready(c, now)
+		now, live, running := w.turn(c)
 		allTerminal = allTerminal && !running
 		if !live {
 			continue
 		}
-		now = w.testBusy(now)
 		var msg []byte
 		if c.phase == phaseJoined {
 			msg = c.buildInput(w, now)
