@@ -111,7 +111,8 @@ typedef struct {
 // sg_batch_item is one client host of a batched send-and-service (sg_batch).
 // The host is held as an integer: Go checks every pointer field of an array
 // it passes to C (cgocheck), which for a pointer field meant walking all the
-// items on every call — 4 % of the swarm's CPU at 256 clients.
+// items on every call (cgoCheckArg and inHeapOrStack: 140 of 14,306 perf
+// samples of the swarm at 256 clients, ≈ 1 %).
 typedef struct {
 	uintptr_t   host;               // the sg_host, or 0 for a host closed before the call
 	enet_uint32 peer;
