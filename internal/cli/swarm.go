@@ -54,6 +54,7 @@ type swarmFlags struct {
 	testBusyUs float64
 	decode     bool
 	batch      bool
+	hold       bool
 	degrade    degradeFlags
 	shard      string
 	startAt    string
@@ -99,6 +100,7 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
 	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
 	fs.Float64Var(&f.testBusyUs, "test-busy-us", 0, "test knob: spin `N` µs of CPU per client per worker iteration, starving the harness on purpose (the gate's harness-bound bite test)")
+	fs.BoolVar(&f.hold, "hold-threads", true, "on ENet without impairment, each worker keeps its OS thread between ticks instead of parking on a Go timer (false: a benchmark knob)")
 	fs.BoolVar(&f.batch, "batch", true, "send and service all of a worker's ENet clients in one call per tick (false: one call per client, a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
 	declareDegradeFlags(fs, &f.degrade)
@@ -179,6 +181,7 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	f.cfg.Timeout = seconds(f.timeoutS)
 	f.cfg.SkipBodyDecode = !f.decode
 	f.cfg.PerClientService = !f.batch
+	f.cfg.HoldThreads = f.hold
 	f.cfg.TestBusy = time.Duration(f.testBusyUs * float64(time.Microsecond))
 	if err := f.parseShard(); err != nil {
 		return err
@@ -350,7 +353,7 @@ func printSummary(w io.Writer, res *swarm.Result) {
 		fmt.Fprintf(w, "  max snapshot gap %.1f ms, snapshots %d, decode errors %d\n", *r.MaxSnapshotGapMs, r.SnapshotsReceived, r.SnapshotDecodeErrors)
 	}
 	if r.CPUUsPerClientTick != nil {
-		fmt.Fprintf(w, "  harness CPU %.2fs, %.1f µs per client-tick\n", *r.HarnessCPUS, *r.CPUUsPerClientTick)
+		fmt.Fprintf(w, "  harness CPU %.2fs, %.1f µs per client-tick (workers %s)\n", *r.HarnessCPUS, *r.CPUUsPerClientTick, r.WorkerPacing)
 	}
 	if r.ServerMetricsError != "" {
 		fmt.Fprintf(w, "  server metrics: %s\n", r.ServerMetricsError)

@@ -161,6 +161,13 @@ func add(out *report.Report, s Input) {
 	if r.HarnessCPUS != nil {
 		out.HarnessCPUS = ptr(deref(out.HarnessCPUS) + *r.HarnessCPUS)
 	}
+	switch out.WorkerPacing {
+	case "":
+		out.WorkerPacing = r.WorkerPacing
+	case r.WorkerPacing:
+	default:
+		out.WorkerPacing = "mixed"
+	}
 	for _, a := range r.Asserts {
 		a.Detail = joinNonEmpty(fmt.Sprintf("shard %d/%d", r.Shard.Index, r.Shard.Count), a.Detail)
 		out.Asserts = append(out.Asserts, a)

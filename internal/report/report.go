@@ -359,7 +359,11 @@ type Report struct {
 	ClientTicks            int64    `json:"client_ticks"`
 	HarnessCPUS            *float64 `json:"harness_cpu_s"`
 	CPUUsPerClientTick     *float64 `json:"cpu_us_per_client_tick"`
-	Warnings               []string `json:"warnings,omitempty"`
+	// WorkerPacing is how the workers waited between iterations: "held"
+	// (each kept its OS thread) or "ticker" (parked on a Go timer);
+	// "mixed" after merging shards that differed. It moves harness_cpu_s.
+	WorkerPacing string   `json:"worker_pacing,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
 	// Sharded runs (docs/scale-out.md): Shard is the part this swarm
 	// process ran, Shards what `scalegate merge` merged; Histograms carries
 	// every distribution in mergeable form.

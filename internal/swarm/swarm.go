@@ -66,6 +66,11 @@ type Config struct {
 	// (a benchmark knob: the figures it yields are the same, at a higher
 	// harness cost).
 	PerClientService bool
+	// HoldThreads lets workers keep their OS thread between iterations
+	// when the transport and the run allow it (see pacing). Set it only
+	// when the process is the swarm's own: a held worker's processor is not
+	// available to other goroutines for up to 8 ms at a time.
+	HoldThreads bool
 	// TestBusy is CPU each worker spins per client per iteration, just
 	// before the client's step, so later clients are serviced late the way
 	// a costly decoder would make them. A test knob: it starves the swarm
@@ -224,6 +229,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	workers := buildWorkers(&cfg, factories, backend, start, time.Now(), rl)
+	held := pacing(&cfg, backend, rl != nil, len(workers))
+	for _, w := range workers {
+		w.held = held
+	}
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 
@@ -261,6 +270,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Report.Shard = shardInfo(&cfg, start, late)
 	mon.finish(res, end)
 	fillCPU(res.Report, cpu0, cpu1)
+	res.Report.WorkerPacing = "ticker"
+	if held {
+		res.Report.WorkerPacing = "held"
+	}
 	if ctx.Err() != nil {
 		res.Report.Aborted = "interrupted"
 	}

@@ -33,7 +33,9 @@ type worker struct {
 	// batch, when the backend batches, sends and services every live
 	// client's host in one call per iteration; batched are its clients in
 	// item order.
-	batch   transport.Batch
+	batch transport.Batch
+	// held: pace with a heldPacer (see pacing), not a ticker.
+	held    bool
 	batched []*client
 	onEvent func(item int, at time.Time, ev transport.Event) // onBatchEvent, bound once
 
@@ -101,20 +103,15 @@ func (w *worker) add(c *client) {
 // has reached a terminal state, then disconnects and frees every host.
 func (w *worker) run(ctx context.Context, start time.Time) {
 	w.lastPub = start
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
+	p := newPacer(w.held, w.interval)
+	defer p.stop()
 	defer func() {
 		if w.park != nil {
 			w.park()
 		}
 		w.shutdown()
 	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	for p.wait(ctx) {
 		begin := time.Now()
 		done := w.iterate()
 		dt := float64(time.Since(begin)) / float64(time.Millisecond)

@@ -310,6 +310,16 @@ func Dial(backend string, opt Options) (Host, error) {
 	return b.Dial(opt)
 }
 
+// Inline is a Backend whose hosts do all their work inside their owner's
+// calls: no goroutines of their own and no Go network poller (ENet, whose
+// sockets are read and written in C within Service). Only over such hosts
+// may an owner keep its OS thread and processor between calls (the swarm's
+// held pacing) without starving the transport.
+type Inline interface {
+	// InlineIO reports whether every host's I/O happens in its owner's calls.
+	InlineIO() bool
+}
+
 // Batcher is a Backend whose client hosts can be sent to and serviced many
 // at a time. A swarm worker owns hundreds of hosts and visits each one per
 // tick; with a cgo backend, one crossing per worker iteration instead of two

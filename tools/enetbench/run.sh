@@ -11,7 +11,9 @@
 # its clients in one batched call per tick); "Go-nd" runs with
 # --decode-bodies=false, the like-for-like loop of the C client. With
 # PERCLIENT=1 a "Go-pc" row adds the swarm with --batch=false (one service
-# call per client, as before batching), decoding on, for a side-by-side.
+# call per client, as before batching), and with TICKER=1 a "Go-tk" row the
+# swarm with --hold-threads=false (workers park on a Go timer between ticks
+# instead of keeping their thread), both decoding on, for a side-by-side.
 #
 #   tools/enetbench/run.sh [COUNTS] [SECONDS]     e.g. run.sh "64 128 256" 20
 #
@@ -54,7 +56,7 @@ start_server run.sh "$server_cpu" "$port" "$out"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "server on cpu $server_cpu, client loops on cpu $bench_cpu, ${seconds}s per leg, 60 Hz, weave input, ramp 20 ms"
-printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s\n' impl clients round joined dt_p50 dt_p99 dt_max us/cl-tick tick_hz
+printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s %s\n' impl clients round joined dt_p50 dt_p99 dt_max us/cl-tick tick_hz pacing
 
 # One C leg: its table line goes to stderr, its raw line to c.txt, and its
 # CPU per client-tick to stdout.
@@ -69,13 +71,13 @@ c_leg() { # n round
 
 # One swarm leg (decode, batch): its table line goes to stderr, its report
 # stays in $out, and its CPU per client-tick goes to stdout.
-go_leg() { # n round label decode batch
+go_leg() { # n round label decode batch hold
   local r="$out/go_$1_round_$2_$3.json"
   GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$1" --duration "$seconds" \
-    --threads 1 --progress off --decode-bodies="$4" --batch="$5" --json "$r" >"${r%.json}.txt" 2>&1 || true
-  printf '%-5s %-6s %5s %7s %9.3f %9.3f %9.3f %12.2f %9.2f\n' "$3" "$1" "$2" "$(jq -r .clients_connected "$r")" \
+    --threads 1 --progress off --decode-bodies="$4" --batch="$5" --hold-threads="$6" --json "$r" >"${r%.json}.txt" 2>&1 || true
+  printf '%-5s %-6s %5s %7s %9.3f %9.3f %9.3f %12.2f %9.2f %s\n' "$3" "$1" "$2" "$(jq -r .clients_connected "$r")" \
     "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
-    "$(jq -r .cpu_us_per_client_tick "$r")" "$(jq -r .observed_server_tick_hz.mean "$r")" >&2
+    "$(jq -r .cpu_us_per_client_tick "$r")" "$(jq -r .observed_server_tick_hz.mean "$r")" "$(jq -r .worker_pacing "$r")" >&2
   jq -r .cpu_us_per_client_tick "$r"
 }
 
@@ -83,8 +85,9 @@ median() { sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; 
 
 # "Go" is the swarm as shipped (decoding every sg-entities body, which the
 # C loop does not do); "Go-nd" skips body decoding (the like-for-like loop).
-legs="Go:true:true Go-nd:false:true"
-[[ ${PERCLIENT:-0} == 1 ]] && legs="$legs Go-pc:true:false"
+legs="Go:true:true:true Go-nd:false:true:true"
+[[ ${PERCLIENT:-0} == 1 ]] && legs="$legs Go-pc:true:false:true"
+[[ ${TICKER:-0} == 1 ]] && legs="$legs Go-tk:true:true:false"
 for n in $counts; do
   declare -A us=()
   # Rounds alternate the implementations so that a slow minute of the
@@ -92,8 +95,8 @@ for n in $counts; do
   for ((round = 1; round <= rounds; round++)); do
     us[C]+="$(c_leg "$n" "$round") "
     for leg in $legs; do
-      IFS=: read -r label decode batch <<<"$leg"
-      us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch") "
+      IFS=: read -r label decode batch hold <<<"$leg"
+      us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch" "$hold") "
     done
   done
   c_med=$(tr ' ' '\n' <<<"${us[C]}" | grep . | median)

@@ -48,6 +48,10 @@ type backend struct{}
 // Name returns "enet".
 func (backend) Name() string { return Name }
 
+// InlineIO reports true: libenet reads and writes a host's socket only
+// inside Service (and Batch.Run), on the owner's thread.
+func (backend) InlineIO() bool { return true }
+
 // Listen creates a server host bound to addr.
 func (backend) Listen(addr string, opt transport.Options) (transport.Host, error) {
 	h, err := listen(addr, opt)

@@ -1,0 +1,106 @@
+package swarm
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// A pacer makes a worker wait for its next iteration. Iterations fall on the
+// grid start + k·interval; one that ends past its successor's slot is
+// followed at once, and the slots it overran are dropped (a time.Ticker's
+// behaviour), so a slow iteration never causes a burst.
+type pacer interface {
+	// wait blocks until the next slot; false when ctx ended first.
+	wait(ctx context.Context) bool
+	stop()
+}
+
+// tickerPacer waits on a time.Ticker: the worker's goroutine parks between
+// iterations and the Go scheduler wakes it.
+type tickerPacer struct{ t *time.Ticker }
+
+func (p tickerPacer) wait(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.t.C:
+		return true
+	}
+}
+
+func (p tickerPacer) stop() { p.t.Stop() }
+
+// holdChunk is the longest single sleep of a held pacer. The runtime's
+// monitor thread (sysmon) preempts, with a signal, a goroutine that has not
+// passed through the scheduler for 10 ms; yielding before every sleep of at
+// most 8 ms keeps a held worker under that, so the signal never cuts a
+// sleep short (each cut is one more wake-up of the worker's thread). It
+// also bounds how late a cancelled run, the monitor and the GC get the
+// worker's processor.
+const holdChunk = 8 * time.Millisecond
+
+// heldPacer sleeps in a system call the Go scheduler does not see, so the
+// worker keeps its OS thread and its processor (P) between iterations.
+//
+// Why: parked on a ticker, a worker that makes one long cgo call per
+// iteration costs the Go runtime about 15 thread switches per iteration on
+// one core. The runtime takes the P away from a goroutine in a long
+// foreign call (sysmon's retake), starts a spinning thread to look for
+// work, and that thread becomes the network poller that later wakes the
+// worker on a different thread. Measured on one core, 128 ENet clients,
+// 15 s, decoding off: 13.4–14.0 K context switches against 0.9 K for the
+// bare C loop, and 15.2–18.0 µs of CPU per client-tick against 12.1–13.4
+// held (docs/swarm.md, "Held pacing").
+//
+// The price: while a held worker sleeps, no other goroutine can use its P.
+// Every sleep is preceded by a yield, so the monitor, signal handling and
+// the GC run within holdChunk, and the pacer is used only when nothing
+// else in the process needs the CPU on time (see pacing).
+type heldPacer struct {
+	next     time.Time
+	interval time.Duration
+}
+
+func (p *heldPacer) wait(ctx context.Context) bool {
+	p.next = p.next.Add(p.interval)
+	if late := time.Since(p.next); late >= 0 {
+		p.next = p.next.Add(late / p.interval * p.interval) // overran: go at once
+	}
+	for {
+		runtime.Gosched()
+		if ctx.Err() != nil {
+			return false
+		}
+		d := time.Until(p.next)
+		if d <= 0 {
+			return true
+		}
+		sleepHeld(min(d, holdChunk))
+	}
+}
+
+func (p *heldPacer) stop() {}
+
+// pacing says whether a run's workers may hold their threads: the process
+// must be the swarm's own (cfg.HoldThreads, set by `scalegate swarm`; a
+// library caller may run other goroutines that need the CPU on time), the
+// platform must have the held sleep, the transport must do its I/O in the
+// worker's calls (QUIC's goroutines would starve), there must be no
+// impairment relay (its goroutines forward every datagram), and every
+// worker must have a P of its own.
+func pacing(cfg *Config, b transport.Backend, relayed bool, workers int) (held bool) {
+	in, ok := b.(transport.Inline)
+	return cfg.HoldThreads && holdSupported && ok && in.InlineIO() && !relayed &&
+		workers <= runtime.GOMAXPROCS(0)
+}
+
+// newPacer returns the pacer of one worker whose grid starts now.
+func newPacer(held bool, interval time.Duration) pacer {
+	if held {
+		return &heldPacer{next: time.Now(), interval: interval}
+	}
+	return tickerPacer{time.NewTicker(interval)}
+}
