@@ -63,6 +63,7 @@ func shardReport(t *testing.T, all []clientData, i, n int) Input {
 		Histograms:             &report.Histograms{RTTMs: stats.HistogramOf(rtt), TickHzPerClient: stats.HistogramOf(hz), KBsPerClient: stats.HistogramOf(kbs)},
 		Shard:                  &report.ShardInfo{Index: i, Count: n, ClientsTotal: len(all), FirstClient: lo, StartAt: "2026-12-01T00:00:00Z", StartLateMs: float64(i)},
 		Passed:                 true,
+		WorkerPacing:           "held",
 		Timeline: []report.TimelinePoint{
 			{TS: 1.004, Connected: hi - lo, KBs: kMean, KBsClients: hi - lo, TickHzMin: &hzLo, RTTHist: stats.HistogramOf(rtt), WorkerDtP99: float64(i),
 				ServiceIntervalMeanMs: &svcMean, ServiceIntervals: int64(60 * (hi - lo))},
@@ -144,6 +145,24 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 	}
 	if string(m.ServerTick) != `{"schema_version":6}` || m.ServerMetricsError != "" {
 		t.Errorf("server block from shard 1: %s / %q", m.ServerTick, m.ServerMetricsError)
+	}
+}
+
+// Workers' pacing survives a merge when every shard paced alike and is
+// "mixed" when they differed: harness CPU from differently paced shards
+// is not one figure.
+func TestMergeWorkerPacing(t *testing.T) {
+	all := run(12)
+	for _, tc := range []struct{ second, want string }{{"held", "held"}, {"ticker", "mixed"}} {
+		in := []Input{shardReport(t, all, 0, 2), shardReport(t, all, 1, 2)}
+		in[1].Report.WorkerPacing = tc.second
+		m, err := Reports(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.WorkerPacing != tc.want {
+			t.Errorf("held + %s: merged worker_pacing %q, want %q", tc.second, m.WorkerPacing, tc.want)
+		}
 	}
 }
 

@@ -1,0 +1,119 @@
+package swarm
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/transport"
+	_ "github.com/scalegate/scalegate/internal/transport/quic"
+)
+
+// plainBackend is a Backend that says nothing about where its I/O runs;
+// inlineBackend one that answers InlineIO.
+type plainBackend struct{ transport.Backend }
+
+type inlineBackend struct {
+	transport.Backend
+	inline bool
+}
+
+func (b inlineBackend) InlineIO() bool { return b.inline }
+
+func TestPacing(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	hold := &Config{HoldThreads: true}
+	cases := []struct {
+		name    string
+		cfg     *Config
+		b       transport.Backend
+		relayed bool
+		workers int
+		want    bool
+	}{
+		{"inline transport, own process", hold, inlineBackend{inline: true}, false, 1, holdSupported},
+		{"one worker per P", hold, inlineBackend{inline: true}, false, procs, holdSupported},
+		{"library caller", &Config{}, inlineBackend{inline: true}, false, 1, false},
+		{"transport with goroutines", hold, plainBackend{}, false, 1, false},
+		{"transport says not inline", hold, inlineBackend{inline: false}, false, 1, false},
+		{"impairment relay", hold, inlineBackend{inline: true}, true, 1, false},
+		{"more workers than Ps", hold, inlineBackend{inline: true}, false, procs + 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pacing(tc.cfg, tc.b, tc.relayed, tc.workers); got != tc.want {
+				t.Errorf("pacing = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEnetAndQUICInline(t *testing.T) {
+	for name, want := range map[string]bool{"enet": true, "quic": false} {
+		b, err := transport.Lookup(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		in, ok := b.(transport.Inline)
+		if got := ok && in.InlineIO(); got != want {
+			t.Errorf("%s: inline I/O %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A held pacer never returns before its slot, keeps every slot on the grid
+// start + k·interval, and after an overrun goes at once on the last slot
+// already past (dropping the ones it missed) instead of catching up.
+func TestHeldPacerGrid(t *testing.T) {
+	if !holdSupported {
+		t.Skip("no held sleep on this platform")
+	}
+	const interval = 4 * time.Millisecond
+	p := newPacer(true, interval).(*heldPacer)
+	start := p.next // the grid's origin
+	onGrid := func(at time.Time) bool { return at.Sub(start)%interval == 0 }
+	ctx := context.Background()
+	for k := 1; k <= 10; k++ {
+		if !p.wait(ctx) {
+			t.Fatal("wait returned false with a live context")
+		}
+		now := time.Now()
+		if now.Before(p.next) || !onGrid(p.next) || p.next.Before(start.Add(time.Duration(k)*interval)) {
+			t.Fatalf("wait %d: returned at +%v for slot +%v (interval %v)", k, now.Sub(start), p.next.Sub(start), interval)
+		}
+	}
+	before := p.next
+	time.Sleep(7 * interval / 2) // an iteration that overran three slots
+	if !p.wait(ctx) {
+		t.Fatal("wait returned false with a live context")
+	}
+	now := time.Now()
+	if !onGrid(p.next) || p.next.After(now) || p.next.Before(before.Add(3*interval)) {
+		t.Errorf("after an overrun: slot +%v, now +%v, previous slot +%v; want the last slot already past", p.next.Sub(start), now.Sub(start), before.Sub(start))
+	}
+}
+
+// A cancelled run ends a held wait although its slot is an hour away (each
+// sleep is at most holdChunk, and the context is read between sleeps).
+func TestHeldPacerCancel(t *testing.T) {
+	if !holdSupported {
+		t.Skip("no held sleep on this platform")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := newPacer(true, time.Hour)
+	done := make(chan bool, 1)
+	go func() { done <- p.wait(ctx) }()
+	// Most likely in a held sleep by then; if not, wait sees the cancelled
+	// context at once and the test still holds (it only bites less).
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("wait returned true after cancel")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("held wait did not end within 30 s of cancel")
+	}
+}
