@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -235,6 +236,11 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 	}
 	if r.Transport != "enet" || r.ServerTransport != "enet" {
 		t.Errorf("transport %q server_transport %q", r.Transport, r.ServerTransport)
+	}
+	// The CLI's default on ENet: every figure above was taken by workers
+	// that held their threads between ticks.
+	if want := map[bool]string{true: "held", false: "ticker"}[runtime.GOOS == "linux"]; r.WorkerPacing != want {
+		t.Errorf("worker_pacing %q, want %q", r.WorkerPacing, want)
 	}
 	if r.ServerMetricsError != "" || len(r.ServerTick) == 0 || len(r.RSSSeries) < 10 || len(r.Timeline) < 15 {
 		t.Errorf("server metrics error %q, server_tick %d B, rss_series %d, timeline %d",
