@@ -73,19 +73,35 @@ func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
 	return "", fmt.Errorf("%s: %w", base, ErrRunDirExists)
 }
 
+// TimelineColumns are timeline.csv's columns, in order. Runs made before
+// the swarm's own figures were added wrote only the first seven
+// (TimelineColumnsV1); readers accept both.
+var TimelineColumns = []string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
+	"worker_dt_p99_ms", "service_interval_mean_ms"}
+
+// TimelineColumnsV1 is the column set of timeline.csv before
+// worker_dt_p99_ms and service_interval_mean_ms.
+var TimelineColumnsV1 = TimelineColumns[:7]
+
 // WriteTimelineCSV writes the per-second timeline of a report: connected
-// clients, tick-Hz min, payload KB/s, RTT p95, server tick ms p99, RSS. An
-// empty cell is a figure that was not measured that second (not zero).
+// clients, tick-Hz min, payload KB/s, RTT p95, server tick ms p99, RSS, and
+// the swarm's own health (worker loop dt p99, clients' service interval
+// mean). An empty cell is a figure that was not measured that second (not
+// zero).
 func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("timeline.csv: %w", err)
 	}
 	w := csv.NewWriter(bufio.NewWriter(f))
-	_ = w.Write([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb"})
+	_ = w.Write(TimelineColumns)
 	for _, p := range tl {
+		var dt *float64
+		if p.WorkerDtP99 > 0 { // 0: no worker iteration that second
+			dt = &p.WorkerDtP99
+		}
 		_ = w.Write([]string{fmtCSV(p.TS), strconv.Itoa(p.Connected), optCSV(p.TickHzMin), fmtCSV(p.KBs),
-			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB)})
+			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

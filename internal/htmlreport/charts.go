@@ -60,10 +60,14 @@ func legCharts(l *Leg) []Chart {
 		}
 		return xy
 	}
-	var dt plotter.XYs
-	if l.TimelineSource == "report.json" {
-		dt = series(func(p report.TimelinePoint) float64 { return p.WorkerDtP99 })
-	}
+	// A worker dt of 0 is a second without an iteration (report.json) or
+	// an empty cell (timeline.csv): not measured.
+	dt := series(func(p report.TimelinePoint) float64 {
+		if p.WorkerDtP99 > 0 {
+			return p.WorkerDtP99
+		}
+		return math.NaN()
+	})
 	charts := []Chart{
 		timeChart(l, "Connected clients", "clients", series(func(p report.TimelinePoint) float64 { return float64(p.Connected) })),
 		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) })),
@@ -72,9 +76,16 @@ func legCharts(l *Leg) []Chart {
 		phaseChart(l),
 		rssChart(l),
 		timeChart(l, "Swarm worker loop dt p99 (max over workers)", "ms", dt),
+		timeChart(l, "Swarm service interval mean per client (the input period when the harness keeps up)", "ms",
+			series(func(p report.TimelinePoint) float64 { return opt(p.ServiceIntervalMeanMs) })),
 	}
-	if l.TimelineSource != "report.json" && l.TimelineSource != "" {
-		charts[len(charts)-1].Missing = "timeline.csv has no worker dt column and report.json is unreadable"
+	if l.TimelineSource == "timeline.csv" {
+		// A timeline.csv written before these columns existed has neither.
+		for i := len(charts) - 2; i < len(charts); i++ {
+			if charts[i].SVG == "" && charts[i].Missing == "not measured in this run" {
+				charts[i].Missing = "not in timeline.csv, and report.json is unreadable"
+			}
+		}
 	}
 	return charts
 }

@@ -51,7 +51,8 @@ type Leg struct {
 	Server    *report.ServerTick
 	ServerErr error
 	// Timeline comes from report.json, or from timeline.csv when the report
-	// is unreadable (TimelineSource says which; the CSV has no worker dt).
+	// is unreadable (TimelineSource says which; a CSV from before the
+	// swarm's columns has no worker dt or service interval).
 	Timeline       []report.TimelinePoint
 	TimelineSource string
 	TimelineErr    error
@@ -143,8 +144,9 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// timelineHeader is the column set the gate writes (gate.WriteTimelineCSV).
-var timelineHeader = []string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb"}
+// timelineHeader names the columns timelineRow reads (gate.WriteTimelineCSV
+// writes them; older runs wrote gate.TimelineColumnsV1, a prefix).
+var timelineHeader = gate.TimelineColumns
 
 // ReadTimelineCSV reads a leg's timeline.csv.
 func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
@@ -165,13 +167,15 @@ func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
 // naming its line and column.
 func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(timelineHeader)
+	cr.FieldsPerRecord = -1 // checked against the header below
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	if strings.Join(head, ",") != strings.Join(timelineHeader, ",") {
-		return nil, fmt.Errorf("header %q, want %q", strings.Join(head, ","), strings.Join(timelineHeader, ","))
+	got := strings.Join(head, ",")
+	if got != strings.Join(timelineHeader, ",") && got != strings.Join(gate.TimelineColumnsV1, ",") {
+		return nil, fmt.Errorf("header %q, want %q (or, from older runs, its first %d columns)",
+			got, strings.Join(timelineHeader, ","), len(gate.TimelineColumnsV1))
 	}
 	var out []report.TimelinePoint
 	for line := 2; ; line++ {
@@ -181,6 +185,9 @@ func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if len(rec) != len(head) {
+			return nil, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
 		}
 		p, err := timelineRow(rec)
 		if err != nil {
@@ -240,6 +247,18 @@ func timelineRow(rec []string) (report.TimelinePoint, error) {
 	if rss != nil {
 		kb := int64(*rss)
 		p.RSSKB = &kb
+	}
+	if len(rec) == len(timelineHeader) {
+		dt, err := cell(7)
+		if err != nil {
+			return p, err
+		}
+		if dt != nil {
+			p.WorkerDtP99 = *dt
+		}
+		if p.ServiceIntervalMeanMs, err = cell(8); err != nil {
+			return p, err
+		}
 	}
 	return p, nil
 }

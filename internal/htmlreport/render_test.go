@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/report"
 )
 
 // testdata/pr is the artifact set of a real `pr` run (64 clients, weave,
@@ -161,6 +164,51 @@ func TestRSSFitAndStepMarked(t *testing.T) {
 	}
 }
 
+// TestSwarmHealthCharts: the swarm's per-second service interval mean is
+// drawn beside worker dt, from report.json and, when the report is
+// unreadable, from a timeline.csv that gate.WriteTimelineCSV wrote.
+func TestSwarmHealthCharts(t *testing.T) {
+	dir := copyRun(t, fixture)
+	editReport(t, dir, func(r map[string]any) {
+		for i, row := range r["timeline"].([]any) {
+			row.(map[string]any)["service_interval_mean_ms"] = 16.6 + float64(i%3)/10
+		}
+	})
+	page := render(t, dir)
+	if n := strings.Count(page, `<svg class="chart"`); n != 8 {
+		t.Errorf("%d charts, want 8 (the 7 of a real run and the service interval)", n)
+	}
+	if !strings.Contains(page, "Swarm service interval mean per client") {
+		t.Error("service interval chart missing")
+	}
+	rep, err := report.ReadReport(filepath.Join(dir, "weave", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csvPath := filepath.Join(dir, "weave", "timeline.csv")
+	if err := gate.WriteTimelineCSV(csvPath, rep.Timeline); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTimelineCSV(csvPath)
+	if err != nil || len(back) != len(rep.Timeline) {
+		t.Fatalf("timeline.csv read back: %d rows (want %d), %v", len(back), len(rep.Timeline), err)
+	}
+	for i, p := range back {
+		w := rep.Timeline[i]
+		if p.WorkerDtP99 != w.WorkerDtP99 || p.ServiceIntervalMeanMs == nil || *p.ServiceIntervalMeanMs != *w.ServiceIntervalMeanMs {
+			t.Fatalf("row %d: dt %v service %v, report %v %v", i, p.WorkerDtP99, p.ServiceIntervalMeanMs, w.WorkerDtP99, *w.ServiceIntervalMeanMs)
+		}
+	}
+	os.Remove(filepath.Join(dir, "weave", "report.json"))
+	page = render(t, dir)
+	if n := strings.Count(page, `<svg class="chart"`); n != 8 {
+		t.Errorf("%d charts from timeline.csv and server_metrics.json, want all 8", n)
+	}
+	if strings.Contains(page, "not in timeline.csv") {
+		t.Error("a timeline.csv with the swarm's columns must draw them")
+	}
+}
+
 // TestMissingArtifacts: what cannot be read is said, never drawn as empty.
 func TestMissingArtifacts(t *testing.T) {
 	dir := copyRun(t, fixture)
@@ -168,9 +216,9 @@ func TestMissingArtifacts(t *testing.T) {
 	os.Remove(filepath.Join(dir, "weave", "server_metrics.json"))
 	page := render(t, dir)
 	if n := strings.Count(page, `<svg class="chart"`); n != 5 {
-		t.Errorf("%d charts from timeline.csv, want 5 (no phases, no worker dt)", n)
+		t.Errorf("%d charts from timeline.csv, want 5 (no phases, no worker dt, no service interval)", n)
 	}
-	for _, want := range []string{"(from timeline.csv)", "timeline.csv has no worker dt column", "not drawn: server metrics: read server metrics: open", "report.json: read report: open"} {
+	for _, want := range []string{"(from timeline.csv)", "not in timeline.csv, and report.json is unreadable", "not drawn: server metrics: read server metrics: open", "report.json: read report: open"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -236,12 +284,16 @@ func TestCapacityCurve(t *testing.T) {
 }
 
 func TestParseTimelineCSV(t *testing.T) {
-	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n"
+	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n" // runs before the swarm's columns
+	head2 := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n"
 	tests := []struct {
 		name, in, err string
 		rows          int
 	}{
 		{"empty cells are missing", head + "1,0,,0,,3.9,27944\n2,8,59.5,70.1,47,8.1,\n", "", 2},
+		{"with the swarm's columns", head2 + "1,0,,0,,3.9,27944,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7\n", "", 2},
+		{"older row under the new header", head2 + "1,0,,0,,3.9,27944\n", "line 2: wrong number of fields", 0},
+		{"bad service interval", head2 + "1,0,,0,,3.9,27944,1.8,x\n", "line 2: service_interval_mean_ms", 0},
 		{"header only", head, "", 0},
 		{"wrong header", "t,connected\n", "header", 0},
 		{"bad number", head + "1,0,x,0,,,\n", "line 2: tick_hz_min", 0},
@@ -263,6 +315,10 @@ func TestParseTimelineCSV(t *testing.T) {
 			if tc.rows == 2 && (tl[0].TickHzMin != nil || tl[1].RSSKB != nil || *tl[1].TickHzMin != 59.5 || *tl[0].RSSKB != 27944) {
 				t.Errorf("cells: %+v %+v", tl[0], tl[1])
 			}
+			if strings.HasPrefix(tc.in, head2) && tc.rows == 2 && (tl[0].WorkerDtP99 != 0 || tl[0].ServiceIntervalMeanMs != nil ||
+				tl[1].WorkerDtP99 != 1.8 || *tl[1].ServiceIntervalMeanMs != 16.7) {
+				t.Errorf("swarm cells: %+v %+v", tl[0], tl[1])
+			}
 		})
 	}
 }
@@ -270,6 +326,7 @@ func TestParseTimelineCSV(t *testing.T) {
 func FuzzParseTimelineCSV(f *testing.F) {
 	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n1,0,,0,,3.9,27944\n"))
 	f.Add([]byte("t_s,connected\n\"x"))
+	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n1,0,,0,,3.9,27944,2.5,16.7\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tl, err := ParseTimelineCSV(strings.NewReader(string(b)))
 		if err != nil && tl != nil {
