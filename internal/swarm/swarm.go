@@ -69,7 +69,7 @@ type Config struct {
 	// HoldThreads lets workers keep their OS thread between iterations
 	// when the transport and the run allow it (see pacing). Set it only
 	// when the process is the swarm's own: a held worker's processor is not
-	// available to other goroutines for up to 8 ms at a time.
+	// available to other goroutines for 10–20 ms at a time.
 	HoldThreads bool
 	// TestBusy is CPU each worker spins per client per iteration, just
 	// before the client's step, so later clients are serviced late the way
