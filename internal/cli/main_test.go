@@ -228,7 +228,14 @@ func TestProcessesMentioning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if got := processesMentioning(marker); len(got) == 0 {
-		t.Fatalf("found nothing, want the sleeping shell")
+	// Start returns once the child has begun its exec, which can be before
+	// the kernel has set the new command line (/proc/PID/cmdline reads
+	// empty for that instant, seen once on a loaded CI machine): look until
+	// it shows, for at most 10 s.
+	for deadline := time.Now().Add(10 * time.Second); len(processesMentioning(marker)) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("found nothing in 10 s, want the sleeping shell")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
