@@ -55,10 +55,10 @@ const holdChunk = 20 * time.Millisecond
 // foreign call (sysmon's retake), starts a spinning thread to look for
 // work, and that thread becomes the network poller that later wakes the
 // worker on a different thread. Measured on one core, 128 ENet clients,
-// 15 s: 13.5–14.2 K context switches on the ticker, 3.5 K held, 0.9 K for
-// the bare C loop; CPU per client-tick (medians of 5 rounds) 16.27 µs on
-// the ticker and 14.66 held at 128 clients, 16.08 and 14.04 at 256
-// (docs/swarm.md, "Held pacing").
+// 15 s: 13.5–14.2 K context switches on the ticker, 3.1–3.5 K held, 0.9 K
+// for the bare C loop; CPU per client-tick (medians of 5 rounds, one run)
+// 11.76 µs on the ticker and 10.98 held at 128 clients, 12.36 and 10.40 at
+// 256 (docs/swarm.md, "Held pacing").
 //
 // The price: while a held worker sleeps, no other goroutine can use its P.
 // Every sleep is preceded by a yield, and sysmon's preemption cuts a long
