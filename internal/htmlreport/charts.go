@@ -79,14 +79,6 @@ func legCharts(l *Leg) []Chart {
 		timeChart(l, "Swarm service interval mean per client (the input period when the harness keeps up)", "ms",
 			series(func(p report.TimelinePoint) float64 { return opt(p.ServiceIntervalMeanMs) })),
 	}
-	if l.TimelineSource == "timeline.csv" {
-		// A timeline.csv written before these columns existed has neither.
-		for i := len(charts) - 2; i < len(charts); i++ {
-			if charts[i].SVG == "" && charts[i].Missing == "not measured in this run" {
-				charts[i].Missing = "not in timeline.csv, and report.json is unreadable"
-			}
-		}
-	}
 	return charts
 }
 
@@ -99,7 +91,7 @@ func timeChart(l *Leg, title, unit string, xy plotter.XYs) Chart {
 	}
 	segs := segments(xy)
 	if len(segs) == 0 {
-		c.Missing = "not measured in this run"
+		c.Missing = unmeasured(l)
 		return c
 	}
 	p := newPlot(unit)
@@ -113,6 +105,16 @@ func timeChart(l *Leg, title, unit string, xy plotter.XYs) Chart {
 	floorZero(p)
 	c.SVG, c.Missing = svg(p)
 	return c
+}
+
+// unmeasured says why a timeline figure has no sample. From timeline.csv
+// it may simply not be a column there (a file written before the swarm's
+// columns were added), so the page does not claim the run never measured it.
+func unmeasured(l *Leg) string {
+	if l.TimelineSource == "timeline.csv" {
+		return "not in timeline.csv, and report.json is unreadable"
+	}
+	return "not measured in this run"
 }
 
 func timelineMissing(l *Leg) string {

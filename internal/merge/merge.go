@@ -166,7 +166,7 @@ func add(out *report.Report, s Input) {
 		out.WorkerPacing = r.WorkerPacing
 	case r.WorkerPacing:
 	default:
-		out.WorkerPacing = "mixed"
+		out.WorkerPacing = report.PacingMixed
 	}
 	for _, a := range r.Asserts {
 		a.Detail = joinNonEmpty(fmt.Sprintf("shard %d/%d", r.Shard.Index, r.Shard.Count), a.Detail)

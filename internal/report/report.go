@@ -255,6 +255,13 @@ type TimelinePoint struct {
 	ServiceIntervals int64            `json:"service_intervals,omitempty"`
 }
 
+// Values of Report.WorkerPacing.
+const (
+	PacingHeld   = "held"   // each worker kept its OS thread between iterations
+	PacingTicker = "ticker" // workers parked on a Go timer
+	PacingMixed  = "mixed"  // merged shards that paced differently
+)
+
 // Player outcomes: how one client's run ended.
 const (
 	// OutcomeConnected: admitted and still connected when the run ended.

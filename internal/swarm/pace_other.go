@@ -8,5 +8,6 @@ import "time"
 // workers always pace on a ticker.
 const holdSupported = false
 
-// sleepHeld is never called where holdSupported is false.
+// sleepHeld parks the goroutine instead: pacing never picks a held pacer
+// here, but its tests still run the pacer's logic on it.
 func sleepHeld(d time.Duration) { time.Sleep(d) }

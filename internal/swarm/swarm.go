@@ -270,9 +270,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Report.Shard = shardInfo(&cfg, start, late)
 	mon.finish(res, end)
 	fillCPU(res.Report, cpu0, cpu1)
-	res.Report.WorkerPacing = "ticker"
+	res.Report.WorkerPacing = report.PacingTicker
 	if held {
-		res.Report.WorkerPacing = "held"
+		res.Report.WorkerPacing = report.PacingHeld
 	}
 	if ctx.Err() != nil {
 		res.Report.Aborted = "interrupted"
