@@ -114,3 +114,25 @@ func TestHeldPacerCancel(t *testing.T) {
 		t.Fatal("held wait did not end within 30 s of cancel")
 	}
 }
+
+// TestAutoThreadsFollowsGOMAXPROCS: the default worker count never exceeds
+// the Ps the runtime has (a CPU-limited container gets fewer than NumCPU),
+// so auto-sized workers can always be held.
+func TestAutoThreadsFollowsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	cases := []struct{ procs, clients, want int }{
+		{1, 1, 1},
+		{1, 1000, 1},
+		{2, 32, 1},
+		{2, 33, 2},
+		{2, 1000, 2},
+		{4, 96, 3},
+		{4, 1000, 4},
+	}
+	for _, c := range cases {
+		runtime.GOMAXPROCS(c.procs)
+		if got := AutoThreads(c.clients); got != c.want {
+			t.Errorf("GOMAXPROCS=%d: AutoThreads(%d) = %d, want %d", c.procs, c.clients, got, c.want)
+		}
+	}
+}

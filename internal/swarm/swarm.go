@@ -100,10 +100,14 @@ type Config struct {
 	StartAt time.Time
 }
 
-// AutoThreads is the default worker count: min(cores, ceil(clients/32)).
+// AutoThreads is the default worker count: min(cores, ceil(clients/32)),
+// where cores is GOMAXPROCS, the CPUs the runtime runs Go code on at once
+// (since Go 1.25 it follows a container's CPU limit, which NumCPU does not):
+// more workers than that would only take turns, and held pacing needs each
+// worker to keep a P of its own.
 func AutoThreads(clients int) int {
 	n := (clients + ClientsPerThread - 1) / ClientsPerThread
-	return max(1, min(runtime.NumCPU(), n))
+	return max(1, min(runtime.GOMAXPROCS(0), n))
 }
 
 func (c *Config) defaults() {

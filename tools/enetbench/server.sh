@@ -7,6 +7,7 @@
 #     writing $OUTDIR/metrics.json; returns once it listens, exits 5 (naming
 #     NAME) when it dies or does not listen within 30 s. The server is
 #     stopped in stages (interrupt, 5 s grace, kill) when the script exits.
+#     SERVE_ARGS, when set, adds flags to `serve` (e.g. "--transport quic").
 
 server_pid=""
 
@@ -24,7 +25,7 @@ start_server() {
   shift 4
   trap stop_server EXIT INT TERM
   env "$@" taskset -c "$cpu" "$dir/scalegate" serve --config "$dir/server.toml" --port "$port" \
-    --metrics-json "$dir/metrics.json" >"$dir/server.log" 2>&1 &
+    --metrics-json "$dir/metrics.json" ${SERVE_ARGS:-} >"$dir/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 300); do
     grep -q "listening on" "$dir/server.log" && return 0

@@ -1,8 +1,11 @@
 // Command swarmcost measures what QUIC clients cost the swarm process:
 // goroutines, CPU per client-tick and RSS per client, with one UDP socket
-// (quic-go Transport) per client versus several clients per socket.
+// (quic-go Transport) per client versus several clients per socket, and
+// through scalegate's QUIC host ("host" stack) versus quic-go used directly
+// ("bare" stack, the floor any quic-go client pays; see bare.go).
 //
 //	go run ./tools/swarmcost -clients 64,128 -per-socket 1,16 -duration 10s
+//	GOMAXPROCS=1 taskset -c 1 swarmcost -stack host,bare -clients 128 -per-socket 1 -server-cpu 0
 //
 // Each leg starts a QUIC echo-free load server as a subprocess of this
 // program (so its CPU is not counted in the client's), connects N clients,
@@ -46,17 +49,21 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	repeat := flag.Int("repeat", 1, "run the whole set of legs this many times, interleaved (a shared machine drifts)")
 	one := flag.Bool("one", false, "run a single leg in this process and print it as JSON (used by the orchestrator)")
+	stacks := flag.String("stack", "host", "comma-separated client stacks: host (scalegate's QUIC host) or bare (quic-go directly; socket per client only, so bare legs run only where -per-socket is 1)")
+	serverCPU := flag.Int("server-cpu", -1, "pin the load server to this CPU with taskset (-1: no pinning); pin this process with taskset to keep the two apart")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	switch {
+	case *serve && *stacks == stackBare:
+		err = runBareServer(ctx, *snapshot)
 	case *serve:
 		err = runServer(ctx, *snapshot)
 	case *one:
-		err = runOne(ctx, *clients, *perSocket, *duration, *snapshot)
+		err = runOne(ctx, legSpec{stack: *stacks, serverCPU: *serverCPU, d: *duration, snap: *snapshot}, *clients, *perSocket)
 	default:
-		err = runLegs(ctx, *clients, *perSocket, *duration, *snapshot, *repeat, *jsonOut)
+		err = runLegs(ctx, *clients, *perSocket, *stacks, legSpec{serverCPU: *serverCPU, d: *duration, snap: *snapshot}, *repeat, *jsonOut)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "swarmcost:", err)
@@ -64,8 +71,23 @@ func main() {
 	}
 }
 
+// The client stacks a leg can measure.
+const (
+	stackHost = "host"
+	stackBare = "bare"
+)
+
+// legSpec is what every leg of a run shares, plus its stack.
+type legSpec struct {
+	stack     string
+	serverCPU int // -1: not pinned
+	d         time.Duration
+	snap      int
+}
+
 // result is one leg's figures.
 type result struct {
+	Stack               string     `json:"stack"`
 	Clients             int        `json:"clients"`
 	PerSocket           int        `json:"clients_per_socket"`
 	Sockets             int        `json:"sockets"`
@@ -85,7 +107,7 @@ type result struct {
 	ClientStats         quic.Stats `json:"client_stats"`
 }
 
-func runLegs(ctx context.Context, clientsSpec, perSpec string, d time.Duration, snap, repeat int, jsonOut string) error {
+func runLegs(ctx context.Context, clientsSpec, perSpec, stackSpec string, spec legSpec, repeat int, jsonOut string) error {
 	ns, err := ints(clientsSpec)
 	if err != nil {
 		return fmt.Errorf("-clients: %w", err)
@@ -94,26 +116,35 @@ func runLegs(ctx context.Context, clientsSpec, perSpec string, d time.Duration, 
 	if err != nil {
 		return fmt.Errorf("-per-socket: %w", err)
 	}
+	stacks := strings.Split(stackSpec, ",")
+	for _, st := range stacks {
+		if st != stackHost && st != stackBare {
+			return fmt.Errorf("-stack: %q is neither %s nor %s", st, stackHost, stackBare)
+		}
+	}
 	var all []result
 	failed := 0
 	for range max(repeat, 1) {
 		for _, n := range ns {
 			for _, per := range ps {
-				r, err := legProcess(ctx, n, per, d, snap)
-				if ctx.Err() != nil {
-					return ctx.Err()
+				for _, st := range stacks {
+					if st == stackBare && per != 1 {
+						continue
+					}
+					spec.stack = st
+					r, err := legProcess(ctx, spec, n, per)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					if err != nil {
+						// Keep going: one starved leg must not lose the others.
+						fmt.Printf("stack=%s clients=%d per_socket=%d FAILED: %v load1=%s\n", st, n, per, err, loadavg())
+						failed++
+						continue
+					}
+					printResult(r)
+					all = append(all, r)
 				}
-				if err != nil {
-					// Keep going: one starved leg must not lose the others.
-					fmt.Printf("clients=%d per_socket=%d FAILED: %v load1=%s\n", n, per, err, loadavg())
-					failed++
-					continue
-				}
-				fmt.Printf("clients=%d per_socket=%d sockets=%d connect=%.2fs goroutines=%d (%.2f/client, %d after close) cpu=%.1fµs/client-tick (%.2f cores) rss=%.0fKB/client (%d KB) owner_step=%.1fµs/client delivered=%.4f server_hz=%.1f rtt=%.2fms server_cpu=%.2f cores client_recv_drops=%d load1=%s\n",
-					r.Clients, r.PerSocket, r.Sockets, r.ConnectS, r.Goroutines, r.GoroutinesPerClient, r.GoroutinesAfter,
-					r.CPUPerClientTickUS, r.CPUCores, r.RSSPerClientKB, r.RSSKB, r.OwnerStepUSMean, r.Delivered, r.ServerTickHz, r.RTTMsMean, r.ServerCPUCores,
-					r.ClientStats.RecvQueueDrops, loadavg())
-				all = append(all, r)
 			}
 		}
 	}
@@ -132,16 +163,25 @@ func runLegs(ctx context.Context, clientsSpec, perSpec string, d time.Duration, 
 	return nil
 }
 
+// printResult prints one leg as one line.
+func printResult(r result) {
+	fmt.Printf("stack=%s clients=%d per_socket=%d sockets=%d connect=%.2fs goroutines=%d (%.2f/client, %d after close) cpu=%.1fµs/client-tick (%.2f cores) rss=%.0fKB/client (%d KB) owner_step=%.1fµs/client delivered=%.4f server_hz=%.1f rtt=%.2fms server_cpu=%.2f cores client_recv_drops=%d load1=%s\n",
+		r.Stack, r.Clients, r.PerSocket, r.Sockets, r.ConnectS, r.Goroutines, r.GoroutinesPerClient, r.GoroutinesAfter,
+		r.CPUPerClientTickUS, r.CPUCores, r.RSSPerClientKB, r.RSSKB, r.OwnerStepUSMean, r.Delivered, r.ServerTickHz, r.RTTMsMean, r.ServerCPUCores,
+		r.ClientStats.RecvQueueDrops, loadavg())
+}
+
 // legProcess runs one leg in a fresh process, so RSS and goroutine
 // baselines are not left over from a previous leg.
-func legProcess(ctx context.Context, n, per int, d time.Duration, snap int) (result, error) {
+func legProcess(ctx context.Context, spec legSpec, n, per int) (result, error) {
 	var r result
 	exe, err := os.Executable()
 	if err != nil {
 		return r, err
 	}
-	cmd := exec.CommandContext(ctx, exe, "-one", "-clients", strconv.Itoa(n), "-per-socket", strconv.Itoa(per),
-		"-duration", d.String(), "-snapshot", strconv.Itoa(snap))
+	cmd := exec.CommandContext(ctx, exe, "-one", "-stack", spec.stack, "-server-cpu", strconv.Itoa(spec.serverCPU),
+		"-clients", strconv.Itoa(n), "-per-socket", strconv.Itoa(per),
+		"-duration", spec.d.String(), "-snapshot", strconv.Itoa(spec.snap))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -154,7 +194,7 @@ func legProcess(ctx context.Context, n, per int, d time.Duration, snap int) (res
 }
 
 // runOne runs one leg here and prints its result as JSON.
-func runOne(ctx context.Context, clientsSpec, perSpec string, d time.Duration, snap int) error {
+func runOne(ctx context.Context, spec legSpec, clientsSpec, perSpec string) error {
 	n, err := strconv.Atoi(clientsSpec)
 	if err != nil {
 		return fmt.Errorf("-clients: %w", err)
@@ -163,7 +203,7 @@ func runOne(ctx context.Context, clientsSpec, perSpec string, d time.Duration, s
 	if err != nil {
 		return fmt.Errorf("-per-socket: %w", err)
 	}
-	r, err := leg(ctx, n, per, d, snap)
+	r, err := leg(ctx, spec, n, per)
 	if err != nil {
 		return err
 	}
@@ -197,12 +237,16 @@ type server struct {
 	addr string
 }
 
-func startServer(snap int) (*server, error) {
+func startServer(spec legSpec) (*server, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-serve", "-snapshot", strconv.Itoa(snap))
+	args := []string{exe, "-serve", "-stack", spec.stack, "-snapshot", strconv.Itoa(spec.snap)}
+	if spec.serverCPU >= 0 {
+		args = append([]string{"taskset", "-c", strconv.Itoa(spec.serverCPU)}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -273,9 +317,11 @@ func rssKB() int64 {
 	return 0
 }
 
-// cl is one measured client.
+// cl is one measured client: a scalegate host (h) or a bare quic-go
+// connection (b), whose reader keeps its own counts.
 type cl struct {
 	h         transport.Host
+	b         *bareClient
 	peer      transport.PeerID
 	connected bool
 	gone      bool
@@ -284,9 +330,12 @@ type cl struct {
 	last      uint32 // server tick of the latest snapshot
 }
 
-func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, error) {
-	r := result{Clients: n, PerSocket: per, Sockets: (n + per - 1) / per}
-	srv, err := startServer(snap)
+func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
+	r := result{Stack: spec.stack, Clients: n, PerSocket: per, Sockets: (n + per - 1) / per}
+	if spec.stack == stackBare && per != 1 {
+		return r, fmt.Errorf("the bare stack puts each client on its own socket; -per-socket %d", per)
+	}
+	srv, err := startServer(spec)
 	if err != nil {
 		return r, err
 	}
@@ -298,12 +347,20 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	defer func() {
 		for _, c := range cs {
 			if c != nil {
-				_ = c.h.Close()
+				c.close()
 			}
 		}
 	}()
 	start := time.Now()
 	for i := range cs {
+		if spec.stack == stackBare {
+			b, err := dialBare(ctx, srv.addr)
+			if err != nil {
+				return r, err
+			}
+			cs[i] = &cl{b: b, connected: true}
+			continue
+		}
 		var h transport.Host
 		if per == 1 {
 			h, err = transport.Dial(quic.Name, transport.Options{})
@@ -320,6 +377,14 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	}
 	input := proto.AppendInput(nil, &proto.Input{Seq: 1, Throttle: 0.5})
 	step := func(c *cl) {
+		if c.b != nil {
+			// What the host layer's Service and Send stand for: the
+			// reader goroutine counted the snapshots; send the Input.
+			if c.gone = c.b.gone(); !c.gone {
+				_ = c.b.conn.SendDatagram(input)
+			}
+			return
+		}
 		_, _ = c.h.Service(func(ev transport.Event) {
 			switch ev.Kind {
 			case transport.EventConnect:
@@ -378,10 +443,13 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	}
 	for _, c := range cs {
 		c.snaps = 0
+		if c.b != nil {
+			c.b.reset()
+		}
 	}
 	cpu0, scpu0, t0 := selfCPU(), cpuSeconds(srv.cmd.Process.Pid), time.Now()
 	var stepTotal time.Duration
-	ticks, stepTotal, err = driveTimed(ctx, cs, step, d)
+	ticks, stepTotal, err = driveTimed(ctx, cs, step, spec.d)
 	if err != nil {
 		return r, err
 	}
@@ -398,9 +466,14 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	got, sent := 0, 0
 	var rtt time.Duration
 	for _, c := range cs {
+		if c.b != nil {
+			c.snaps, c.first, c.last = c.b.counts()
+			rtt += c.b.conn.ConnectionStats().SmoothedRTT
+		} else {
+			rtt += c.h.RTT(c.peer)
+		}
 		got += c.snaps
 		sent += int(c.last-c.first) + 1
-		rtt += c.h.RTT(c.peer)
 		if qh, ok := c.h.(*quic.Host); ok {
 			st := qh.Stats()
 			r.ClientStats.RecvQueueDrops += st.RecvQueueDrops
@@ -414,7 +487,7 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	r.ServerTickHz = float64(sent) / float64(n) / wall
 	r.RTTMsMean = rtt.Seconds() * 1e3 / float64(n)
 	for i, c := range cs {
-		_ = c.h.Close()
+		c.close()
 		cs[i] = nil
 	}
 	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > g0 && time.Now().Before(deadline); {
@@ -422,6 +495,15 @@ func leg(ctx context.Context, n, per int, d time.Duration, snap int) (result, er
 	}
 	r.GoroutinesAfter = runtime.NumGoroutine() - g0
 	return r, nil
+}
+
+// close ends the client's connection.
+func (c *cl) close() {
+	if c.b != nil {
+		c.b.close()
+		return
+	}
+	_ = c.h.Close()
 }
 
 func drive(ctx context.Context, cs []*cl, step func(*cl), d time.Duration) (int, error) {
