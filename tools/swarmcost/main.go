@@ -116,11 +116,9 @@ func runLegs(ctx context.Context, clientsSpec, perSpec, stackSpec string, spec l
 	if err != nil {
 		return fmt.Errorf("-per-socket: %w", err)
 	}
-	stacks := strings.Split(stackSpec, ",")
-	for _, st := range stacks {
-		if st != stackHost && st != stackBare {
-			return fmt.Errorf("-stack: %q is neither %s nor %s", st, stackHost, stackBare)
-		}
+	stacks, err := parseStacks(stackSpec)
+	if err != nil {
+		return err
 	}
 	var all []result
 	failed := 0
@@ -163,6 +161,17 @@ func runLegs(ctx context.Context, clientsSpec, perSpec, stackSpec string, spec l
 	return nil
 }
 
+// parseStacks reads -stack: a comma-separated list of host and bare.
+func parseStacks(spec string) ([]string, error) {
+	stacks := strings.Split(spec, ",")
+	for _, st := range stacks {
+		if st != stackHost && st != stackBare {
+			return nil, fmt.Errorf("-stack: %q is neither %s nor %s", st, stackHost, stackBare)
+		}
+	}
+	return stacks, nil
+}
+
 // printResult prints one leg as one line.
 func printResult(r result) {
 	fmt.Printf("stack=%s clients=%d per_socket=%d sockets=%d connect=%.2fs goroutines=%d (%.2f/client, %d after close) cpu=%.1fµs/client-tick (%.2f cores) rss=%.0fKB/client (%d KB) owner_step=%.1fµs/client delivered=%.4f server_hz=%.1f rtt=%.2fms server_cpu=%.2f cores client_recv_drops=%d load1=%s\n",
@@ -202,6 +211,9 @@ func runOne(ctx context.Context, spec legSpec, clientsSpec, perSpec string) erro
 	per, err := strconv.Atoi(perSpec)
 	if err != nil {
 		return fmt.Errorf("-per-socket: %w", err)
+	}
+	if st, err := parseStacks(spec.stack); err != nil || len(st) != 1 {
+		return fmt.Errorf("-stack %q: a single leg runs one stack, %s or %s", spec.stack, stackHost, stackBare)
 	}
 	r, err := leg(ctx, spec, n, per)
 	if err != nil {
