@@ -76,8 +76,8 @@ func bareClientTLS() *tls.Config {
 
 // runBareServer is the load server of the bare stack: every tick it sends
 // each connection one snapshot-sized datagram carrying the tick, and
-// discards what the clients send.
-func runBareServer(ctx context.Context, snap int) error {
+// discards what the clients send. ready gets its address once it listens.
+func runBareServer(ctx context.Context, snap int, ready func(addr string)) error {
 	tlsConf, err := bareServerTLS()
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func runBareServer(ctx context.Context, snap int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("listening on %s\n", udp.LocalAddr())
+	ready(udp.LocalAddr().String())
 	var mu sync.Mutex
 	conns := map[*quicgo.Conn]bool{}
 	var wg sync.WaitGroup
@@ -151,10 +151,8 @@ type bareClient struct {
 	conn *quicgo.Conn
 	done chan struct{}
 
-	mu    sync.Mutex
-	snaps int
-	first uint32
-	last  uint32
+	mu sync.Mutex
+	w  tickWindow
 }
 
 func dialBare(ctx context.Context, addr string) (*bareClient, error) {
@@ -186,43 +184,38 @@ func (b *bareClient) read() {
 		if err != nil {
 			return
 		}
-		if len(p) < 5 {
-			continue
-		}
-		tick := binary.LittleEndian.Uint32(p[1:])
 		b.mu.Lock()
-		if b.snaps == 0 {
-			b.first = tick
-		}
-		b.last = max(b.last, tick)
-		b.snaps++
+		b.w.add(p)
 		b.mu.Unlock()
 	}
 }
 
-// gone reports whether the connection has ended.
-func (b *bareClient) gone() bool {
+// step sends the Input: what the host stack's Service and Send stand for,
+// since the reader goroutine counts the snapshots. A bare client is up
+// from its dial until the connection ends.
+func (b *bareClient) step(input []byte) (up, gone bool) {
 	select {
 	case <-b.done:
-		return true
+		return false, true
 	default:
-		return false
 	}
+	_ = b.conn.SendDatagram(input)
+	return true, false
 }
 
-// reset restarts the snapshot count (after the warm-up).
+func (b *bareClient) window() tickWindow {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w
+}
+
 func (b *bareClient) reset() {
 	b.mu.Lock()
-	b.snaps = 0
+	b.w = tickWindow{}
 	b.mu.Unlock()
 }
 
-// counts returns the snapshots counted since reset and their tick window.
-func (b *bareClient) counts() (snaps int, first, last uint32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.snaps, b.first, b.last
-}
+func (b *bareClient) rtt() time.Duration { return b.conn.ConnectionStats().SmoothedRTT }
 
 // close ends the connection and waits for the reader.
 func (b *bareClient) close() {

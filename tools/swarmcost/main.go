@@ -57,9 +57,9 @@ func main() {
 	var err error
 	switch {
 	case *serve && *stacks == stackBare:
-		err = runBareServer(ctx, *snapshot)
+		err = runBareServer(ctx, *snapshot, announce)
 	case *serve:
-		err = runServer(ctx, *snapshot)
+		err = runServer(ctx, *snapshot, announce)
 	case *one:
 		err = runOne(ctx, legSpec{stack: *stacks, serverCPU: *serverCPU, d: *duration, snap: *snapshot}, *clients, *perSocket)
 	default:
@@ -70,6 +70,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// announce tells the measuring process where the load server listens.
+func announce(addr string) { fmt.Printf("listening on %s\n", addr) }
 
 // The client stacks a leg can measure.
 const (
@@ -329,19 +332,6 @@ func rssKB() int64 {
 	return 0
 }
 
-// cl is one measured client: a scalegate host (h) or a bare quic-go
-// connection (b), whose reader keeps its own counts.
-type cl struct {
-	h         transport.Host
-	b         *bareClient
-	peer      transport.PeerID
-	connected bool
-	gone      bool
-	snaps     int
-	first     uint32 // server tick of the first snapshot counted
-	last      uint32 // server tick of the latest snapshot
-}
-
 func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
 	r := result{Stack: spec.stack, Clients: n, PerSocket: per, Sockets: (n + per - 1) / per}
 	if spec.stack == stackBare && per != 1 {
@@ -354,79 +344,34 @@ func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
 	defer srv.stop()
 	runtime.GC()
 	g0, rss0 := runtime.NumGoroutine(), rssKB()
-	pool := quic.NewSocketPool(per)
-	cs := make([]*cl, n)
+	var pool *quic.SocketPool
+	if per > 1 {
+		pool = quic.NewSocketPool(per)
+	}
+	cs := make([]client, 0, n)
 	defer func() {
 		for _, c := range cs {
-			if c != nil {
-				c.close()
-			}
+			c.close()
 		}
 	}()
 	start := time.Now()
-	for i := range cs {
-		if spec.stack == stackBare {
-			b, err := dialBare(ctx, srv.addr)
-			if err != nil {
-				return r, err
-			}
-			cs[i] = &cl{b: b, connected: true}
-			continue
-		}
-		var h transport.Host
-		if per == 1 {
-			h, err = transport.Dial(quic.Name, transport.Options{})
-		} else {
-			h, err = pool.Dial(transport.Options{})
-		}
+	for range n {
+		c, err := dial(ctx, spec.stack, pool, srv.addr)
 		if err != nil {
 			return r, err
 		}
-		cs[i] = &cl{h: h}
-		if cs[i].peer, err = h.Connect(srv.addr, proto.ConnectData); err != nil {
-			return r, err
-		}
+		cs = append(cs, c)
 	}
 	input := proto.AppendInput(nil, &proto.Input{Seq: 1, Throttle: 0.5})
-	step := func(c *cl) {
-		if c.b != nil {
-			// What the host layer's Service and Send stand for: the
-			// reader goroutine counted the snapshots; send the Input.
-			if c.gone = c.b.gone(); !c.gone {
-				_ = c.b.conn.SendDatagram(input)
-			}
-			return
-		}
-		_, _ = c.h.Service(func(ev transport.Event) {
-			switch ev.Kind {
-			case transport.EventConnect:
-				c.connected = true
-			case transport.EventDisconnect:
-				c.gone = true
-			case transport.EventReceive:
-				if len(ev.Payload) >= 5 {
-					tick := binary.LittleEndian.Uint32(ev.Payload[1:])
-					if c.snaps == 0 {
-						c.first = tick
-					}
-					c.last = max(c.last, tick)
-					c.snaps++
-				}
-			}
-		})
-		if c.connected && !c.gone {
-			_ = c.h.Send(c.peer, transport.Unreliable, input)
-		}
-	}
 	// Connect phase, bounded.
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		up, gone := 0, 0
 		for _, c := range cs {
-			step(c)
-			if c.connected && !c.gone {
+			u, g := c.step(input)
+			if u {
 				up++
 			}
-			if c.gone {
+			if g {
 				gone++
 			}
 		}
@@ -439,8 +384,8 @@ func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			why := ""
 			for _, c := range cs {
-				if qh, ok := c.h.(*quic.Host); ok && qh.Stats().LastDialError != "" {
-					why = qh.Stats().LastDialError
+				if hc, ok := c.(*hostClient); ok && hc.stats().LastDialError != "" {
+					why = hc.stats().LastDialError
 				}
 			}
 			return r, fmt.Errorf("only %d of %d clients connected (a failed dial: %s)", up, n, why)
@@ -449,19 +394,16 @@ func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
 	}
 	r.ConnectS = time.Since(start).Seconds()
 	// Warm up one second, then measure.
-	ticks, err := drive(ctx, cs, step, time.Second)
+	ticks, _, err := driveTimed(ctx, cs, input, time.Second)
 	if err != nil {
 		return r, err
 	}
 	for _, c := range cs {
-		c.snaps = 0
-		if c.b != nil {
-			c.b.reset()
-		}
+		c.reset()
 	}
 	cpu0, scpu0, t0 := selfCPU(), cpuSeconds(srv.cmd.Process.Pid), time.Now()
 	var stepTotal time.Duration
-	ticks, stepTotal, err = driveTimed(ctx, cs, step, spec.d)
+	ticks, stepTotal, err = driveTimed(ctx, cs, input, spec.d)
 	if err != nil {
 		return r, err
 	}
@@ -478,30 +420,24 @@ func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
 	got, sent := 0, 0
 	var rtt time.Duration
 	for _, c := range cs {
-		if c.b != nil {
-			c.snaps, c.first, c.last = c.b.counts()
-			rtt += c.b.conn.ConnectionStats().SmoothedRTT
-		} else {
-			rtt += c.h.RTT(c.peer)
-		}
-		got += c.snaps
-		sent += int(c.last-c.first) + 1
-		if qh, ok := c.h.(*quic.Host); ok {
-			st := qh.Stats()
+		w := c.window()
+		got += w.snaps
+		sent += w.sent()
+		rtt += c.rtt()
+		if hc, ok := c.(*hostClient); ok {
+			st := hc.stats()
 			r.ClientStats.RecvQueueDrops += st.RecvQueueDrops
 			r.ClientStats.SendQueueDrops += st.SendQueueDrops
 			r.ClientStats.BadFragments += st.BadFragments
 		}
 	}
-	// Snapshots carry the server's tick: delivered is received over sent
-	// in each client's window, whatever rate a loaded server managed.
 	r.Delivered = float64(got) / float64(sent)
 	r.ServerTickHz = float64(sent) / float64(n) / wall
 	r.RTTMsMean = rtt.Seconds() * 1e3 / float64(n)
-	for i, c := range cs {
+	for _, c := range cs {
 		c.close()
-		cs[i] = nil
 	}
+	cs = nil
 	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > g0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -509,23 +445,18 @@ func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
 	return r, nil
 }
 
-// close ends the client's connection.
-func (c *cl) close() {
-	if c.b != nil {
-		c.b.close()
-		return
+// dial connects one client of the stack (pool: clients sharing sockets,
+// host stack only; nil: a socket each).
+func dial(ctx context.Context, stack string, pool *quic.SocketPool, addr string) (client, error) {
+	if stack == stackBare {
+		return dialBare(ctx, addr)
 	}
-	_ = c.h.Close()
-}
-
-func drive(ctx context.Context, cs []*cl, step func(*cl), d time.Duration) (int, error) {
-	n, _, err := driveTimed(ctx, cs, step, d)
-	return n, err
+	return dialHost(pool, addr)
 }
 
 // driveTimed runs 60 Hz ticks for d, returning ticks and the owner's time
 // spent stepping clients.
-func driveTimed(ctx context.Context, cs []*cl, step func(*cl), d time.Duration) (int, time.Duration, error) {
+func driveTimed(ctx context.Context, cs []client, input []byte, d time.Duration) (int, time.Duration, error) {
 	t := time.NewTicker(time.Second / tickHz)
 	defer t.Stop()
 	end := time.Now().Add(d)
@@ -539,8 +470,7 @@ func driveTimed(ctx context.Context, cs []*cl, step func(*cl), d time.Duration) 
 		}
 		s := time.Now()
 		for _, c := range cs {
-			step(c)
-			if c.gone {
+			if _, gone := c.step(input); gone {
 				return ticks, busy, errors.New("a client disconnected during the measurement")
 			}
 		}
@@ -551,14 +481,15 @@ func driveTimed(ctx context.Context, cs []*cl, step func(*cl), d time.Duration) 
 }
 
 // runServer is the load server: every tick it services and sends each
-// connected client one snapshot-sized unreliable message.
-func runServer(ctx context.Context, snap int) error {
+// connected client one snapshot-sized unreliable message. ready gets its
+// address once it listens.
+func runServer(ctx context.Context, snap int, ready func(addr string)) error {
 	h, err := transport.Listen(quic.Name, "127.0.0.1:0", transport.Options{MaxPeers: 4096, RecvBufferBytes: 4 << 20})
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	fmt.Printf("listening on %s\n", h.Addr())
+	ready(h.Addr())
 	body := make([]byte, snap)
 	body[0] = byte(proto.TypeSnapshot)
 	peers := map[transport.PeerID]bool{}
