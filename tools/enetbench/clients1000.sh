@@ -18,7 +18,7 @@
 # GOVERNOR (default true), OUT (default a fresh temp dir).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source tools/enetbench/server.sh
+source tools/enetbench/bench.sh
 export PATH=/usr/local/go/bin:$PATH
 
 clients=${1:-1000}
@@ -31,21 +31,13 @@ out=${OUT:-$(mktemp -d /tmp/clients1000.XXXXXX)}
 mkdir -p "$out"
 go build -o "$out/scalegate" ./cmd/scalegate
 
-cat >"$out/server.toml" <<TOML
-[server]
-max_peers = $((clients + 24))
-[world]
+write_server_toml "$out/server.toml" $((clients + 24)) "[world]
 interest_radius_m = 200
 snapshot_budget_bytes = 400
 sim_worker_threads = 1
 overrun_governor = $governor
 [network]
-compress_snapshots = false
-[security]
-connect_rate_limit_count = 100000
-connect_rate_limit_window_s = 1
-max_connections_per_ip = 1024
-TOML
+compress_snapshots = false"
 
 # One core each, so each process gets one P.
 start_server clients1000.sh "$server_cpu" "$port" "$out" GOMAXPROCS=1

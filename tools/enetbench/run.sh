@@ -26,7 +26,7 @@
 # OUT (default a fresh temp dir; reports and logs are kept there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source tools/enetbench/server.sh
+source tools/enetbench/bench.sh
 export PATH=/usr/local/go/bin:$PATH
 
 counts=${1:-"32 64 128 192 256"}
@@ -43,14 +43,7 @@ go build -o "$out/scalegate" ./cmd/scalegate
 
 max=0
 for n in $counts; do ((n > max)) && max=$n; done
-cat >"$out/server.toml" <<EOF
-[server]
-max_peers = $((max + 16))
-[security]
-connect_rate_limit_count = 100000
-connect_rate_limit_window_s = 1
-max_connections_per_ip = 1024
-EOF
+write_server_toml "$out/server.toml" $((max + 16))
 
 start_server run.sh "$server_cpu" "$port" "$out"
 
@@ -81,8 +74,6 @@ go_leg() { # n round label decode batch hold
   jq -r .cpu_us_per_client_tick "$r"
 }
 
-median() { sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 # "Go" is the swarm as shipped (decoding every sg-entities body, which the
 # C loop does not do); "Go-nd" skips body decoding (the like-for-like loop).
 legs="Go:true:true:true Go-nd:false:true:true"
@@ -99,16 +90,16 @@ for n in $counts; do
       us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch" "$hold") "
     done
   done
-  c_med=$(tr ' ' '\n' <<<"${us[C]}" | grep . | median)
+  c_med=$(median_of "${us[C]}")
   printf 'median %d clients over %d rounds: C %.2f µs' "$n" "$rounds" "$c_med"
   for leg in $legs; do
     label=${leg%%:*}
-    printf ', %s %.2f' "$label" "$(tr ' ' '\n' <<<"${us[$label]}" | grep . | median)"
+    printf ', %s %.2f' "$label" "$(median_of "${us[$label]}")"
   done
   echo
   for leg in $legs; do
     label=${leg%%:*}
-    g=$(tr ' ' '\n' <<<"${us[$label]}" | grep . | median)
+    g=$(median_of "${us[$label]}")
     awk -v g="$g" -v c="$c_med" -v n="$n" -v l="$label" 'BEGIN { if (c > 0) printf "ratio %d clients: %s/C CPU per client-tick = %.2f\n", n, l, g / c }'
   done
   unset us

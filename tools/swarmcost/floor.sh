@@ -18,7 +18,7 @@
 # OUT (default a fresh temp dir; reports and logs are kept there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source tools/enetbench/server.sh
+source tools/enetbench/bench.sh
 export PATH=/usr/local/go/bin:$PATH
 
 n=${1:-128}
@@ -32,14 +32,7 @@ mkdir -p "$out"
 
 go build -o "$out/scalegate" ./cmd/scalegate
 go build -o "$out/swarmcost" ./tools/swarmcost
-cat >"$out/server.toml" <<EOT
-[server]
-max_peers = $((n + 16))
-[security]
-connect_rate_limit_count = 100000
-connect_rate_limit_window_s = 1
-max_connections_per_ip = 1024
-EOT
+write_server_toml "$out/server.toml" $((n + 16))
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "servers on cpu $server_cpu, clients on cpu $bench_cpu (GOMAXPROCS=1), $n clients, ${seconds}s per leg, 60 Hz"
@@ -69,8 +62,6 @@ cost_leg() { # stack round
   jq -r '.[0].cpu_us_per_client_tick' "$r"
 }
 
-median() { sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 declare -A us=()
 for ((round = 1; round <= rounds; round++)); do
   us[ENet]+="$(swarm_leg enet ENet "$round") "
@@ -80,7 +71,7 @@ for ((round = 1; round <= rounds; round++)); do
 done
 declare -A med=()
 for l in ENet QUIC host bare; do
-  med[$l]=$(tr ' ' '\n' <<<"${us[$l]}" | grep . | median)
+  med[$l]=$(median_of "${us[$l]}")
 done
 printf 'median %d clients over %d rounds: ENet %.2f µs, QUIC %.2f, host %.2f, bare %.2f\n' "$n" "$rounds" \
   "${med[ENet]}" "${med[QUIC]}" "${med[host]}" "${med[bare]}"
