@@ -23,9 +23,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/scalegate/scalegate/internal/gate"
 )
 
 // Report markers: the lines around the report a pod prints to its log.
@@ -36,8 +36,8 @@ const (
 
 // Options is one sharded run of one leg of a profile.
 type Options struct {
-	Profile *gate.Profile
-	Leg     gate.Leg
+	Profile *profile.Profile
+	Leg     profile.Leg
 	Shards  int
 	Image   string
 	// Server is the game server's "host:port" as the pods reach it.
@@ -92,36 +92,15 @@ func (o *Options) JobName() string {
 }
 
 // swarmArgs is the profile's load as `scalegate swarm` arguments after the
-// subcommand, with the shard index left to Kubernetes.
+// subcommand (swarmcmd, the gate's own builder), with the shard index left
+// to Kubernetes. The swarm's --assert-* flags are not forwarded: a pod's
+// verdict on its part of the load means nothing, and the merged report is
+// gated by `scalegate --report` with every gate. The report path is the
+// pod script's.
 func (o *Options) swarmArgs() []string {
-	p := o.Profile
 	host, port, _ := net.SplitHostPort(o.Server)
-	args := []string{host, port,
-		"--shard", "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards),
-		"--start-at", o.StartAt.UTC().Format(time.RFC3339),
-		"--clients", strconv.Itoa(p.ClientsFor(o.Leg)),
-		"--duration", fmtFloat(p.DurationS),
-		"--rate", fmtFloat(p.RateHz),
-		"--transport", p.Transport,
-		"--ramp-ms", strconv.Itoa(p.RampMs),
-		"--rss-sample-interval-s", fmtFloat(p.RSSSampleIntervalS),
-		"--progress", "plain",
-	}
-	if o.Leg.PatternMix != "" {
-		args = append(args, "--pattern-mix", o.Leg.PatternMix)
-	} else {
-		args = append(args, "--pattern", o.Leg.Pattern)
-	}
-	if p.Threads > 0 {
-		args = append(args, "--threads", strconv.Itoa(p.Threads))
-	}
-	if p.EntityType != "" {
-		args = append(args, "--entity-type", p.EntityType)
-	}
-	if o.ServerMetrics != "" {
-		args = append(args, "--server-metrics", o.ServerMetrics)
-	}
-	return args
+	return swarmcmd.Args(o.Profile, o.Leg, swarmcmd.Options{Host: host, Port: port, ServerMetrics: o.ServerMetrics,
+		Progress: "plain", Shard: "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards), StartAt: o.StartAt.UTC().Format(time.RFC3339)})
 }
 
 // podReport is where the pod's swarm writes its report.
@@ -238,5 +217,3 @@ func CollectScript(o *Options) string {
 	fmt.Fprintf(&b, "scalegate --profile %s --leg %s --report merged.json\n", o.Profile.Name, o.Leg.ID)
 	return b.String()
 }
-
-func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

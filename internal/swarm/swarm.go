@@ -26,6 +26,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -137,13 +138,6 @@ func (c *Config) defaults() {
 	}
 }
 
-// RampFits reports whether the last of clients connects before duration
-// ends, one connect every ramp from the start. The gate checks profiles with
-// it too, so a profile that the swarm would refuse fails vet, not launch.
-func RampFits(clients int, ramp, duration time.Duration) bool {
-	return clients < 1 || time.Duration(clients-1)*ramp < duration
-}
-
 // Validate reports every problem with c at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -162,7 +156,7 @@ func (c *Config) Validate() error {
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
 	}
-	if c.Clients > 0 && c.Duration > 0 && !RampFits(c.Clients, c.Ramp, c.Duration) {
+	if c.Clients > 0 && c.Duration > 0 && !swarmcmd.RampFits(c.Clients, c.Ramp, c.Duration) {
 		errs = append(errs, fmt.Errorf("the connect ramp (%d × %s) does not fit in the duration %s", c.Clients-1, c.Ramp, c.Duration))
 	}
 	if c.Threads < 0 {

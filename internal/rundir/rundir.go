@@ -1,10 +1,8 @@
-package gate
+package rundir
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/csv"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
@@ -154,25 +153,25 @@ func optIntCSV(v *int64) string {
 // Metadata is the run's metadata.json: enough to know what ran, where, on
 // which code.
 type Metadata struct {
-	Profile        string        `json:"profile"`
-	ProfileSource  string        `json:"profile_source"`
-	ProfileSHA256  string        `json:"profile_sha256"`
-	Resolved       *Profile      `json:"resolved_profile"`
-	Overrides      []string      `json:"overrides"` // the run's --set PATH=VALUE, in order (Resolved carries their values)
-	Tier           string        `json:"tier"`
-	Strict         bool          `json:"strict"`
-	UpdateBaseline bool          `json:"update_baseline"`
-	Git            GitInfo       `json:"git"`
-	Host           HostInfo      `json:"host"`
-	GoVersion      string        `json:"go_version"`
-	Version        string        `json:"scalegate_version"`
-	CommandLine    string        `json:"command_line"`
-	Legs           []LegCommands `json:"legs"`
-	StartedAt      string        `json:"started_at"`
-	FinishedAt     string        `json:"finished_at,omitempty"`
-	Verdict        Verdict       `json:"verdict"`
-	Interrupted    bool          `json:"interrupted"`
-	TimingCaveat   string        `json:"timing_caveat"`
+	Profile        string           `json:"profile"`
+	ProfileSource  string           `json:"profile_source"`
+	ProfileSHA256  string           `json:"profile_sha256"`
+	Resolved       *profile.Profile `json:"resolved_profile"`
+	Overrides      []string         `json:"overrides"` // the run's --set PATH=VALUE, in order (Resolved carries their values)
+	Tier           string           `json:"tier"`
+	Strict         bool             `json:"strict"`
+	UpdateBaseline bool             `json:"update_baseline"`
+	Git            GitInfo          `json:"git"`
+	Host           HostInfo         `json:"host"`
+	GoVersion      string           `json:"go_version"`
+	Version        string           `json:"scalegate_version"`
+	CommandLine    string           `json:"command_line"`
+	Legs           []LegCommands    `json:"legs"`
+	StartedAt      string           `json:"started_at"`
+	FinishedAt     string           `json:"finished_at,omitempty"`
+	Verdict        Verdict          `json:"verdict"`
+	Interrupted    bool             `json:"interrupted"`
+	TimingCaveat   string           `json:"timing_caveat"`
 }
 
 // LegCommands are the exact command lines of a leg.
@@ -198,16 +197,6 @@ type HostInfo struct {
 	Kernel   string `json:"kernel,omitempty"`
 	Cores    int    `json:"cores"`
 	MemoryKB int64  `json:"memory_kb"`
-}
-
-// ProfileHash is the sha256 of the resolved profile's canonical JSON.
-func ProfileHash(p *Profile) (string, error) {
-	b, err := p.Canonical()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // Git reads HEAD and whether the working tree is dirty, in dir.
@@ -245,13 +234,13 @@ func Host() HostInfo {
 }
 
 // NewMetadata fills the run-independent part of metadata.json.
-func NewMetadata(p *Profile, strict, update bool, version, commandLine string) (*Metadata, error) {
-	sum, err := ProfileHash(p)
+func NewMetadata(p *profile.Profile, strict, update bool, version, commandLine string) (*Metadata, error) {
+	sum, err := profile.Hash(p)
 	if err != nil {
 		return nil, err
 	}
 	return &Metadata{Profile: p.Name, ProfileSource: p.Source, ProfileSHA256: sum, Resolved: p, Overrides: append([]string{}, p.Overrides...),
-		Tier: EffectiveTier(p, strict), Strict: strict, UpdateBaseline: update, Git: Git("."), Host: Host(),
+		Tier: p.EffectiveTier(strict), Strict: strict, UpdateBaseline: update, Git: Git("."), Host: Host(),
 		GoVersion: runtime.Version(), Version: version, CommandLine: commandLine,
 		StartedAt: time.Now().UTC().Format(time.RFC3339), Verdict: VerdictNotRun,
 		TimingCaveat: "loopback; the swarm and the server share this machine's cores: tick timings are this machine's, byte metrics are machine-independent"}, nil

@@ -1,6 +1,7 @@
-package gate
+package catalog
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/swarm"
 )
 
@@ -103,6 +105,25 @@ func TestTableWellFormed(t *testing.T) {
 				t.Errorf("gate %s: flag %q is not a unique assert-* name", g.Name, f)
 			}
 			flags[f] = true
+		}
+	}
+}
+
+// The profile schema bounds clients (and every client sweep point) at the
+// project's one client cap, proto.MaxClients: the cap the server, the ENet
+// host and the runner's max_peers use.
+func TestSchemaClientCapIsMaxClients(t *testing.T) {
+	ctx := cuecontext.New()
+	def := schemaDef(t, "#Profile")
+	for _, form := range []string{"clients: %d", "sweep: clients: [%d]"} {
+		at := func(n int) error {
+			return def.Unify(ctx.CompileString(fmt.Sprintf(form, n))).Validate()
+		}
+		if err := at(proto.MaxClients); err != nil {
+			t.Errorf("%q rejects proto.MaxClients %d: %v", form, proto.MaxClients, err)
+		}
+		if err := at(proto.MaxClients + 1); err == nil {
+			t.Errorf("%q accepts %d, above proto.MaxClients", form, proto.MaxClients+1)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package gate
+package runner
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/scalegate/scalegate/internal/launcher"
 	"github.com/scalegate/scalegate/internal/merge"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 )
 
 // shardLead is how far ahead of the launch the shards' shared start
@@ -36,27 +37,20 @@ func (r *legRun) shardReport(i int) string {
 // process per shard, as each would run on its own machine — same flags,
 // plus --shard I/N, a shared --start-at and its own report and log. Their
 // reports are merged into the leg's report.json (mergeShards).
-func (r *legRun) swarmSpecs(port int, pattern string) ([]launcher.Spec, error) {
+func (r *legRun) swarmSpecs(port int) ([]launcher.Spec, error) {
 	n := r.o.Profile.Shards
 	if n <= 1 {
-		s, err := r.swarmSpec(port, pattern)
+		s, err := r.swarmSpec(port, swarmcmd.Options{})
 		return []launcher.Spec{s}, err
 	}
 	r.res.Shards = n
 	at := time.Now().Add(shardLead(n)).UTC().Format(time.RFC3339Nano)
 	specs := make([]launcher.Spec, n)
 	for i := range specs {
-		s, err := r.swarmSpec(port, pattern)
+		s, err := r.swarmSpec(port, swarmcmd.Options{Report: r.shardReport(i), Shard: strconv.Itoa(i) + "/" + strconv.Itoa(n), StartAt: at})
 		if err != nil {
 			return nil, err
 		}
-		args := append([]string(nil), s.Args...)
-		for j := range args {
-			if args[j] == "--json" && j+1 < len(args) {
-				args[j+1] = r.shardReport(i)
-			}
-		}
-		s.Args = append(args, "--shard", strconv.Itoa(i)+"/"+strconv.Itoa(n), "--start-at", at)
 		s.Name = fmt.Sprintf("swarm shard %d/%d", i, n)
 		s.LogPath = filepath.Join(r.res.Dir, fmt.Sprintf("swarm-shard%d.log", i))
 		specs[i] = s
@@ -163,12 +157,12 @@ func (r *legRun) mergeShards() {
 	}
 	m, err := merge.Reports(in)
 	if err != nil {
-		r.res.Error = joinDetail(r.res.Error, err.Error())
+		r.artifactErr(err)
 		return
 	}
 	m.Warnings = append(m.Warnings, notes...)
 	if err := report.WriteJSONAtomic(r.report, m); err != nil {
-		r.res.Error = joinDetail(r.res.Error, err.Error())
+		r.artifactErr(err)
 		// A stale report.json must not be read as this merge.
 		_ = os.Remove(r.report)
 	}

@@ -1,4 +1,4 @@
-package gate
+package catalog
 
 import (
 	"fmt"
@@ -12,8 +12,9 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
 
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/relay"
-	"github.com/scalegate/scalegate/internal/swarm"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 )
 
 // checker collects every problem of one profile. It looks at the user's
@@ -389,7 +390,7 @@ func (c *checker) checkGatePhases() {
 		}
 	}
 	gv, ok := c.valid("gates")
-	var gates Gates
+	var gates profile.Gates
 	if !ok || gv.Decode(&gates) != nil {
 		return
 	}
@@ -446,7 +447,7 @@ func (c *checker) checkPatternNames() {
 	}
 	for i := 0; it.Next(); i++ {
 		s, err := it.Value().String()
-		if err != nil || strings.HasPrefix(s, tracePrefix) || slices.Contains(builtin, strconv.Quote(s)) {
+		if err != nil || strings.HasPrefix(s, profile.TracePrefix) || slices.Contains(builtin, strconv.Quote(s)) {
 			continue
 		}
 		path, pos := fmt.Sprintf("patterns.%d", i), it.Value().Pos()
@@ -478,7 +479,7 @@ func (c *checker) checkSweep() {
 	if !c.has("sweep") {
 		return
 	}
-	var s Sweep
+	var s profile.Sweep
 	if v, ok := c.concrete("sweep"); ok && v.Decode(&s) == nil && len(s.Clients)+len(s.EntityCounts)+len(s.SimWorkerThreads) == 0 {
 		c.at("sweep", "needs at least one axis: clients, entity_counts or sim_worker_threads")
 	}
@@ -533,7 +534,7 @@ func (c *checker) checkRamp() {
 	}
 	worst := 0
 	for _, n := range counts {
-		if !swarm.RampFits(n, rampD, durD) && n > worst {
+		if !swarmcmd.RampFits(n, rampD, durD) && n > worst {
 			worst = n
 		}
 	}

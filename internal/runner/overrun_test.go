@@ -1,4 +1,4 @@
-package gate
+package runner
 
 import (
 	"context"
@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 // startSleep starts `sleep S` as a launcher process the test stops at its
@@ -29,8 +32,8 @@ func startSleep(t *testing.T, name, dir, seconds string) *launcher.Process {
 func overrunLeg(t *testing.T) *legRun {
 	t.Helper()
 	dir := t.TempDir()
-	p := &Profile{Name: "t", Tier: "pr", Transport: "enet", Clients: 2, DurationS: 1, Patterns: []string{"weave"}, Gates: Gates{}}
-	return &legRun{o: Options{Profile: p}, leg: p.Legs()[0], res: &LegResult{Dir: dir},
+	p := &profile.Profile{Name: "t", Tier: "pr", Transport: "enet", Clients: 2, DurationS: 1, Patterns: []string{"weave"}, Gates: profile.Gates{}}
+	return &legRun{o: Options{Profile: p}, leg: p.Legs()[0], res: &rundir.LegResult{Dir: dir},
 		report: filepath.Join(dir, "report.json"), metrics: filepath.Join(dir, "server_metrics.json")}
 }
 
@@ -55,19 +58,21 @@ func TestSwarmOverrunIsLaunchFailure(t *testing.T) {
 			if !swarm.Exited() {
 				t.Fatalf("swarm still running after waitSwarms returned (%s)", time.Since(start))
 			}
-			if !r.swarmOverran || !strings.Contains(r.res.Error, "swarm still running 200ms after start") {
-				t.Fatalf("overran %v, error %q", r.swarmOverran, r.res.Error)
+			if r.facts.NotRun == "" || !strings.Contains(r.res.Error, "swarm still running 200ms after start") {
+				t.Fatalf("not run %q, error %q", r.facts.NotRun, r.res.Error)
 			}
 			if tc.aborted {
 				writeReport(t, r.report, &report.Report{SchemaVersion: report.ReportSchemaVersion, Transport: "enet",
 					Clients: 2, ClientsConnected: 2, SnapshotsReceived: 100, Aborted: "interrupted"})
 			}
 			r.stopServer(server)
-			lr := r.finish(swarm.ExitCode())
-			if lr.Verdict != VerdictLaunchFailed {
-				t.Fatalf("verdict %q, want %q (error %q)", lr.Verdict, VerdictLaunchFailed, lr.Error)
+			r.evaluate()
+			r.decide()
+			lr := *r.res
+			if lr.Verdict != rundir.VerdictLaunchFailed {
+				t.Fatalf("verdict %q, want %q (error %q)", lr.Verdict, rundir.VerdictLaunchFailed, lr.Error)
 			}
-			if got := RunVerdict(&RunResult{Legs: []LegResult{lr}}); got != VerdictLaunchFailed {
+			if got := gate.RunVerdict(&rundir.RunResult{Legs: []rundir.LegResult{lr}}); got != rundir.VerdictLaunchFailed {
 				t.Fatalf("run verdict %q", got)
 			}
 		})
@@ -80,8 +85,8 @@ func TestSwarmWithinLimitIsNotOverrun(t *testing.T) {
 	server := startSleep(t, "server", r.res.Dir, "60")
 	swarm := startSleep(t, "swarm", r.res.Dir, "0")
 	r.waitSwarms(context.Background(), []*launcher.Process{swarm}, server, time.Minute)
-	if r.swarmOverran || r.res.Error != "" {
-		t.Fatalf("overran %v, error %q", r.swarmOverran, r.res.Error)
+	if r.facts.NotRun != "" || r.res.Error != "" {
+		t.Fatalf("not run %q, error %q", r.facts.NotRun, r.res.Error)
 	}
 }
 

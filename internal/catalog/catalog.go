@@ -1,15 +1,14 @@
-// Package gate is scalegate's gate runner: it loads CUE profiles against the
-// schema, expands them into legs, evaluates every gate of a leg from the swarm
-// report and the server's metrics, compares with the committed baseline and
-// renders the verdict (terminal table, Markdown, summary.json).
-package gate
+// Package catalog finds, loads and vets scale-gate profiles: the CUE files
+// of the built-in set or of a team's directory, unified with the embedded
+// schema, with --set overrides applied, every mistake reported at once with
+// its file:line:col, and the result decoded into a profile.Profile. It also
+// validates JSON documents (a swarm report, a metrics file) against the
+// same schema.
+package catalog
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,125 +24,10 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/profiles"
 	"github.com/scalegate/scalegate/schema"
 )
-
-// Profile is a resolved profile: the CUE file unified with #Profile, every
-// default filled. Field names are the CUE names.
-type Profile struct {
-	Name        string  `json:"name"`
-	Description string  `json:"description"`
-	Tier        string  `json:"tier"`
-	Transport   string  `json:"transport"`
-	Clients     int     `json:"clients"`
-	DurationS   float64 `json:"duration_s"`
-	RateHz      float64 `json:"rate_hz"`
-	RampMs      int     `json:"ramp_ms"`
-	Threads     int     `json:"threads"`
-	// Shards is how many swarm processes share each leg's clients.
-	Shards             int            `json:"shards"`
-	Patterns           []string       `json:"patterns,omitempty"`
-	PatternMix         string         `json:"pattern_mix,omitempty"`
-	EntityType         string         `json:"entity_type"`
-	Baselined          bool           `json:"baselined"`
-	Baseline           BaselinePolicy `json:"baseline"`
-	RSSSampleIntervalS float64        `json:"rss_sample_interval_s"`
-	Server             Server         `json:"server"`
-	World              World          `json:"world"`
-	Network            Network        `json:"network"`
-	Sweep              *Sweep         `json:"sweep,omitempty"`
-	Impairment         relay.Schedule `json:"impairment,omitempty"`
-	ImpairmentSeed     uint64         `json:"impairment_seed,omitempty"`
-	Harness            Harness        `json:"harness"`
-	Gates              Gates          `json:"gates"`
-
-	// TraceSHA256 is the SHA-256 of every recording a trace pattern
-	// replays, keyed by its path relative to the profile directory.
-	TraceSHA256 map[string]string `json:"trace_sha256,omitempty"`
-
-	// Source is the file the profile came from ("embedded:pr.cue" or a path).
-	Source string `json:"-"`
-	// Overrides are the --set PATH=VALUE applied on top of Source, in order
-	// ("clients=4"); the fields above already carry their values.
-	Overrides []string `json:"-"`
-	// traces holds the recordings of the trace patterns, by pattern.
-	traces map[string][]traceFile
-}
-
-// BaselinePolicy is the profile's baseline tolerance.
-type BaselinePolicy struct {
-	TolerancePct float64 `json:"tolerance_pct"`
-}
-
-// Server is the server under test.
-type Server struct {
-	Kind               string         `json:"kind"`
-	ReadyTimeoutS      float64        `json:"ready_timeout_s"`
-	TickJSONIntervalMs int            `json:"tick_json_interval_ms,omitempty"`
-	Faults             map[string]any `json:"faults,omitempty"`
-	Command            []string       `json:"command,omitempty"`
-	ConfigFormat       string         `json:"config_format,omitempty"`
-	Config             map[string]any `json:"config,omitempty"`
-}
-
-// World holds the built-in server's [world] knobs. Optional knobs are kept
-// as a map so only what the profile set reaches the server's config.
-type World struct {
-	OverrunGovernor  bool `json:"overrun_governor"`
-	SimWorkerThreads int  `json:"sim_worker_threads"`
-	TestSpawnAICount int  `json:"test_spawn_ai_count"`
-	// Extra is every other [world] key the profile set.
-	Extra map[string]any `json:"-"`
-}
-
-// Network holds the built-in server's [network] knobs.
-type Network struct {
-	CompressSnapshots bool `json:"compress_snapshots"`
-	CongestionControl bool `json:"congestion_control"`
-}
-
-// Sweep multiplies legs by client count × entity count × sim worker
-// threads; an absent axis keeps the profile's single value.
-type Sweep struct {
-	Clients          []int `json:"clients,omitempty"`
-	EntityCounts     []int `json:"entity_counts,omitempty"`
-	SimWorkerThreads []int `json:"sim_worker_threads,omitempty"`
-}
-
-// Harness bounds the swarm's own cadence, per joined client: the time
-// between two services of its host, in periods of the input rate.
-type Harness struct {
-	// ServiceIntervalP99MaxPeriods bounds the interval's p99, in periods.
-	ServiceIntervalP99MaxPeriods float64 `json:"service_interval_p99_max_periods"`
-	// ServiceIntervalMeanMaxPct bounds the interval's mean, in percent over
-	// the period (1 % at 60 Hz: at least 59.4 services a second).
-	ServiceIntervalMeanMaxPct float64 `json:"service_interval_mean_max_pct"`
-	// TestBusyUsPerClient slows the swarm on purpose (forwarded as the
-	// swarm's --test-busy-us): a test knob for the harness-bound bite test.
-	TestBusyUsPerClient float64 `json:"test_busy_us_per_client,omitempty"`
-}
-
-// GateSpec is one gate as a profile declares it: a threshold gate carries
-// Threshold, a switch gate (admission, spawn_took) does not.
-type GateSpec struct {
-	Threshold *float64 `json:"threshold,omitempty"`
-	Level     string   `json:"level"`
-	// Phase scopes the gate to one stretch of an impaired run ("" = the
-	// whole run); see gatetable.Metrics.Narrow.
-	Phase string `json:"phase,omitempty"`
-}
-
-// Gates is what a profile requires to hold, keyed by the gate's name in
-// the gate table (internal/gatetable); an absent gate is not evaluated.
-type Gates map[string]GateSpec
-
-// Has reports whether the profile declares the gate.
-func (g Gates) Has(name string) bool {
-	_, ok := g[name]
-	return ok
-}
 
 // UnknownProfileError names a profile that no file defines.
 type UnknownProfileError struct {
@@ -230,7 +114,7 @@ func (c *Catalog) Names() ([]string, error) {
 
 // Load resolves one profile by name, with sets applied on top of its file
 // (in order; a later one for the same path wins).
-func (c *Catalog) Load(name string, sets ...Override) (*Profile, cue.Value, error) {
+func (c *Catalog) Load(name string, sets ...Override) (*profile.Profile, cue.Value, error) {
 	file := name + ".cue"
 	src, err := fs.ReadFile(c.fsys, file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -247,7 +131,7 @@ func (c *Catalog) Load(name string, sets ...Override) (*Profile, cue.Value, erro
 // checks it completely and decodes it. Every problem is collected, not just
 // the first: the schema's, the unknown fields', and the rules across fields,
 // each whatever the others found.
-func (c *Catalog) resolve(name, path string, src []byte, sets []Override) (*Profile, cue.Value, error) {
+func (c *Catalog) resolve(name, path string, src []byte, sets []Override) (*profile.Profile, cue.Value, error) {
 	f, err := parser.ParseFile(path, src)
 	if err != nil {
 		return nil, cue.Value{}, syntaxError(err)
@@ -281,7 +165,7 @@ func (c *Catalog) resolve(name, path string, src []byte, sets []Override) (*Prof
 	for _, o := range sets {
 		p.Overrides = append(p.Overrides, o.String())
 	}
-	if msgs := p.loadTraces(c.fsys, c.prefix); len(msgs) > 0 {
+	if msgs := loadTraces(p, c.fsys, c.prefix); len(msgs) > 0 {
 		var probs []Problem
 		for _, m := range msgs {
 			probs = append(probs, problemAt(ch.posOf("patterns"), "patterns", m))
@@ -307,8 +191,8 @@ func reresolve(f *ast.File) {
 
 // decodeProfile decodes a valid unified profile, keeping the optional
 // [world] knobs the struct does not name.
-func decodeProfile(u cue.Value) (*Profile, error) {
-	var p Profile
+func decodeProfile(u cue.Value) (*profile.Profile, error) {
+	var p profile.Profile
 	if err := u.Decode(&p); err != nil {
 		return nil, fmt.Errorf("decode profile: %w", err)
 	}
@@ -346,41 +230,11 @@ func syntaxError(err error) *ProfileError {
 	return &ProfileError{Problems: probs}
 }
 
-func sortedGateNames(g Gates) []string {
+func sortedGateNames(g profile.Gates) []string {
 	names := make([]string, 0, len(g))
 	for n := range g {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
-}
-
-// Canonical renders the resolved profile as JSON (stable key order), the
-// form hashed into metadata.json and printed by `profiles show`.
-func (p *Profile) Canonical() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := jsonEncoder(&buf)
-	if err := enc.Encode(p); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func jsonEncoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc
-}
-
-// MarshalJSON merges the optional knobs back into the [world] table.
-func (w World) MarshalJSON() ([]byte, error) {
-	m := map[string]any{}
-	for k, v := range w.Extra {
-		m[k] = v
-	}
-	m["overrun_governor"] = w.OverrunGovernor
-	m["sim_worker_threads"] = w.SimWorkerThreads
-	m["test_spawn_ai_count"] = w.TestSpawnAICount
-	return json.Marshal(m)
 }

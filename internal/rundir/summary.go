@@ -1,4 +1,4 @@
-package gate
+package rundir
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
 )
 
 // WriteTable prints one row per check of every leg to w.
@@ -69,7 +71,7 @@ func Markdown(r *RunResult) string {
 	fmt.Fprintf(&b, "## scalegate: profile `%s` — %s %s\n\n", r.Profile.Name, icon[r.Verdict], strings.ToUpper(string(r.Verdict)))
 	fmt.Fprintf(&b, "%s  \n", r.Profile.Description)
 	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts `%s`\n\n",
-		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], r.Profile.Transport, r.Profile.Clients, fmtNum(r.Profile.DurationS), r.Dir)
+		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], r.Profile.Transport, r.Profile.Clients, gatetable.FormatNumber(r.Profile.DurationS), r.Dir)
 	if len(r.Profile.Overrides) > 0 {
 		fmt.Fprintf(&b, "**Overrides** `--set %s`: this run is not the committed profile, and the baseline is never updated from it.\n\n", strings.Join(r.Profile.Overrides, "` `--set "))
 	}
@@ -123,4 +125,34 @@ func AppendFile(path, text string) error {
 		return fmt.Errorf("summary %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// capacityMarkdown renders the curves for summary.md.
+func capacityMarkdown(curves []CapacityCurve) string {
+	var b strings.Builder
+	for _, c := range curves {
+		fmt.Fprintf(&b, "### capacity `%s` — %s\n\n", c.Group, mdEscape(c.Verdict))
+		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---|---|\n")
+		for _, p := range c.Points {
+			mark := ""
+			if c.Knee != nil && p.Clients == *c.Knee {
+				mark = " ◀ knee"
+			}
+			if c.HarnessLimit != nil && p.Clients == *c.HarnessLimit {
+				mark = " ◀ harness limit"
+			}
+			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
+				optNum(p.KBsMean), optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func optNum(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return gatetable.FormatNumber(*v)
 }

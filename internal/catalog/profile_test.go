@@ -1,10 +1,12 @@
-package gate
+package catalog
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalegate/scalegate/internal/profile"
 )
 
 func TestEmbeddedProfilesValid(t *testing.T) {
@@ -141,7 +143,7 @@ func TestUnknownProfile(t *testing.T) {
 }
 
 func TestLegsSweepAndMix(t *testing.T) {
-	p := &Profile{Name: "x", Patterns: []string{"idle", "weave"}, Sweep: &Sweep{EntityCounts: []int{0, 2000}, SimWorkerThreads: []int{1, 4}}}
+	p := &profile.Profile{Name: "x", Patterns: []string{"idle", "weave"}, Sweep: &profile.Sweep{EntityCounts: []int{0, 2000}, SimWorkerThreads: []int{1, 4}}}
 	var ids []string
 	for _, l := range p.Legs() {
 		ids = append(ids, l.ID)
@@ -149,30 +151,9 @@ func TestLegsSweepAndMix(t *testing.T) {
 	if got := strings.Join(ids, " "); got != "idle_e0_w1 idle_e0_w4 idle_e2000_w1 idle_e2000_w4 weave_e0_w1 weave_e0_w4 weave_e2000_w1 weave_e2000_w4" {
 		t.Errorf("legs %s", got)
 	}
-	m := &Profile{Name: "x", PatternMix: "weave:80,idle:20"}
+	m := &profile.Profile{Name: "x", PatternMix: "weave:80,idle:20"}
 	l := m.Legs()
 	if len(l) != 1 || l[0].BaselineKey != "x/mix" || l[0].PatternMix != "weave:80,idle:20" || l[0].Pattern != "" {
 		t.Errorf("mix legs %+v", l)
-	}
-}
-
-func TestBuiltinConfig(t *testing.T) {
-	c, _ := NewCatalog("")
-	p, _, _ := c.Load("entity-scale")
-	leg := p.Legs()[5]
-	cfg := BuiltinConfig(p, leg, 4242, "/m.json")
-	w := cfg["world"].(map[string]any)
-	if w["test_spawn_ai_count"] != 5000 || w["sim_worker_threads"] != 2 || w["snapshot_budget_bytes"] == nil {
-		t.Errorf("world %v for leg %s", w, leg.ID)
-	}
-	if w["overrun_governor"] != false {
-		t.Errorf("overrun_governor %v: capacity legs run the governor off, and say so", w["overrun_governor"])
-	}
-	if a := cfg["admin"].(map[string]any); a["socket"] != "/admin.sock" {
-		t.Errorf("admin %v: want the socket beside the metrics file", a)
-	}
-	s := cfg["server"].(map[string]any)
-	if s["port"] != 4242 || s["transport"] != "quic" || s["max_peers"] != 80 {
-		t.Errorf("server %v", s)
 	}
 }

@@ -1,10 +1,12 @@
-package gate
+package catalog
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalegate/scalegate/internal/profile"
 )
 
 // TestVetEveryMistake: each mistake is exactly one line, at the user's
@@ -143,26 +145,26 @@ func TestOverrides(t *testing.T) {
 	tests := []struct {
 		profile string
 		sets    []string
-		check   func(p *Profile) bool
+		check   func(p *profile.Profile) bool
 	}{
-		{"refx", []string{"clients=2"}, func(p *Profile) bool { return p.Clients == 2 }},
+		{"refx", []string{"clients=2"}, func(p *profile.Profile) bool { return p.Clients == 2 }},
 		// A field computed from the overridden one follows it.
-		{"refx", []string{"clients=3"}, func(p *Profile) bool { return p.World.TestSpawnAICount == 30 }},
-		{"refx", []string{"clients=2", "clients=3"}, func(p *Profile) bool { return p.Clients == 3 }},
-		{"refx", []string{"world.test_spawn_ai_count=2000"}, func(p *Profile) bool { return p.World.TestSpawnAICount == 2000 }},
-		{"refx", []string{`patterns=["idle"]`}, func(p *Profile) bool { return strings.Join(p.Patterns, ",") == "idle" }},
-		{"refx", []string{"patterns=[idle, weave]"}, func(p *Profile) bool { return strings.Join(p.Patterns, ",") == "idle,weave" }},
-		{"refx", []string{"server.faults.extra_tick_ms=5"}, func(p *Profile) bool { return fmt.Sprint(p.Server.Faults["extra_tick_ms"]) == "5" }},
-		{"refx", []string{"tier=strict", "transport=quic"}, func(p *Profile) bool { return p.Tier == "strict" && p.Transport == "quic" }},
-		{"refx", []string{"description=two words"}, func(p *Profile) bool { return p.Description == "two words" }},
-		{"refx", []string{`description="quoted"`}, func(p *Profile) bool { return p.Description == "quoted" }},
-		{"refx", []string{"duration_s=2.5", "baselined=false"}, func(p *Profile) bool { return p.DurationS == 2.5 && !p.Baselined }},
-		{"refx", []string{"world.interest_radius_m=1500"}, func(p *Profile) bool { return fmt.Sprint(p.World.Extra["interest_radius_m"]) == "1500" }},
-		{"braced", []string{"gates.wire_kbs_max.threshold=100"}, func(p *Profile) bool {
+		{"refx", []string{"clients=3"}, func(p *profile.Profile) bool { return p.World.TestSpawnAICount == 30 }},
+		{"refx", []string{"clients=2", "clients=3"}, func(p *profile.Profile) bool { return p.Clients == 3 }},
+		{"refx", []string{"world.test_spawn_ai_count=2000"}, func(p *profile.Profile) bool { return p.World.TestSpawnAICount == 2000 }},
+		{"refx", []string{`patterns=["idle"]`}, func(p *profile.Profile) bool { return strings.Join(p.Patterns, ",") == "idle" }},
+		{"refx", []string{"patterns=[idle, weave]"}, func(p *profile.Profile) bool { return strings.Join(p.Patterns, ",") == "idle,weave" }},
+		{"refx", []string{"server.faults.extra_tick_ms=5"}, func(p *profile.Profile) bool { return fmt.Sprint(p.Server.Faults["extra_tick_ms"]) == "5" }},
+		{"refx", []string{"tier=strict", "transport=quic"}, func(p *profile.Profile) bool { return p.Tier == "strict" && p.Transport == "quic" }},
+		{"refx", []string{"description=two words"}, func(p *profile.Profile) bool { return p.Description == "two words" }},
+		{"refx", []string{`description="quoted"`}, func(p *profile.Profile) bool { return p.Description == "quoted" }},
+		{"refx", []string{"duration_s=2.5", "baselined=false"}, func(p *profile.Profile) bool { return p.DurationS == 2.5 && !p.Baselined }},
+		{"refx", []string{"world.interest_radius_m=1500"}, func(p *profile.Profile) bool { return fmt.Sprint(p.World.Extra["interest_radius_m"]) == "1500" }},
+		{"braced", []string{"gates.wire_kbs_max.threshold=100"}, func(p *profile.Profile) bool {
 			g := p.Gates["wire_kbs_max"]
 			return g.Threshold != nil && *g.Threshold == 100 && g.Level == "advisory" && p.World.TestSpawnAICount == 5
 		}},
-		{"braced", []string{"gates.wire_kbs_max={threshold: 90}"}, func(p *Profile) bool {
+		{"braced", []string{"gates.wire_kbs_max={threshold: 90}"}, func(p *profile.Profile) bool {
 			g := p.Gates["wire_kbs_max"]
 			return g.Threshold != nil && *g.Threshold == 90 && g.Level == "hard"
 		}},

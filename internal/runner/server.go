@@ -1,4 +1,4 @@
-package gate
+package runner
 
 import (
 	"fmt"
@@ -8,23 +8,26 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/proto"
 )
 
 // serverSpec writes the leg's server config and returns how to start it.
-func (r *legRun) serverSpec(port int) (launcher.Spec, time.Duration, error) {
+func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 	p := r.o.Profile
 	timeout := time.Duration(p.Server.ReadyTimeoutS * float64(time.Second))
 	spec := launcher.Spec{Name: "server", LogPath: filepath.Join(r.res.Dir, "server.log"), Grace: r.o.Grace}
 	if p.Server.Kind == "custom" {
-		return r.customSpec(spec, port, timeout)
+		spec, err := r.customSpec(spec, port)
+		return serverLaunch{spec: spec, readyTimeout: timeout}, err
 	}
 	cfgPath := filepath.Join(r.res.Dir, "server.toml")
 	b, err := launcher.RenderConfig("toml", BuiltinConfig(p, r.leg, port, r.metrics))
 	if err != nil {
-		return spec, 0, err
+		return serverLaunch{}, err
 	}
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
-		return spec, 0, fmt.Errorf("write server config: %w", err)
+		return serverLaunch{}, fmt.Errorf("write server config: %w", err)
 	}
 	spec.Path = r.o.Self
 	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port),
@@ -32,13 +35,13 @@ func (r *legRun) serverSpec(port int) (launcher.Spec, time.Duration, error) {
 	if r.leg.SimWorkers != nil {
 		spec.Args = append(spec.Args, "--sim-worker-threads", strconv.Itoa(*r.leg.SimWorkers))
 	}
-	return spec, timeout, nil
+	return serverLaunch{spec: spec, readyTimeout: timeout}, nil
 }
 
 // customSpec renders a team's server: the command template and its config
 // in the declared format, both with {port}, {metrics_json} and {config}
 // replaced.
-func (r *legRun) customSpec(spec launcher.Spec, port int, timeout time.Duration) (launcher.Spec, time.Duration, error) {
+func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error) {
 	p := r.o.Profile
 	cfgPath := filepath.Join(r.res.Dir, "server_config."+p.Server.ConfigFormat)
 	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
@@ -46,17 +49,17 @@ func (r *legRun) customSpec(spec launcher.Spec, port int, timeout time.Duration)
 	if p.Server.Config != nil {
 		b, err := launcher.RenderConfig(p.Server.ConfigFormat, launcher.ExpandAll(p.Server.Config, vars))
 		if err != nil {
-			return spec, 0, err
+			return spec, err
 		}
 		if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
-			return spec, 0, fmt.Errorf("write server config: %w", err)
+			return spec, fmt.Errorf("write server config: %w", err)
 		}
 	}
 	spec.Path = launcher.Expand(p.Server.Command[0], vars)
 	for _, a := range p.Server.Command[1:] {
 		spec.Args = append(spec.Args, launcher.Expand(a, vars))
 	}
-	return spec, timeout, nil
+	return spec, nil
 }
 
 // BuiltinConfig is the reference server's TOML for a leg: the admission
@@ -64,11 +67,8 @@ func (r *legRun) customSpec(spec launcher.Spec, port int, timeout time.Duration)
 // profile's world and network knobs, the metrics file, the admin socket
 // (AdminSocket, beside the metrics file in the leg's directory, so a leg in
 // progress can be asked for `status` or `tickstats`), and any fault knobs.
-func BuiltinConfig(p *Profile, leg Leg, port int, metricsPath string) map[string]any {
-	maxPeers := p.ClientsFor(leg) + 16
-	if maxPeers > 1024 {
-		maxPeers = 1024
-	}
+func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath string) map[string]any {
+	maxPeers := min(p.ClientsFor(leg)+16, proto.MaxClients)
 	world := map[string]any{}
 	for k, v := range p.World.Extra {
 		world[k] = v

@@ -1,12 +1,10 @@
-package gate
+package catalog
 
 import (
 	"bytes"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/scalegate/scalegate/internal/report"
 )
 
 // The fixtures are a real smoke run's report and metrics file.
@@ -39,19 +37,5 @@ func TestValidateRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v", tc.name, err)
 		}
-	}
-}
-
-// TestEvaluateRealReport: the real smoke report passes the smoke gates.
-func TestEvaluateRealReport(t *testing.T) {
-	r, err := report.ReadReport("testdata/report.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := NewCatalog("")
-	p, _, _ := c.Load("smoke")
-	checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r})
-	if v := LegVerdict(checks); v != VerdictPassed {
-		t.Errorf("verdict %s: %+v", v, checks)
 	}
 }

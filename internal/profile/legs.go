@@ -1,7 +1,10 @@
-package gate
+package profile
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
 )
 
 // Leg is one server + swarm run of a profile: one pattern (or the mix), at
@@ -57,8 +60,8 @@ func (p *Profile) Legs() []Leg {
 	var legs []Leg
 	for _, pt := range pats {
 		id := pt.name
-		if rel, ok := tracePath(pt.name); ok {
-			id = traceLegID(rel)
+		if rel, ok := TracePath(pt.name); ok {
+			id = TraceLegID(rel)
 		}
 		base := Leg{ID: id, BaselineKey: p.Name + "/" + id, PatternMix: pt.mix}
 		if pt.mix == "" {
@@ -105,4 +108,61 @@ func (p *Profile) TransportError(lookup func(name string) error) error {
 		return fmt.Errorf("profile %s pins transport %s: %w; scalegate never runs another transport in its place", p.Name, p.Transport, err)
 	}
 	return nil
+}
+
+// LegByID finds a leg of the profile; with id "" the profile must have
+// exactly one.
+func (p *Profile) LegByID(id string) (Leg, error) {
+	legs := p.Legs()
+	if id == "" {
+		if len(legs) == 1 {
+			return legs[0], nil
+		}
+		return Leg{}, fmt.Errorf("profile %s has %d legs (%s): say which one the report is with --leg ID", p.Name, len(legs), legIDs(legs))
+	}
+	for _, l := range legs {
+		if l.ID == id {
+			return l, nil
+		}
+	}
+	return Leg{}, fmt.Errorf("profile %s has no leg %q (legs: %s)", p.Name, id, legIDs(legs))
+}
+
+func legIDs(legs []Leg) string {
+	ids := make([]string, len(legs))
+	for i, l := range legs {
+		ids[i] = l.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// GateThreshold is the threshold a declared gate is checked against on a
+// leg; ok is false when the profile does not declare the gate or it does
+// not apply to the leg (spawn_took outside an entity sweep). A switch gate
+// takes its threshold from the leg (its entity count, its client count).
+func (p *Profile) GateThreshold(g gatetable.Gate, leg Leg) (thr float64, ok bool) {
+	spec, declared := p.Gates[g.Name]
+	if !declared {
+		return 0, false
+	}
+	switch g.Source {
+	case gatetable.SweepEntities:
+		if leg.EntityCount == nil {
+			return 0, false
+		}
+		return float64(*leg.EntityCount), true
+	case gatetable.Clients:
+		return float64(p.ClientsFor(leg)), true
+	}
+	if spec.Threshold == nil {
+		return 0, false
+	}
+	return *spec.Threshold, true
+}
+
+// IDWithoutClients is the leg's ID without its client-sweep part: the
+// group a capacity curve draws its client counts in ("weave_e2000" for
+// "weave_c64_e2000").
+func (l Leg) IDWithoutClients() string {
+	return strings.Replace(l.ID, sweepSuffix(l.Clients, "c"), "", 1)
 }
