@@ -18,6 +18,8 @@ var errFake = errors.New("fake backend creates no hosts")
 
 func (f *fakeBackend) Name() string { return f.name }
 
+func (f *fakeBackend) Capabilities() Capabilities { return Capabilities{} }
+
 func (f *fakeBackend) Listen(string, Options) (Host, error) { f.listened++; return nil, errFake }
 
 func (f *fakeBackend) Dial(Options) (Host, error) { f.dials++; return nil, errFake }
@@ -67,6 +69,8 @@ func TestStrings(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{Reliable.String(), "reliable"},
 		{Unreliable.String(), "unreliable"},
+		{Text.String(), "text"},
+		{Delivery(9).String(), "delivery(9)"},
 		{EventConnect.String(), "connect"},
 		{EventReceive.String(), "receive"},
 		{EventDisconnect.String(), "disconnect"},
