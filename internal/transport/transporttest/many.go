@@ -275,7 +275,7 @@ func (r *manyRun) loop(ctx context.Context, tick func(sending bool) error, isDra
 // serve owns the server host.
 func (r *manyRun) serve(ctx context.Context, h transport.Host) error {
 	defer h.Close()
-	peers := map[transport.PeerID]int{} // peer → client index
+	peers := map[transport.PeerID]int{}  // peer → client index
 	hello := map[transport.PeerID]bool{} // connected, its hello not yet in
 	var ticks uint64
 	snap := make([]byte, 0, r.cfg.SnapshotBytes)

