@@ -32,7 +32,7 @@ func TestConformanceTLS(t *testing.T) {
 
 // writeCert writes a fresh self-signed loopback certificate and its key as
 // PEM files; the certificate file doubles as the client's CAFile.
-func writeCert(t *testing.T) (cert, key, ca string) {
+func writeCert(t testing.TB) (cert, key, ca string) {
 	t.Helper()
 	der, priv, err := SelfSigned(time.Now())
 	if err != nil {

@@ -1,0 +1,68 @@
+package transporttest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// BenchSendReceive measures one message from a client to a server on
+// backend, send and receive, in the owner's goroutine: each op sends batch
+// Unreliable messages of size bytes and services the server (and, for
+// backends that send on Service, the client) until all of them arrived.
+// It reports ns/msg, and allocs/op is per batch: with batch 1 it is the
+// allocations of one message's send and receive. Every wait has the
+// harness's deadline.
+func BenchSendReceive(b *testing.B, backend string, cfg Config, size, batch int) {
+	p := ConnectPair(b, backend, proto.ConnectData, cfg.Server, cfg.Client)
+	msg := make([]byte, size)
+	got := 0
+	count := func(ev transport.Event) {
+		if ev.Kind == transport.EventReceive {
+			got++
+		}
+	}
+	drain := func(transport.Event) {}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got = 0
+		for range batch {
+			if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, msg); err != nil {
+				b.Fatal(err)
+			}
+		}
+		deadline := time.Time{}
+		for spins := 0; got < batch; spins++ {
+			if _, err := p.Client.Host.Service(drain); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := p.Server.Host.Service(count); err != nil {
+				b.Fatal(err)
+			}
+			if spins == 1000 { // rare: start the clock only when slow
+				deadline = time.Now().Add(Timeout)
+			}
+			if spins > 1000 && spins%1000 == 0 && time.Now().After(deadline) {
+				b.Fatalf("%d of %d messages arrived within %v", got, batch, Timeout)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/msg")
+}
+
+// SendReceiveCases are the sizes and batches every backend's benchmark runs:
+// a 25-byte input one at a time, and a 200-byte snapshot 64 at a time.
+var SendReceiveCases = []struct{ Size, Batch int }{{25, 1}, {200, 1}, {200, 64}}
+
+// RunSendReceive runs BenchSendReceive for every case of SendReceiveCases.
+func RunSendReceive(b *testing.B, backend string, cfg Config) {
+	for _, c := range SendReceiveCases {
+		b.Run(fmt.Sprintf("bytes=%d/batch=%d", c.Size, c.Batch), func(b *testing.B) {
+			BenchSendReceive(b, backend, cfg, c.Size, c.Batch)
+		})
+	}
+}
