@@ -103,4 +103,6 @@ func connectMany(tb testing.TB, n int) (*transporttest.Endpoint, []transport.Pee
 
 // BenchmarkSendReceive is one message client → server, send and receive,
 // beside the same benchmark of the other backends (transporttest).
-func BenchmarkSendReceive(b *testing.B) { transporttest.RunSendReceive(b, Name, transporttest.Config{}) }
+func BenchmarkSendReceive(b *testing.B) {
+	transporttest.RunSendReceive(b, Name, transporttest.Config{})
+}

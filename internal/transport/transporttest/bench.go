@@ -13,9 +13,11 @@ import (
 // backend, send and receive, in the owner's goroutine: each op sends batch
 // Unreliable messages of size bytes and services the server (and, for
 // backends that send on Service, the client) until all of them arrived.
-// It reports ns/msg, and allocs/op is per batch: with batch 1 it is the
-// allocations of one message's send and receive. Every wait has the
-// harness's deadline.
+// It reports ns/msg (wall), cpu-ns/msg (the process's user+system CPU,
+// which counts the backend's own goroutines and the kernel's work in the
+// syscalls, and moves far less than wall time when other processes load the
+// machine), and allocs/op, per batch: with batch 1 it is the allocations of
+// one message's send and receive. Every wait has the harness's deadline.
 func BenchSendReceive(b *testing.B, backend string, cfg Config, size, batch int) {
 	p := ConnectPair(b, backend, proto.ConnectData, cfg.Server, cfg.Client)
 	msg := make([]byte, size)
@@ -27,6 +29,7 @@ func BenchSendReceive(b *testing.B, backend string, cfg Config, size, batch int)
 	}
 	drain := func(transport.Event) {}
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		got = 0
@@ -51,7 +54,11 @@ func BenchSendReceive(b *testing.B, backend string, cfg Config, size, batch int)
 			}
 		}
 	}
+	cpu := processCPU() - cpu0
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/msg")
+	if cpu0 >= 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*batch), "cpu-ns/msg")
+	}
 }
 
 // SendReceiveCases are the sizes and batches every backend's benchmark runs:

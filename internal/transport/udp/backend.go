@@ -67,13 +67,13 @@ func (backend) Dial(opt transport.Options) (transport.Host, error) {
 func checkOptions(opt transport.Options) error {
 	switch {
 	case opt.MaxPeers < 0:
-		return fmt.Errorf("MaxPeers %d is negative", opt.MaxPeers)
+		return fmt.Errorf("negative MaxPeers %d", opt.MaxPeers)
 	case opt.Timeout < 0:
-		return fmt.Errorf("Timeout %v is negative", opt.Timeout)
+		return fmt.Errorf("negative Timeout %v", opt.Timeout)
 	case opt.RecvBufferBytes < 0 || opt.SendBufferBytes < 0:
 		return fmt.Errorf("negative RecvBufferBytes (%d) or SendBufferBytes (%d)", opt.RecvBufferBytes, opt.SendBufferBytes)
 	case opt.MaxRecvMessage < 0 || opt.MaxRecvMessage > maxRecvBuffer:
-		return fmt.Errorf("MaxRecvMessage %d out of range 0..%d", opt.MaxRecvMessage, maxRecvBuffer)
+		return fmt.Errorf("option MaxRecvMessage %d out of range 0..%d", opt.MaxRecvMessage, maxRecvBuffer)
 	}
 	return nil
 }

@@ -12,4 +12,6 @@ import (
 // beside the same benchmark of the other backends (transporttest). The
 // send and receive paths allocate nothing (0 allocs/op at batch 1;
 // TestNoAllocs pins it).
-func BenchmarkSendReceive(b *testing.B) { transporttest.RunSendReceive(b, Name, transporttest.Config{}) }
+func BenchmarkSendReceive(b *testing.B) {
+	transporttest.RunSendReceive(b, Name, transporttest.Config{})
+}

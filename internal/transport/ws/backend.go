@@ -88,13 +88,13 @@ func (b backend) Dial(opt transport.Options) (transport.Host, error) {
 func checkOptions(opt transport.Options) error {
 	switch {
 	case opt.MaxPeers < 0:
-		return fmt.Errorf("MaxPeers %d is negative", opt.MaxPeers)
+		return fmt.Errorf("negative MaxPeers %d", opt.MaxPeers)
 	case opt.Timeout < 0:
-		return fmt.Errorf("Timeout %v is negative", opt.Timeout)
+		return fmt.Errorf("negative Timeout %v", opt.Timeout)
 	case opt.MaxRecvMessage < 0 || opt.MaxRecvWaiting < 0:
 		return fmt.Errorf("negative MaxRecvMessage (%d) or MaxRecvWaiting (%d)", opt.MaxRecvMessage, opt.MaxRecvWaiting)
 	case opt.Path != "" && opt.Path[0] != '/':
-		return fmt.Errorf("Path %q must start with /", opt.Path)
+		return fmt.Errorf("option Path %q must start with /", opt.Path)
 	}
 	return nil
 }

@@ -9,7 +9,9 @@ import (
 // BenchmarkSendReceive is one message client → server, send and receive,
 // beside the same benchmark of the other backends (transporttest): here it
 // crosses the writer and reader goroutines and the TCP connection.
-func BenchmarkSendReceive(b *testing.B) { transporttest.RunSendReceive(b, Name, transporttest.Config{}) }
+func BenchmarkSendReceive(b *testing.B) {
+	transporttest.RunSendReceive(b, Name, transporttest.Config{})
+}
 
 // BenchmarkSendReceiveTLS is the same over wss.
 func BenchmarkSendReceiveTLS(b *testing.B) {
