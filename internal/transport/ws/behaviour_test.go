@@ -353,9 +353,9 @@ func TestReceiveBackpressure(t *testing.T) {
 // after Options.Timeout it is disconnected with ReasonTimeout and counted.
 func TestUnansweredPingTimesOut(t *testing.T) {
 	server := listenWS(t, transport.Options{Timeout: time.Second})
+	t0 := time.Now()                       // before the connection exists, so before its first ping
 	rawUpgrade(t, server.Host.Addr(), "/") // never reads, never pongs
 	transporttest.WaitEvent(t, "connect", server, transporttest.IsKind(transport.EventConnect), server)
-	t0 := time.Now()
 	ev := transporttest.WaitEvent(t, "timeout", server, transporttest.IsKind(transport.EventDisconnect), server)
 	if ev.Data != transport.ReasonTimeout || hostStats(server).TimedOut != 1 {
 		t.Errorf("disconnect data %d, TimedOut %d: want ReasonTimeout, 1", ev.Data, hostStats(server).TimedOut)
