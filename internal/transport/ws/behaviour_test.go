@@ -440,10 +440,18 @@ func TestCloseStopsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	if _, err := eps[1].Host.Connect(silent.Addr().String(), 0); err != nil {
+	if _, err := eps[1].Host.Connect(silent.Addr().String(), 0); err == nil {
+		t.Error("a second Connect on a dialling host with MaxPeers 1 succeeded")
+	}
+	waiting, err := transport.Dial(Name, transport.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range eps[1:] {
+	eps = append(eps, transporttest.NewEndpoint(t, "waiting client", waiting))
+	if _, err := waiting.Connect(silent.Addr().String(), 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range eps[1 : 1+len(cpeers)] {
 		for range 50 {
 			_ = c.Host.Send(cpeers[i], transport.Reliable, make([]byte, 1000))
 			_ = server.Host.Send(speers[i], transport.Unreliable, make([]byte, 1000))

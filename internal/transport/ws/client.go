@@ -16,6 +16,9 @@ import (
 // dial creates a client host: an HTTP client whose connections count their
 // bytes at the socket (below TLS for wss).
 func dial(name string, useTLS bool, opt transport.Options) (*Host, error) {
+	if opt.MaxPeers == 0 {
+		opt.MaxPeers = 1 // as every backend's dialling host: one connection per bot
+	}
 	h := newHost(name, opt)
 	h.scheme = "ws"
 	var d net.Dialer
@@ -67,6 +70,9 @@ func (h *Host) Connect(addr string, _ uint32) (transport.PeerID, error) {
 	u, err := h.target(addr)
 	if err != nil {
 		return 0, err
+	}
+	if len(h.peers) >= h.opt.MaxPeers {
+		return 0, fmt.Errorf("%s: connect %s: host has its %d peers (MaxPeers)", h.name, addr, h.opt.MaxPeers)
 	}
 	if !h.join() {
 		return 0, transport.ErrClosed

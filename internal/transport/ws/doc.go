@@ -2,8 +2,8 @@
 // games: "ws" (plain) and "wss" (TLS), on github.com/coder/websocket.
 // Importing it registers both backends with package transport.
 //
-// One TCP connection per peer (a dialling host opens one per Connect, so one
-// per bot). A listening host serves HTTP on its address and upgrades
+// One TCP connection per peer (a dialling host opens one per Connect, up to
+// Options.MaxPeers, default 1: one per bot). A listening host serves HTTP on its address and upgrades
 // requests for Options.Path ("/" by default); other paths get 404 and count
 // as Stats.Rejected. What the Host contract means here (the backends'
 // transport.Capabilities say the same):
