@@ -212,6 +212,12 @@ func TestOverrideErrors(t *testing.T) {
 		{[]string{"world.bogus=1"}, "--set world.bogus=1: world.bogus: field not allowed"},
 		{[]string{"clients=1+1"}, `--set clients=1+1: clients: "1+1" is a string, want an int`},
 		{[]string{"pattern_mix=weave:80,idle:20"}, "--set pattern_mix=weave:80,idle:20: pattern_mix: the profile declares both patterns and pattern_mix"},
+		// Values that once passed vet and broke the run: a near-zero rate
+		// (the swarm flooded), a duration a clock cannot count (printed
+		// negative), an empty pattern list (an internal CUE message).
+		{[]string{"rate_hz=1e-300"}, "--set rate_hz=1e-300: rate_hz: invalid value 1E-300 (out of bound >=1)"},
+		{[]string{"duration_s=1e308"}, "--set duration_s=1e308: duration_s: invalid value 1E+308 (out of bound <=86400)"},
+		{[]string{"patterns=[]"}, "--set patterns=[]: patterns: is empty: list at least one"},
 		// Two bad flags: both reported, in the order given.
 		{[]string{"clinets=4", "world.tset=1"}, "--set clinets=4: clinets: field not allowed (did you mean clients?)\n--set world.tset=1: world.tset: field not allowed"},
 		{[]string{"tier=nightly", "clients=0", "rate_hz=fast"}, "--set tier=nightly: tier: \"nightly\" is not one of \"pr\", \"strict\"\n--set clients=0: clients: invalid value 0 (out of bound >=1)\n--set rate_hz=fast: rate_hz: \"fast\" is a string, want a number"},

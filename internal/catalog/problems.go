@@ -282,7 +282,12 @@ func (t *translator) message(e cueError) string {
 		}
 		return "required field is missing"
 	}
-	return fmt.Sprintf(e.format, e.args...)
+	msg := fmt.Sprintf(e.format, e.args...)
+	if strings.HasPrefix(msg, "incompatible list lengths (0 and ") {
+		// The schema's [X, ...X] (at least one element) met an empty list.
+		return "is empty: list at least one"
+	}
+	return msg
 }
 
 // conflict words a group made only of "conflicting values" errors. Each

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 
 	"github.com/scalegate/scalegate/internal/profile"
@@ -27,6 +28,11 @@ func loadTraces(p *profile.Profile, fsys fs.FS, prefix string) []string {
 		files, err := readTraceFiles(fsys, prefix, rel)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("pattern %q: %v", pat, err))
+			continue
+		}
+		if n := minClients(p); len(files) > n {
+			errs = append(errs, fmt.Sprintf("pattern %q: %d recordings but the leg runs %d clients: each recording is replayed by its own clients (client i replays recording i mod %d), so %d would never be played; add clients or remove recordings",
+				pat, len(files), n, len(files), len(files)-n))
 			continue
 		}
 		if p.Traces == nil {
@@ -87,4 +93,14 @@ func readTraceFiles(fsys fs.FS, prefix, rel string) ([]profile.TraceFile, error)
 		out = append(out, profile.TraceFile{Path: n, Name: path.Base(n), Data: b})
 	}
 	return out, nil
+}
+
+// minClients is the fewest clients any leg of the profile runs (a client
+// sweep's smallest point, else clients).
+func minClients(p *profile.Profile) int {
+	n := p.Clients
+	if p.Sweep != nil && len(p.Sweep.Clients) > 0 {
+		n = slices.Min(p.Sweep.Clients)
+	}
+	return n
 }

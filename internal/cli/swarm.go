@@ -231,7 +231,14 @@ func (f *swarmFlags) parseShard() error {
 	return nil
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts a flag's seconds to a Duration, saturating instead of
+// overflowing (1e308 s must read as "too long", not as a negative time).
+func seconds(s float64) time.Duration {
+	if ns := s * float64(time.Second); ns >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(s * float64(time.Second))
+}
 
 // parseThreads accepts "auto" (0) or a positive integer.
 func parseThreads(s string) (int, error) {

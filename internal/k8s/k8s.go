@@ -26,6 +26,8 @@ import (
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Report markers: the lines around the report a pod prints to its log.
@@ -64,8 +66,18 @@ func (o *Options) Validate() error {
 	if strings.TrimSpace(o.Image) == "" {
 		errs = append(errs, errors.New("--image is required (build it from the Dockerfile at the repository root)"))
 	}
-	if _, port, err := net.SplitHostPort(o.Server); err != nil || port == "" {
-		errs = append(errs, fmt.Errorf("--server %q: want HOST:PORT the pods can reach", o.Server))
+	if err := validServer(o.Server); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(o.Namespace) {
+			errs = append(errs, fmt.Errorf("--namespace %q: %s", o.Namespace, msg))
+		}
+	}
+	if o.CPU != "" {
+		if q, err := resource.ParseQuantity(o.CPU); err != nil || q.Sign() <= 0 {
+			errs = append(errs, fmt.Errorf("--cpu %q: want a positive Kubernetes CPU quantity (\"1\", \"500m\")", o.CPU))
+		}
 	}
 	if o.ServerMetrics != "" && !strings.HasPrefix(o.ServerMetrics, "http://") && !strings.HasPrefix(o.ServerMetrics, "https://") {
 		errs = append(errs, fmt.Errorf("--server-metrics %q: pods cannot read a file on the server's machine; give its http(s) URL ([metrics] http_listen)", o.ServerMetrics))
@@ -74,6 +86,24 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--start-at %s is not in the future: every shard would start late", o.StartAt.Format(time.RFC3339)))
 	}
 	return errors.Join(errs...)
+}
+
+// validServer accepts HOST:PORT where HOST is a DNS name or an IP address
+// and PORT a number 1..65535: the address lands in the pods' arguments,
+// so nothing else may ride along ("game:7777;id").
+func validServer(server string) error {
+	bad := fmt.Errorf("--server %q: want HOST:PORT the pods can reach (a DNS name or an IP address, and a port 1..65535)", server)
+	host, port, err := net.SplitHostPort(server)
+	if err != nil {
+		return bad
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return bad
+	}
+	if net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(strings.ToLower(host))) > 0 {
+		return bad
+	}
+	return nil
 }
 
 // JobName is the Job's name: scalegate-<profile>-<leg>, DNS-1123 safe.

@@ -155,3 +155,31 @@ func TestJobNameIsDNSSafe(t *testing.T) {
 		t.Errorf("job name %q", got)
 	}
 }
+
+// TestValidateRefusesWhatWouldRideAlong: the server address, namespace and
+// CPU request land in the manifests; anything but their plain forms is
+// refused, naming the flag.
+func TestValidateRefusesWhatWouldRideAlong(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Server = "game:7777;id" }, `--server "game:7777;id"`},
+		{func(o *Options) { o.Server = "game;id:7777" }, `--server "game;id:7777"`},
+		{func(o *Options) { o.Server = "game:70000" }, `--server "game:70000"`},
+		{func(o *Options) { o.Namespace = "Load Tests" }, `--namespace "Load Tests"`},
+		{func(o *Options) { o.CPU = "lots" }, `--cpu "lots"`},
+		{func(o *Options) { o.CPU = "-1" }, `--cpu "-1"`},
+	} {
+		o := testOptions()
+		tc.edit(&o)
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.want, err)
+		}
+	}
+	o := testOptions()
+	o.Server, o.Namespace, o.CPU = "10.0.0.5:7777", "load-tests", "500m"
+	if err := o.Validate(); err != nil {
+		t.Errorf("plain values refused: %v", err)
+	}
+}

@@ -138,6 +138,10 @@ func (c *Config) defaults() {
 	}
 }
 
+// MaxDuration bounds a run: a day, as the profile schema's duration_s
+// (a longer soak is several runs).
+const MaxDuration = 24 * time.Hour
+
 // Validate reports every problem with c at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -147,11 +151,11 @@ func (c *Config) Validate() error {
 	if c.Clients < 1 {
 		errs = append(errs, fmt.Errorf("clients must be ≥ 1, got %d", c.Clients))
 	}
-	if c.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("duration must be > 0, got %s", c.Duration))
+	if c.Duration <= 0 || c.Duration > MaxDuration {
+		errs = append(errs, fmt.Errorf("duration must be in (0, %s], got %s", MaxDuration, c.Duration))
 	}
-	if !(c.RateHz > 0 && c.RateHz <= 1000) {
-		errs = append(errs, fmt.Errorf("rate must be in (0, 1000] Hz, got %g", c.RateHz))
+	if !(c.RateHz >= 1 && c.RateHz <= 1000) {
+		errs = append(errs, fmt.Errorf("rate must be in [1, 1000] Hz (at least one Input a second), got %g", c.RateHz))
 	}
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
