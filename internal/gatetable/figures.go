@@ -62,7 +62,13 @@ var (
 	MaxGap             = Figure{Name: "max_snapshot_gap_ms", Title: "max snapshot gap ms", Path: "report.max_snapshot_gap_ms", Unit: "ms", Read: optional("report.max_snapshot_gap_ms", "no client received two snapshots", func(r *report.Report) *float64 { return r.MaxSnapshotGapMs })}
 	WorkerDtP99        = Figure{Name: "worker_dt_p99_ms", Title: "swarm worker dt p99 ms", Path: "report.worker_loop_dt_ms.p99", Unit: "ms", Read: pct("report.worker_loop_dt_ms", "no worker iteration was timed", func(r *report.Report) *report.Percentiles { return r.WorkerLoopDtMs }, p99)}
 	ServiceIntervalP99 = Figure{Name: "service_interval_p99_ms", Title: "per-client service interval p99 ms", Path: "report.service_interval_ms.p99", Unit: "ms", Read: pct("report.service_interval_ms", "no client was serviced twice while joined", func(r *report.Report) *report.Percentiles { return r.ServiceIntervalMs }, p99)}
-	SwarmCPU           = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
+	// InputsAccepted is the share of the Inputs the swarm sent that the
+	// server applied (server_tick.inputs_accepted / report.inputs_sent):
+	// proof the load reached the simulation, not only the socket. A server
+	// that drops every Input still sends snapshots and passes every other
+	// gate.
+	InputsAccepted = Figure{Name: "inputs_accepted_ratio", Title: "inputs accepted / sent", Path: "server_tick.inputs_accepted / report.inputs_sent", Read: inputsAccepted}
+	SwarmCPU       = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
 )
 
 // TickPhases are the server's per-phase tick costs (mean ms), in the tick's
@@ -177,4 +183,15 @@ func rssSlope(m *Metrics) (float64, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("report.rss_slope_kb_per_min is null: the RSS series (%d samples) is too short to fit", len(r.RSSSeries))
+}
+
+func inputsAccepted(m *Metrics) (float64, error) {
+	accepted, err := m.Tick("inputs_accepted")
+	if err != nil {
+		return 0, fmt.Errorf("%w (the server must count the Inputs it applied for the load to be shown to reach it)", err)
+	}
+	if m.Report.InputsSent < 1 {
+		return 0, errors.New(scoped(m, "report.inputs_sent") + " is 0: the swarm sent no Input, so none could be taken")
+	}
+	return accepted / float64(m.Report.InputsSent), nil
 }

@@ -219,6 +219,9 @@ var All = []Gate{
 	// a server that spawns none, or never frees what it spawned, stays at 0.
 	{Name: "despawns_min", Title: "projectiles despawned", Metric: "server_tick.despawns_total",
 		Dir: AtLeast, Flag: "assert-min-despawns", Measure: tick("despawns_total"), Doc: "projectiles were spawned and freed again — the `test_projectile_rate` churn ran (a server that spawned none, or never frees one, has 0)"},
+	{Name: "inputs_accepted_ratio_min", Title: "inputs accepted / sent", Metric: "server_tick.inputs_accepted / report.inputs_sent",
+		Dir: AtLeast, Flag: "assert-min-inputs-accepted-ratio", Measure: InputsAccepted.Read,
+		Doc: "the server applied the Inputs the swarm sent: a server that ignores them still sends snapshots and passes every other gate; `inputs_accepted` missing or 0 Inputs sent is unevaluable"},
 	{Name: "spawn_took", Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
 		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count"},
 	{Name: "load_factor_max", Title: "governor load_factor", Metric: "server_tick.load_factor",
