@@ -207,6 +207,9 @@ type Report struct {
 	Host    string   `json:"host,omitempty"`
 	Profile string   `json:"profile,omitempty"`
 	Results []Result `json:"results"`
+	// Notes are the runner's remarks on the run, one sentence each (e.g.
+	// how many legs of each side were harness-bound); ab.md lists them.
+	Notes []string `json:"notes,omitempty"`
 	// Regressions and Unevaluable count the results with those verdicts.
 	Regressions int `json:"regressions"`
 	Unevaluable int `json:"unevaluable"`

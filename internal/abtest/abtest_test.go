@@ -192,6 +192,7 @@ func TestReportJSONAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep.A, rep.B, rep.Profile, rep.Host = Build{Label: "main", Command: "scalegate serve"}, Build{Label: "pr"}, "pr", "runner-1"
+	rep.Notes = []string{"harness-bound legs: A 2 of 10, B 3 of 10"}
 	if rep.Results[0].Verdict != Regression || rep.Results[1].Verdict != NoChange || !rep.Failed() {
 		t.Fatalf("verdicts %s, %s", rep.Results[0].Verdict, rep.Results[1].Verdict)
 	}

@@ -38,6 +38,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(&b, "; %d figure(s) unevaluable (a failure, like an unevaluable gate)", r.Unevaluable)
 	}
 	b.WriteString(".\n\n")
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n")
+	}
 	b.WriteString("A change is B against A, + meaning B is higher. \"detectable\" is the change this run's noise lets it find 4 times in 5; a \"no change\" says nothing about changes smaller than that.\n\n")
 	b.WriteString("| figure | better | A median | B median | change | interval | detectable | tolerance | verdict |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")

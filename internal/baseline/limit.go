@@ -114,8 +114,8 @@ func NewLimit(ref Reference, dir gatetable.Direction, tolerancePct, k float64) (
 // Holds reports whether v is within the limit.
 func (l Limit) Holds(v float64) bool { return l.Dir.Holds(v, l.Bound) }
 
-// Text is the threshold as a summary shows it, with both numbers the issue
-// of noise-aware baselines asks to see: the tolerance and the spread term.
+// Text is the threshold as a summary shows it, with both numbers a reader
+// needs to see which one set the limit: the tolerance and the spread term.
 // A single-run reference reads as before ("≤ 78.42 (baseline 71.29
 // +10%)"); a spread one names each term: "≤ 78.42 (median 71.29 of 10
 // runs + max(10 % = 7.13, 5 × σ̂ 0.05 = 0.25, worst run +0.20))".
