@@ -3,6 +3,8 @@ package stats
 import (
 	"math"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // TestMedianMAD checks the robust spread against values worked by hand.
@@ -107,5 +109,34 @@ func TestToleranceFactor(t *testing.T) {
 	}
 	if got := ToleranceFactor(1, .99, .95); !math.IsNaN(got) {
 		t.Errorf("n = 1: %v, want NaN (no spread from one sample)", got)
+	}
+	if got := ToleranceFactor(10, .3, .95); !math.IsNaN(got) {
+		t.Errorf("coverage 0.3: %v, want NaN", got)
+	}
+}
+
+// TestToleranceFactorAgainstNoncentralT: the integral agrees with gonum's
+// noncentral t quantile (AS 243), k = t′⁻¹(conf; n−1, z·√n)/√n, over the
+// run counts and levels calibrate uses. (distuv is imported by this test
+// only: see ToleranceFactor for why the package does not.)
+func TestToleranceFactorAgainstNoncentralT(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 10, 20, 50} {
+		for _, cov := range []float64{0.9, 0.99} {
+			for _, conf := range []float64{0.95, 0.99} {
+				sn := math.Sqrt(float64(n))
+				want := distuv.NoncentralT{Nu: float64(n - 1), Mu: NormalQuantile(cov) * sn}.Quantile(conf) / sn
+				got := ToleranceFactor(n, cov, conf)
+				if math.Abs(got-want) > 1e-5*math.Max(1, want) {
+					t.Errorf("n %d coverage %v conf %v: %.7f, noncentral t gives %.7f", n, cov, conf, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkToleranceFactor10 is one factor's cost without the memo.
+func BenchmarkToleranceFactor10(b *testing.B) {
+	for b.Loop() {
+		toleranceFactor(10, 0.99, 0.95)
 	}
 }
