@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/stats"
@@ -278,7 +279,7 @@ func Analyze(metrics []Metric, rounds int, confidence float64) (*Report, error) 
 func compare(m Metric, conf float64) Result {
 	res := Result{
 		Gate: m.Gate, Title: m.Title, Unit: m.Unit, Better: better(m.Dir),
-		TolerancePct: m.TolerancePct, A: m.A, B: m.B,
+		TolerancePct: m.TolerancePct, A: slices.Clone(m.A), B: slices.Clone(m.B),
 	}
 	res.MedianA, res.MedianB = ptr(stats.Median(m.A)), ptr(stats.Median(m.B))
 	var a, b []float64

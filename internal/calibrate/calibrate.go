@@ -79,6 +79,10 @@ type Report struct {
 	Target     float64      `json:"target_false_alarm"`
 	Confidence float64      `json:"confidence"`
 	Gates      []GateResult `json:"gates"`
+	// Notes are the runner's remarks, one sentence each (e.g. which runs
+	// had harness-bound legs, whose timing failures the gate itself would
+	// call inconclusive); calibration.md lists them.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // GateResult is one gate's calibration.

@@ -211,6 +211,7 @@ func TestReportJSONAndMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep.Notes = []string{"runs 2, 4 and 9 had a harness-bound leg"}
 	raw, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +237,7 @@ func TestReportJSONAndMarkdown(t *testing.T) {
 		"| 1 / 12 (1 unevaluable) |",
 		"| 4 | missing | **fails** (unevaluable) |",
 		"| 7 | 13.85 | holds |", "| 1 | 36.57 | **fails** |",
-		"A timing figure", "expect false alarms here",
+		"A timing figure", "expect false alarms here", "- runs 2, 4 and 9 had a harness-bound leg\n",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("calibration.md lacks %q:\n%s", want, s)

@@ -24,6 +24,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		"(one-sided normal tolerance bound on the values and on their logarithms, the looser of the two, never tighter than the worst run). "+
 		"That bound assumes a normal or log-normal shape, which %d runs cannot check; each gate's section says what the runs claim without it.\n\n",
 		r.Runs, pct(r.Confidence), pct(r.Target), pct(r.Confidence), r.Runs)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "| gate | level | better | threshold | runs | median | σ̂ (MAD) | min – max | failed | false alarm (%s CI) | suggested (≤ %s) |\n",
 		pct(r.Confidence), pct(r.Target))
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
