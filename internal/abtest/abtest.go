@@ -128,7 +128,7 @@ const (
 	// may be 0 or one smaller than DetectablePct.
 	NoChange Verdict = "no_change"
 	// Unevaluable: too few complete rounds for an interval at the
-	// confidence, or bad input; like an unevaluable gate, it fails the run.
+	// confidence; like an unevaluable gate, it fails the run.
 	Unevaluable Verdict = "unevaluable"
 )
 
@@ -166,9 +166,10 @@ type Result struct {
 	// asked; the rank distribution is discrete).
 	Confidence float64 `json:"confidence,omitempty"`
 	// DetectablePct is the change this run would detect with 80 %
-	// probability at this noise (the spread of the differences, from their
-	// MAD): a "no change" rules out changes about this large, not smaller
-	// ones. Nil when it is not a percentage (difference scale, A's median 0).
+	// probability at this noise (read off the interval's half-width, see
+	// detectable): a "no change" rules out changes about this large, not
+	// smaller ones. Nil when it is not a percentage (difference scale, A's
+	// median 0).
 	DetectablePct *float64 `json:"detectable_pct,omitempty"`
 	Verdict       Verdict  `json:"verdict"`
 	Detail        string   `json:"detail,omitempty"`
@@ -260,8 +261,13 @@ func Analyze(metrics []Metric, rounds int, confidence float64) (*Report, error) 
 		if len(m.A) != rounds || len(m.B) != rounds {
 			return nil, fmt.Errorf("figure %s: %d A and %d B values for %d rounds", m.Gate, len(m.A), len(m.B), rounds)
 		}
-		if m.TolerancePct < 0 || math.IsNaN(m.TolerancePct) {
-			return nil, fmt.Errorf("figure %s: tolerance %v %%: must be ≥ 0", m.Gate, m.TolerancePct)
+		if m.TolerancePct < 0 || math.IsNaN(m.TolerancePct) || math.IsInf(m.TolerancePct, 0) {
+			return nil, fmt.Errorf("figure %s: tolerance %v %%: must be a number ≥ 0", m.Gate, m.TolerancePct)
+		}
+		for r := range rounds {
+			if math.IsInf(m.A[r], 0) || math.IsInf(m.B[r], 0) {
+				return nil, fmt.Errorf("figure %s: round %d: an infinite figure (A %v, B %v)", m.Gate, r+1, m.A[r], m.B[r])
+			}
 		}
 		res := compare(m, per)
 		switch res.Verdict {
@@ -287,10 +293,6 @@ func compare(m Metric, conf float64) Result {
 	for r := range m.A {
 		if math.IsNaN(m.A[r]) || math.IsNaN(m.B[r]) {
 			continue
-		}
-		if math.IsInf(m.A[r], 0) || math.IsInf(m.B[r], 0) {
-			res.Verdict, res.Detail = Unevaluable, fmt.Sprintf("round %d: an infinite figure", r+1)
-			return res
 		}
 		a, b = append(a, m.A[r]), append(b, m.B[r])
 		positive = positive && m.A[r] > 0 && m.B[r] > 0
