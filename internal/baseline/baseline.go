@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/stats"
@@ -111,9 +112,21 @@ func NewSpread(samples []float64) (Spread, error) {
 		}
 	}
 	return Spread{
-		N: len(samples), Median: stats.Median(samples), MAD: stats.MAD(samples),
+		N: len(samples), Median: tidy(stats.Median(samples)), MAD: tidy(stats.MAD(samples)),
 		Min: slices.Min(samples), Max: slices.Max(samples), Samples: slices.Clone(samples),
 	}, nil
+}
+
+// tidy rounds a derived figure to 10 significant digits, so that the MAD
+// of 24.44 and 24.43 is written 0.01 and not 0.010000000000001563; Decode
+// compares stored summaries with recomputed ones to 1e-9, well above what
+// the rounding moves.
+func tidy(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 10, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }
 
 // Sigma is σ̂ = MADScale·MAD.

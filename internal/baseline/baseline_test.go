@@ -94,8 +94,12 @@ func TestVersion2RoundTrip(t *testing.T) {
 	}
 	s := got.Spread["tick_ms_p99"]
 	// sorted 4.2 5.1 6.3 7.9 21.6: median 6.3; |x−6.3| = 1.2 2.1 0 1.6 15.3 → MAD 1.6
-	if s.N != 5 || s.Median != 6.3 || math.Abs(s.MAD-1.6) > 1e-12 || s.Min != 4.2 || s.Max != 21.6 {
+	if s.N != 5 || s.Median != 6.3 || s.MAD != 1.6 || s.Min != 4.2 || s.Max != 21.6 {
 		t.Errorf("tick spread %+v", s)
+	}
+	// 24.44 − 24.43 in binary is 0.010000000000001563: written tidy.
+	if !bytes.Contains(raw, []byte(`"mad": 0.01,`)) {
+		t.Errorf("bytes_per_entity MAD not written as 0.01:\n%s", raw)
 	}
 	// What a version-1 reader sees: the old struct's fields only.
 	var old struct {
