@@ -152,3 +152,53 @@ func trimPct(v float64) string {
 	s := []byte(fmtPct(v))
 	return string(s[:len(s)-2])
 }
+
+// TestFamilyPowerAndDetectable measures, over 1,000 seeded trials per cell
+// at DefaultRounds, the power against a 5 % rise with one figure (each
+// interval at 99 %) and with five judged at once (each at 99.8 %), and the
+// mean DetectablePct a run reports: the figures docs/baselines.md quotes.
+// They are deterministic, so each is checked to its printed precision.
+func TestFamilyPowerAndDetectable(t *testing.T) {
+	want := []struct{ power1, power5, detectable float64 }{ // percent, as quoted
+		{84.8, 64.5, 4.8},
+		{63.8, 42.1, 5.9},
+		{23.2, 10.3, 14.7},
+		{19.4, 8.1, 9.9},
+	}
+	for i, m := range models() {
+		var got [2]float64
+		var det float64
+		for j, conf := range []float64{DefaultConfidence, 1 - (1-DefaultConfidence)/5} {
+			r := rand.New(rand.NewPCG(uint64(900+i), 1))
+			hits, dn := 0, 0
+			var dsum float64
+			for range 1000 {
+				met := Metric{Gate: "g", Dir: gatetable.AtMost, A: make([]float64, DefaultRounds), B: make([]float64, DefaultRounds)}
+				for k := range DefaultRounds {
+					met.A[k] = 20 * math.Exp(m.draw(r))
+					met.B[k] = 21 * math.Exp(m.draw(r))
+				}
+				res := compare(met, conf)
+				if res.Verdict == Regression {
+					hits++
+				}
+				if res.DetectablePct != nil {
+					dsum += *res.DetectablePct
+					dn++
+				}
+			}
+			got[j] = float64(hits) / 10
+			if j == 0 {
+				det = dsum / float64(dn)
+			}
+		}
+		t.Logf("%-40s power 1 figure %.1f %%, 5 figures %.1f %%; mean detectable %.1f %%", m.name, got[0], got[1], det)
+		w := want[i]
+		if math.Abs(got[0]-w.power1) > 0.05+1e-9 || math.Abs(got[1]-w.power5) > 0.05+1e-9 || math.Abs(det-w.detectable) > 0.05 {
+			t.Errorf("%s: %.1f / %.1f / %.2f, quoted %v / %v / %v", m.name, got[0], got[1], det, w.power1, w.power5, w.detectable)
+		}
+		if got[1] > got[0] {
+			t.Errorf("%s: judging 5 figures must not raise one figure's power", m.name)
+		}
+	}
+}
