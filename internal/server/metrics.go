@@ -110,13 +110,13 @@ func (a *wireAcc) add(r transport.WireRates) {
 // that peak count is averaged (a single interval describes half a second of
 // a run whose traffic drifts as the bots spread out), and once an interval
 // with the peak count at both of its ends exists, intervals that straddle a
-// join or a leave are no longer mixed in.
-func (m *metrics) sampleWire(h transport.Host, peers int) {
+// join or a leave are no longer mixed in. It returns the sample taken.
+func (m *metrics) sampleWire(h transport.Host, peers int) transport.WireRates {
 	r := h.WireRates()
 	stable := peers == m.wirePrev
 	m.wirePrev = peers
 	if r.Interval <= 0 {
-		return
+		return r
 	}
 	switch {
 	case !m.wireTaken || peers > m.wirePeers || (peers == m.wirePeers && stable && !m.wireStable):
@@ -126,6 +126,7 @@ func (m *metrics) sampleWire(h transport.Host, peers int) {
 	case peers == m.wirePeers && (stable || !m.wireStable):
 		m.wire.add(r)
 	}
+	return r
 }
 
 // recordSensing adds the sensor checks of the tick record last added.

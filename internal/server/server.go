@@ -137,6 +137,7 @@ type Server struct {
 	started   time.Time
 	lastWrite time.Time
 	http      *metricsHTTP // nil without [metrics] http_listen
+	prom      *promExport  // nil without [metrics] prometheus_listen
 	lastSlow  time.Time
 	slowQuiet int64 // slow ticks not logged since the last line
 	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
@@ -240,8 +241,24 @@ func (s *Server) Listen() error {
 		s.http = m
 	}
 	s.attach(h)
+	if a := s.cfg.Metrics.PrometheusListen; a != "" {
+		p := newPromExport(s.reported)
+		if err := p.listen(a, defaultPromLimits); err != nil {
+			if s.http != nil {
+				s.http.stop()
+			}
+			h.Close()
+			s.closeAdmin()
+			return err
+		}
+		s.prom = p
+	}
 	return nil
 }
+
+// PrometheusURL is the URL of the Prometheus exposition, "" without
+// [metrics] prometheus_listen.
+func (s *Server) PrometheusURL() string { return s.prom.url() }
 
 // MetricsURL is the URL the metrics document is served at, "" without
 // [metrics] http_listen.
@@ -369,6 +386,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.http != nil {
 		defer s.http.stop()
 	}
+	if s.prom != nil {
+		defer s.prom.stop()
+	}
 	defer s.closeAdmin()
 	if s.adm != nil {
 		s.adm.Serve(s.handleAdmin)
@@ -458,7 +478,13 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.met.record(start, total, &ph, build, send)
 	s.met.recordSensing(s.sim.SensorChecks)
 	if s.tick%wireSampleTicks == 0 {
-		s.met.sampleWire(s.host, len(s.viewers))
+		r := s.met.sampleWire(s.host, len(s.viewers))
+		if s.prom != nil {
+			s.prom.addWire(r)
+		}
+	}
+	if s.prom != nil {
+		s.prom.publish(s, total)
 	}
 	if ms(total) > s.cfg.SlowTick() {
 		cpu1, ok := cpuTime()
