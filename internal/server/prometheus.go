@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/net/netutil"
 
+	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -39,14 +40,35 @@ var defaultPromLimits = promLimits{
 // 0.1 ms below 2 ms.
 var PromTickBuckets = func() []float64 {
 	var b []float64
+	// Divisions, not products: i/10000 is the double nearest the decimal,
+	// so the exposition reads le="0.0012", not le="0.0012000000000000001".
 	for i := 1; i <= 20; i++ {
-		b = append(b, float64(i)*0.0001)
+		b = append(b, float64(i)/10000)
 	}
 	for i := 9; i <= 80; i++ {
-		b = append(b, float64(i)*0.00025)
+		b = append(b, float64(i)/4000)
 	}
 	return append(b, 0.0225, 0.025, 0.030, 1.0/30, 0.040, 0.050, 1.0/15, 0.100, 0.250, 0.500, 1.0)
 }()
+
+// PrometheusMap maps the reference server's exposition onto the
+// server_tick figures (docs/metrics.md shows it as a profile block): what
+// a profile gating the reference server through Prometheus alone writes.
+// rss_kb and cpu_pct come from the process_* defaults.
+var PrometheusMap = promsource.Map{
+	"tick_ms":                      {Histogram: "scalegate_tick_duration_seconds", Scale: ptr(1000.0)},
+	"peers":                        {Gauge: "scalegate_peers"},
+	"entities":                     {Gauge: "scalegate_entities"},
+	"contacts":                     {Gauge: "scalegate_contacts"},
+	"shots_fired_total":            {Gauge: "scalegate_shots_fired_total"},
+	"despawns_total":               {Gauge: "scalegate_despawns_total"},
+	"dropped_ticks":                {Gauge: "scalegate_dropped_ticks_total"},
+	"load_factor":                  {Gauge: "scalegate_governor_load_factor"},
+	"congestion_min_send_hz":       {Gauge: "scalegate_congestion_min_send_hz"},
+	"congestion_recovered_send_hz": {Gauge: "scalegate_congestion_recovered_send_hz"},
+	"wire_out_kbs":                 {CounterRate: "scalegate_wire_sent_bytes_total", Scale: ptr(0.001)},
+	"transport":                    {Info: "scalegate_server_info", Label: "transport"},
+}
 
 // promExport is the reference server's Prometheus exposition ([metrics]
 // prometheus_listen): the same figures as the metrics file, with the same
@@ -64,7 +86,6 @@ type promExport struct {
 	loadFactor, interestScale                   atomicFloat
 	ccMinHz, ccRecoveredHz, ccMaxLoss           atomicFloat
 	wireOutBytes, wireInBytes, wireOutDatagrams atomicFloat
-	wireSamples                                 atomic.Int64
 	ln                                          net.Listener
 	srv                                         *http.Server
 	served                                      chan struct{}
@@ -116,9 +137,9 @@ func newPromExport(transportName string) *promExport {
 		gauge("scalegate_congestion_min_send_hz", "Lowest snapshot send rate any peer was at, run-long watermark (the file's congestion_min_send_hz).", f(&p.ccMinHz)),
 		gauge("scalegate_congestion_recovered_send_hz", "How far the lowest send rate climbed back (the file's congestion_recovered_send_hz).", f(&p.ccRecoveredHz)),
 		gauge("scalegate_congestion_max_loss", "Highest transport loss estimate any peer showed (the file's congestion_max_loss).", f(&p.ccMaxLoss)),
-		counter("scalegate_wire_sent_bytes_total", "Socket-level bytes sent (framing, compression, encryption included; IP/UDP headers excluded), added every 30 ticks.", f(&p.wireOutBytes)),
-		counter("scalegate_wire_received_bytes_total", "Socket-level bytes received, added every 30 ticks.", f(&p.wireInBytes)),
-		counter("scalegate_wire_sent_datagrams_total", "Datagrams sent, added every 30 ticks.", f(&p.wireOutDatagrams)),
+		counter("scalegate_wire_sent_bytes_total", "Socket-level bytes sent (framing, compression, encryption included; IP/UDP headers excluded), added every tick.", f(&p.wireOutBytes)),
+		counter("scalegate_wire_received_bytes_total", "Socket-level bytes received, added every tick.", f(&p.wireInBytes)),
+		counter("scalegate_wire_sent_datagrams_total", "Datagrams sent, added every tick.", f(&p.wireOutDatagrams)),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

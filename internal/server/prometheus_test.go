@@ -19,23 +19,6 @@ import (
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// ReferenceMap is the mapping of the reference server's exposition onto
-// the server_tick figures (docs/metrics.md shows the same block).
-var ReferenceMap = promsource.Map{
-	"tick_ms":                      {Histogram: "scalegate_tick_duration_seconds", Scale: ptr(1000.0)},
-	"peers":                        {Gauge: "scalegate_peers"},
-	"entities":                     {Gauge: "scalegate_entities"},
-	"contacts":                     {Gauge: "scalegate_contacts"},
-	"shots_fired_total":            {Gauge: "scalegate_shots_fired_total"},
-	"despawns_total":               {Gauge: "scalegate_despawns_total"},
-	"dropped_ticks":                {Gauge: "scalegate_dropped_ticks_total"},
-	"load_factor":                  {Gauge: "scalegate_governor_load_factor"},
-	"congestion_min_send_hz":       {Gauge: "scalegate_congestion_min_send_hz"},
-	"congestion_recovered_send_hz": {Gauge: "scalegate_congestion_recovered_send_hz"},
-	"wire_out_kbs":                 {CounterRate: "scalegate_wire_sent_bytes_total", Scale: ptr(0.001)},
-	"transport":                    {Info: "scalegate_server_info", Label: "transport"},
-}
-
 // promServer is a test server on a fake host with the Prometheus endpoint
 // on an ephemeral loopback port and n joined peers.
 func promServer(t *testing.T, n int) (*testServer, *promsource.Scraper) {
@@ -73,7 +56,7 @@ func TestPrometheusMatchesFile(t *testing.T) {
 	if !strings.HasPrefix(sc.URL, "http://127.0.0.1:") {
 		t.Fatalf("an empty host must bind loopback, got %s", sc.URL)
 	}
-	src, err := promsource.New(promsource.Config{Scraper: *sc, Map: ReferenceMap, Start: time.Now()})
+	src, err := promsource.New(promsource.Config{Scraper: *sc, Map: PrometheusMap, Start: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +91,15 @@ func TestPrometheusMatchesFile(t *testing.T) {
 	if b.Strings["transport"] != st.Transport {
 		t.Errorf("transport %q vs %q", b.Strings["transport"], st.Transport)
 	}
-	// 10 wire samples (every 30 ticks) of the fake host's 64,000 B/s over a
-	// 1 s interval: 640,000 bytes sent.
-	if d := b.Details["wire_out_kbs"]; d.Increase == nil || *d.Increase != 640000 {
-		t.Errorf("wire bytes %v, want 640000", d.Increase)
+	// With the export on, the wire is sampled every tick: 300 samples of
+	// the fake host's 64,000 B/s over a 1 s interval are 19.2 MB sent, and
+	// the file, summing the same samples over 30-tick intervals, still
+	// reads 64 KB/s.
+	if d := b.Details["wire_out_kbs"]; d.Increase == nil || *d.Increase != 300*64000 {
+		t.Errorf("wire bytes %v, want %d", d.Increase, 300*64000)
+	}
+	if st.WireOutKBs != 64 || st.WirePeers != 8 {
+		t.Errorf("file wire %v KB/s at %d peers, want 64 at 8", st.WireOutKBs, st.WirePeers)
 	}
 	p99, ok := b.Phase("tick_ms", "p99")
 	bounds := b.Details["tick_ms"].Bounds["p99"]
@@ -217,7 +205,7 @@ func TestPrometheusOnlyServer(t *testing.T) {
 	for range 31 {
 		ts.realTick()
 	}
-	if err := promsource.Ready(context.Background(), sc, ReferenceMap); err != nil {
+	if err := promsource.Ready(context.Background(), sc, PrometheusMap); err != nil {
 		t.Fatal(err)
 	}
 }

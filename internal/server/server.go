@@ -138,8 +138,11 @@ type Server struct {
 	lastWrite time.Time
 	http      *metricsHTTP // nil without [metrics] http_listen
 	prom      *promExport  // nil without [metrics] prometheus_listen
-	lastSlow  time.Time
-	slowQuiet int64 // slow ticks not logged since the last line
+	// wirePending sums the per-tick wire samples taken for prom until the
+	// next 30-tick interval of the metrics file.
+	wirePending wireAcc
+	lastSlow    time.Time
+	slowQuiet   int64 // slow ticks not logged since the last line
 	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
 	lastKickLog time.Time
 	kickQuiet   int64
@@ -477,14 +480,21 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.gov.observe(ms(total))
 	s.met.record(start, total, &ph, build, send)
 	s.met.recordSensing(s.sim.SensorChecks)
-	if s.tick%wireSampleTicks == 0 {
-		r := s.met.sampleWire(s.host, len(s.viewers))
-		if s.prom != nil {
-			s.prom.addWire(r)
-		}
-	}
 	if s.prom != nil {
+		// The Prometheus byte counters take the traffic every tick, so a
+		// rate over a scrape window is exact to a tick at its edges; the
+		// metrics file still keeps 30-tick intervals, the same samples
+		// summed.
+		r := s.host.WireRates()
+		s.prom.addWire(r)
+		s.wirePending.add(r)
+		if s.tick%wireSampleTicks == 0 {
+			s.met.keepWire(s.wirePending.rates(), len(s.viewers))
+			s.wirePending = wireAcc{}
+		}
 		s.prom.publish(s, total)
+	} else if s.tick%wireSampleTicks == 0 {
+		s.met.sampleWire(s.host, len(s.viewers))
 	}
 	if ms(total) > s.cfg.SlowTick() {
 		cpu1, ok := cpuTime()

@@ -1,0 +1,56 @@
+package promsource_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/promsource"
+)
+
+// TestBlockMatchesSchema: the block a Prometheus source renders is a
+// #PrometheusServerTick (schema/server_tick.cue), and a swarm report
+// embedding it passes #Report, the gate's hard report_schema check; a
+// block without its prometheus object does not.
+func TestBlockMatchesSchema(t *testing.T) {
+	src, err := promsource.New(promsource.Config{Map: promsource.Map{
+		"tick_ms": {Histogram: "h_seconds", Scale: ptr(1000)},
+		"peers":   {Gauge: "p"},
+	}, Start: time.Unix(0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, body := range []string{
+		"# TYPE h_seconds histogram\nh_seconds_bucket{le=\"0.01\"} 5\nh_seconds_bucket{le=\"+Inf\"} 5\nh_seconds_sum 0.02\nh_seconds_count 5\n# TYPE p gauge\np 3\n",
+		"# TYPE h_seconds histogram\nh_seconds_bucket{le=\"0.01\"} 9\nh_seconds_bucket{le=\"+Inf\"} 10\nh_seconds_sum 0.2\nh_seconds_count 10\n# TYPE p gauge\np 4\n",
+	} {
+		f, _, _ := promsource.ChooseFormat("text/plain", "")
+		fams, err := promsource.Parse(strings.NewReader(body), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Record(time.Unix(int64(i), 0), fams, true)
+	}
+	b, err := json.Marshal(src.Final())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gate.ValidateJSON("#PrometheusServerTick", "block.json", b); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	rep := `{"schema_version":6,"transport":"enet","clients":1,"clients_connected":1,"asserts":[],"passed":true,"server_tick":` + string(b) + `}`
+	if err := gate.ValidateJSON("#Report", "report.json", []byte(rep)); err != nil {
+		t.Fatalf("report embedding the block: %v", err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	delete(m, "prometheus")
+	bad, _ := json.Marshal(m)
+	if err := gate.ValidateJSON("#Report", "report.json", []byte(`{"schema_version":6,"transport":"enet","clients":1,"clients_connected":1,"asserts":[],"passed":true,"server_tick":`+string(bad)+`}`)); err == nil {
+		t.Fatal("a prometheus-sourced block without its prometheus object passed #Report")
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
