@@ -54,3 +54,38 @@ func TestBlockMatchesSchema(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestServerMetricsSchema: schema/server_metrics.cue's #ServerMetrics (for
+// a profile's server.metrics block) takes the reference map and the file
+// default, and refuses what Map.Validate would refuse by shape.
+func TestServerMetricsSchema(t *testing.T) {
+	refMap, err := json.Marshal(map[string]any{"tick_ms": map[string]any{"histogram": "game_tick_duration_seconds", "scale": 1000, "quantiles": []string{"p95", "p99"}},
+		"peers": map[string]any{"gauge": "game_players", "labels": map[string]string{"state": "joined"}}, "transport": map[string]any{"info": "i", "label": "transport"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"source": "prometheus", "url": "http://127.0.0.1:{metrics_port}/metrics", "map": ` + string(refMap) + `}`, true},
+		{`{}`, true},
+		{`{"source": "file"}`, true},
+		{`{"source": "prometheus", "url": "ftp://x"}`, false},
+		{`{"source": "prometheus"}`, false},
+		{`{"source": "prometheus", "url": "http://x", "map": {"peers": {"gauge": "a", "counter_rate": "b"}}}`, false},
+		{`{"source": "prometheus", "url": "http://x", "map": {"peers": {"labels": {"a": "b"}}}}`, false},
+		{`{"source": "prometheus", "url": "http://x", "map": {"peers": {"gauge": "a-b"}}}`, false},
+		{`{"source": "prometheus", "url": "http://x", "map": {"peers": {"gauge": "a", "scale": 0}}}`, false},
+		{`{"source": "prometheus", "url": "http://x", "map": {"peers": {"gauge": "a", "labels": {"le": "1"}}}}`, false},
+		{`{"source": "prometheus", "url": "http://x", "map": {"peers": {"gauge": "a", "bogus": 1}}}`, false},
+		{`{"source": "prometheus", "url": "http://x", "map": {"tick_ms": {"histogram": "a", "quantiles": ["p42"]}}}`, false},
+		{`{"source": "prometheus", "url": "http://x", "fallback_format": "json"}`, false},
+		{`{"source": "file", "url": "http://x"}`, false},
+	} {
+		err := gate.ValidateJSON("#ServerMetrics", "metrics.json", []byte(c.doc))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok=%v", c.doc, err, c.ok)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,4 +315,73 @@ func ptrOr(p *float64) float64 {
 		return math.NaN()
 	}
 	return *p
+}
+
+// TestPrometheusOnlySlowTickFails gates the reference server through its
+// Prometheus endpoint alone (no metrics file at all): with the
+// extra_tick_ms fault adding 20 ms of work to every tick, the swarm's
+// --assert-max-tick-ms 16.6 fails on the histogram's p99, and a renamed
+// series leaves its assert unevaluable — failed, with the selector named
+// in the report.
+func TestPrometheusOnlySlowTickFails(t *testing.T) {
+	dir := t.TempDir()
+	srv := startRefServerConf(t, dir, "", `[server]
+port = 0
+max_peers = 64
+[security]
+connect_rate_limit_count = 100000
+connect_rate_limit_window_s = 1
+max_connections_per_ip = 1024
+[metrics]
+prometheus_listen = "127.0.0.1:0"
+[faults]
+extra_tick_ms = 20
+`)
+	var promURL string
+	select {
+	case promURL = <-srv.prom:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the server never announced its Prometheus endpoint")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "metrics.json")); err == nil {
+		t.Fatal("a metrics file was written")
+	}
+	m := promsource.Map{}
+	for k, v := range server.PrometheusMap {
+		m[k] = v
+	}
+	m["entities"] = promsource.Figure{Gauge: "scalegate_entities_renamed"}
+	mb, _ := json.Marshal(m)
+	mapPath := filepath.Join(dir, "map.json")
+	if err := os.WriteFile(mapPath, mb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, rep, _ := swarmCLI(t, 120*time.Second, "127.0.0.1", srv.port, "--clients", "4", "--duration", "4",
+		"--server-metrics-prometheus", promURL, "--server-metrics-map", mapPath,
+		"--assert-max-tick-ms", "16.6", "--assert-min-entities", "1", "--assert-max-rss-growth-kb", "1000000")
+	if code != 1 {
+		t.Fatalf("swarm exit %d, want 1 (asserts failed)", code)
+	}
+	got := map[string]report.AssertResult{}
+	for _, a := range rep.Asserts {
+		got[a.Name] = a
+	}
+	tick, ent, rss := got["assert-max-tick-ms"], got["assert-min-entities"], got["assert-max-rss-growth-kb"]
+	if tick.Passed || tick.Measured == nil || *tick.Measured < 20 {
+		t.Errorf("tick assert %+v: want failed with p99 ≥ 20 ms", tick)
+	}
+	if ent.Passed || ent.Measured != nil {
+		t.Errorf("entities assert %+v: want unevaluable", ent)
+	}
+	if !rss.Passed || rss.Measured == nil {
+		t.Errorf("rss growth assert %+v: want passed from process_resident_memory_bytes", rss)
+	}
+	var blk struct {
+		Prom struct {
+			Missing map[string]string `json:"missing"`
+		} `json:"prometheus"`
+	}
+	if err := json.Unmarshal(rep.ServerTick, &blk); err != nil || !strings.Contains(blk.Prom.Missing["entities"], "scalegate_entities_renamed not found") {
+		t.Errorf("missing %v (%v)", blk.Prom.Missing, err)
+	}
 }
