@@ -73,7 +73,9 @@ func TestMalformed(t *testing.T) {
 // nobody listening are errors naming the URL.
 func TestScrapeErrors(t *testing.T) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/notyet", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "warming up", http.StatusServiceUnavailable) })
+	mux.HandleFunc("/notyet", func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "warming up", http.StatusServiceUnavailable)
+	})
 	mux.HandleFunc("/huge", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write(bytes.Repeat([]byte("# comment line\n"), 100))

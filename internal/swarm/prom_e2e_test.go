@@ -91,10 +91,12 @@ func bucketOf(upper, cum []float64, j float64) (lo, hi float64) {
 //     same writes within the clock-tick resolution (10 ms a reading) and
 //     the tick each read may lag its write by;
 //   - the swarm's server_tick (from Prometheus, over the hold) carries the
-//     same entities, and a wire KB/s per client within 5 % of the file's
-//     (the file keeps the peak peer count's 30-tick intervals, the swarm
-//     the hold between two scrapes: nearly the same stretch of traffic,
-//     not exactly).
+//     same entities, and a wire KB/s per client within 25 % of the file's:
+//     the file keeps the peak peer count's 30-tick intervals, the swarm the
+//     hold between two scrapes, and traffic drifts between them (0.1 % apart
+//     on a quiet machine, 7 % with the race detector slowing the server to
+//     70 ms ticks). This bound catches a unit or a division gone wrong; the
+//     exact check of the byte counter is TestPrometheusMatchesFile.
 //
 // It logs both sources' figures side by side.
 func TestPrometheusAgreesWithFile(t *testing.T) {
@@ -290,7 +292,7 @@ prometheus_listen = "127.0.0.1:0"
 	if *blk.Entities != float64(last.Entities) {
 		t.Errorf("entities: swarm block %v, file %d", *blk.Entities, last.Entities)
 	}
-	if math.Abs(*blk.PerClient-last.WireOutKBsPerClient) > 0.05*last.WireOutKBsPerClient {
+	if math.Abs(*blk.PerClient-last.WireOutKBsPerClient) > 0.25*last.WireOutKBsPerClient {
 		t.Errorf("wire KB/s per client: prometheus over the hold %.3f, file %.3f", *blk.PerClient, last.WireOutKBsPerClient)
 	}
 
