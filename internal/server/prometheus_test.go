@@ -72,7 +72,7 @@ func TestPrometheusMatchesFile(t *testing.T) {
 	}
 	st := ts.met.build(snapshotInputs{cc: ts.cc, peers: len(ts.viewers), entities: ts.sim.World.Len(),
 		dropped: ts.droppedTicks(), transport: ts.reported, gov: ts.gov,
-		world: worldFigures{contacts: ts.sim.ContactEntries, weapons: ts.sim.Weapons}})
+		world: worldFigures{contacts: ts.sim.ContactEntries, projectiles: ts.sim.ProjectilesLive(), weapons: ts.sim.Weapons}})
 	b := src.Final()
 	if st.TicksSampled != 300 || st.Peers != 8 {
 		t.Fatalf("file: %d ticks, %d peers", st.TicksSampled, st.Peers)
@@ -83,6 +83,11 @@ func TestPrometheusMatchesFile(t *testing.T) {
 		"dropped_ticks": float64(st.DroppedTicks), "load_factor": st.LoadFactor,
 		"congestion_min_send_hz": st.CongestionMinSendHz, "congestion_recovered_send_hz": st.CongestionRecoveredSendHz,
 		"ticks_sampled": float64(st.TicksSampled), "ticks_total": float64(st.TicksTotal),
+		"projectiles_live": float64(st.ProjectilesLive), "hits_total": float64(st.HitsTotal),
+		"stores_released_total": float64(st.StoresReleasedTotal), "slow_ticks": float64(st.SlowTicks),
+		"inputs_accepted": float64(*st.InputsAccepted), "kicked": float64(st.Kicked),
+		"interest_scale": st.InterestScale, "degraded_ticks": float64(st.DegradedTicks),
+		"congestion_max_loss": st.CongestionMaxLoss,
 	} {
 		if got, ok := b.Number(name); !ok || got != want {
 			t.Errorf("%s: prometheus %v (%v), file %v", name, got, ok, want)
