@@ -185,3 +185,23 @@ func waitGone(t *testing.T, pid int) {
 	}
 	t.Errorf("hog %d still alive 10 s after its group was killed", pid)
 }
+
+// TestProcessCPU reads this test process's CPU time as getrusage sees it.
+func TestProcessCPU(t *testing.T) {
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	var ru syscall.Rusage
+	got, err := ProcessCPU(os.Getpid())
+	if err2 := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	after := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	// /proc's figure is in clock ticks and read first: at most a tick (10 ms) under getrusage's
+	// and never above it by more than a tick of rounding.
+	if got <= 0 || got > after+10*time.Millisecond || got < after-20*time.Millisecond {
+		t.Errorf("ProcessCPU %v, getrusage %v", got, after)
+	}
+	if _, err := ProcessCPU(-1); err == nil {
+		t.Error("ProcessCPU(-1): no error")
+	}
+}

@@ -150,3 +150,18 @@ func (s *Sampler) Stop() Series {
 	<-s.done
 	return s.Samples()
 }
+
+// ProcessCPU is a process's own user+system CPU time (every thread's, not its reaped
+// children's) as /proc/PID/stat reports it: the measurement tool compares a hog's figure with
+// what the sampler counted.
+func ProcessCPU(pid int) (time.Duration, error) {
+	hz, err := clockTicks()
+	if err != nil {
+		return 0, errClockTicks(err)
+	}
+	p, err := newReader("/proc").procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(p.cpu) * time.Second / time.Duration(hz), nil
+}
