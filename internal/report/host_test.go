@@ -51,7 +51,7 @@ func validate(d cue.Value, v any) error {
 	if err != nil {
 		return err
 	}
-	return d.Unify(d.Context().CompileBytes(b)).Validate(cue.Concrete(true), cue.All())
+	return d.Unify(cuecontext.New().CompileBytes(b)).Validate(cue.Concrete(true), cue.All())
 }
 
 func fp(v float64) *float64 { return &v }
