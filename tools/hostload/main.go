@@ -178,7 +178,7 @@ func summary(s hostload.Series, start, end time.Time, load0 string, hogCPU time.
 		fmt.Printf("missing %s: %s\n", k, why)
 	}
 	d := hostload.Decide(h, hostload.DefaultPolicy())
-	fmt.Printf("decision     %s: %s\n", d.State, d.Reason)
+	fmt.Printf("decision     %s\n", d.Reason)
 	if withHog {
 		rate := hogCPU.Seconds() / end.Sub(start).Seconds()
 		fmt.Printf("hog          %.3f cores by its /proc/PID/stat", rate)
