@@ -180,7 +180,7 @@ func TestAdminTraceStartStop(t *testing.T) {
 	}
 	ts.h.recv(1, inputMsg(5))
 	ts.step() // after trace-stop: not recorded
-	tr, err := trace.ReadFile(filepath.Join(tdir, trace.FileName(1, 0)))
+	tr, err := trace.ReadFile(context.Background(), filepath.Join(tdir, trace.FileName(1, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}

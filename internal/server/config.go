@@ -247,7 +247,9 @@ func (c *Config) Validate() error {
 		{"world.test_projectile_rate", c.World.TestProjectileRate >= 0 && c.World.TestProjectileRate <= 10000, "must be 0 (off)..10000 per second"},
 		{"world.test_projectile_ttl_s", c.World.TestProjectileTTLS >= 1.0/TickHz && c.World.TestProjectileTTLS <= 600, "must be one tick (1/60 s)..600"},
 		{"metrics.tick_json_interval_ms", c.Metrics.TickJSONIntervalMs >= 10 && c.Metrics.TickJSONIntervalMs <= 600000, "must be 10..600000"},
-		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize, fmt.Sprintf("must be 0 (64 MiB) or ≥ %d (the header and one record)", trace.HeaderSize+trace.RecordSize)},
+		// Bounded above by what a reader loads, so every recording replays.
+		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize && c.Trace.MaxFileBytes <= trace.MaxFileBytes,
+			fmt.Sprintf("must be 0 (64 MiB) or %d (the header and one record) ..%d (64 MiB: the largest file a replay reads)", trace.HeaderSize+trace.RecordSize, trace.MaxFileBytes)},
 		{"metrics.slow_tick_ms", c.Metrics.SlowTickMs >= 0 && c.Metrics.SlowTickMs <= 10000, "must be 0 (default) ..10000"},
 		{"admin.socket", !strings.ContainsRune(c.Admin.Socket, 0), "must be a path (no NUL byte)"},
 	}

@@ -216,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	factories, traces, err := cfg.Mix.factories()
+	factories, traces, err := cfg.Mix.factories(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,7 +45,7 @@ func TestRecorderRollsAtCap(t *testing.T) {
 		if st.Size() > cap {
 			t.Fatalf("%s is %d bytes, over the %d cap", path, st.Size(), cap)
 		}
-		tr, err := ReadFile(path)
+		tr, err := ReadFile(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func TestRecorderNeverOverwrites(t *testing.T) {
 		t.Fatalf("existing file overwritten: %q", b)
 	}
 	for n, want := range map[int]Record{1: rec, 2: rec2} {
-		tr, err := ReadFile(filepath.Join(dir, FileName(2, n)))
+		tr, err := ReadFile(context.Background(), filepath.Join(dir, FileName(2, n)))
 		if err != nil || len(tr.Records) != 1 || tr.Records[0] != want {
 			t.Fatalf("trace_peer2_%d.flit: %+v, %v; want one record %+v", n, tr, err, want)
 		}
@@ -181,7 +182,7 @@ func TestRecorderChunks(t *testing.T) {
 	for p := uint32(0); p < 3; p++ {
 		var got []Record
 		for n := 0; n < 3; n++ {
-			tr, err := ReadFile(filepath.Join(dir, FileName(p, n)))
+			tr, err := ReadFile(context.Background(), filepath.Join(dir, FileName(p, n)))
 			if err != nil {
 				t.Fatal(err)
 			}
