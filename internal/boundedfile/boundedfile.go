@@ -107,6 +107,12 @@ func kindOf(m fs.FileMode) string {
 func Open(path string) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
+		// Reported as the open it stands for, as os.Open would: "open PATH:
+		// no such file or directory".
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open"
+		}
 		return nil, err
 	}
 	if k := kindOf(st.Mode()); k != "" {
