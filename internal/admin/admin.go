@@ -101,9 +101,13 @@ type Server struct {
 	path string
 	ln   *net.UnixListener
 	quit chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
-	sem  chan struct{}
+	// ctx ends when Close begins, like quit, for handlers whose work takes
+	// a context (a config read).
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+	sem    chan struct{}
 }
 
 // Listen binds the socket at path (mode 0600: the channel can reload the
@@ -126,7 +130,8 @@ func Listen(path string) (*Server, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("admin socket %s: %w", path, err)
 	}
-	return &Server{path: path, ln: ln, quit: make(chan struct{}), sem: make(chan struct{}, maxConns)}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{path: path, ln: ln, quit: make(chan struct{}), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxConns)}, nil
 }
 
 // clearStale removes a socket file nobody answers on.
@@ -233,12 +238,17 @@ func writeLines(c net.Conn, lines []string) {
 // selects on it to answer instead of hanging.
 func (s *Server) Quit() <-chan struct{} { return s.quit }
 
+// Context ends when Close begins: a handler's blocking work (reading a
+// file) takes it, so Close never waits on it.
+func (s *Server) Context() context.Context { return s.ctx }
+
 // Close stops accepting, waits for the connections being answered and
 // removes the socket file. It is safe to call more than once.
 func (s *Server) Close() error {
 	var err error
 	s.once.Do(func() {
 		close(s.quit)
+		s.cancel()
 		err = s.ln.Close()
 		s.wg.Wait()
 		if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {

@@ -72,7 +72,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return exitcode.Errorf(exitcode.Usage, "serve: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := loadServeConfig(fs, &f)
+	cfg, err := loadServeConfig(ctx, fs, &f)
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
@@ -83,7 +83,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
-	srv.SetReload(f.config, func() (server.Config, error) { return loadServeConfig(fs, &f) })
+	srv.SetReload(f.config, func(ctx context.Context) (server.Config, error) { return loadServeConfig(ctx, fs, &f) })
 	if err := srv.Listen(); err != nil {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))
 	}
@@ -106,8 +106,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 // loadServeConfig reads the config file and applies the flags that were
 // given on the command line (and only those: an unset flag keeps the
 // file's value).
-func loadServeConfig(fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
-	cfg, err := server.LoadConfig(f.config)
+func loadServeConfig(ctx context.Context, fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
+	cfg, err := server.LoadConfigContext(ctx, f.config)
 	if err != nil {
 		return cfg, err
 	}

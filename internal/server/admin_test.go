@@ -114,7 +114,7 @@ func TestAdminReload(t *testing.T) {
 	if n := len(ts.h.messagesOf(1, proto.TypeSnapshot)) - sent; ts.cc.on || n != 6 {
 		t.Fatalf("controller on %v, %d snapshots in 6 ticks after switching it off; want off and 6", ts.cc.on, n)
 	}
-	ts.SetReload("s.toml", func() (Config, error) {
+	ts.SetReload("s.toml", func(context.Context) (Config, error) {
 		return Config{}, &ConfigError{File: "s.toml", Key: "world.x", Msg: "unknown key"}
 	})
 	if got := ts.reloadConfig(); !strings.HasPrefix(got[0], admin.ErrorPrefix) || !strings.Contains(got[0], "nothing changed") {

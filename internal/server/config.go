@@ -1,10 +1,10 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/trace"
 )
 
@@ -161,17 +162,36 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("config %s: %s: %s", e.File, e.Key, e.Msg)
 }
 
+// MaxConfigBytes bounds a config file: a complete one is about 3 KB.
+const MaxConfigBytes = 1 << 20
+
 // LoadConfig reads a TOML file over the defaults. Unknown keys are errors
 // naming the key; so are values out of range (Validate).
 func LoadConfig(path string) (Config, error) {
-	cfg := DefaultConfig()
+	return LoadConfigContext(context.Background(), path)
+}
+
+// LoadConfigContext is LoadConfig abandoning the read when ctx ends (an
+// admin reload that cannot finish never holds the server). Only a regular
+// file of at most MaxConfigBytes is read: a FIFO or a device put in the
+// config's place is refused without blocking.
+func LoadConfigContext(ctx context.Context, path string) (Config, error) {
 	if path == "" {
+		cfg := DefaultConfig()
 		return cfg, cfg.Validate()
 	}
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(ctx, path, MaxConfigBytes)
 	if err != nil {
-		return cfg, &ConfigError{File: path, Key: "(file)", Msg: err.Error()}
+		return DefaultConfig(), &ConfigError{File: path, Key: "(file)", Msg: err.Error()}
 	}
+	return ParseConfig(path, b)
+}
+
+// ParseConfig decodes a TOML config (named file in errors) over the
+// defaults and validates it.
+func ParseConfig(file string, b []byte) (Config, error) {
+	cfg := DefaultConfig()
+	path := file
 	md, err := toml.Decode(string(b), &cfg)
 	if err != nil {
 		var pe toml.ParseError
