@@ -167,9 +167,18 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	if err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}
-	for name, v := range map[string]float64{"duration": f.durationS, "ramp-ms": f.rampMs, "rss-sample-interval-s": f.rssS, "timeout-s": f.timeoutS, "test-busy-us": f.testBusyUs} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", name, v)
+	for _, d := range []struct {
+		name string
+		v    float64
+		unit time.Duration
+	}{{"duration", f.durationS, time.Second}, {"ramp-ms", f.rampMs, time.Millisecond}, {"rss-sample-interval-s", f.rssS, time.Second},
+		{"timeout-s", f.timeoutS, time.Second}, {"test-busy-us", f.testBusyUs, time.Microsecond}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
+			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", d.name, d.v)
+		}
+		// Checked before the conversion, which would overflow.
+		if limit := float64(swarm.MaxDuration / d.unit); d.v > limit {
+			return fmt.Errorf("swarm: --%s must be at most %g (7 days), got %g", d.name, limit, d.v)
 		}
 	}
 	if f.rssS <= 0 || f.timeoutS <= 0 {

@@ -33,6 +33,10 @@ import (
 const (
 	DefaultClients           = 32
 	DefaultDuration          = 30 * time.Second
+	// MaxDuration bounds --duration (and every other time given in
+	// seconds): 7 days. A float of seconds past about 292 years overflows
+	// a time.Duration into a negative one.
+	MaxDuration = 7 * 24 * time.Hour
 	DefaultRateHz            = 60
 	DefaultTransport         = "enet"
 	DefaultRamp              = 20 * time.Millisecond
