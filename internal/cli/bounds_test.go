@@ -20,6 +20,9 @@ func TestDurationFlagsBounded(t *testing.T) {
 		{[]string{"--duration", "1e308"}, "--duration must be at most 604800 (7 days), got 1e+308"},
 		{[]string{"--ramp-ms", "1e18"}, "--ramp-ms must be at most 6.048e+08 (7 days)"},
 		{[]string{"--timeout-s", "1e300"}, "--timeout-s must be at most 604800"},
+		// 1e-300 Hz made the loop interval overflow into a negative one: the
+		// swarm flooded (572,915 Inputs in 3 s from 2 clients).
+		{[]string{"--rate", "1e-300"}, "rate must be in [1, 1000] Hz, got 1e-300"},
 	} {
 		env, _, stderr := serveEnv()
 		code := Run(context.Background(), env, append([]string{"swarm", "127.0.0.1", "9"}, tc.args...))

@@ -31,13 +31,15 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultClients           = 32
-	DefaultDuration          = 30 * time.Second
+	DefaultClients  = 32
+	DefaultDuration = 30 * time.Second
 	// MaxDuration bounds --duration (and every other time given in
 	// seconds): 7 days. A float of seconds past about 292 years overflows
 	// a time.Duration into a negative one.
-	MaxDuration = 7 * 24 * time.Hour
-	DefaultRateHz            = 60
+	MaxDuration   = 7 * 24 * time.Hour
+	DefaultRateHz = 60
+	// MinRateHz is the lowest Input and worker loop rate.
+	MinRateHz                = 1
 	DefaultTransport         = "enet"
 	DefaultRamp              = 20 * time.Millisecond
 	DefaultRSSSampleInterval = 30 * time.Second
@@ -160,8 +162,11 @@ func (c *Config) Validate() error {
 	if c.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("duration must be > 0, got %s", c.Duration))
 	}
-	if !(c.RateHz > 0 && c.RateHz <= 1000) {
-		errs = append(errs, fmt.Errorf("rate must be in (0, 1000] Hz, got %g", c.RateHz))
+	// The rate is also the worker loop's: below 1 Hz a client's transport
+	// is serviced too rarely to keep its connection, and a rate near 0
+	// made the loop interval overflow into a negative one (a flood).
+	if !(c.RateHz >= MinRateHz && c.RateHz <= 1000) {
+		errs = append(errs, fmt.Errorf("rate must be in [%g, 1000] Hz, got %g", float64(MinRateHz), c.RateHz))
 	}
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
