@@ -7,12 +7,12 @@ import (
 	"net"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/scalegate/scalegate/internal/boundedfile"
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/trace"
 )
 
@@ -90,8 +90,9 @@ type NetworkConfig struct {
 // MetricsConfig is [metrics].
 type MetricsConfig struct {
 	TickJSONPath string `toml:"tick_json_path"`
-	// HTTPListen ("host:port") serves the metrics document over HTTP at
-	// /metrics as well; "" = no HTTP endpoint.
+	// HTTPListen serves the metrics document over HTTP at /metrics as
+	// well: "PORT" on loopback, ":PORT" on every interface, "IP:PORT" on
+	// that address; "" = no HTTP endpoint.
 	HTTPListen         string  `toml:"http_listen"`
 	TickJSONIntervalMs int     `toml:"tick_json_interval_ms"`
 	SlowTickMs         float64 `toml:"slow_tick_ms"` // 0: 12.5 ms (3/4 of the 60 Hz period)
@@ -243,7 +244,7 @@ func (c *Config) Validate() error {
 	checks := []check{
 		{"server.port", c.Server.Port >= 0 && c.Server.Port <= 65535, "must be 0..65535"},
 		{"server.bind", net.ParseIP(c.Server.Bind) != nil, "must be an IP address (127.0.0.1 keeps the server on loopback; 0.0.0.0 or :: every interface)"},
-		{"metrics.http_listen", c.Metrics.HTTPListen == "" || validHostPort(c.Metrics.HTTPListen), "must be HOST:PORT (e.g. 127.0.0.1:9100, :9100), or empty for none"},
+		{"metrics.http_listen", c.Metrics.HTTPListen == "" || validListen(c.Metrics.HTTPListen), "must be PORT (loopback: 9100), :PORT (every interface: :9100) or IP:PORT (127.0.0.1:9100), or empty for none"},
 		{"server.max_peers", c.Server.MaxPeers >= 1 && c.Server.MaxPeers <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
 		{"server.transport", strings.TrimSpace(c.Server.Transport) != "", "must name a transport"},
 		{"server.idle_timeout_s", c.Server.IdleTimeoutS >= 1 && c.Server.IdleTimeoutS <= 3600, "must be 1..3600"},
@@ -282,13 +283,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func validHostPort(s string) bool {
-	_, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return false
-	}
-	p, err := strconv.Atoi(port)
-	return err == nil && p >= 0 && p <= 65535
+// validListen accepts what boundedhttp.ResolveAddr resolves.
+func validListen(s string) bool {
+	_, err := boundedhttp.ResolveAddr(s)
+	return err == nil
 }
 
 // Workers is the effective number of sim workers (0 resolves to GOMAXPROCS).

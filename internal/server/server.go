@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/trace"
@@ -238,6 +239,9 @@ func (s *Server) Listen() error {
 			return err
 		}
 		s.http = m
+		if boundedhttp.AllInterfaces(m.addr()) {
+			s.log.Printf("metrics over HTTP on every interface (%s): anyone who can reach this machine can read them", m.addr())
+		}
 	}
 	s.attach(h)
 	return nil
