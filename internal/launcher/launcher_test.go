@@ -297,6 +297,53 @@ func TestWaitReady(t *testing.T) {
 	})
 }
 
+// TestWaitReadyNeverOutlivesTheTimeout: a readiness check that blocks
+// (a custom server made its metrics path a FIFO, and the check opened it)
+// cannot hold the wait past its timeout, nor past ctx; before, the gate sat
+// past ready_timeout_s for 10+ minutes.
+func TestWaitReadyNeverOutlivesTheTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	blocked := func() error { <-release; return nil } // ignores every context
+	p, _ := startShell(t, context.Background(), `sleep 300`, 100*time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- WaitReady(context.Background(), p, blocked, 200*time.Millisecond, 20*time.Millisecond) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not ready after 200ms") || !strings.Contains(err.Error(), "still running at the timeout") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitReady still waiting on a blocked check 30 s after a 200 ms timeout")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- WaitReady(ctx, p, blocked, time.Hour, 20*time.Millisecond) }()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitReady ignored its context while a check was blocked")
+	}
+	// A check that honours its context is told to stop at the timeout.
+	stopped := make(chan struct{})
+	err := WaitReadyContext(context.Background(), p, func(ctx context.Context) error {
+		<-ctx.Done()
+		close(stopped)
+		return ctx.Err()
+	}, 100*time.Millisecond, 20*time.Millisecond)
+	if err == nil {
+		t.Fatal("ready")
+	}
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the check's context did not end with the timeout")
+	}
+}
+
 func TestPortAllocatorDistinct(t *testing.T) {
 	var a PortAllocator
 	seen := map[int]bool{}
