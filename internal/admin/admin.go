@@ -114,24 +114,55 @@ type Server struct {
 // server's configuration, so only its user may connect). A socket file left
 // by a server that died is replaced; a path where a server answers, or that
 // is not a socket, is an error naming the path.
+//
+// The socket is never reachable by another user, not even for a moment:
+// bind creates the file with the process umask's mode (0777 under umask
+// 000), so binding at path and then chmod'ing it leaves a window in which
+// anyone may connect. Instead it is bound inside a fresh directory only
+// this user can enter (0700), chmod'ed to 0600 there, and hard-linked to
+// path, which fails if path appeared meanwhile (it never replaces a file).
+// The umask is process-wide and is not touched.
 func Listen(path string) (*Server, error) {
 	if err := clearStale(path); err != nil {
 		return nil, err
 	}
-	ln, err := listenUnix(path)
+	ln, err := listenPrivate(path)
 	if err != nil {
-		return nil, fmt.Errorf("admin socket %s: %w", path, err)
-	}
-	// Close must not unlink through a /proc/self/fd alias (listenUnix);
-	// the socket file is removed by its real path.
-	ln.SetUnlinkOnClose(false)
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		os.Remove(path)
 		return nil, fmt.Errorf("admin socket %s: %w", path, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{path: path, ln: ln, quit: make(chan struct{}), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxConns)}, nil
+}
+
+// listenPrivate binds a 0600 socket in a private directory beside path and
+// links it to path (see Listen). The directory and the temporary name are
+// removed whatever happens.
+func listenPrivate(path string) (*net.UnixListener, error) {
+	priv, err := os.MkdirTemp(filepath.Dir(path), ".admin-")
+	if err != nil {
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	defer os.RemoveAll(priv)
+	if err := os.Chmod(priv, 0o700); err != nil { // MkdirTemp's 0700 less the umask; never more
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	tmp := filepath.Join(priv, "s")
+	ln, err := listenUnix(tmp)
+	if err != nil {
+		return nil, err
+	}
+	// Close must not unlink: the listener's own name is the temporary one
+	// (or a /proc/self/fd alias); the socket file is removed by its path.
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }
 
 // clearStale removes a socket file nobody answers on.
