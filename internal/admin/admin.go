@@ -61,8 +61,10 @@ func Usage() string {
 }
 
 // Parse checks a command line: a known command with its number of
-// arguments, printable UTF-8, at most MaxLine bytes. Fields are separated
-// by spaces or tabs; an argument cannot contain one.
+// arguments, printable UTF-8, at most MaxLine bytes. The command name ends
+// at the first space or tab. A command that takes an argument (trace-start
+// DIR) takes the rest of the line, without the spaces and tabs around it,
+// so a directory may contain spaces (not start or end with one).
 func Parse(line string) (Command, error) {
 	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 	if len(line) > MaxLine {
@@ -71,18 +73,27 @@ func Parse(line string) (Command, error) {
 	if !utf8.ValidString(line) || strings.ContainsFunc(line, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
 		return Command{}, errors.New("command line is not printable UTF-8")
 	}
-	f := strings.Fields(line)
-	if len(f) == 0 {
+	line = strings.Trim(line, " \t")
+	if line == "" {
 		return Command{}, fmt.Errorf("empty command (commands: %s)", Usage())
 	}
-	usage, ok := commands[f[0]]
-	if !ok {
-		return Command{}, fmt.Errorf("unknown command %q (commands: %s)", f[0], Usage())
+	name, rest := line, ""
+	if i := strings.IndexAny(line, " \t"); i >= 0 {
+		name, rest = line[:i], strings.Trim(line[i+1:], " \t")
 	}
-	if want := len(strings.Fields(usage)) - 1; len(f)-1 != want {
+	usage, ok := commands[name]
+	if !ok {
+		return Command{}, fmt.Errorf("unknown command %q (commands: %s)", name, Usage())
+	}
+	takes := len(strings.Fields(usage)) - 1 // 0 or 1: the one argument is the rest of the line
+	if (takes == 0) != (rest == "") {
 		return Command{}, fmt.Errorf("usage: %s", usage)
 	}
-	return Command{Name: f[0], Args: f[1:]}, nil
+	c := Command{Name: name}
+	if takes == 1 {
+		c.Args = []string{rest}
+	}
+	return c, nil
 }
 
 // Handler answers one parsed command with the lines to send back; a
@@ -289,14 +300,22 @@ func (s *Server) Close() error {
 	return err
 }
 
-// NotAnsweringError is a socket no server answers on.
+// NotAnsweringError is a socket no server answers on: nothing listens,
+// or the server took the connection and gave no answer in time (it
+// answers at most 8 connections at once, and gives a silent one 5 s to
+// send its line, so a crowd of silent connections delays everyone).
 type NotAnsweringError struct {
 	Path string
 	Err  error
+	// Connected: the server accepted the connection and did not answer.
+	Connected bool
 }
 
 // Error names the socket and says what to check.
 func (e *NotAnsweringError) Error() string {
+	if e.Connected {
+		return fmt.Sprintf("the server on admin socket %s took the connection but gave no answer: %v (it answers %d connections at once; others may be holding them)", e.Path, e.Err, maxConns)
+	}
 	return fmt.Sprintf("no server answers on admin socket %s: %v (is the server running with [admin] socket set to this path?)", e.Path, e.Err)
 }
 
@@ -326,7 +345,22 @@ func Do(ctx context.Context, path, line string) ([]string, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
 	_ = c.SetDeadline(deadline)
+	// A deadline or a cancelled ctx while sending or reading means the
+	// server did not answer: that is the server's state, not a fault here.
+	noAnswer := func(err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return &NotAnsweringError{Path: path, Err: cerr, Connected: true}
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return &NotAnsweringError{Path: path, Err: fmt.Errorf("no answer by the deadline (%w)", err), Connected: true}
+		}
+		return nil
+	}
 	if _, err := io.WriteString(c, line+"\n"); err != nil {
+		if na := noAnswer(err); na != nil {
+			return nil, na
+		}
 		return nil, fmt.Errorf("admin socket %s: send: %w", path, err)
 	}
 	var lines []string
@@ -336,10 +370,13 @@ func Do(ctx context.Context, path, line string) ([]string, error) {
 		lines = append(lines, sc.Text())
 	}
 	if err := sc.Err(); err != nil {
+		if na := noAnswer(err); na != nil && len(lines) == 0 {
+			return nil, na
+		}
 		return lines, fmt.Errorf("admin socket %s: read the answer: %w", path, err)
 	}
 	if len(lines) == 0 {
-		return nil, fmt.Errorf("admin socket %s: the server closed the connection without an answer", path)
+		return nil, &NotAnsweringError{Path: path, Err: errors.New("the server closed the connection without an answer"), Connected: true}
 	}
 	if strings.HasPrefix(lines[0], ErrorPrefix) {
 		return lines, &AnsweredError{Msg: strings.TrimPrefix(lines[0], ErrorPrefix)}

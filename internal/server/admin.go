@@ -200,12 +200,18 @@ func (s *Server) traceStop() []string {
 	}
 	err := r.Close()
 	st := r.Stats()
-	msg := fmt.Sprintf("stopped: %d record(s) in %d file(s) under %s, %d error(s)", st.Records, st.Files, r.Dir(), st.Errors)
+	msg := traceTotals("stopped", st, r.Dir())
 	s.log.Printf("admin trace-stop: %s", msg)
 	if err != nil {
 		return admin.Errorf("trace-stop: %s; %v", msg, err)
 	}
 	return []string{msg}
+}
+
+// traceTotals reports what a closed recorder wrote: the records that reached
+// a file, and apart from them the ones accepted but never written.
+func traceTotals(what string, st trace.RecorderStats, dir string) string {
+	return fmt.Sprintf("%s: %d record(s) written in %d file(s) under %s; %d record(s) lost, %d error(s)", what, st.Written, st.Files, dir, st.Lost, st.Errors)
 }
 
 // abandonedRecorder marks a trace-stop that no longer waits for the loop.

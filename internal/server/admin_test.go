@@ -164,7 +164,7 @@ func TestAdminTraceStartStop(t *testing.T) {
 	if got := adminOnTestLoop(t, ts, "trace-stop"); !strings.Contains(got[0], "not recording") {
 		t.Fatalf("trace-stop while idle: %q", got)
 	}
-	tdir := filepath.Join(dir, "traces")
+	tdir := filepath.Join(dir, "my traces") // the rest of the line: spaces allowed
 	if got := adminOnTestLoop(t, ts, "trace-start "+tdir); len(got) != 1 || !strings.HasPrefix(got[0], "recording every peer's accepted Input to "+tdir) {
 		t.Fatalf("trace-start: %q", got)
 	}
@@ -175,7 +175,7 @@ func TestAdminTraceStartStop(t *testing.T) {
 		ts.h.recv(1, inputMsg(seq))
 		ts.step()
 	}
-	if got := adminOnTestLoop(t, ts, "trace-stop"); len(got) != 1 || got[0] != "stopped: 3 record(s) in 1 file(s) under "+tdir+", 0 error(s)" {
+	if got := adminOnTestLoop(t, ts, "trace-stop"); len(got) != 1 || got[0] != "stopped: 3 record(s) written in 1 file(s) under "+tdir+"; 0 record(s) lost, 0 error(s)" {
 		t.Fatalf("trace-stop: %q", got)
 	}
 	ts.h.recv(1, inputMsg(5))

@@ -196,3 +196,36 @@ func TestRecorderChunks(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// TestRecorderCountsWhatWasNeverWritten: records whose file could not be
+// created are accepted but lost, and the totals say so: trace-stop must not
+// report records that never reached a file.
+func TestRecorderCountsWhatWasNeverWritten(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	r, err := NewRecorder(dir, 60, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil { // every create now fails
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		r.Record(1, &Record{ServerTick: uint64(i)})
+	}
+	if err := r.Close(); err == nil {
+		t.Fatal("Close reported no error")
+	}
+	st := r.Stats()
+	if st.Records != 5 || st.Written != 0 || st.Lost != 5 || st.Errors < 1 {
+		t.Fatalf("stats %+v: want 5 accepted, 0 written, 5 lost", st)
+	}
+	// And a good recording: everything written, nothing lost.
+	r, _ = NewRecorder(t.TempDir(), 60, 0)
+	for i := range 700 { // more than one chunk
+		r.Record(2, &Record{ServerTick: uint64(i)})
+	}
+	r.Close()
+	if st := r.Stats(); st.Written != 700 || st.Lost != 0 || st.Records != 700 {
+		t.Fatalf("stats %+v: want 700 written", st)
+	}
+}
