@@ -241,6 +241,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rl != nil && relayStarted != nil {
+		relayStarted(rl)
+	}
 	workers := buildWorkers(&cfg, factories, backend, start, time.Now(), rl)
 	held := pacing(&cfg, backend, rl != nil, len(workers))
 	for _, w := range workers {
@@ -278,6 +281,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		rl.Close()
 		res.Report.Impairment = cfg.Impairment
 		res.Report.Relay = &report.RelayStats{Seed: cfg.ImpairSeed, Stats: rl.Stats()}
+		if n := res.Report.Relay.Stray; n > 0 {
+			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("relay: %d stray datagram(s) dropped: sent to a relay port by neither the server nor that link's own client (something else on this machine); they never reached the server and are not its doing", n))
+		}
 		res.Report.Phases = buildPhases(&cfg, workers, start, end)
 	}
 	res.Report.Shard = shardInfo(&cfg, start, late)
@@ -333,13 +339,17 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 		c := newClient(i, name, p, slot)
 		c.addr = cfg.Addr
 		if rl != nil {
-			c.addr = rl.Addr(i)
+			c.addr, c.relay = rl.Addr(i), rl
 			c.stretch = make([]stretchAcc, len(sts))
 		}
 		workers[(i-lo)%threads].add(c)
 	}
 	return workers
 }
+
+// relayStarted, when set (tests only), is called with the relay before
+// any client exists: the stray test sends to its ports then.
+var relayStarted func(*relay.Relay)
 
 // startRelay opens the impairment relay in front of the server when the
 // run has a schedule: one socket per client, the schedule timed from start.
