@@ -11,6 +11,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/safetext"
 )
 
 const adminUsage = `usage: scalegate admin SOCKET COMMAND [ARG]
@@ -92,14 +93,16 @@ func runAdmin(ctx context.Context, env *Env, args []string) error {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("admin: %w", err))
 	case errors.As(err, &refused):
 		for _, l := range lines[1:] {
-			fmt.Fprintln(env.Stderr, l)
+			fmt.Fprintln(env.Stderr, safetext.Terminal(l))
 		}
 		return exitcode.With(exitcode.GateFailed, fmt.Errorf("admin %s: %w", line, err))
 	case err != nil:
 		return exitcode.With(exitcode.Internal, fmt.Errorf("admin: %w", err))
 	}
+	// The answer is the server's text: shown, never interpreted by the
+	// terminal.
 	for _, l := range lines {
-		fmt.Fprintln(env.Stdout, l)
+		fmt.Fprintln(env.Stdout, safetext.Terminal(l))
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/swarm"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
@@ -296,9 +297,9 @@ func runSwarm(ctx context.Context, env *Env, args []string) error {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
 	}
 	failed := swarm.Evaluate(f.asserts, res)
-	printSummary(env.Stdout, res)
+	writeSummary(env.Stdout, res)
 	for _, ar := range failed {
-		fmt.Fprintf(env.Stderr, "swarm: %s\n", swarm.FailureLine(ar))
+		fmt.Fprintf(env.Stderr, "swarm: %s\n", safetext.Terminal(swarm.FailureLine(ar)))
 	}
 	if f.jsonPath != "" {
 		if err := report.WriteJSONAtomic(f.jsonPath, res.Report); err != nil {
@@ -327,6 +328,11 @@ func swarmOutcome(res *swarm.Result, failed int) error {
 	}
 	return nil
 }
+
+// writeSummary prints the summary escaped for the terminal: it carries
+// what the server said (refuse and loss reasons, its metrics errors), the
+// impairment schedule's phase names and file names.
+func writeSummary(w io.Writer, res *swarm.Result) { printSummary(safetext.Writer(w), res) }
 
 // printSummary prints the human-readable outcome of a run.
 func printSummary(w io.Writer, res *swarm.Result) {

@@ -19,6 +19,7 @@ package safetext
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -105,6 +106,23 @@ func TerminalLines(s string) string {
 	var b strings.Builder
 	each(s, func(r rune, bad byte, isBad bool) { visible(&b, r, bad, isBad, true, false) })
 	return b.String()
+}
+
+// Writer wraps w so that everything written to it goes through
+// TerminalLines: a summary printer that embeds outside text (a server's
+// refuse reasons, file names, warnings) in its lines cannot reach the
+// terminal with a control character. Each Write must hold whole strings
+// (fmt's functions write each formatted string in one call). It reports
+// len(p) written when w took the escaped bytes.
+func Writer(w io.Writer) io.Writer { return termWriter{w} }
+
+type termWriter struct{ w io.Writer }
+
+func (t termWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, TerminalLines(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // mdInline are the ASCII characters that start inline Markdown anywhere in

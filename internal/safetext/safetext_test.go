@@ -2,6 +2,7 @@ package safetext
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"regexp"
 	"strings"
@@ -79,6 +80,18 @@ func TestTerminal(t *testing.T) {
 	}
 	if got := TerminalLines("ok\n\x1b[2Kfake\n"); got != "ok\n\\x1b[2Kfake\n" {
 		t.Errorf("TerminalLines = %q", got)
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := Writer(&b)
+	n, err := fmt.Fprintf(w, "refused %v\n", map[string]int{"\x1b[2K\rPASSED": 1})
+	if err != nil || n != len("refused map[\x1b[2K\rPASSED:1]\n") {
+		t.Fatalf("n %d err %v", n, err)
+	}
+	if got := b.String(); got != "refused map[\\x1b[2K\\rPASSED:1]\n" {
+		t.Fatalf("wrote %q", got)
 	}
 }
 
