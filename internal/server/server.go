@@ -32,8 +32,8 @@ import (
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// BindHost is the only address the server binds: load traffic stays on
-// loopback.
+// BindHost is the address the server binds by default ([server] bind):
+// load traffic stays on loopback unless the config says otherwise.
 const BindHost = "127.0.0.1"
 
 // slotHeadroom is how many transport slots exist beyond max_peers, so a
