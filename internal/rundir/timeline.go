@@ -5,22 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
+// maxTimelineBytes bounds a timeline.csv read back.
+const maxTimelineBytes = 128 << 20
+
 // ReadTimelineCSV reads a leg's timeline.csv.
 func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
-	f, err := os.Open(path)
+	f, err := boundedfile.Open(path) // a regular file only, opened without blocking
 	if err != nil {
 		return nil, fmt.Errorf("read timeline: %w", err)
 	}
 	defer f.Close()
-	tl, err := ParseTimelineCSV(f)
+	// A timeline row is under 200 bytes and a week-long leg has 604,800;
+	// the cap refuses anything larger instead of reading it whole.
+	lr := &io.LimitedReader{R: f, N: maxTimelineBytes + 1}
+	tl, err := ParseTimelineCSV(lr)
+	if err == nil && lr.N == 0 {
+		err = fmt.Errorf("larger than %d bytes", maxTimelineBytes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

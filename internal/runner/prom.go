@@ -67,13 +67,17 @@ const seriesGrace = 5 * time.Second
 // file parses; or the Prometheus endpoint answers 200 with a body that
 // parses and every mapped series exists (or seriesGrace has passed since
 // it first answered).
-func (r *legRun) ready(ctx context.Context) func() error {
+//
+// Each call gets a context that ends with the readiness wait (its timeout,
+// or SIGINT), so a metrics path that is a FIFO or an endpoint that accepts
+// and never answers cannot hold the leg.
+func (r *legRun) ready() launcher.ReadyContextFunc {
 	if r.prom == nil {
-		return func() error { _, _, err := report.ReadServerTick(r.metrics); return err }
+		return func(ctx context.Context) error { _, _, err := report.ReadServerTickContext(ctx, r.metrics); return err }
 	}
 	scraper := &promsource.Scraper{URL: r.prom.url, Fallback: r.prom.fallback}
 	var answered time.Time
-	return func() error {
+	return func(ctx context.Context) error {
 		if _, _, err := scraper.Fetch(ctx); err != nil {
 			return err
 		}

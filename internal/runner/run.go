@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/launcher"
@@ -136,7 +137,7 @@ func (r *legRun) run(ctx context.Context) {
 		return
 	}
 	defer r.stopServer(proc)
-	if err := launcher.WaitReady(ctx, proc, r.ready(ctx), server.readyTimeout, 50*time.Millisecond); err != nil {
+	if err := launcher.WaitReadyContext(ctx, proc, r.ready(), server.readyTimeout, 50*time.Millisecond); err != nil {
 		if ctx.Err() != nil {
 			r.facts.Interrupted = true
 			r.res.Error = "interrupted before the swarm started"
@@ -167,7 +168,7 @@ func (r *legRun) run(ctx context.Context) {
 	code := r.swarmExit(swarms)
 	r.res.SwarmExit = &code
 	r.stopServer(proc)
-	r.evaluate()
+	r.evaluate(ctx)
 	if ctx.Err() != nil {
 		r.facts.Interrupted, r.res.Error = true, "interrupted: partial artifacts kept"
 		return
@@ -275,15 +276,19 @@ func (r *legRun) decide() {
 // evaluate reads whatever report exists and checks it; partial runs keep
 // their evidence. The report file is validated against the schema here
 // (the gate package does not import CUE).
-func (r *legRun) evaluate() {
-	rep, err := report.ReadReport(r.report)
+func (r *legRun) evaluate(ctx context.Context) {
+	// The report is read even after an interrupt (partial evidence is
+	// kept), so the read has its own bound, not the cancelled run's.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportReadTimeout)
+	defer cancel()
+	rep, err := report.ReadReportContext(ctx, r.report)
 	if err := attachHost(r.report, rep, r.host); err != nil {
 		r.artifactErr(err)
 	}
 	in := gate.Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
 	if rep != nil {
-		in.SchemaValidated, in.SchemaErr = true, validateReport(r.report)
+		in.SchemaValidated, in.SchemaErr = true, validateReport(ctx, r.report)
 	}
 	r.res.Report = rep
 	r.res.Checks = gate.Evaluate(in)
@@ -298,9 +303,12 @@ func (r *legRun) evaluate() {
 	}
 }
 
+// reportReadTimeout bounds reading a leg's report (and validating it).
+const reportReadTimeout = 10 * time.Second
+
 // validateReport checks the report file against schema/report.cue #Report.
-func validateReport(path string) error {
-	b, err := os.ReadFile(path)
+func validateReport(ctx context.Context, path string) error {
+	b, err := boundedfile.ReadFile(ctx, path, report.MaxReportBytes)
 	if err != nil {
 		return err
 	}
