@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -304,3 +305,44 @@ func recordEntry(legs []rundir.LegResult, entry *baseline.Entry) error {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// BaselineFigure is one figure a baseline entry records, and its check.
+type BaselineFigure struct {
+	// Gate and Title are the check's id and row title.
+	Gate, Title string
+	// Name is the figure's name in a baseline entry (baseline.FigureKBs, …).
+	Name   string
+	Figure gatetable.Figure
+	// Optional: recorded and judged only where the run or the entry has it.
+	Optional bool
+}
+
+// BaselineFigures lists the baselined figures in the summary's order (for
+// calibrate, which measures each run's against the committed limit).
+func BaselineFigures() []BaselineFigure {
+	out := make([]BaselineFigure, len(baselinedFigures))
+	for i, f := range baselinedFigures {
+		out[i] = BaselineFigure{Gate: f.gate, Title: f.title, Name: f.name, Figure: f.fig, Optional: f.optional}
+	}
+	return out
+}
+
+// Limit is the limit the baseline check of p's leg with baseline key key
+// judges figure against (baseline.NewLimit with the profile's tolerance
+// and spread_k, direction at most); false when the entry or the figure is
+// not recorded, which fails the check as unevaluable.
+func (b *Baseline) Limit(p *profile.Profile, key, figure string) (baseline.Limit, bool, error) {
+	entry, ok := b.Lookup(key)
+	if !ok {
+		return baseline.Limit{}, false, nil
+	}
+	ref, ok := entry.Reference(figure)
+	if !ok {
+		return baseline.Limit{}, false, nil
+	}
+	lim, err := baseline.NewLimit(ref, gatetable.AtMost, p.Baseline.TolerancePct, p.Baseline.SpreadK)
+	if err != nil {
+		return baseline.Limit{}, false, fmt.Errorf("baseline key %q: %s: %w", key, figure, err)
+	}
+	return lim, true, nil
+}

@@ -23,14 +23,14 @@ func (e *evaluator) baseline() {
 		path = e.in.Baseline.Path
 	}
 	type baselined struct {
-		gate, title string
-		fig         gatetable.Figure
-		ref         baseline.Reference
-		have        bool // the baseline entry carries this figure
+		gate, title, name string
+		fig               gatetable.Figure
+		ref               baseline.Reference
+		have              bool // the baseline entry carries this figure
 	}
 	var checks []baselined
 	for _, f := range baselinedFigures {
-		b := baselined{gate: f.gate, title: f.title, fig: f.fig}
+		b := baselined{gate: f.gate, title: f.title, name: f.name, fig: f.fig}
 		if have {
 			b.ref, b.have = entry.Reference(f.name)
 		}
@@ -74,19 +74,19 @@ func (e *evaluator) baseline() {
 					key, path, e.in.Profile.Name)
 			}
 		default:
-			e.judgeBaseline(&c, b.ref, entry, v, err)
+			e.judgeBaseline(&c, b.name, entry, v, err)
 		}
 		e.add(c)
 	}
 }
 
-// judgeBaseline compares a measured figure (err: missing) with its limit.
-func (e *evaluator) judgeBaseline(c *rundir.Check, ref baseline.Reference, entry baseline.Entry, v float64, err error) {
-	pol := e.in.Profile.Baseline
-	lim, lerr := baseline.NewLimit(ref, gatetable.AtMost, pol.TolerancePct, pol.SpreadK)
+// judgeBaseline compares a measured figure (err: missing) with its limit
+// (Baseline.Limit: the one computation calibrate reads too).
+func (e *evaluator) judgeBaseline(c *rundir.Check, figure string, entry baseline.Entry, v float64, err error) {
+	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, figure)
 	if lerr != nil {
-		c.Threshold, c.Status = fmt.Sprintf("≤ baseline +%s%%", fmtNum(pol.TolerancePct)), rundir.StatusUnevaluable
-		c.Detail = fmt.Sprintf("baseline key %q: %v", e.in.Leg.BaselineKey, lerr)
+		c.Threshold, c.Status = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct)), rundir.StatusUnevaluable
+		c.Detail = lerr.Error()
 		return
 	}
 	c.Threshold = lim.Text()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -117,7 +116,7 @@ func (s *Session) Run(ctx context.Context) error {
 	stopNotes()
 	var baselineErr error
 	if s.UpdateBaseline {
-		baselineErr = s.updateBaseline(res, base, meta.Git.Head)
+		baselineErr = s.updateBaseline(res, base, meta.Git.Head, meta.Host.Hostname)
 		if stopped != "" {
 			res.BaselineNote = joinDetail(res.BaselineNote, stopped)
 		}
@@ -194,7 +193,13 @@ func (s *Session) readBaseline(live bool) (*gate.Baseline, error) {
 // createRunDir makes the run directory: an existing --out is a usage error
 // (runs never overwrite each other's evidence).
 func (s *Session) createRunDir() (string, error) {
-	dir, err := rundir.CreateRunDir(s.Out, s.Results, s.Profile.Name, time.Now())
+	return createRunDir(s.Out, s.Results, s.Profile.Name)
+}
+
+// createRunDir makes --out, or results/<name>_<UTC timestamp>; an
+// existing --out is a usage error.
+func createRunDir(out, results, name string) (string, error) {
+	dir, err := rundir.CreateRunDir(out, results, name, time.Now())
 	switch {
 	case errors.Is(err, rundir.ErrRunDirExists):
 		return "", exitcode.With(exitcode.Usage, err)
@@ -219,19 +224,25 @@ func (s *Session) cleanBaselineTemps() {
 // noteInterrupts tells the user what the first and second interrupt do,
 // as they happen, until the returned func is called.
 func (s *Session) noteInterrupts(ctx context.Context) (stop func()) {
+	return noteInterrupts(ctx, s.Stderr, s.Grace, s.Kill)
+}
+
+// noteInterrupts writes to w what the first and second interrupt do, as
+// they happen, until the returned func is called.
+func noteInterrupts(ctx context.Context, w io.Writer, grace time.Duration, kill <-chan struct{}) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(s.Stderr, "scalegate: interrupted: stopping the leg in progress (SIGINT, then SIGKILL after %s); interrupt again to kill it now\n", s.Grace)
+			fmt.Fprintf(w, "scalegate: interrupted: stopping the leg in progress (SIGINT, then SIGKILL after %s); interrupt again to kill it now\n", grace)
 		case <-done:
 			return
 		}
 		select {
-		case <-s.Kill:
-			fmt.Fprintln(s.Stderr, "scalegate: interrupted again: killing every process of the leg now")
+		case <-kill:
+			fmt.Fprintln(w, "scalegate: interrupted again: killing every process of the leg now")
 		case <-done:
 		}
 	}()
@@ -242,13 +253,12 @@ func (s *Session) noteInterrupts(ctx context.Context) (stop func()) {
 // outcome in res. A run that did not pass is refused by design (its exit
 // code already says why); it returns an error only when a passing run's
 // baseline could not be written, which must not end in exit 0.
-func (s *Session) updateBaseline(res *rundir.RunResult, base *gate.Baseline, head string) error {
+func (s *Session) updateBaseline(res *rundir.RunResult, base *gate.Baseline, head, host string) error {
 	p, path := s.Profile, s.BaselinePath
 	if !p.Baselined {
 		res.BaselineNote = fmt.Sprintf("profile %s is baselined: false; %s not touched", p.Name, path)
 		return nil
 	}
-	host, _ := os.Hostname() // a baseline without its host is still a baseline
 	ok, err := gate.UpdateBaseline(base, res, time.Now(), head, host)
 	switch {
 	case err != nil:
