@@ -175,7 +175,7 @@ func (e *evaluator) swarmAsserts() {
 			measured = fmtNum(*a.Measured)
 		}
 		e.add(rundir.Check{Gate: "swarm_assert", Title: "swarm " + a.Name, Level: gatetable.LevelHard, Threshold: fmtNum(a.Threshold),
-			Measured: a.Measured, MeasuredText: measured, Status: rundir.StatusFail, Detail: joinDetail("the swarm's own assert failed", a.Detail)})
+			Measured: a.Measured, MeasuredText: measured, Status: rundir.StatusFail, Detail: rundir.JoinDetail("the swarm's own assert failed", a.Detail)})
 	}
 	if e.r.Aborted != "" {
 		e.add(rundir.Check{Gate: "swarm_run", Title: "swarm ran to the end", Level: gatetable.LevelHard, Threshold: "not aborted",

@@ -76,7 +76,7 @@ func soften(checks []rundir.Check) []rundir.Check {
 		for i, c := range checks {
 			if c.Status == rundir.StatusFail && !alwaysHard[c.Gate] && s.covers(c) {
 				checks[i].Status = rundir.StatusInconclusive
-				checks[i].Detail = joinDetail(c.Detail, s.note)
+				checks[i].Detail = rundir.JoinDetail(c.Detail, s.note)
 			}
 		}
 	}

@@ -9,7 +9,6 @@ package htmlreport
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,7 +87,7 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 	leg.Report, leg.ReportErr = report.ReadReport(reportPath)
 	if leg.Report != nil {
 		leg.Timeline, leg.TimelineSource = leg.Report.Timeline, "report.json"
-		leg.Phases, leg.ReportErr = readPhases(reportPath)
+		leg.Phases, leg.ReportErr = impairedPhases(reportPath, leg.Report.Phases)
 	} else {
 		csvPath := filepath.Join(legDir, "timeline.csv")
 		leg.Timeline, leg.TimelineErr = ReadTimelineCSV(csvPath)
@@ -109,38 +108,20 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 	return leg
 }
 
-// readPhases reads the report's optional impairment phases list.
-func readPhases(path string) ([]Phase, error) {
-	var v struct {
-		Phases []Phase `json:"phases"`
-	}
-	if err := readJSON(path, &v); err != nil {
-		return nil, err
-	}
-	// The report's phases cover the whole run: "before" and "after" are the
-	// clean stretches around the impairment, and only the impaired ones are
-	// shaded.
+// impairedPhases are the report's impaired stretches, to shade: its phases
+// cover the whole run, "before" and "after" being the clean stretches
+// around the impairment.
+func impairedPhases(path string, stretches []report.Stretch) ([]Phase, error) {
 	var impaired []Phase
-	for i, p := range v.Phases {
+	for i, p := range stretches {
 		if !(p.EndS >= p.StartS) {
 			return nil, fmt.Errorf("%s: phases[%d] %q: end_s %g before start_s %g", path, i, p.Name, p.EndS, p.StartS)
 		}
 		if p.Name != "before" && p.Name != "after" {
-			impaired = append(impaired, p)
+			impaired = append(impaired, Phase{Name: p.Name, StartS: p.StartS, EndS: p.EndS})
 		}
 	}
 	return impaired, nil
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 // timelineHeader names the columns timelineRow reads (rundir.WriteTimelineCSV

@@ -146,3 +146,15 @@ type CapacityCurve struct {
 	// Verdict is the curve in one sentence.
 	Verdict string `json:"verdict"`
 }
+
+// JoinDetail joins two notes of a check's detail or a leg's error with
+// "; ", either of which may be empty.
+func JoinDetail(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}

@@ -143,7 +143,7 @@ func (r *legRun) run(ctx context.Context) {
 	// the two the wait noticed first.
 	if ctx.Err() == nil && proc.Exited() {
 		r.facts.NotRun = fmt.Sprintf("server exited (status %d) during the run; see %s", proc.ExitCode(), filepath.Join(r.res.Dir, "server.log"))
-		r.res.Error = joinDetail(r.res.Error, r.facts.NotRun)
+		r.res.Error = rundir.JoinDetail(r.res.Error, r.facts.NotRun)
 	}
 	code := r.swarmExit(swarms)
 	r.res.SwarmExit = &code
@@ -158,7 +158,7 @@ func (r *legRun) run(ctx context.Context) {
 		if code == 2 {
 			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.Transport, filepath.Join(r.res.Dir, "swarm.log"))
 		}
-		r.facts.NotRun, r.res.Error = why, joinDetail(r.res.Error, why)
+		r.facts.NotRun, r.res.Error = why, rundir.JoinDetail(r.res.Error, why)
 	}
 }
 
@@ -284,7 +284,7 @@ func validateReport(path string) error {
 // evidence is incomplete, so it cannot pass.
 func (r *legRun) artifactErr(err error) {
 	r.facts.ArtifactErr = true
-	r.res.Error = joinDetail(r.res.Error, err.Error())
+	r.res.Error = rundir.JoinDetail(r.res.Error, err.Error())
 }
 
 // notRun records why the leg could not run as declared, with every check
@@ -344,14 +344,4 @@ func (r *legRun) materializeTrace() (string, error) {
 		return profile.TracePrefix + filepath.Join(dir, files[0].Name), nil
 	}
 	return profile.TracePrefix + dir, nil
-}
-
-func joinDetail(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; " + b
 }
