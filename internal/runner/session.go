@@ -118,7 +118,7 @@ func (s *Session) Run(ctx context.Context) error {
 	if s.UpdateBaseline {
 		baselineErr = s.updateBaseline(res, base, meta.Git.Head, meta.Host.Hostname)
 		if stopped != "" {
-			res.BaselineNote = joinDetail(res.BaselineNote, stopped)
+			res.BaselineNote = rundir.JoinDetail(res.BaselineNote, stopped)
 		}
 	}
 	res.ExitCode = int(ExitCode(res.Verdict))
