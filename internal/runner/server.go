@@ -29,6 +29,10 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
 		return serverLaunch{}, fmt.Errorf("write server config: %w", err)
 	}
+	if len(r.o.ServerCommand) > 0 {
+		spec.Path, spec.Args = r.expandCommand(r.o.ServerCommand, port, cfgPath)
+		return serverLaunch{spec: spec, readyTimeout: timeout}, nil
+	}
 	spec.Path = r.o.Self
 	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port),
 		"--transport", p.Transport, "--metrics-json", r.metrics}
@@ -44,8 +48,7 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error) {
 	p := r.o.Profile
 	cfgPath := filepath.Join(r.res.Dir, "server_config."+p.Server.ConfigFormat)
-	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
-		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
+	vars := r.commandVars(port, cfgPath)
 	if p.Server.Config != nil {
 		b, err := launcher.RenderConfig(p.Server.ConfigFormat, launcher.ExpandAll(p.Server.Config, vars))
 		if err != nil {
@@ -55,11 +58,30 @@ func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error)
 			return spec, fmt.Errorf("write server config: %w", err)
 		}
 	}
-	spec.Path = launcher.Expand(p.Server.Command[0], vars)
-	for _, a := range p.Server.Command[1:] {
-		spec.Args = append(spec.Args, launcher.Expand(a, vars))
+	cmd := p.Server.Command
+	if len(r.o.ServerCommand) > 0 {
+		cmd = r.o.ServerCommand
 	}
+	spec.Path, spec.Args = r.expandCommand(cmd, port, cfgPath)
 	return spec, nil
+}
+
+// commandVars are the placeholders of a server command template.
+func (r *legRun) commandVars(port int, cfgPath string) map[string]string {
+	p := r.o.Profile
+	return map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
+		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
+}
+
+// expandCommand fills a command template's placeholders: the program and
+// its arguments.
+func (r *legRun) expandCommand(cmd []string, port int, cfgPath string) (string, []string) {
+	vars := r.commandVars(port, cfgPath)
+	args := make([]string, 0, len(cmd)-1)
+	for _, a := range cmd[1:] {
+		args = append(args, launcher.Expand(a, vars))
+	}
+	return launcher.Expand(cmd[0], vars), args
 }
 
 // BuiltinConfig is the reference server's TOML for a leg: the admission
