@@ -99,6 +99,11 @@ type legRun struct {
 	report  string
 	facts   gate.Facts
 	ports   *launcher.PortAllocator
+	// startAt is the shards' shared start instant (zero: one swarm).
+	startAt time.Time
+	// host is what else the machine did during the hold (nil: not
+	// sampled, as for a report gated offline).
+	host *report.Host
 }
 
 // runLeg runs one leg and times it, whichever way it ends.
@@ -126,6 +131,12 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	host, err := startHostWatch(ctx)
+	if err != nil {
+		r.notRun(err)
+		return
+	}
+	defer host.s.Stop()
 	proc, err := launcher.Start(ctx, server.spec)
 	if err != nil {
 		r.notRun(err)
@@ -142,12 +153,19 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	p := r.o.Profile
+	zero := time.Now()
+	if !r.startAt.IsZero() {
+		zero = r.startAt
+	}
+	host.swarmStarts(zero, p.ClientsFor(r.leg), time.Duration(p.RampMs)*time.Millisecond, time.Duration(p.DurationS*float64(time.Second)))
 	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
 		r.notRun(err)
 		return
 	}
 	r.waitSwarms(ctx, swarms, proc, r.swarmLimit())
+	r.host = host.stop()
 	// A server gone before the gate stopped it died mid-run, whichever of
 	// the two the wait noticed first.
 	if ctx.Err() == nil && proc.Exited() {
@@ -262,6 +280,9 @@ func (r *legRun) decide() {
 // (the gate package does not import CUE).
 func (r *legRun) evaluate() {
 	rep, err := report.ReadReport(r.report)
+	if err := attachHost(r.report, rep, r.host); err != nil {
+		r.artifactErr(err)
+	}
 	in := gate.Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
 	if rep != nil {
