@@ -44,8 +44,8 @@ type Profile struct {
 	Harness            Harness        `json:"harness"`
 	// Host says when the machine was too busy with other work for a timing
 	// verdict to describe the server (docs/host-contention.md).
-	Host HostPolicy `json:"host"`
-	Gates              Gates          `json:"gates"`
+	Host  HostPolicy `json:"host"`
+	Gates Gates      `json:"gates"`
 
 	// TraceSHA256 is the SHA-256 of every recording a trace pattern
 	// replays, keyed by its path relative to the profile directory.

@@ -68,8 +68,9 @@ type abRun struct {
 	figs    []figureGate
 	metrics []abtest.Metric
 	legs    []rundir.LegResult
-	// bound counts harness-bound legs per side; ran legs per side.
-	bound, ran [2]int
+	// bound and busy count harness-bound and busy-host legs per side; ran
+	// legs per side.
+	bound, busy, ran [2]int
 	// rounds is how many rounds completed; failed is the verdict of the
 	// leg that could not complete ("" when none).
 	rounds int
@@ -253,6 +254,9 @@ func (r *abRun) runLeg(ctx context.Context, self string, ports *launcher.PortAll
 	if harnessBound(lr) {
 		r.bound[side]++
 	}
+	if gate.HostBusy(lr.Checks) {
+		r.busy[side]++
+	}
 	switch lr.Verdict {
 	case rundir.VerdictLaunchFailed, rundir.VerdictNotRun, rundir.VerdictInterrupted:
 		r.failed = lr.Verdict
@@ -319,6 +323,10 @@ func (r *abRun) notes() []string {
 		notes = append(notes, fmt.Sprintf("harness-bound legs (the swarm could not keep its own cadence): A %d of %d, B %d of %d; "+
 			"their figures are kept: each round compares the two builds on the same runner at the same time, so a starved "+
 			"harness moves both, and a build that starves it more shows as a change", r.bound[abtest.A], r.ran[abtest.A], r.bound[abtest.B], r.ran[abtest.B]))
+	}
+	if r.busy[abtest.A]+r.busy[abtest.B] > 0 {
+		notes = append(notes, fmt.Sprintf("busy-host legs (other processes used more of the machine than the profile's host policy allows): A %d of %d, B %d of %d; "+
+			"their figures are kept, for the same reason", r.busy[abtest.A], r.ran[abtest.A], r.busy[abtest.B], r.ran[abtest.B]))
 	}
 	if r.rounds < r.Rounds {
 		why := "interrupted"

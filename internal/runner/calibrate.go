@@ -240,17 +240,25 @@ func legReport(run *rundir.RunResult, id string) *report.Report {
 // and why fewer runs than asked were calibrated.
 func runNotes(p *profile.Profile, rep *Repeated, runs []*rundir.RunResult) []string {
 	var notes []string
-	var bound []string
+	var bound, busy []string
 	for i, run := range rep.Runs {
 		for _, l := range run.Legs {
+			at := fmt.Sprintf("run %d (%s)", i+1, l.Leg.ID)
 			if harnessBound(l) {
-				bound = append(bound, fmt.Sprintf("run %d (%s)", i+1, l.Leg.ID))
+				bound = append(bound, at)
+			}
+			if gate.HostBusy(l.Checks) {
+				busy = append(busy, at)
 			}
 		}
 	}
 	if len(bound) > 0 {
 		notes = append(notes, fmt.Sprintf("harness-bound legs (the swarm could not keep its own cadence) in %s: a timing gate's failure there "+
 			"is inconclusive in a gate run (exit 3), not a pass, and is counted as failed here", strings.Join(bound, ", ")))
+	}
+	if len(busy) > 0 {
+		notes = append(notes, fmt.Sprintf("busy-host legs (other processes used more of the machine than the profile's host policy allows) in %s: "+
+			"a timing gate's failure there is inconclusive in a gate run (exit 3), not a pass, and is counted as failed here", strings.Join(busy, ", ")))
 	}
 	if len(p.Overrides) > 0 {
 		notes = append(notes, fmt.Sprintf("overrides: %s: this is not the committed profile", strings.Join(p.Overrides, " ")))

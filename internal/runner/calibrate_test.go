@@ -133,13 +133,15 @@ func TestRunNotes(t *testing.T) {
 	bound := runOf(p, nil)
 	bound.Legs[0].Checks = []rundir.Check{{Gate: "harness", Status: rundir.StatusInconclusive}}
 	ok := runOf(p, nil)
-	ok.Legs[0].Checks = []rundir.Check{{Gate: "harness", Status: rundir.StatusPass}}
+	ok.Legs[0].Checks = []rundir.Check{{Gate: "harness", Status: rundir.StatusPass},
+		{Gate: "host", Status: rundir.StatusRecorded, Detail: "host busy: others 1.20 cores"}}
 	failed := runOf(p, nil)
 	failed.Legs[0].Verdict = rundir.VerdictLaunchFailed
 	rep := &Repeated{Runs: []*rundir.RunResult{ok, bound, failed}, Stopped: "stopped after run 3 of 5: it could not complete (launch failure)"}
 	notes := runNotes(p, rep, rep.Runs[:2])
-	if len(notes) != 2 || !strings.Contains(notes[0], "in run 2 (weave):") ||
-		notes[1] != "2 of 3 run(s) completed and are calibrated here; stopped after run 3 of 5: it could not complete (launch failure)" {
+	if len(notes) != 3 || !strings.HasPrefix(notes[0], "harness-bound legs") || !strings.Contains(notes[0], "in run 2 (weave):") ||
+		!strings.HasPrefix(notes[1], "busy-host legs") || !strings.Contains(notes[1], "in run 1 (weave):") ||
+		notes[2] != "2 of 3 run(s) completed and are calibrated here; stopped after run 3 of 5: it could not complete (launch failure)" {
 		t.Errorf("notes %q", notes)
 	}
 	if v, bad := incomplete(failed); !bad || v != rundir.VerdictLaunchFailed {
@@ -147,5 +149,19 @@ func TestRunNotes(t *testing.T) {
 	}
 	if _, bad := incomplete(bound); bad {
 		t.Error("a harness-bound run completed")
+	}
+}
+
+// TestABNotes: harness-bound and busy-host legs are counted per build;
+// rounds cut short say why.
+func TestABNotes(t *testing.T) {
+	r := &abRun{AB: &AB{Rounds: 10}, bound: [2]int{1, 3}, busy: [2]int{0, 2}, ran: [2]int{4, 4}, rounds: 3, failed: rundir.VerdictLaunchFailed}
+	notes := r.notes()
+	if len(notes) != 3 || !strings.Contains(notes[0], "A 1 of 4, B 3 of 4") || !strings.Contains(notes[1], "A 0 of 4, B 2 of 4") ||
+		notes[2] != "3 of 10 round(s) completed and are judged here: a leg could not complete (launch failure) in round 4" {
+		t.Errorf("notes %q", notes)
+	}
+	if notes := (&abRun{AB: &AB{Rounds: 2}, rounds: 2}).notes(); len(notes) != 0 {
+		t.Errorf("a clean run has notes %q", notes)
 	}
 }
