@@ -67,7 +67,7 @@ clinets: 5
 			`FILE:9:1: server.command: required field is missing (want a list)`,
 		}},
 		{"customfaults", goodAs("customfaults") + "server: {kind: \"custom\", command: [\"x\"], faults: {}}\n", []string{
-			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, ready_timeout_s)`,
+			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, metrics, ready_timeout_s)`,
 		}},
 		{"badkind", goodAs("badkind") + "server: kind: \"docker\"\n", []string{
 			`FILE:9:15: server.kind: "docker" is not one of "builtin", "custom"`,

@@ -52,8 +52,7 @@ type Options struct {
 	// declared); for the reference server, in place of `scalegate serve`,
 	// with the reference server's TOML config written to {config} (another
 	// build of scalegate: "./main/scalegate serve --config {config}"). The
-	// placeholders are a custom command's: {port}, {metrics_json},
-	// {config}, {transport}, {clients}.
+	// placeholders are a custom command's (templateVars).
 	ServerCommand []string
 }
 
@@ -104,6 +103,8 @@ type legRun struct {
 	// host is what else the machine did during the hold (nil: not
 	// sampled, as for a report gated offline).
 	host *report.Host
+	// prom is the leg's Prometheus metrics source (nil: the metrics file).
+	prom *promLeg
 }
 
 // runLeg runs one leg and times it, whichever way it ends.
@@ -143,8 +144,7 @@ func (r *legRun) run(ctx context.Context) {
 		return
 	}
 	defer r.stopServer(proc)
-	ready := func() error { _, _, err := report.ReadServerTick(r.metrics); return err }
-	if err := launcher.WaitReady(ctx, proc, ready, server.readyTimeout, 50*time.Millisecond); err != nil {
+	if err := launcher.WaitReady(ctx, proc, r.ready(ctx), server.readyTimeout, 50*time.Millisecond); err != nil {
 		if ctx.Err() != nil {
 			r.facts.Interrupted = true
 			r.res.Error = "interrupted before the swarm started"
@@ -206,6 +206,11 @@ func (r *legRun) prepare() (serverLaunch, []launcher.Spec, error) {
 		return serverLaunch{}, nil, err
 	}
 	r.res.Port = port
+	if r.o.Profile.Server.Prometheus() {
+		if err := r.preparePrometheus(); err != nil {
+			return serverLaunch{}, nil, err
+		}
+	}
 	server, err := r.serverSpec(port)
 	if err != nil {
 		return serverLaunch{}, nil, err
@@ -330,6 +335,10 @@ func (r *legRun) notRun(err error) {
 func (r *legRun) swarmSpec(port int, o swarmcmd.Options) (launcher.Spec, error) {
 	p := r.o.Profile
 	o.Host, o.Port, o.ServerMetrics, o.Strict, o.Asserts = "127.0.0.1", strconv.Itoa(port), r.metrics, r.o.Strict, true
+	if r.prom != nil {
+		o.ServerMetrics = ""
+		o.Prometheus = &swarmcmd.Prometheus{URL: r.prom.url, MapFile: r.prom.mapPath, Fallback: r.prom.fallback}
+	}
 	if o.Report == "" {
 		o.Report = r.report
 	}
