@@ -220,7 +220,7 @@ func TestOverrideErrors(t *testing.T) {
 		// (the swarm flooded), a duration a clock cannot count (printed
 		// negative), an empty pattern list (an internal CUE message).
 		{[]string{"rate_hz=1e-300"}, "--set rate_hz=1e-300: rate_hz: invalid value 1E-300 (out of bound >=1)"},
-		{[]string{"duration_s=1e308"}, "--set duration_s=1e308: duration_s: invalid value 1E+308 (out of bound <=86400)"},
+		{[]string{"duration_s=1e308"}, "--set duration_s=1e308: duration_s: invalid value 1E+308 (out of bound <=604800)"},
 		{[]string{"patterns=[]"}, "--set patterns=[]: patterns: is empty: list at least one"},
 		{[]string{"baseline.spread_k=-1"}, "--set baseline.spread_k=-1: baseline.spread_k: invalid value -1 (out of bound >=0)"},
 		// Two bad flags: both reported, in the order given.

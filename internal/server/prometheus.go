@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"math"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -11,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/net/netutil"
 
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -95,9 +93,7 @@ type promExport struct {
 	loadFactor, interestScale                   atomicFloat
 	ccMinHz, ccRecoveredHz, ccMaxLoss           atomicFloat
 	wireOutBytes, wireInBytes, wireOutDatagrams atomicFloat
-	ln                                          net.Listener
-	srv                                         *http.Server
-	served                                      chan struct{}
+	srv                                         *boundedhttp.Server
 }
 
 // atomicFloat is a float64 the loop stores and a scrape loads.
@@ -200,18 +196,11 @@ func (p *promExport) addWire(r transport.WireRates) {
 // PrometheusPath is the URL path of the Prometheus exposition.
 const PrometheusPath = "/metrics"
 
-// listen binds addr (a host left empty binds 127.0.0.1: exposing the
-// endpoint beyond the machine takes an explicit 0.0.0.0 or address) and
-// serves /metrics, text or OpenMetrics as the scraper asks.
+// listen serves /metrics on addr through boundedhttp, as the metrics
+// document's endpoint is served ("PORT" binds loopback, ":PORT" every
+// interface: exposing the endpoint beyond the machine takes an explicit
+// choice), text or OpenMetrics as the scraper asks.
 func (p *promExport) listen(addr string, lim promLimits) error {
-	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
-		addr = net.JoinHostPort(BindHost, port)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return &ListenError{Addr: addr + " ([metrics] prometheus_listen)", Err: err}
-	}
-	p.ln = ln
 	mux := http.NewServeMux()
 	mux.Handle("GET "+PrometheusPath, promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{
 		EnableOpenMetrics:   true,
@@ -221,36 +210,26 @@ func (p *promExport) listen(addr string, lim promLimits) error {
 		// served, and a scrape finds the missing one missing.
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
-	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: lim.readHeader, ReadTimeout: lim.read,
-		WriteTimeout: lim.write, IdleTimeout: lim.idle, MaxHeaderBytes: lim.maxHeaderBytes}
-	p.served = make(chan struct{})
-	go func() {
-		defer close(p.served)
-		// Serve returns ErrServerClosed on stop; anything else ends the
-		// endpoint, and scrapers then see it missing (never zeros).
-		_ = p.srv.Serve(netutil.LimitListener(ln, lim.maxConns))
-	}()
+	srv, err := boundedhttp.Listen(addr, mux, boundedhttp.Options{MaxConns: lim.maxConns, ReadHeaderTimeout: lim.readHeader,
+		ReadTimeout: lim.read, WriteTimeout: lim.write, IdleTimeout: lim.idle, MaxHeaderBytes: lim.maxHeaderBytes})
+	if err != nil {
+		return &ListenError{Addr: addr + " ([metrics] prometheus_listen)", Err: err}
+	}
+	p.srv = srv
 	return nil
 }
 
 // url is the exposition's URL, "" when not listening.
 func (p *promExport) url() string {
-	if p == nil || p.ln == nil {
+	if p == nil || p.srv == nil {
 		return ""
 	}
-	return "http://" + p.ln.Addr().String() + PrometheusPath
+	return "http://" + p.srv.Addr() + PrometheusPath
 }
 
-// stop closes the endpoint, letting a scrape in flight finish (bounded),
-// and waits for the serving goroutine.
+// stop closes the endpoint and waits for its goroutines.
 func (p *promExport) stop() {
-	if p.srv == nil {
-		return
+	if p.srv != nil {
+		p.srv.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := p.srv.Shutdown(ctx); err != nil {
-		_ = p.srv.Close()
-	}
-	<-p.served
 }
