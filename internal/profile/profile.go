@@ -64,6 +64,9 @@ type Profile struct {
 // BaselinePolicy is the profile's baseline tolerance.
 type BaselinePolicy struct {
 	TolerancePct float64 `json:"tolerance_pct"`
+	// SpreadK is k of the spread term k·σ̂ in the limit of a baseline
+	// recorded from several runs (internal/baseline.NewLimit).
+	SpreadK float64 `json:"spread_k"`
 }
 
 // Server is the server under test.

@@ -47,6 +47,14 @@ type Options struct {
 	// Kill, when closed (a second SIGINT), kills every process of the leg
 	// in progress at once instead of waiting out the grace.
 	Kill <-chan struct{}
+	// ServerCommand, when set, starts the server with this command template
+	// instead of the profile's (scalegate ab's --a-server/--b-server): for a
+	// custom server, in place of server.command (its config rendered as
+	// declared); for the reference server, in place of `scalegate serve`,
+	// with the reference server's TOML config written to {config} (another
+	// build of scalegate: "./main/scalegate serve --config {config}"). The
+	// placeholders are a custom command's (templateVars).
+	ServerCommand []string
 }
 
 // Run runs every leg of the profile in order, one server and one swarm at a

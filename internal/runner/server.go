@@ -33,6 +33,10 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
 		return serverLaunch{}, fmt.Errorf("write server config: %w", err)
 	}
+	if len(r.o.ServerCommand) > 0 {
+		spec.Path, spec.Args = r.expandCommand(r.o.ServerCommand, port, cfgPath)
+		return serverLaunch{spec: spec, readyTimeout: timeout}, nil
+	}
 	spec.Path = r.o.Self
 	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port), "--transport", p.Transport, "--metrics-json", r.metrics}
 	if r.leg.SimWorkers != nil {
@@ -57,10 +61,11 @@ func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error)
 			return spec, fmt.Errorf("write server config: %w", err)
 		}
 	}
-	spec.Path = launcher.Expand(p.Server.Command[0], vars)
-	for _, a := range p.Server.Command[1:] {
-		spec.Args = append(spec.Args, launcher.Expand(a, vars))
+	cmd := p.Server.Command
+	if len(r.o.ServerCommand) > 0 {
+		cmd = r.o.ServerCommand
 	}
+	spec.Path, spec.Args = r.expandCommand(cmd, port, cfgPath)
 	return spec, nil
 }
 
@@ -75,6 +80,17 @@ func (r *legRun) templateVars(port int, cfgPath string) map[string]string {
 		vars["metrics_port"] = strconv.Itoa(r.prom.port)
 	}
 	return vars
+}
+
+// expandCommand fills a command template's placeholders: the program and
+// its arguments.
+func (r *legRun) expandCommand(cmd []string, port int, cfgPath string) (string, []string) {
+	vars := r.templateVars(port, cfgPath)
+	args := make([]string, 0, len(cmd)-1)
+	for _, a := range cmd[1:] {
+		args = append(args, launcher.Expand(a, vars))
+	}
+	return launcher.Expand(cmd[0], vars), args
 }
 
 // BuiltinConfig is the reference server's TOML for a leg: the admission
