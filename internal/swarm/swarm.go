@@ -1,9 +1,11 @@
 // Package swarm is scalegate's headless bot swarm: N synthetic clients, each
 // its own transport endpoint (its own UDP socket on ENet), that connect on a
-// ramp, Join, send Input at a fixed rate, and measure what a real client
+// ramp, join, send input at a fixed rate, and measure what a real client
 // observes (server tick rate from snapshot tick numbers, downstream payload
 // KB/s, RTT, connect time, snapshot gaps, decode errors) plus the harness's
 // own loop time, so a run whose harness was the bottleneck can be told apart.
+// What the clients say is a Protocol's: load protocol v1 by default, or a
+// team's own through the public bot package.
 //
 // Clients are sharded over worker goroutines; a worker owns its clients'
 // hosts outright (transport.Host is single-owner), and publishes per-second
@@ -98,6 +100,17 @@ type Config struct {
 	// ramp (client i at StartAt + i·Ramp) and counts its duration and
 	// timeline from this instant. Zero: start now.
 	StartAt time.Time
+	// Protocol is the game protocol the clients speak; nil is load
+	// protocol v1 (LoadV1).
+	Protocol Protocol
+}
+
+// protocol is the run's protocol, v1 unless the config names another.
+func (c *Config) protocol() Protocol {
+	if c.Protocol == nil {
+		return LoadV1
+	}
+	return c.Protocol
 }
 
 // AutoThreads is the default worker count: min(cores, ceil(clients/32)),
@@ -321,13 +334,14 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 		if slot.Before(now) && !cfg.StartAt.IsZero() {
 			slot = now
 		}
-		c := newClient(i, name, p, slot)
+		w := workers[(i-lo)%threads]
+		c := newClient(i, name, p, slot, w.proto.NewBot(i))
 		c.addr = cfg.Addr
 		if rl != nil {
 			c.addr = rl.Addr(i)
 			c.stretch = make([]stretchAcc, len(sts))
 		}
-		workers[(i-lo)%threads].add(c)
+		w.add(c)
 	}
 	return workers
 }
