@@ -46,6 +46,7 @@ type client struct {
 	pattern     Pattern
 	bot         Bot    // the protocol's state for this client
 	pinger      Pinger // bot, when it measures round trips itself
+	waiter      Waiter // bot, when it resends its join while waiting
 	host        transport.Host
 	addr        string // where it connects: the server, or its relay socket
 	peer        transport.PeerID
@@ -123,6 +124,7 @@ type client struct {
 func newClient(index int, patternName string, p Pattern, slot time.Time, bot Bot) *client {
 	c := &client{index: index, patternName: patternName, pattern: p, slot: slot, bot: bot, connectMs: math.NaN(), lastRTT: math.NaN()}
 	c.pinger, _ = bot.(Pinger)
+	c.waiter, _ = bot.(Waiter)
 	return c
 }
 
@@ -300,6 +302,21 @@ func (c *client) onPong(w *worker, token uint32, now time.Time) {
 	}
 	c.recordRTT(w, float64(now.Sub(c.pingAt))/float64(time.Millisecond), now)
 	c.pingAt = time.Time{}
+}
+
+// wait gives a protocol that resends its join its turn while the client
+// waits for admission.
+func (c *client) wait(now time.Time) {
+	if c.waiter == nil || c.phase != phaseJoining {
+		return
+	}
+	err := c.waiter.Waiting(c, now.Sub(c.connectedAt))
+	if c.sendFailed(now) {
+		return
+	}
+	if err != nil {
+		c.fail(failProtocol, now)
+	}
 }
 
 // sendInput sends this tick's Input, if the pattern wants one.

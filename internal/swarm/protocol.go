@@ -1,6 +1,10 @@
 package swarm
 
-import "github.com/scalegate/scalegate/internal/transport"
+import (
+	"time"
+
+	"github.com/scalegate/scalegate/internal/transport"
+)
 
 // Protocol is a game's client protocol as the swarm drives it: what a bot
 // sends once its transport connects, what each server message means, and
@@ -62,6 +66,15 @@ type Bot interface {
 // transport has one; rtt_ms is missing otherwise, never zero.
 type Pinger interface {
 	Ping(c Conn, token uint32) error
+}
+
+// Waiter is a Bot whose join may need resending: the engine calls Waiting
+// once per tick while the client waits for its admission, with the time
+// since Connected. Over a transport without reliability (raw UDP) a lost
+// join is otherwise never answered. An error ends the client (never
+// connected, protocol_error).
+type Waiter interface {
+	Waiting(c Conn, waited time.Duration) error
 }
 
 // Conn is how a Bot sends outside Input: the join, a challenge response,

@@ -137,9 +137,12 @@ func (w *worker) iterate() (allTerminal bool) {
 		if !live {
 			continue
 		}
-		if c.phase == phaseJoined {
+		switch c.phase {
+		case phaseJoined:
 			c.sendInput(w, now)
 			c.sampleRTT(w, now)
+		case phaseJoining:
+			c.wait(now)
 		}
 		if c.live() {
 			w.clientTicks++
@@ -203,14 +206,16 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 			continue
 		}
 		var msg []byte
-		if c.phase == phaseJoined {
+		switch c.phase {
+		case phaseJoined:
 			msg = w.batchInput(c, now)
 			c.sampleRTT(w, now)
-			if !c.live() {
-				w.checkTimeouts(c, now)
-				w.release(c)
-				continue
-			}
+		case phaseJoining:
+			c.wait(now)
+		}
+		if !c.live() { // the protocol's send failed, or it gave up
+			w.release(c)
+			continue
 		}
 		b.Add(c.host, c.peer, msg)
 		w.batched = append(w.batched, c)
