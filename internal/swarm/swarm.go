@@ -229,6 +229,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.Impairment) > 0 {
+		if err := transport.CheckImpairable(cfg.Transport); err != nil {
+			return nil, fmt.Errorf("impairment: %w", err)
+		}
+	}
 	factories, traces, err := cfg.Mix.factories()
 	if err != nil {
 		return nil, err

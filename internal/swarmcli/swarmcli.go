@@ -23,6 +23,8 @@ import (
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
 	_ "github.com/scalegate/scalegate/internal/transport/quic" // registers "quic"
+	_ "github.com/scalegate/scalegate/internal/transport/udp"  // registers "udp" (Linux)
+	_ "github.com/scalegate/scalegate/internal/transport/ws"   // registers "ws" and "wss"
 )
 
 // Env is the process state a command touches; tests use buffers.
