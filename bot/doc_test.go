@@ -77,6 +77,16 @@ func TestOwnProtocolSnippetCompiles(t *testing.T) {
 	if doc := packageExample(t); compiled[0].code != doc {
 		t.Errorf("the snippet in docs/own-protocol.md is not the package documentation's example:\n--- doc.go\n%s\n--- own-protocol.md\n%s", doc, compiled[0].code)
 	}
+	// The runnable Example plays the same bot: its codec is the snippet's.
+	code := compiled[0].code
+	codec := code[strings.Index(code, "type tiny"):strings.Index(code, "func main()")]
+	ex, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ex), codec) {
+		t.Errorf("example_test.go does not run the snippet's codec:\n%s", codec)
+	}
 }
 
 // packageExample is the program in doc.go's package comment.
