@@ -194,6 +194,17 @@ func (c *Conn) Send(d Delivery, msg []byte) error {
 	return c.c.Send(transport.Delivery(d), msg)
 }
 
+// NewConn is a Conn outside a swarm, for testing a Protocol on its own (a
+// fuzz test of Receive, say): what the Protocol sends goes to send.
+func NewConn(index int, entityType string, send func(d Delivery, msg []byte) error) *Conn {
+	return &Conn{c: sendFunc(send), index: index, entityType: entityType}
+}
+
+// sendFunc is a send function as the engine's side of a Conn.
+type sendFunc func(d Delivery, msg []byte) error
+
+func (f sendFunc) Send(d transport.Delivery, msg []byte) error { return f(Delivery(d), msg) }
+
 // Index is the bot's number in the whole run (0 … clients−1).
 func (c *Conn) Index() int { return c.index }
 
