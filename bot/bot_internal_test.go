@@ -175,3 +175,21 @@ func TestRunHelp(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
+
+// BenchmarkSDKStateAndControls is the SDK's per-client-tick work beside
+// the codec: one state update through the adapter into the engine's Msg,
+// and one tick's Controls, on examples/udpgame's codec shape (stateProto).
+func BenchmarkSDKStateAndControls(b *testing.B) {
+	a := newAdapter(&stateProto{})
+	c := &discardConn{}
+	state := []byte{'s', 7, 0, 0, 0, 12}
+	buf := make([]byte, 0, 64)
+	ctl := &swarm.Control{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Receive(c, state); err != nil {
+			b.Fatal(err)
+		}
+		buf, _ = a.Input(buf[:0], ctl)
+	}
+}

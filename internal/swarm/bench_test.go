@@ -12,7 +12,9 @@ import (
 
 // snapshotMessage builds a Snapshot message with n sg-entities/2 records,
 // zstd-compressed when that is smaller (what the reference server sends).
-func snapshotMessage(b *testing.B, n int) []byte {
+func snapshotMessage(b *testing.B, n int) []byte { return snapshotBytes(b, n) }
+
+func snapshotBytes(b testing.TB, n int) []byte {
 	b.Helper()
 	enc, err := snapshot.NewEncoder()
 	if err != nil {

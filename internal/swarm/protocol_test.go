@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/snapshot"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -198,5 +199,28 @@ func TestStateWithoutTickStretch(t *testing.T) {
 	}
 	if a.snaps != 5 || !math.IsNaN(a.tickHz()) || a.kbs() <= 0 {
 		t.Errorf("snaps %d tickHz %v kbs %v", a.snaps, a.tickHz(), a.kbs())
+	}
+}
+
+// TestHotPathAllocatesNothing: through the Protocol interface, one v1
+// state update (opaque, and a decoded sg-entities body) and one tick's
+// Input allocate nothing per client-tick, as before the interface.
+func TestHotPathAllocatesNothing(t *testing.T) {
+	for _, format := range []string{BodyFormatOpaque, snapshot.BodyFormat} {
+		w := newWorker(0, &Config{}, nil, time.Second/60)
+		c := welcomedClient(t, w, format)
+		c.host = discardHost{}
+		c.pattern = patterns["weave"](0, 1)
+		msg := snapshotBytes(t, 8)
+		now := time.Now()
+		if n := testing.AllocsPerRun(1000, func() {
+			c.onMessage(w, msg, now)
+			c.sendInput(w, now)
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per snapshot and input", format, n)
+		}
+		if c.decodeErrors != 0 || c.inputs == 0 {
+			t.Errorf("%s: decode errors %d, inputs %d", format, c.decodeErrors, c.inputs)
+		}
 	}
 }
