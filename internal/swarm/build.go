@@ -89,6 +89,9 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	if gap >= 0 {
 		r.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))
 	}
+	if n := starved(workers, end); n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d admitted client(s) held to the end received fewer than two state updates in %s or more: the server kept them connected without sending them state (their tick_hz and kbs are null, and the across-client figures leave them out)", n, starvedAfter))
+	}
 	if r.SnapshotsReceived > 0 && ticked == 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("protocol %s: no state update carried a server tick, so observed_server_tick_hz is missing (a tick_hz_min gate cannot be evaluated); payload KB/s, snapshot gaps and counts were measured", r.Protocol))
 	}
@@ -96,6 +99,26 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	// Workers hold clients round-robin: order the list by client index.
 	sort.Slice(r.Players, func(i, j int) bool { return r.Players[i].Index < r.Players[j].Index })
 	return r
+}
+
+// starvedAfter is how long a client must have been admitted before too few
+// state updates says something about the server rather than the timing.
+const starvedAfter = 2 * time.Second
+
+// starved counts the clients admitted at least starvedAfter before the end
+// and still held that got fewer than two state updates: a server that
+// stops sending state to some players while something else (a pong, v1's
+// PeerDelay) keeps them from going silent.
+func starved(workers []*worker, end time.Time) int {
+	n := 0
+	for _, w := range workers {
+		for _, c := range w.clients {
+			if c.phase == phaseDone && !c.welcomedAt.IsZero() && end.Sub(c.welcomedAt) >= starvedAfter && c.snaps < 2 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // shardPatternCounts counts the patterns of the shard's clients, each

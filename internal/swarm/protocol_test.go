@@ -224,3 +224,25 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestReportWarnsOfStarvedClients: a client admitted long before the end
+// and held, that got no state updates, is named in the warnings (nothing
+// else in the report would show it: it has no rates to pull a minimum
+// down); one admitted just before the end is not.
+func TestReportWarnsOfStarvedClients(t *testing.T) {
+	cfg := Config{Clients: 3, RateHz: 60, Mix: Mix{{Name: "weave", Weight: 1}}}
+	w := newWorker(0, &cfg, nil, time.Second/60)
+	start := time.Unix(3000, 0)
+	end := start.Add(10 * time.Second)
+	for i := range 3 {
+		c := newClient(i, "weave", nil, start, w.proto.NewBot(i))
+		c.phase, c.welcomedAt = phaseDone, start.Add(time.Second)
+		w.add(c)
+	}
+	w.clients[0].snaps = 500
+	w.clients[2].welcomedAt = end.Add(-time.Second) // admitted just before the end
+	r := buildReport(&cfg, []*worker{w}, start, end)
+	if got := strings.Join(r.Warnings, "\n"); !strings.Contains(got, "1 admitted client(s) held to the end received fewer than two state updates") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
