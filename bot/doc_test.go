@@ -40,11 +40,11 @@ func markedBlocks(t *testing.T, path string) []block {
 }
 
 // TestOwnProtocolSnippetCompiles builds every block docs/own-protocol.md
-// marks "compiled" as a program of this module (a build overlay puts it in
+// (and README.md) marks "compiled" as a program of this module (a build overlay puts it in
 // a package directory that exists nowhere on disk), and checks it is the
 // package documentation's example, so neither can rot.
 func TestOwnProtocolSnippetCompiles(t *testing.T) {
-	var compiled []block
+	var compiled, readme []block
 	for _, b := range markedBlocks(t, "../docs/own-protocol.md") {
 		if strings.HasPrefix(b.marker, "compiled:") {
 			compiled = append(compiled, b)
@@ -53,12 +53,19 @@ func TestOwnProtocolSnippetCompiles(t *testing.T) {
 	if len(compiled) == 0 {
 		t.Fatal("docs/own-protocol.md marks no compiled snippet")
 	}
+	// The README's "Gate your own server" shows the same kind of snippet:
+	// any block it marks the same way is compiled too.
+	for _, b := range markedBlocks(t, "../README.md") {
+		if strings.HasPrefix(b.marker, "compiled:") {
+			readme = append(readme, b)
+		}
+	}
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for i, b := range compiled {
+	for i, b := range append(append([]block(nil), compiled...), readme...) {
 		src := filepath.Join(dir, "main.go")
 		if err := os.WriteFile(src, []byte(b.code+"\n"), 0o644); err != nil {
 			t.Fatal(err)
