@@ -15,6 +15,7 @@ import (
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
+	"github.com/scalegate/scalegate/internal/transport"
 )
 
 // checker collects every problem of one profile. It looks at the user's
@@ -372,6 +373,16 @@ func (c *checker) checkImpairment() {
 	if dv, ok := c.valid("duration_s"); ok {
 		if d, err := dv.Float64(); err == nil && norm[0].StartS >= d {
 			c.at("impairment", "the first phase starts at %gs, at or after the run ends (duration_s %g): it would impair nothing", norm[0].StartS, d)
+		}
+	}
+	if tv, ok := c.concrete("transport"); ok {
+		name, _ := tv.String()
+		// Only a transport this build knows can be judged; the swarm
+		// refuses an unimpairable one at run time as well.
+		if _, known := transport.CapabilitiesOf(name); known == nil {
+			if err := transport.CheckImpairable(name); err != nil {
+				c.at("impairment", "%v", err)
+			}
 		}
 	}
 }

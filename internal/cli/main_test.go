@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,18 +50,24 @@ func hog() {
 // real gate runs against the reference server with its fault knobs (the
 // "gate bites" tests). Each real leg is 8 clients for 4 s.
 func TestScripts(t *testing.T) {
+	t.Cleanup(func() {
+		if exampleBins.dir != "" {
+			os.RemoveAll(exampleBins.dir)
+		}
+	})
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"gatestatus": cmdGateStatus,
-			"waitfile":   cmdWaitFile,
-			"waitmatch":  cmdWaitMatch,
-			"noorphans":  cmdNoOrphans,
-			"gone":       cmdGone,
-			"mkflit":     cmdMkFlit,
-			"killswarm":  cmdKillSwarm,
-			"samerun":    cmdSameRun,
+			"gatestatus":   cmdGateStatus,
+			"waitfile":     cmdWaitFile,
+			"waitmatch":    cmdWaitMatch,
+			"noorphans":    cmdNoOrphans,
+			"gone":         cmdGone,
+			"mkflit":       cmdMkFlit,
+			"killswarm":    cmdKillSwarm,
+			"samerun":      cmdSameRun,
+			"buildexample": cmdBuildExample,
 		},
 	})
 }
@@ -257,4 +264,65 @@ func TestProcessesMentioning(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// exampleBins caches the example game binaries the scripts build: each
+// is built once per test binary, then copied into a script's $WORK/bin.
+var exampleBins = struct {
+	sync.Mutex
+	dir  string
+	done map[string]error
+}{done: map[string]error{}}
+
+// cmdBuildExample: buildexample GAME builds examples/GAME's server and bot
+// (a team's own game and its bot built with the bot package) and puts
+// them in $WORK/bin as GAME-server and GAME-bot.
+func cmdBuildExample(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: buildexample GAME")
+	}
+	game := args[0]
+	bin := ts.MkAbs("bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	for _, part := range []string{"server", "bot"} {
+		built, err := buildExample(game, part)
+		if err != nil {
+			ts.Fatalf("build examples/%s/%s: %v", game, part, err)
+		}
+		b, err := os.ReadFile(built)
+		if err != nil {
+			ts.Fatalf("%v", err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, game+"-"+part), b, 0o755); err != nil {
+			ts.Fatalf("%v", err)
+		}
+	}
+}
+
+// buildExample builds one example binary once (go build, the build cache
+// makes a rebuild cheap) and returns its path.
+func buildExample(game, part string) (string, error) {
+	exampleBins.Lock()
+	defer exampleBins.Unlock()
+	if exampleBins.dir == "" {
+		dir, err := os.MkdirTemp("", "scalegate-examples-")
+		if err != nil {
+			return "", err
+		}
+		exampleBins.dir = dir
+	}
+	out := filepath.Join(exampleBins.dir, game+"-"+part)
+	key := game + "/" + part
+	if err, ok := exampleBins.done[key]; ok {
+		return out, err
+	}
+	cmd := exec.Command("go", "build", "-o", out, "github.com/scalegate/scalegate/examples/"+game+"/"+part)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("%w: %s", err, b)
+	}
+	exampleBins.done[key] = err
+	return out, err
 }

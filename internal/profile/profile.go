@@ -42,6 +42,8 @@ type Profile struct {
 	Impairment         relay.Schedule `json:"impairment,omitempty"`
 	ImpairmentSeed     uint64         `json:"impairment_seed,omitempty"`
 	Harness            Harness        `json:"harness"`
+	// Swarm is a team's own swarm binary; nil runs `scalegate swarm`.
+	Swarm *Swarm `json:"swarm,omitempty"`
 	// Host says when the machine was too busy with other work for a timing
 	// verdict to describe the server (docs/host-contention.md).
 	Host  HostPolicy `json:"host"`
@@ -137,6 +139,12 @@ type Harness struct {
 	// TestBusyUsPerClient slows the swarm on purpose (forwarded as the
 	// swarm's --test-busy-us): a test knob for the harness-bound bite test.
 	TestBusyUsPerClient float64 `json:"test_busy_us_per_client,omitempty"`
+}
+
+// Swarm is a team's own swarm: the argv the gate runs before the swarm's
+// arguments (docs/swarm-contract.md).
+type Swarm struct {
+	Command []string `json:"command"`
 }
 
 // HostPolicy bounds what other processes may use of the machine during a

@@ -322,8 +322,26 @@ type AssertResult struct {
 	Detail    string   `json:"detail,omitempty"`
 }
 
+// Has reports whether a parsed report carried key (a top-level field,
+// not null). A report built in memory (the swarm's own, before it is
+// written) has every field. A custom swarm may leave counts out (a field
+// absent decodes as 0): a reader of such a count asks Has first, so that
+// missing stays missing.
+func (r *Report) Has(key string) bool {
+	if r.fields == nil {
+		return true
+	}
+	return r.fields[key]
+}
+
+// ProtocolLoadV1 is the report's protocol name for load protocol v1.
+const ProtocolLoadV1 = "sg-load/1"
+
 // Report is the swarm's JSON report.
 type Report struct {
+	// fields are the top-level keys a parsed report carried (nil for a
+	// report built in memory).
+	fields        map[string]bool
 	SchemaVersion int    `json:"schema_version"`
 	Transport     string `json:"transport"`
 	// Protocol names the game protocol the swarm spoke: "sg-load/1" (load
@@ -503,6 +521,10 @@ func ParseReport(b []byte) (*Report, error) {
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
+	}
+	r.fields = map[string]bool{}
+	for k, v := range raw {
+		r.fields[k] = !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)

@@ -225,7 +225,7 @@ func (r *legRun) prepare() (serverLaunch, []launcher.Spec, error) {
 		swarms[i].Guardian, swarms[i].Kill = r.o.Self, r.o.Kill
 	}
 	r.res.ServerCmd = launcher.CommandLine(server.spec.Path, server.spec.Args)
-	r.res.SwarmCmd = swarmCommandLine(swarms, r.report)
+	r.res.SwarmCmd = swarmCommandLine(swarms, r.o.Self, r.report)
 	return server, swarms, nil
 }
 
@@ -363,7 +363,12 @@ func (r *legRun) swarmSpec(port int, o swarmcmd.Options) (launcher.Spec, error) 
 		}
 		o.Pattern = pat
 	}
-	return launcher.Spec{Name: "swarm", Path: r.o.Self, Args: append([]string{"swarm"}, swarmcmd.Args(p, r.leg, o)...),
+	path, args := r.o.Self, []string{"swarm"}
+	if p.Swarm != nil {
+		// A team's own swarm: its command, then the same arguments.
+		path, args = p.Swarm.Command[0], append([]string(nil), p.Swarm.Command[1:]...)
+	}
+	return launcher.Spec{Name: "swarm", Path: path, Args: append(args, swarmcmd.Args(p, r.leg, o)...),
 		LogPath: filepath.Join(r.res.Dir, "swarm.log"), Grace: r.o.Grace}, nil
 }
 
