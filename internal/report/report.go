@@ -133,7 +133,12 @@ type ServerTick struct {
 	// left out of the file), GC pauses and cycles since the server started,
 	// the deepest per-peer outbound backlog over the write window, and
 	// sends that failed or stalled the loop, since the server started.
-	CPUPct       *float64 `json:"cpu_pct,omitempty"`
+	CPUPct *float64 `json:"cpu_pct,omitempty"`
+	// CPUPctMean and CPUPctMax are the process CPU over the tick window
+	// (window_s) from samples a second apart: its mean, and its busiest
+	// second (nil: unavailable, or fewer than two samples in the window).
+	CPUPctMean   *float64 `json:"cpu_pct_mean,omitempty"`
+	CPUPctMax    *float64 `json:"cpu_pct_max,omitempty"`
 	GCPauseMs    GCPause  `json:"gc_pause_ms"`
 	GCCount      int64    `json:"gc_count"`
 	SendQueueMax int      `json:"send_queue_max"`

@@ -160,6 +160,16 @@ func (m *metrics) tickHz() (hz, windowS float64) {
 	return float64(m.startN-1) / span, span
 }
 
+// windowStart is the start of the oldest tick in the window (ok false
+// before the first tick): the CPU window figures cover the same span as the
+// tick percentiles.
+func (m *metrics) windowStart() (time.Time, bool) {
+	if m.startN == 0 {
+		return time.Time{}, false
+	}
+	return m.starts[(m.startNext-m.startN+len(m.starts))%len(m.starts)], true
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func phaseOf(w *stats.Window) report.Phase {

@@ -410,6 +410,11 @@ func (s *Server) fillDiag(st *report.ServerTick, now time.Time) {
 	if pct, ok := s.diag.cpuWindow(now); ok {
 		st.CPUPct = &pct
 	}
+	if since, ok := s.met.windowStart(); ok {
+		if mean, peak, ok := s.diag.hold.window(since); ok {
+			st.CPUPctMean, st.CPUPctMax = &mean, &peak
+		}
+	}
 	st.GCPauseMs = s.diag.gcPauses()
 	st.GCCount = int64(s.diag.gcCount())
 	st.SendQueueMax = s.diag.takeQueueMax()
@@ -429,6 +434,7 @@ type tickDiag struct {
 func (s *Server) runTick(start time.Time, late time.Duration) {
 	var ph [numPhases]time.Duration
 	t := timer{at: start, sum: &ph}
+	s.diag.sampleCPU(start)
 	cpu0, cpuOK := cpuTime()
 	gcBefore, slowBefore := s.diag.gcCount(), s.diag.slowSends
 	s.service(start)
