@@ -119,7 +119,10 @@ type ServerTick struct {
 	// fire path's run-long totals, live projectiles, and the AI entities by
 	// controller. A world without them reports zeros, which the
 	// contacts_min / shots_min gates fail.
-	Contacts            int             `json:"contacts"`
+	Contacts int `json:"contacts"`
+	// FusedContacts is how many of Contacts are known to their owner only
+	// through its team's datalink, not its own sensor.
+	FusedContacts       int             `json:"fused_contacts"`
 	SensorChecksPerS    float64         `json:"sensor_checks_per_s"`
 	ShotsFiredTotal     int64           `json:"shots_fired_total"`
 	HitsTotal           int64           `json:"hits_total"`

@@ -25,6 +25,7 @@ type FaultConfig struct {
 	FattenRecordsBytes   int      `toml:"fatten_records_bytes"`   // padding paid for out of the snapshot budget
 	IgnoreInputs         bool     `toml:"ignore_inputs"`          // drop every Input unapplied, uncounted, unrecorded
 	HollowSensors        bool     `toml:"hollow_sensors"`         // sensors are checked but detect nothing
+	DisableDatalink      bool     `toml:"disable_datalink"`       // no track is shared: each table is its owner's own
 	IgnoreFireButtons    bool     `toml:"ignore_fire_buttons"`    // the gun and store buttons do nothing
 	// DisableCongestionControl turns the congestion controller off whatever
 	// [network] says: a server that never backs off on a bad link.
@@ -79,6 +80,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.FattenRecordsBytes > 0, "fatten_records_bytes", f.FattenRecordsBytes)
 	add(f.IgnoreInputs, "ignore_inputs", true)
 	add(f.HollowSensors, "hollow_sensors", true)
+	add(f.DisableDatalink, "disable_datalink", true)
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)

@@ -192,9 +192,9 @@ type snapshotInputs struct {
 
 // worldFigures are the populated world's figures at write time.
 type worldFigures struct {
-	contacts, projectiles int
-	weapons               WeaponCounts
-	ai                    [numControllers]int
+	contacts, fused, projectiles int
+	weapons                      WeaponCounts
+	ai                           [numControllers]int
 }
 
 // build assembles the ServerTick.
@@ -250,6 +250,7 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 	st.SnapshotHz, st.AIStride, st.GovernorTickEWMAMs = g.snapshotHz(TickHz), g.aiStride(), g.ewmaMs
 	wf := &in.world
 	st.Contacts, st.SensorChecksPerS, st.ProjectilesLive = wf.contacts, m.sensorChecksPerS(), wf.projectiles
+	st.FusedContacts = wf.fused
 	st.ShotsFiredTotal, st.HitsTotal = wf.weapons.ShotsFired, wf.weapons.Hits
 	st.StoresReleasedTotal, st.DespawnsTotal = wf.weapons.StoresReleased, wf.weapons.Despawns
 	st.AIByController = &report.AIByController{Loiter: wf.ai[CtlLoiter], Pursuit: wf.ai[CtlPursuit], Patrol: wf.ai[CtlPatrol]}

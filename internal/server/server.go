@@ -320,7 +320,7 @@ func (s *Server) WriteMetrics() error {
 		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
 		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
 		gov: s.gov,
-		world: worldFigures{contacts: s.sim.ContactEntries, projectiles: s.sim.ProjectilesLive(),
+		world: worldFigures{contacts: s.sim.ContactEntries, fused: s.sim.FusedEntries, projectiles: s.sim.ProjectilesLive(),
 			weapons: s.sim.Weapons, ai: s.sim.AIByController()},
 	})
 	if g, ok := s.host.(transport.Guarded); ok {
