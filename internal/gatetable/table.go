@@ -211,7 +211,11 @@ var All = []Gate{
 	{Name: "entities_min", Title: "server entities", Metric: "server_tick.entities",
 		Dir: AtLeast, Flag: "assert-min-entities", Measure: Entities.Read},
 	{Name: "contacts_min", Title: "sensor contacts", Metric: "server_tick.contacts",
-		Dir: AtLeast, Flag: "assert-min-contacts", Measure: tick("contacts"), Doc: "the bots' sensors see the world (contact-table entries, read while the swarm is connected; a hollow world has 0)"},
+		Dir: AtLeast, Flag: "assert-min-contacts", Measure: Contacts.Read, Doc: "the bots' sensors see the world (contact-table entries, read while the swarm is connected; a hollow world has 0)"},
+	// Contacts alone pass with each owner's own tracks: a datalink that
+	// shares nothing leaves most of them in place.
+	{Name: "fused_contacts_min", Title: "datalink-fused contacts", Metric: "server_tick.fused_contacts",
+		Dir: AtLeast, Flag: "assert-min-fused-contacts", Measure: FusedContacts.Read, Doc: "the team datalink shared tracks: contact-table entries their owner knows only from a teammate (a datalink that fuses nothing has 0 while `contacts_min` still passes); a server that does not write `fused_contacts` is unevaluable"},
 	{Name: "shots_min", Title: "shots fired", Metric: "server_tick.shots_fired_total",
 		Dir: AtLeast, Flag: "assert-min-shots", Measure: tick("shots_fired_total"), Doc: "the server fired the guns the swarm pressed"},
 	// Projectiles despawned since the server started (expired, struck
