@@ -47,6 +47,7 @@ func TestCompareFixedRuns(t *testing.T) {
 		{"wire KB/s per client", 70.8346, 69.5027, -1.88},
 		{"server tick ms p99", 7.8074, 39.1006, 400.8},
 		{"swarm worker dt p99 ms", 6.2574, 15.4552, 147},
+		{"server slow ticks (since start)", 8, 98, 1125},
 	}
 	for _, tc := range tests {
 		r := row(t, leg, tc.metric)
@@ -63,6 +64,13 @@ func TestCompareFixedRuns(t *testing.T) {
 	}
 	if r := row(t, leg, "server RSS slope KB/min"); r.A != nil || r.Delta() != nil {
 		t.Errorf("a slope neither run fitted must stay missing: %+v", r)
+	}
+	// The fixtures predate the CPU window and the other diagnostics: their
+	// rows are there, missing on both sides, with no delta.
+	for _, f := range []string{"server CPU % of one core, mean over the tick window", "server GC cycles (since start)", "datalink-fused contacts"} {
+		if r := row(t, leg, f); r.A != nil || r.B != nil || r.Delta() != nil {
+			t.Errorf("%s: a figure neither run's server wrote must stay missing: %+v", f, r)
+		}
 	}
 	if r := row(t, leg, "leg verdict"); r.AText != "passed" || r.BText != "inconclusive" {
 		t.Errorf("verdicts %q %q", r.AText, r.BText)

@@ -99,6 +99,7 @@ func Markdown(r *RunResult) string {
 			}
 			b.WriteString("\n")
 		}
+		b.WriteString(diagnosticsMarkdown(l))
 		if l.ServerCmd != "" {
 			fmt.Fprintf(&b, "Rerun this leg:\n\n```sh\n%s &\n%s\n```\n\n", l.ServerCmd, l.SwarmCmd)
 			if strings.Contains(l.SwarmCmd, "/go-build") {
@@ -107,6 +108,58 @@ func Markdown(r *RunResult) string {
 		}
 	}
 	return b.String()
+}
+
+// diagLabels are the diagnostics line's short labels, by figure name.
+var diagLabels = map[string]string{
+	gatetable.CPUPctMean.Name:   "CPU mean",
+	gatetable.CPUPctMax.Name:    "busiest second",
+	gatetable.SlowTicks.Name:    "slow ticks",
+	gatetable.GCPauseP99.Name:   "GC pause p99",
+	gatetable.GCCount.Name:      "GC cycles",
+	gatetable.SendQueueMax.Name: "send queue max",
+	gatetable.SlowSends.Name:    "slow sends",
+}
+
+// diagnosticsMarkdown is a leg's server diagnostics in one line (why a
+// tick was slow: gatetable.Diagnostics), from the metrics block the swarm
+// captured while its clients were connected. A figure the server did not
+// write reads "missing"; a leg without a report has no line.
+func diagnosticsMarkdown(l LegResult) string {
+	if l.Report == nil {
+		return ""
+	}
+	m := gatetable.FromReport(l.Report)
+	if err := m.TickErr(); err != nil {
+		return fmt.Sprintf("Server diagnostics: missing (%s).\n\n", mdEscape(err.Error()))
+	}
+	parts := make([]string, 0, len(gatetable.Diagnostics))
+	for _, f := range gatetable.Diagnostics {
+		parts = append(parts, diagLabels[f.Name]+" "+figureText(f, m))
+	}
+	window := "the tick window"
+	if w, err := m.Tick("window_s"); err == nil {
+		window = fmt.Sprintf("the %s s tick window", gatetable.FormatNumber(w))
+	}
+	return fmt.Sprintf("Server diagnostics (CPU %% of one core over %s; slow ticks, GC and slow sends since the server started; send queue over its last metrics write): %s\n\n",
+		window, strings.Join(parts, " · "))
+}
+
+// figureText is a figure's value with its unit, or "missing".
+func figureText(f gatetable.Figure, m *gatetable.Metrics) string {
+	v, err := f.Read(m)
+	if err != nil {
+		return "missing"
+	}
+	s := gatetable.FormatNumber(v)
+	switch f.Unit {
+	case "":
+	case "%":
+		s += " %"
+	default:
+		s += " " + f.Unit
+	}
+	return s
 }
 
 func mdEscape(s string) string {
