@@ -217,3 +217,30 @@ func inputsAccepted(m *Metrics) (float64, error) {
 	}
 	return accepted / float64(m.Report.InputsSent), nil
 }
+
+// timelineFigures read the server columns of a timeline row, by column
+// name (report.TimelineServer.Fields).
+var timelineFigures = map[string]Figure{
+	"server_cpu_pct":      CPUPct,
+	"wire_kbs_per_client": WireKBs,
+	"slow_ticks":          SlowTicks,
+	"gc_count":            GCCount,
+	"gc_pause_p99_ms":     GCPauseP99,
+	"send_queue_max":      SendQueueMax,
+	"slow_sends":          SlowSends,
+}
+
+// TimelineServer is one timeline row's server figures, read from the
+// metrics file the swarm sampled that second (FromServerTick of its fields
+// by name) through each figure's reader: a field the server did not write
+// stays nil, and the wire rate is nil until the server kept a sample with
+// peers connected.
+func TimelineServer(m *Metrics) report.TimelineServer {
+	var s report.TimelineServer
+	for _, f := range s.Fields() {
+		if v, err := timelineFigures[f.Name].Value(m); err == nil {
+			*f.V = v
+		}
+	}
+	return s
+}

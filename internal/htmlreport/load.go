@@ -60,7 +60,10 @@ type Leg struct {
 	Timeline       []report.TimelinePoint
 	TimelineSource string
 	TimelineErr    error
-	Phases         []Phase
+	// TimelineColumns is how many columns timeline.csv had when the
+	// timeline came from it (older runs wrote fewer).
+	TimelineColumns int
+	Phases          []Phase
 }
 
 // Load reads a run directory. Only an unreadable summary.json is an error:
@@ -91,7 +94,7 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 		leg.Phases, leg.ReportErr = readPhases(reportPath)
 	} else {
 		csvPath := filepath.Join(legDir, "timeline.csv")
-		leg.Timeline, leg.TimelineErr = ReadTimelineCSV(csvPath)
+		leg.Timeline, leg.TimelineColumns, leg.TimelineErr = readTimelineCSV(csvPath)
 		if leg.TimelineErr == nil {
 			leg.TimelineSource = "timeline.csv"
 		}
@@ -144,53 +147,67 @@ func readJSON(path string, v any) error {
 }
 
 // timelineHeader names the columns timelineRow reads (rundir.WriteTimelineCSV
-// writes them; older runs wrote rundir.TimelineColumnsV1, a prefix).
+// writes them; older runs wrote rundir.TimelineColumnsV1 or V2, prefixes).
 var timelineHeader = rundir.TimelineColumns
 
 // ReadTimelineCSV reads a leg's timeline.csv.
 func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
+	tl, _, err := readTimelineCSV(path)
+	return tl, err
+}
+
+// readTimelineCSV reads a leg's timeline.csv and says how many columns it
+// had.
+func readTimelineCSV(path string) ([]report.TimelinePoint, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read timeline: %w", err)
+		return nil, 0, fmt.Errorf("read timeline: %w", err)
 	}
 	defer f.Close()
-	tl, err := ParseTimelineCSV(f)
+	tl, cols, err := parseTimelineCSV(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
-	return tl, nil
+	return tl, cols, nil
 }
 
 // ParseTimelineCSV decodes timeline.csv. An empty cell is a figure not
 // measured that second and stays nil; anything unparsable is an error
 // naming its line and column.
 func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
+	tl, _, err := parseTimelineCSV(r)
+	return tl, err
+}
+
+// parseTimelineCSV decodes timeline.csv and says how many columns it has.
+func parseTimelineCSV(r io.Reader) ([]report.TimelinePoint, int, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked against the header below
 	head, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("header: %w", err)
+		return nil, 0, fmt.Errorf("header: %w", err)
 	}
 	got := strings.Join(head, ",")
-	if got != strings.Join(timelineHeader, ",") && got != strings.Join(rundir.TimelineColumnsV1, ",") {
-		return nil, fmt.Errorf("header %q, want %q (or, from older runs, its first %d columns)",
-			got, strings.Join(timelineHeader, ","), len(rundir.TimelineColumnsV1))
+	if got != strings.Join(timelineHeader, ",") && got != strings.Join(rundir.TimelineColumnsV1, ",") &&
+		got != strings.Join(rundir.TimelineColumnsV2, ",") {
+		return nil, 0, fmt.Errorf("header %q, want %q (or, from older runs, its first %d or %d columns)",
+			got, strings.Join(timelineHeader, ","), len(rundir.TimelineColumnsV1), len(rundir.TimelineColumnsV2))
 	}
 	var out []report.TimelinePoint
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return out, len(head), nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if len(rec) != len(head) {
-			return nil, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
+			return nil, 0, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
 		}
 		p, err := timelineRow(rec)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return nil, 0, fmt.Errorf("line %d: %w", line, err)
 		}
 		out = append(out, p)
 	}
@@ -247,7 +264,7 @@ func timelineRow(rec []string) (report.TimelinePoint, error) {
 		kb := int64(*rss)
 		p.RSSKB = &kb
 	}
-	if len(rec) == len(timelineHeader) {
+	if len(rec) >= len(rundir.TimelineColumnsV2) {
 		dt, err := cell(7)
 		if err != nil {
 			return p, err
@@ -257,6 +274,13 @@ func timelineRow(rec []string) (report.TimelinePoint, error) {
 		}
 		if p.ServiceIntervalMeanMs, err = cell(8); err != nil {
 			return p, err
+		}
+	}
+	if len(rec) == len(timelineHeader) {
+		for i, f := range p.TimelineServer.Fields() {
+			if *f.V, err = cell(len(rundir.TimelineColumnsV2) + i); err != nil {
+				return p, err
+			}
 		}
 	}
 	return p, nil

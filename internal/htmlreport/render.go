@@ -74,7 +74,7 @@ func Render(w io.Writer, run *Run) error {
 	v := view{Run: run, Capacity: capacityViews(run.Summary.Capacity)}
 	for i := range run.Legs {
 		l := &run.Legs[i]
-		lv := legView{Leg: l, Charts: legCharts(l)}
+		lv := legView{Leg: l, Charts: legCharts(run, l)}
 		if l.Report != nil {
 			lv.Players = countPlayers(l.Report.Players)
 		}

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -286,6 +287,7 @@ func TestCapacityCurve(t *testing.T) {
 func TestParseTimelineCSV(t *testing.T) {
 	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n" // runs before the swarm's columns
 	head2 := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n"
+	head3 := strings.TrimSuffix(head2, "\n") + ",server_cpu_pct,wire_kbs_per_client,slow_ticks,gc_count,gc_pause_p99_ms,send_queue_max,slow_sends\n"
 	tests := []struct {
 		name, in, err string
 		rows          int
@@ -293,6 +295,8 @@ func TestParseTimelineCSV(t *testing.T) {
 		{"empty cells are missing", head + "1,0,,0,,3.9,27944\n2,8,59.5,70.1,47,8.1,\n", "", 2},
 		{"with the swarm's columns", head2 + "1,0,,0,,3.9,27944,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7\n", "", 2},
 		{"older row under the new header", head2 + "1,0,,0,,3.9,27944\n", "line 2: wrong number of fields", 0},
+		{"with the server's columns", head3 + "1,0,,0,,3.9,27944,,,,,,,,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7,97.5,70.2,3,,0.4,0,\n", "", 2},
+		{"bad server column", head3 + "1,0,,0,,3.9,27944,,,x,,,,,,\n", "line 2: server_cpu_pct", 0},
 		{"bad service interval", head2 + "1,0,,0,,3.9,27944,1.8,x\n", "line 2: service_interval_mean_ms", 0},
 		{"header only", head, "", 0},
 		{"wrong header", "t,connected\n", "header", 0},
@@ -315,6 +319,10 @@ func TestParseTimelineCSV(t *testing.T) {
 			if tc.rows == 2 && (tl[0].TickHzMin != nil || tl[1].RSSKB != nil || *tl[1].TickHzMin != 59.5 || *tl[0].RSSKB != 27944) {
 				t.Errorf("cells: %+v %+v", tl[0], tl[1])
 			}
+			if strings.HasPrefix(tc.in, head3) && tc.rows == 2 && (tl[0].Measured() || tl[1].ServerCPUPct == nil || *tl[1].ServerCPUPct != 97.5 ||
+				*tl[1].SlowTicks != 3 || tl[1].GCCount != nil || *tl[1].SendQueueMax != 0 || tl[1].SlowSends != nil) {
+				t.Errorf("server cells: %+v %+v", tl[0].TimelineServer, tl[1].TimelineServer)
+			}
 			if strings.HasPrefix(tc.in, head2) && tc.rows == 2 && (tl[0].WorkerDtP99 != 0 || tl[0].ServiceIntervalMeanMs != nil ||
 				tl[1].WorkerDtP99 != 1.8 || *tl[1].ServiceIntervalMeanMs != 16.7) {
 				t.Errorf("swarm cells: %+v %+v", tl[0], tl[1])
@@ -327,10 +335,82 @@ func FuzzParseTimelineCSV(f *testing.F) {
 	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n1,0,,0,,3.9,27944\n"))
 	f.Add([]byte("t_s,connected\n\"x"))
 	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n1,0,,0,,3.9,27944,2.5,16.7\n"))
+	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms,server_cpu_pct,wire_kbs_per_client,slow_ticks,gc_count,gc_pause_p99_ms,send_queue_max,slow_sends\n1,0,,0,,3.9,27944,2.5,16.7,90,70,1,2,0.5,0,\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tl, err := ParseTimelineCSV(strings.NewReader(string(b)))
 		if err != nil && tl != nil {
 			t.Fatalf("rows returned with an error: %v", err)
 		}
 	})
+}
+
+// withDiagnostics adds the server's per-second diagnostics to the
+// fixture's timeline, as a swarm that samples them writes them: CPU and
+// wire rate as read, cumulative counters (slow ticks 3 at 5 s, one GC cycle
+// every 2 s), a backlog at 9 s; slow_sends left out (the server did not
+// write it).
+func withDiagnostics(t *testing.T, dir string) {
+	t.Helper()
+	editReport(t, dir, func(r map[string]any) {
+		for i, row := range r["timeline"].([]any) {
+			m := row.(map[string]any)
+			m["server_cpu_pct"] = 40 + float64(i%4)
+			m["wire_kbs_per_client"] = 70.5
+			m["slow_ticks"] = map[bool]float64{false: 0, true: 3}[i >= 5]
+			m["gc_count"] = float64(i / 2)
+			m["gc_pause_p99_ms"] = 0.4
+			m["send_queue_max"] = map[bool]float64{false: 0, true: 12}[i == 9]
+		}
+	})
+}
+
+// TestDiagnosticCharts: the server's diagnostics are drawn against run
+// time beside the swarm's figures, the declared gates' thresholds are
+// dashed lines with their bound in the note, and a figure the server did
+// not write is said, not drawn.
+func TestDiagnosticCharts(t *testing.T) {
+	dir := copyRun(t, fixture)
+	withDiagnostics(t, dir)
+	page := render(t, dir)
+	if n := strings.Count(page, `<svg class="chart"`); n != 7+5 {
+		t.Errorf("%d charts, want the 7 of the fixture and 5 diagnostics (slow sends not written)", n)
+	}
+	for _, want := range []string{
+		"Server CPU % of one core", "Server slow ticks per second", "Server GC cycles per second",
+		"Server send queue max", "Server wire KB/s per client",
+		// the bound as the leg's check showed it (this run's summary wrote no unit)
+		"dashed red line: tick_hz_min ≥ 30 (hard)",
+		"dashed red line: tick_ms_p99_max ≤ 16.60 (advisory)",
+		"dashed red line: wire_kbs_max ≤ 150 (hard)",
+		"tick-window CPU (cpu_pct_mean, cpu_pct_max): not reported", // the fixture's server predates them
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`Server slow sends per second</figcaption>\s*<div class="missing">not drawn: not measured in this run`).MatchString(page) {
+		t.Error("slow sends, never written, must be said missing")
+	}
+	// Three threshold lines, in the threshold colour, dashed.
+	if n := strings.Count(strings.ToLower(page), "stroke:#c01030;stroke-width:1.2;stroke-dasharray:6,3"); n != 3 {
+		t.Errorf("%d dashed threshold lines, want 3", n)
+	}
+}
+
+// A counter's per-second rate: the difference of two reads over their
+// time apart; a missing read or a counter that went down is a gap.
+func TestRate(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tl := []report.TimelinePoint{{TS: 1}, {TS: 2}, {TS: 3}, {TS: 5}, {TS: 6}, {TS: 7}}
+	vals := []*float64{f(0), f(2), f(2), f(8), nil, f(1)}
+	for i := range tl {
+		tl[i].SlowTicks = vals[i]
+	}
+	got := rate(tl, func(p report.TimelinePoint) *float64 { return p.SlowTicks })
+	want := []float64{math.NaN(), 2, 0, 3, math.NaN(), math.NaN()}
+	for i := range want {
+		if got[i].X != tl[i].TS || !(got[i].Y == want[i] || math.IsNaN(got[i].Y) && math.IsNaN(want[i])) {
+			t.Errorf("row %d: %v, want %v at %v", i, got[i], want[i], tl[i].TS)
+		}
+	}
 }

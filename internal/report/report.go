@@ -261,6 +261,65 @@ type TimelinePoint struct {
 	KBsClients       int              `json:"kbs_clients,omitempty"`
 	RTTHist          *stats.Histogram `json:"rtt_hist,omitempty"`
 	ServiceIntervals int64            `json:"service_intervals,omitempty"`
+	// The server's diagnostics of the second (additive, flattened into the
+	// row): read from the metrics file the swarm sampled.
+	TimelineServer
+}
+
+// TimelineServer is what the server's metrics file said in one second of
+// the timeline (docs/metrics.md): its CPU over its last write window, the
+// wire rate per client it gates on, and its run-long counters (slow ticks,
+// GC cycles and pause p99, slow sends) with the deepest send backlog of
+// its last write window. A field the server did not write is nil, never
+// 0; a reader diffs two rows of a counter for a per-second rate.
+type TimelineServer struct {
+	ServerCPUPct     *float64 `json:"server_cpu_pct,omitempty"`
+	WireKBsPerClient *float64 `json:"wire_kbs_per_client,omitempty"`
+	SlowTicks        *float64 `json:"slow_ticks,omitempty"`
+	GCCount          *float64 `json:"gc_count,omitempty"`
+	GCPauseP99Ms     *float64 `json:"gc_pause_p99_ms,omitempty"`
+	SendQueueMax     *float64 `json:"send_queue_max,omitempty"`
+	SlowSends        *float64 `json:"slow_sends,omitempty"`
+}
+
+// Fields are the row's server figures by their timeline.csv column name,
+// in column order (pointers into s: a reader fills or reads them).
+func (s *TimelineServer) Fields() []NamedValue {
+	return []NamedValue{
+		{"server_cpu_pct", &s.ServerCPUPct}, {"wire_kbs_per_client", &s.WireKBsPerClient},
+		{"slow_ticks", &s.SlowTicks}, {"gc_count", &s.GCCount}, {"gc_pause_p99_ms", &s.GCPauseP99Ms},
+		{"send_queue_max", &s.SendQueueMax}, {"slow_sends", &s.SlowSends},
+	}
+}
+
+// NamedValue is one optional figure and its column name.
+type NamedValue struct {
+	Name string
+	V    **float64
+}
+
+// Measured reports whether the server wrote any of the row's figures.
+func (s *TimelineServer) Measured() bool {
+	for _, f := range s.Fields() {
+		if *f.V != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Clone is a copy that shares no pointer with s (a merged row must not
+// alias a shard's).
+func (s *TimelineServer) Clone() TimelineServer {
+	var c TimelineServer
+	src, dst := s.Fields(), c.Fields()
+	for i := range src {
+		if v := *src[i].V; v != nil {
+			x := *v
+			*dst[i].V = &x
+		}
+	}
+	return c
 }
 
 // Values of Report.WorkerPacing.

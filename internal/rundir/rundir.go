@@ -72,21 +72,37 @@ func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
 	return "", fmt.Errorf("%s: %w", base, ErrRunDirExists)
 }
 
-// TimelineColumns are timeline.csv's columns, in order. Runs made before
-// the swarm's own figures were added wrote only the first seven
-// (TimelineColumnsV1); readers accept both.
-var TimelineColumns = []string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
-	"worker_dt_p99_ms", "service_interval_mean_ms"}
+// TimelineColumns are timeline.csv's columns, in order: the swarm's
+// figures, then the server's of the same second (report.TimelineServer).
+// Older runs wrote a prefix: TimelineColumnsV1 before the swarm's own
+// figures, TimelineColumnsV2 before the server's diagnostics; readers
+// accept all three.
+var TimelineColumns = append([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
+	"worker_dt_p99_ms", "service_interval_mean_ms"}, timelineServerColumns()...)
 
 // TimelineColumnsV1 is the column set of timeline.csv before
 // worker_dt_p99_ms and service_interval_mean_ms.
 var TimelineColumnsV1 = TimelineColumns[:7]
 
+// TimelineColumnsV2 is the column set of timeline.csv before the server's
+// per-second diagnostics (server_cpu_pct … slow_sends).
+var TimelineColumnsV2 = TimelineColumns[:9]
+
+func timelineServerColumns() []string {
+	var s report.TimelineServer
+	var out []string
+	for _, f := range s.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
 // WriteTimelineCSV writes the per-second timeline of a report: connected
-// clients, tick-Hz min, payload KB/s, RTT p95, server tick ms p99, RSS, and
+// clients, tick-Hz min, payload KB/s, RTT p95, server tick ms p99, RSS,
 // the swarm's own health (worker loop dt p99, clients' service interval
-// mean). An empty cell is a figure that was not measured that second (not
-// zero).
+// mean) and the server's diagnostics (CPU, wire rate per client, slow
+// ticks, GC, send queue, slow sends). An empty cell is a figure that was
+// not measured that second (not zero).
 func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -99,8 +115,12 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 		if p.WorkerDtP99 > 0 { // 0: no worker iteration that second
 			dt = &p.WorkerDtP99
 		}
-		_ = w.Write([]string{fmtCSV(p.TS), strconv.Itoa(p.Connected), optCSV(p.TickHzMin), fmtCSV(p.KBs),
-			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs)})
+		row := []string{fmtCSV(p.TS), strconv.Itoa(p.Connected), optCSV(p.TickHzMin), fmtCSV(p.KBs),
+			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs)}
+		for _, v := range p.TimelineServer.Fields() {
+			row = append(row, optCSV(*v.V))
+		}
+		_ = w.Write(row)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
