@@ -87,6 +87,9 @@ var (
 	GCCount      = tickFigure("gc_count", "server GC cycles (since start)", "", "gc_count")
 	SendQueueMax = tickFigure("send_queue_max", "server send queue max (last write window)", "", "send_queue_max")
 	SlowSends    = tickFigure("slow_sends", "server slow sends (since start)", "", "slow_sends")
+	// SimWorkers is how many threads the server's tick may use at once
+	// (the reference server's sim worker pool, its loop goroutine included).
+	SimWorkers = tickFigure("sim_worker_threads", "server sim worker threads", "", "sim_worker_threads")
 )
 
 // Diagnostics are the figures that say why a tick was slow, in the order

@@ -251,7 +251,7 @@ func withCapacity(t *testing.T, dir string) {
 	}
 	pt := func(n int, v string, hz, p99 any, failed ...string) map[string]any {
 		return map[string]any{"clients": n, "leg": fmt.Sprintf("weave_c%d", n), "verdict": v, "tick_hz_min": hz,
-			"tick_ms_p99": p99, "kbs_mean": 70.1, "worker_dt_p99_ms": 3.5, "service_interval_p99_ms": 21.25, "failed": failed, "harness_bound": false}
+			"tick_ms_p99": p99, "kbs_mean": 70.1, "cpu_pct_mean": 55.5, "worker_dt_p99_ms": 3.5, "service_interval_p99_ms": 21.25, "failed": failed, "harness_bound": false}
 	}
 	sum["capacity"] = []any{map[string]any{"group": "weave", "knee": 128, "harness_limit": nil,
 		"verdict": "knee at 128 clients: tick_hz_min (last count that held: 64)",
@@ -271,13 +271,14 @@ func TestCapacityCurve(t *testing.T) {
 		`<td class="num">128</td>`, `<td class="num">missing</td>`, // tick p99 not measured at 32
 		"weave: Observed tick-Hz (min) vs clients", "knee at 128 clients (red)",
 		"weave: Per-client service interval p99 vs clients", `<td class="num">21.25</td>`,
+		"weave: Server CPU % of one core (tick-window mean) vs clients", `<td class="num">55.50</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, `<svg class="chart"`); n != 7+5 {
-		t.Errorf("%d charts, want the leg's 7 and the curve's 5", n)
+	if n := strings.Count(page, `<svg class="chart"`); n != 7+6 {
+		t.Errorf("%d charts, want the leg's 7 and the curve's 6", n)
 	}
 	if c := strings.Index(page, "<h2>Capacity</h2>"); c < 0 || c > strings.Index(page, `<section class="leg"`) {
 		t.Error("the capacity curve must come before the legs")

@@ -123,6 +123,12 @@ type CapacityPoint struct {
 	// ServiceIntervalP99Ms is the per-client service interval p99, the
 	// figure the harness check judges (WorkerDtP99Ms is information).
 	ServiceIntervalP99Ms *float64 `json:"service_interval_p99_ms"`
+	// CPUPctMean is the server's CPU over its tick window (% of one core);
+	// CPUBoundPct the saturation bound it is held to (98 % of each thread
+	// its tick may use) and CPUSaturated whether it reached it.
+	CPUPctMean   *float64 `json:"cpu_pct_mean"`
+	CPUBoundPct  *float64 `json:"cpu_bound_pct,omitempty"`
+	CPUSaturated bool     `json:"cpu_saturated,omitempty"`
 	// Failed names the checks that failed or could not be evaluated at this
 	// count (any level); HarnessBound: the swarm was the limit.
 	Failed       []string `json:"failed,omitempty"`
@@ -137,7 +143,9 @@ type CapacityCurve struct {
 	Points []CapacityPoint `json:"points"`
 	// Knee is the first client count at which a check failed (advisory
 	// ones included: a capacity profile declares its limits advisory so the
-	// run itself passes). Nil when none failed below the harness limit.
+	// run itself passes), or at which the server held its tick rate on a
+	// saturated CPU (no headroom left). Nil when neither happened below the
+	// harness limit.
 	Knee *int `json:"knee"`
 	// HarnessLimit is the first count at which the swarm, not the server,
 	// was the limit (an inconclusive leg): the curve says nothing beyond

@@ -185,8 +185,8 @@ func capacityMarkdown(curves []CapacityCurve) string {
 	var b strings.Builder
 	for _, c := range curves {
 		fmt.Fprintf(&b, "### capacity `%s` — %s\n\n", c.Group, mdEscape(c.Verdict))
-		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|---:|---|---|\n")
+		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | server CPU % mean | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 		for _, p := range c.Points {
 			mark := ""
 			if c.Knee != nil && p.Clients == *c.Knee {
@@ -195,8 +195,12 @@ func capacityMarkdown(curves []CapacityCurve) string {
 			if c.HarnessLimit != nil && p.Clients == *c.HarnessLimit {
 				mark = " ◀ harness limit"
 			}
-			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
-				optNum(p.KBsMean), optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
+			cpu := optNum(p.CPUPctMean)
+			if p.CPUSaturated {
+				cpu += " (saturated)"
+			}
+			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
+				optNum(p.KBsMean), cpu, optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
 		}
 		b.WriteString("\n")
 	}
