@@ -92,6 +92,10 @@ const (
 	SweepEntities
 	// Clients: the client count the run asked for.
 	Clients
+	// AcrossTransports: the profile's threshold, checked once for the run
+	// on the difference of Measure between the QUIC and the ENet leg of
+	// each load (internal/gate TransportOverhead), never on one leg.
+	AcrossTransports
 )
 
 // Gate is one entry of the table.
@@ -226,6 +230,9 @@ var All = []Gate{
 	{Name: "inputs_accepted_ratio_min", Title: "inputs accepted / sent", Metric: "server_tick.inputs_accepted / report.inputs_sent",
 		Dir: AtLeast, Flag: "assert-min-inputs-accepted-ratio", Measure: InputsAccepted.Read,
 		Doc: "the server applied the Inputs the swarm sent: a server that ignores them still sends snapshots and passes every other gate; `inputs_accepted` missing or 0 Inputs sent is unevaluable"},
+	{Name: "transport_overhead_kbs_max", Title: "QUIC − ENet wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client (quic leg − enet leg)",
+		Unit: "KB/s", Dir: AtMost, Source: AcrossTransports, Measure: WireKBs.Read,
+		Doc: "(a profile with `transports: [\"enet\", \"quic\"]`; checked once per pattern and sweep point after both legs ran: QUIC's per-client wire rate minus ENet's at the same load); either leg's wire figure missing is unevaluable"},
 	{Name: "spawn_took", Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
 		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count"},
 	{Name: "load_factor_max", Title: "governor load_factor", Metric: "server_tick.load_factor",
