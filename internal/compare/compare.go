@@ -150,8 +150,8 @@ func mismatch(pa, pb *profile.Profile, la, lb profile.Leg) string {
 	if ca, cb := pa.ClientsFor(la), pb.ClientsFor(lb); ca != cb {
 		why = append(why, fmt.Sprintf("clients %d vs %d", ca, cb))
 	}
-	if pa.Transport != pb.Transport {
-		why = append(why, fmt.Sprintf("transport %s vs %s", pa.Transport, pb.Transport))
+	if ta, tb := pa.TransportFor(la), pb.TransportFor(lb); ta != tb {
+		why = append(why, fmt.Sprintf("transport %s vs %s", ta, tb))
 	}
 	if len(why) == 0 {
 		return ""

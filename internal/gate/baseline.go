@@ -110,7 +110,7 @@ func UpdateBaseline(b *Baseline, run *rundir.RunResult, now time.Time, gitHead s
 		if leg.Report == nil {
 			return false, fmt.Errorf("%w: leg %s has no report", ErrBaselineNotUpdated, leg.Leg.ID)
 		}
-		entry := BaselineEntry{Transport: run.Profile.Transport, Clients: run.Profile.Clients,
+		entry := BaselineEntry{Transport: run.Profile.TransportFor(leg.Leg), Clients: run.Profile.Clients,
 			UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead}
 		if err := recordEntry(leg.Report, &entry); err != nil {
 			return false, fmt.Errorf("%w: leg %s: %v", ErrBaselineNotUpdated, leg.Leg.ID, err)

@@ -93,16 +93,20 @@ type LegResult struct {
 
 // RunResult is a whole gate run.
 type RunResult struct {
-	Profile         *profile.Profile `json:"profile"`
-	Tier            string           `json:"tier"`
-	Strict          bool             `json:"strict"`
-	UpdateBaseline  bool             `json:"update_baseline"`
-	Dir             string           `json:"dir"`
-	Legs            []LegResult      `json:"legs"`
-	Verdict         Verdict          `json:"verdict"`
-	Interrupted     bool             `json:"interrupted"`
-	BaselineUpdated bool             `json:"baseline_updated"`
-	BaselineNote    string           `json:"baseline_note,omitempty"`
+	Profile        *profile.Profile `json:"profile"`
+	Tier           string           `json:"tier"`
+	Strict         bool             `json:"strict"`
+	UpdateBaseline bool             `json:"update_baseline"`
+	Dir            string           `json:"dir"`
+	Legs           []LegResult      `json:"legs"`
+	// Checks are the run's checks across legs (gate.RunChecks: the
+	// cross-transport wire overhead), evaluated after every leg ran; they
+	// count in the run's verdict like a leg's.
+	Checks          []Check `json:"checks,omitempty"`
+	Verdict         Verdict `json:"verdict"`
+	Interrupted     bool    `json:"interrupted"`
+	BaselineUpdated bool    `json:"baseline_updated"`
+	BaselineNote    string  `json:"baseline_note,omitempty"`
 	// Capacity is the client sweep's curves and knees (sweep.clients).
 	Capacity   []CapacityCurve `json:"capacity,omitempty"`
 	ExitCode   int             `json:"exit_code"`

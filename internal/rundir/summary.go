@@ -15,6 +15,11 @@ import (
 func WriteTable(w io.Writer, r *RunResult) error {
 	t := tablewriter.NewWriter(w)
 	t.Header("leg", "gate", "level", "threshold", "measured", "baseline", "status")
+	for _, c := range r.Checks {
+		if err := t.Append("(run)", c.Title, c.Level, c.Threshold, c.MeasuredText, c.Baseline, statusText(c)); err != nil {
+			return err
+		}
+	}
 	for _, l := range r.Legs {
 		if len(l.Checks) == 0 {
 			_ = t.Append(l.Leg.ID, "(leg)", "", "", "", "", string(l.Verdict))
@@ -41,6 +46,11 @@ func WriteTable(w io.Writer, r *RunResult) error {
 			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
 				fmt.Fprintf(w, "  %s: %s\n", c.Title, c.Detail)
 			}
+		}
+	}
+	for _, c := range r.Checks {
+		if c.Status != StatusPass && c.Detail != "" {
+			fmt.Fprintf(w, "run check %s: %s: %s\n", c.Title, strings.ToUpper(string(c.Status)), c.Detail)
 		}
 	}
 	for _, c := range r.Capacity {
@@ -71,7 +81,7 @@ func Markdown(r *RunResult) string {
 	fmt.Fprintf(&b, "## scalegate: profile `%s` — %s %s\n\n", r.Profile.Name, icon[r.Verdict], strings.ToUpper(string(r.Verdict)))
 	fmt.Fprintf(&b, "%s  \n", r.Profile.Description)
 	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts `%s`\n\n",
-		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], r.Profile.Transport, r.Profile.Clients, gatetable.FormatNumber(r.Profile.DurationS), r.Dir)
+		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], strings.Join(r.Profile.TransportNames(), ", "), r.Profile.Clients, gatetable.FormatNumber(r.Profile.DurationS), r.Dir)
 	if len(r.Profile.Overrides) > 0 {
 		fmt.Fprintf(&b, "**Overrides** `--set %s`: this run is not the committed profile, and the baseline is never updated from it.\n\n", strings.Join(r.Profile.Overrides, "` `--set "))
 	}
@@ -82,6 +92,10 @@ func Markdown(r *RunResult) string {
 		fmt.Fprintf(&b, "Baseline: %s\n\n", r.BaselineNote)
 	}
 	b.WriteString(capacityMarkdown(r.Capacity))
+	if len(r.Checks) > 0 {
+		b.WriteString("### run checks (across legs)\n\n")
+		b.WriteString(checksMarkdown(r.Checks))
+	}
 	for _, l := range r.Legs {
 		fmt.Fprintf(&b, "### leg `%s` (%s) — %s %s\n\n", l.Leg.ID, l.Leg.PatternLabel(), icon[l.Verdict], l.Verdict)
 		if l.Shards > 1 {
@@ -91,13 +105,7 @@ func Markdown(r *RunResult) string {
 			fmt.Fprintf(&b, "> %s\n\n", mdEscape(l.Error))
 		}
 		if len(l.Checks) > 0 {
-			b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
-			b.WriteString("|---|---|---|---|---|---|---|\n")
-			for _, c := range l.Checks {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(c.Title), c.Level, mdEscape(c.Threshold),
-					mdEscape(c.MeasuredText), mdEscape(c.Baseline), statusText(c), mdEscape(c.Detail))
-			}
-			b.WriteString("\n")
+			b.WriteString(checksMarkdown(l.Checks))
 		}
 		b.WriteString(diagnosticsMarkdown(l))
 		if l.ServerCmd != "" {
@@ -160,6 +168,20 @@ func figureText(f gatetable.Figure, m *gatetable.Metrics) string {
 		s += " " + f.Unit
 	}
 	return s
+}
+
+// checksMarkdown is the gate table of a leg (or of the run's checks
+// across legs).
+func checksMarkdown(checks []Check) string {
+	var b strings.Builder
+	b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, c := range checks {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(c.Title), c.Level, mdEscape(c.Threshold),
+			mdEscape(c.MeasuredText), mdEscape(c.Baseline), statusText(c), mdEscape(c.Detail))
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 func mdEscape(s string) string {

@@ -31,7 +31,7 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 	}
 	spec.Path = r.o.Self
 	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port),
-		"--transport", p.Transport, "--metrics-json", r.metrics}
+		"--transport", p.TransportFor(r.leg), "--metrics-json", r.metrics}
 	if r.leg.SimWorkers != nil {
 		spec.Args = append(spec.Args, "--sim-worker-threads", strconv.Itoa(*r.leg.SimWorkers))
 	}
@@ -45,7 +45,7 @@ func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error)
 	p := r.o.Profile
 	cfgPath := filepath.Join(r.res.Dir, "server_config."+p.Server.ConfigFormat)
 	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
-		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
+		"transport": p.TransportFor(r.leg), "clients": strconv.Itoa(p.ClientsFor(r.leg))}
 	if p.Server.Config != nil {
 		b, err := launcher.RenderConfig(p.Server.ConfigFormat, launcher.ExpandAll(p.Server.Config, vars))
 		if err != nil {
@@ -82,8 +82,11 @@ func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath st
 	if leg.EntityCount != nil {
 		world["test_spawn_ai_count"] = *leg.EntityCount
 	}
+	if leg.SnapshotBudget != nil {
+		world["snapshot_budget_bytes"] = *leg.SnapshotBudget
+	}
 	cfg := map[string]any{
-		"server": map[string]any{"port": port, "max_peers": maxPeers, "transport": p.Transport},
+		"server": map[string]any{"port": port, "max_peers": maxPeers, "transport": p.TransportFor(leg)},
 		"security": map[string]any{
 			"connect_rate_limit_count":    100000,
 			"connect_rate_limit_window_s": 1,

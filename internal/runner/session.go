@@ -78,7 +78,7 @@ func (s *Session) Run(ctx context.Context) error {
 		return exitcode.With(exitcode.Internal, err)
 	}
 	fmt.Fprintf(s.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
-		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), p.Transport, dir)
+		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
 	if len(p.Overrides) > 0 {
 		fmt.Fprintf(s.Stderr, "scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)\n", strings.Join(p.Overrides, " "))
 	}

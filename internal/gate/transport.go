@@ -1,0 +1,114 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/rundir"
+)
+
+// RunChecks are the checks of a run that read more than one leg: they run
+// once, after every leg, from the legs' results (the runner calls it
+// before the run's verdict is folded). Today that is the cross-transport
+// wire overhead (TransportOverhead).
+func RunChecks(r *rundir.RunResult, strict bool) []rundir.Check {
+	return TransportOverhead(r, strict)
+}
+
+// TransportOverhead checks transport_overhead_kbs_max on a profile with
+// transports: for every load the profile runs on both ENet and QUIC (a
+// pattern at a sweep point), QUIC's per-client wire rate minus ENet's, each
+// read by the gate's figure (server_tick.wire_out_kbs_per_client, with its
+// wire_peers rule), against the threshold. The two legs ran the same load,
+// so what differs is what each transport puts on the wire around the same
+// payload (both payloads are in the detail). Either leg's figure missing —
+// it did not run, its report is unread, its server kept no wire sample —
+// makes the check unevaluable, which fails like a failure.
+func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
+	p := r.Profile
+	g, ok := gatetable.Lookup("transport_overhead_kbs_max")
+	spec, declared := p.Gates[g.Name]
+	if !ok || !declared || spec.Threshold == nil {
+		return nil
+	}
+	thr := *spec.Threshold
+	level, why := g.LevelIn(spec.Level, p.EffectiveTier(strict))
+	pairs := map[string]*[2]*rundir.LegResult{}
+	var order []string
+	for i := range r.Legs {
+		l := &r.Legs[i]
+		side := map[string]int{"enet": 0, "quic": 1}
+		k, ok := side[l.Leg.Transport]
+		if !ok {
+			continue
+		}
+		key := l.Leg.IDWithoutTransport()
+		if pairs[key] == nil {
+			pairs[key] = &[2]*rundir.LegResult{}
+			order = append(order, key)
+		}
+		pairs[key][k] = l
+	}
+	var out []rundir.Check
+	for _, key := range order {
+		c := rundir.Check{Gate: g.Name, Title: g.Title + " [" + key + "]", Level: level, Threshold: g.Bound(thr), Detail: why}
+		pair := pairs[key]
+		wire, payload, missing := [2]float64{}, [2]*float64{}, ""
+		for k, name := range []string{"enet", "quic"} {
+			v, err := legFigure(pair[k], g.Measure, name, key)
+			if err != nil {
+				missing = joinDetail(missing, err.Error())
+				continue
+			}
+			wire[k] = v
+			payload[k], _ = legValue(pair[k], gatetable.KBsMean)
+		}
+		if missing != "" {
+			c.Status, c.MeasuredText, c.Detail = rundir.StatusUnevaluable, "missing", joinDetail(missing, c.Detail)
+			out = append(out, c)
+			continue
+		}
+		d := wire[1] - wire[0]
+		c.Measured, c.MeasuredText = &d, gatetable.FormatNumber(d)+" "+g.Unit
+		note := fmt.Sprintf("wire per client: quic %s, enet %s KB/s (payload quic %s, enet %s KB/s)",
+			gatetable.FormatNumber(wire[1]), gatetable.FormatNumber(wire[0]), optText(payload[1]), optText(payload[0]))
+		if g.Dir.Holds(d, thr) {
+			c.Status, c.Detail = rundir.StatusPass, joinDetail(note, c.Detail)
+		} else {
+			c.Status, c.Detail = rundir.StatusFail, joinDetail(fmt.Sprintf("%s = %s, must be %s; %s", g.Metric, c.MeasuredText, c.Threshold, note), c.Detail)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// legFigure reads one leg's figure for a cross-leg check, or says why not.
+func legFigure(l *rundir.LegResult, read func(*gatetable.Metrics) (float64, error), transport, load string) (float64, error) {
+	switch {
+	case l == nil:
+		return 0, fmt.Errorf("no %s leg of %s ran", transport, load)
+	case l.Report == nil:
+		return 0, fmt.Errorf("leg %s: no report (%s)", l.Leg.ID, l.Verdict)
+	}
+	v, err := read(gatetable.FromReport(l.Report))
+	if err != nil {
+		return 0, fmt.Errorf("leg %s: %w", l.Leg.ID, err)
+	}
+	return v, nil
+}
+
+// legValue reads a figure of a leg's report; nil when missing.
+func legValue(l *rundir.LegResult, f gatetable.Figure) (*float64, error) {
+	if l == nil || l.Report == nil {
+		return nil, errors.New("no report")
+	}
+	return f.Value(gatetable.FromReport(l.Report))
+}
+
+func optText(v *float64) string {
+	if v == nil {
+		return "missing"
+	}
+	return gatetable.FormatNumber(*v)
+}
