@@ -144,6 +144,9 @@ type Server struct {
 	kickQuiet   int64
 	diag        *diag
 	msgBuf      []byte
+	// faultScope is [faults] only_on_transport ("" = unscoped), for the
+	// startup log.
+	faultScope string
 
 	// The admin channel: its socket (nil when off), the commands waiting
 	// for the loop, and how reload re-reads the config.
@@ -158,6 +161,8 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	scope := cfg.Faults.OnlyOnTransport
+	cfg.Faults = cfg.Faults.scoped(cfg.Server.Transport)
 	sim, err := NewSim(&cfg, cfg.Workers())
 	if err != nil {
 		return nil, err
@@ -179,6 +184,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		cc:     newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
 
 		traceMaxBytes: cfg.Trace.MaxFileBytes,
+		faultScope:    scope,
 	}
 	s.cc.stuck = cfg.Faults.CongestionStuckAtFloor
 	if dir := cfg.Trace.InputTraceDir; dir != "" {
@@ -279,6 +285,9 @@ func (s *Server) logStartup() {
 		c.World.TestSpawnAIMix, c.World.TestProjectileRate, c.World.TestProjectileTTLS, c.World.SensorCheckHz)
 	if s.rec != nil {
 		s.log.Printf("recording every peer's accepted Input to %s (trace_peer<id>_<n>.flit)", s.rec.Dir())
+	}
+	if s.faultScope != "" {
+		s.log.Printf("faults scoped to transport %s (only_on_transport): %d on for this server (%s)", s.faultScope, len(s.faults), c.Server.Transport)
 	}
 	for _, f := range s.faults {
 		s.log.Printf("FAULT ENABLED: %s (a deliberate defect for proving gates bite; docs/faults.md)", f)
