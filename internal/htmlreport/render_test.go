@@ -415,3 +415,35 @@ func TestRate(t *testing.T) {
 		}
 	}
 }
+
+// The sweep matrix of summary.json is a table before the legs: a row per
+// leg with its axes and figures, "missing" where the leg had none.
+func TestSweepMatrix(t *testing.T) {
+	dir := copyRun(t, fixture)
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	sum["matrix"] = map[string]any{"axes": []string{"entity_count", "sim_worker_threads"},
+		"columns": []any{map[string]any{"name": "ai_ms_mean", "title": "ai", "unit": "ms"}, map[string]any{"name": "cpu_pct_mean", "title": "server CPU %", "unit": "%"}},
+		"rows": []any{map[string]any{"leg": "weave", "pattern": "weave", "point": []string{"2000", "1"}, "verdict": "passed", "values": []any{0.61, nil}}}}
+	b, _ = json.Marshal(sum)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, dir)
+	want := `<tr><td><a href="#leg-weave">weave</a></td><td class="num">2000</td><td class="num">1</td><td class="num">0.61</td><td class="num">missing</td>`
+	for _, w := range []string{"<h2>Sweep matrix</h2>", "<th>ai ms</th>", "<th>server CPU %</th>", want} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	if m := strings.Index(page, "<h2>Sweep matrix</h2>"); m > strings.Index(page, `<section class="leg"`) {
+		t.Error("the matrix must come before the legs")
+	}
+}

@@ -108,10 +108,12 @@ type RunResult struct {
 	BaselineUpdated bool    `json:"baseline_updated"`
 	BaselineNote    string  `json:"baseline_note,omitempty"`
 	// Capacity is the client sweep's curves and knees (sweep.clients).
-	Capacity   []CapacityCurve `json:"capacity,omitempty"`
-	ExitCode   int             `json:"exit_code"`
-	StartedAt  string          `json:"started_at"`
-	FinishedAt string          `json:"finished_at"`
+	Capacity []CapacityCurve `json:"capacity,omitempty"`
+	// Matrix is a sweep's figures, one row per sweep point (matrix.csv).
+	Matrix     *SweepMatrix `json:"matrix,omitempty"`
+	ExitCode   int          `json:"exit_code"`
+	StartedAt  string       `json:"started_at"`
+	FinishedAt string       `json:"finished_at"`
 }
 
 // CapacityPoint is one client count of a capacity curve.
@@ -157,4 +159,31 @@ type CapacityCurve struct {
 	HarnessLimit *int `json:"harness_limit"`
 	// Verdict is the curve in one sentence.
 	Verdict string `json:"verdict"`
+}
+
+// SweepMatrix is a sweep read as a whole: one row per leg (a pattern at a
+// sweep point), one column per figure, each read through its gatetable
+// figure. Axes lists the sweep axes the rows carry, in the leg ID's order.
+type SweepMatrix struct {
+	Axes    []string       `json:"axes"`
+	Columns []MatrixColumn `json:"columns"`
+	Rows    []MatrixRow    `json:"rows"`
+}
+
+// MatrixColumn is one figure of the matrix.
+type MatrixColumn struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	Unit  string `json:"unit,omitempty"`
+}
+
+// MatrixRow is one leg: its sweep point (its value on each of
+// SweepMatrix.Axes, as text), verdict and figures (nil: missing in that
+// leg, never 0), in column order.
+type MatrixRow struct {
+	LegID   string     `json:"leg"`
+	Pattern string     `json:"pattern"`
+	Point   []string   `json:"point"`
+	Verdict Verdict    `json:"verdict"`
+	Values  []*float64 `json:"values"`
 }

@@ -92,6 +92,7 @@ func Markdown(r *RunResult) string {
 		fmt.Fprintf(&b, "Baseline: %s\n\n", r.BaselineNote)
 	}
 	b.WriteString(capacityMarkdown(r.Capacity))
+	b.WriteString(matrixMarkdown(r.Matrix))
 	if len(r.Checks) > 0 {
 		b.WriteString("### run checks (across legs)\n\n")
 		b.WriteString(checksMarkdown(r.Checks))

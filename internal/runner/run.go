@@ -79,6 +79,7 @@ func finishResult(res *rundir.RunResult) *rundir.RunResult {
 	res.Checks = gate.RunChecks(res, res.Strict)
 	res.Verdict = gate.RunVerdict(res)
 	res.Capacity = gate.Capacity(res)
+	res.Matrix = gate.Matrix(res)
 	res.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	return res
 }

@@ -258,6 +258,9 @@ func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, bas
 	errs = append(errs, report.WriteFileAtomic(filepath.Join(res.Dir, "summary.md"), []byte(md)))
 	errs = append(errs, report.WriteJSONAtomic(filepath.Join(res.Dir, "summary.json"), res))
 	errs = append(errs, report.WriteJSONAtomic(filepath.Join(res.Dir, "metadata.json"), meta))
+	if res.Matrix != nil {
+		errs = append(errs, rundir.WriteMatrixCSV(filepath.Join(res.Dir, rundir.MatrixFile), res.Matrix))
+	}
 	errs = append(errs, htmlreport.Write(res.Dir))
 	if s.StepSummary != "" {
 		errs = append(errs, rundir.AppendFile(s.StepSummary, md))
