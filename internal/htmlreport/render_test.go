@@ -431,7 +431,7 @@ func TestSweepMatrix(t *testing.T) {
 	}
 	sum["matrix"] = map[string]any{"axes": []string{"entity_count", "sim_worker_threads"},
 		"columns": []any{map[string]any{"name": "ai_ms_mean", "title": "ai", "unit": "ms"}, map[string]any{"name": "cpu_pct_mean", "title": "server CPU %", "unit": "%"}},
-		"rows": []any{map[string]any{"leg": "weave", "pattern": "weave", "point": []string{"2000", "1"}, "verdict": "passed", "values": []any{0.61, nil}}}}
+		"rows":    []any{map[string]any{"leg": "weave", "pattern": "weave", "point": []string{"2000", "1"}, "verdict": "passed", "values": []any{0.61, nil}}}}
 	b, _ = json.Marshal(sum)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
