@@ -3,6 +3,7 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/rundir"
@@ -16,15 +17,24 @@ func RunChecks(r *rundir.RunResult, strict bool) []rundir.Check {
 	return TransportOverhead(r, strict)
 }
 
+// sameRate is how far apart (relative) the two legs' observed tick rates
+// may be for their wire rates to describe the same payload: at 2 % the
+// rate alone moves a 72 KB/s wire figure by at most 1.5 KB/s.
+const sameRate = 0.02
+
 // TransportOverhead checks transport_overhead_kbs_max on a profile with
 // transports: for every load the profile runs on both ENet and QUIC (a
 // pattern at a sweep point), QUIC's per-client wire rate minus ENet's, each
 // read by the gate's figure (server_tick.wire_out_kbs_per_client, with its
 // wire_peers rule), against the threshold. The two legs ran the same load,
 // so what differs is what each transport puts on the wire around the same
-// payload (both payloads are in the detail). Either leg's figure missing —
-// it did not run, its report is unread, its server kept no wire sample —
-// makes the check unevaluable, which fails like a failure.
+// payload (both payloads are in the detail) — provided both servers kept
+// the same rate: a server starved on one leg sends fewer snapshots, and
+// its lower wire rate would pass any ceiling. When the legs' observed
+// tick-Hz means differ by more than 2 % the check is inconclusive. Either
+// leg's figure missing — it did not run, its report is unread, its server
+// kept no wire sample — makes the check unevaluable, which fails like a
+// failure.
 func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
 	p := r.Profile
 	g, ok := gatetable.Lookup("transport_overhead_kbs_max")
@@ -54,9 +64,12 @@ func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
 	for _, key := range order {
 		c := rundir.Check{Gate: g.Name, Title: g.Title + " [" + key + "]", Level: level, Threshold: g.Bound(thr), Detail: why}
 		pair := pairs[key]
-		wire, payload, missing := [2]float64{}, [2]*float64{}, ""
+		wire, hz, payload, missing := [2]float64{}, [2]float64{}, [2]*float64{}, ""
 		for k, name := range []string{"enet", "quic"} {
 			v, err := legFigure(pair[k], g.Measure, name, key)
+			if err == nil {
+				hz[k], err = legFigure(pair[k], gatetable.TickHzMean.Read, name, key)
+			}
 			if err != nil {
 				missing = joinDetail(missing, err.Error())
 				continue
@@ -71,11 +84,16 @@ func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
 		}
 		d := wire[1] - wire[0]
 		c.Measured, c.MeasuredText = &d, gatetable.FormatNumber(d)+" "+g.Unit
-		note := fmt.Sprintf("wire per client: quic %s, enet %s KB/s (payload quic %s, enet %s KB/s)",
-			gatetable.FormatNumber(wire[1]), gatetable.FormatNumber(wire[0]), optText(payload[1]), optText(payload[0]))
-		if g.Dir.Holds(d, thr) {
+		note := fmt.Sprintf("wire per client: quic %s, enet %s KB/s (payload quic %s, enet %s KB/s; observed tick-Hz mean quic %s, enet %s)",
+			gatetable.FormatNumber(wire[1]), gatetable.FormatNumber(wire[0]), optText(payload[1]), optText(payload[0]),
+			gatetable.FormatNumber(hz[1]), gatetable.FormatNumber(hz[0]))
+		switch {
+		case math.Abs(hz[1]-hz[0]) > sameRate*math.Max(hz[0], hz[1]):
+			c.Status = rundir.StatusInconclusive
+			c.Detail = joinDetail(fmt.Sprintf("the two servers did not keep the same rate (more than %.0f %% apart), so their wire rates are not the same payload; %s", sameRate*100, note), c.Detail)
+		case g.Dir.Holds(d, thr):
 			c.Status, c.Detail = rundir.StatusPass, joinDetail(note, c.Detail)
-		} else {
+		default:
 			c.Status, c.Detail = rundir.StatusFail, joinDetail(fmt.Sprintf("%s = %s, must be %s; %s", g.Metric, c.MeasuredText, c.Threshold, note), c.Detail)
 		}
 		out = append(out, c)

@@ -11,7 +11,7 @@ import (
 
 // transportsRun is a run of testProfile on both transports with the given
 // wire rates per client (nil: that leg has no report).
-func transportsRun(t *testing.T, thr float64, level string, wire map[string]any) *rundir.RunResult {
+func transportsRun(t *testing.T, thr float64, level string, wire map[string]any, hz map[string]float64) *rundir.RunResult {
 	t.Helper()
 	p := testProfile()
 	p.Transport, p.Transports, p.Baselined = "", []string{"enet", "quic"}, false
@@ -33,6 +33,9 @@ func transportsRun(t *testing.T, thr float64, level string, wire map[string]any)
 		}
 		r := healthyReport(tick)
 		r.Transport, r.ServerTransport = leg.Transport, leg.Transport
+		if h, ok := hz[leg.ID]; ok {
+			r.ObservedServerTickHz.Mean = h
+		}
 		checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: leg, Report: r})
 		for _, c := range checks {
 			if c.Gate == "transport_overhead_kbs_max" {
@@ -55,25 +58,34 @@ func TestTransportOverhead(t *testing.T) {
 		thr     float64
 		level   string
 		wire    map[string]any
-		status  []rundir.Status // weave, idle
+		hz      map[string]float64 // observed tick-Hz mean, 60 where not given
+		status  []rundir.Status    // weave, idle
 		measure []string
 		verdict rundir.Verdict
 		detail  string
 	}{
 		{"within", 3, gatetable.LevelHard, map[string]any{"weave_enet": 71.9, "weave_quic": 73.4, "idle_enet": 71.9, "idle_quic": 72.6},
-			[]rundir.Status{rundir.StatusPass, rundir.StatusPass}, []string{"1.50 KB/s", "0.70 KB/s"}, rundir.VerdictPassed, "wire per client: quic 73.40, enet 71.90 KB/s (payload quic 60, enet 60 KB/s)"},
+			nil, []rundir.Status{rundir.StatusPass, rundir.StatusPass}, []string{"1.50 KB/s", "0.70 KB/s"}, rundir.VerdictPassed,
+			"wire per client: quic 73.40, enet 71.90 KB/s (payload quic 60, enet 60 KB/s; observed tick-Hz mean quic 60, enet 60)"},
 		{"quic inflated", 3, gatetable.LevelHard, map[string]any{"weave_enet": 71.9, "weave_quic": 91.9, "idle_enet": 71.9, "idle_quic": 72.6},
-			[]rundir.Status{rundir.StatusFail, rundir.StatusPass}, []string{"20 KB/s", "0.70 KB/s"}, rundir.VerdictFailed, "must be ≤ 3 KB/s"},
+			nil, []rundir.Status{rundir.StatusFail, rundir.StatusPass}, []string{"20 KB/s", "0.70 KB/s"}, rundir.VerdictFailed, "must be ≤ 3 KB/s"},
 		{"advisory fails nothing", 3, gatetable.LevelAdvisory, map[string]any{"weave_enet": 71.9, "weave_quic": 91.9, "idle_enet": 71.9, "idle_quic": 72.6},
-			[]rundir.Status{rundir.StatusFail, rundir.StatusPass}, []string{"20 KB/s", "0.70 KB/s"}, rundir.VerdictPassed, ""},
+			nil, []rundir.Status{rundir.StatusFail, rundir.StatusPass}, []string{"20 KB/s", "0.70 KB/s"}, rundir.VerdictPassed, ""},
+		// A starved QUIC server sent fewer snapshots: its low wire rate is
+		// not the same payload, and must not pass.
+		{"one server starved", 3, gatetable.LevelHard, map[string]any{"weave_enet": 59.4, "weave_quic": 5.2, "idle_enet": 71.9, "idle_quic": 72.6},
+			map[string]float64{"weave_quic": 10}, []rundir.Status{rundir.StatusInconclusive, rundir.StatusPass}, []string{"-54.20 KB/s", "0.70 KB/s"},
+			rundir.VerdictInconclusive, "the two servers did not keep the same rate (more than 2 % apart)"},
+		{"within 2 % is the same rate", 3, gatetable.LevelHard, map[string]any{"weave_enet": 71.9, "weave_quic": 73.4, "idle_enet": 71.9, "idle_quic": 72.6},
+			map[string]float64{"weave_quic": 59}, []rundir.Status{rundir.StatusPass, rundir.StatusPass}, []string{"1.50 KB/s", "0.70 KB/s"}, rundir.VerdictPassed, "tick-Hz mean quic 59, enet 60"},
 		{"wire missing on one leg", 3, gatetable.LevelHard, map[string]any{"weave_enet": nil, "weave_quic": 73.4, "idle_enet": 71.9, "idle_quic": 72.6},
-			[]rundir.Status{rundir.StatusUnevaluable, rundir.StatusPass}, []string{"missing", "0.70 KB/s"}, rundir.VerdictFailed, "leg weave_enet: server_tick.wire_out_kbs_per_client missing"},
+			nil, []rundir.Status{rundir.StatusUnevaluable, rundir.StatusPass}, []string{"missing", "0.70 KB/s"}, rundir.VerdictFailed, "leg weave_enet: server_tick.wire_out_kbs_per_client missing"},
 		{"leg without a report", 3, gatetable.LevelHard, map[string]any{"weave_enet": 71.9, "idle_enet": 71.9, "idle_quic": 72.6},
-			[]rundir.Status{rundir.StatusUnevaluable, rundir.StatusPass}, []string{"missing", "0.70 KB/s"}, rundir.VerdictFailed, "leg weave_quic: no report (launch failure)"},
+			nil, []rundir.Status{rundir.StatusUnevaluable, rundir.StatusPass}, []string{"missing", "0.70 KB/s"}, rundir.VerdictFailed, "leg weave_quic: no report (launch failure)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := transportsRun(t, tc.thr, tc.level, tc.wire)
+			res := transportsRun(t, tc.thr, tc.level, tc.wire, tc.hz)
 			if len(res.Checks) != 2 || res.Checks[0].Title != "QUIC − ENet wire KB/s per client [weave]" || res.Checks[1].Title != "QUIC − ENet wire KB/s per client [idle]" {
 				t.Fatalf("checks %+v", res.Checks)
 			}
