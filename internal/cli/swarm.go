@@ -17,6 +17,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
@@ -61,6 +62,8 @@ type swarmFlags struct {
 	startAt    string
 	cpuProf    string
 	memProf    string
+	// promMap is --server-metrics-map (the Prometheus mapping file).
+	promMap string
 }
 
 // degradeFlags are the --degrade-* options: one impairment window on the
@@ -96,6 +99,9 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.mix, "pattern-mix", "", "weighted mix, e.g. \"weave:80,aggressive:20\" or \"trace:t.flit:30,weave:70\" (supersedes --pattern)")
 	fs.StringVar(&f.jsonPath, "json", "", "write the JSON report to `path`")
 	fs.StringVar(&f.cfg.ServerMetrics, "server-metrics", "", "server metrics `source` to sample and embed as server_tick: a file path or an http(s) URL ([metrics] http_listen)")
+	fs.StringVar(&f.cfg.ServerMetricsPrometheus, "server-metrics-prometheus", "", "scrape the server's Prometheus `URL` (text or OpenMetrics) instead of a metrics file, and embed the figures over the hold as server_tick (docs/metrics.md, \"From Prometheus\")")
+	fs.StringVar(&f.promMap, "server-metrics-map", "", "JSON `file` mapping server_tick figures to the endpoint's series (with --server-metrics-prometheus; without it only rss_kb and cpu_pct, from process_*)")
+	fs.StringVar(&f.cfg.ServerMetricsFallback, "server-metrics-fallback-format", "", "exposition `format` assumed when the endpoint sends no usable Content-Type: text | openmetrics (default: such an answer is an error)")
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series (s)")
 	fs.StringVar(&f.cfg.EntityType, "entity-type", "builtin:debug-entity", "entity_type each client requests in its Join")
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
@@ -194,6 +200,14 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 		return fmt.Errorf("swarm: %w", err)
 	}
 	f.cfg.ImpairSeed = f.degrade.seed
+	if f.promMap != "" {
+		if f.cfg.ServerMetricsPrometheus == "" {
+			return errors.New("swarm: --server-metrics-map goes with --server-metrics-prometheus")
+		}
+		if f.cfg.ServerMetricsMap, err = promsource.LoadMap(f.promMap); err != nil {
+			return fmt.Errorf("swarm: --server-metrics-map: %w", err)
+		}
+	}
 	if err := f.cfg.Validate(); err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}

@@ -62,6 +62,7 @@ func Evaluate(in Input) []rundir.Check {
 	}
 	e.swarmAsserts()
 	e.harness()
+	e.hostCheck()
 	if _, ok := profile.TracePath(in.Leg.Pattern); ok {
 		e.add(traceCheck(e.r, nil))
 	}
@@ -136,7 +137,7 @@ func (e *evaluator) declared(g gatetable.Gate, spec profile.GateSpec) {
 		c.Title += " [" + spec.Phase + "]"
 		var err error
 		if m, err = e.m.Narrow(spec.Phase); err != nil {
-			c.Status, c.MeasuredText, c.Detail = rundir.StatusUnevaluable, "missing", joinDetail(err.Error(), why)
+			c.Status, c.MeasuredText, c.Detail = rundir.StatusUnevaluable, "missing", rundir.JoinDetail(err.Error(), why)
 			e.add(c)
 			return
 		}
@@ -148,15 +149,15 @@ func (e *evaluator) declared(g gatetable.Gate, spec profile.GateSpec) {
 	}
 	switch {
 	case o.Err != nil:
-		c.Status, c.Detail = rundir.StatusUnevaluable, joinDetail(o.Err.Error(), c.Detail)
+		c.Status, c.Detail = rundir.StatusUnevaluable, rundir.JoinDetail(o.Err.Error(), c.Detail)
 	case o.Pass:
-		c.Status, c.Detail = rundir.StatusPass, joinDetail(c.Detail, o.Detail)
+		c.Status, c.Detail = rundir.StatusPass, rundir.JoinDetail(c.Detail, o.Detail)
 	default:
 		why := o.Detail
 		if why == "" || g.Explain != nil {
-			why = joinDetail(fmt.Sprintf("%s = %s, must be %s", g.Metric, c.MeasuredText, c.Threshold), o.Detail)
+			why = rundir.JoinDetail(fmt.Sprintf("%s = %s, must be %s", g.Metric, c.MeasuredText, c.Threshold), o.Detail)
 		}
-		c.Status, c.Detail = rundir.StatusFail, joinDetail(why, c.Detail)
+		c.Status, c.Detail = rundir.StatusFail, rundir.JoinDetail(why, c.Detail)
 	}
 	e.add(c)
 }
@@ -182,14 +183,4 @@ func orMissing(s string) string {
 		return "(missing)"
 	}
 	return s
-}
-
-func joinDetail(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; " + b
 }

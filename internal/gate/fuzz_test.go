@@ -31,7 +31,11 @@ func FuzzBaseline(f *testing.F) {
 // FuzzEvaluate: any report bytes that parse are evaluated without panic,
 // and a leg without a server_tick never passes.
 func FuzzEvaluate(f *testing.F) {
-	b, _ := os.ReadFile("testdata/report.json")
+	// Seeded with a real smoke run's report (the catalog's schema fixture).
+	b, err := os.ReadFile("../catalog/testdata/report.json")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add(b)
 	f.Add([]byte(`{"schema_version":5,"transport":"enet","clients":8,"clients_connected":8,"server_tick":{"transport":1}}`))
 	p := testProfile()

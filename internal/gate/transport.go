@@ -71,14 +71,14 @@ func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
 				hz[k], err = legFigure(pair[k], gatetable.TickHzMean.Read, name, key)
 			}
 			if err != nil {
-				missing = joinDetail(missing, err.Error())
+				missing = rundir.JoinDetail(missing, err.Error())
 				continue
 			}
 			wire[k] = v
 			payload[k], _ = legValue(pair[k], gatetable.KBsMean)
 		}
 		if missing != "" {
-			c.Status, c.MeasuredText, c.Detail = rundir.StatusUnevaluable, "missing", joinDetail(missing, c.Detail)
+			c.Status, c.MeasuredText, c.Detail = rundir.StatusUnevaluable, "missing", rundir.JoinDetail(missing, c.Detail)
 			out = append(out, c)
 			continue
 		}
@@ -90,11 +90,11 @@ func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
 		switch {
 		case math.Abs(hz[1]-hz[0]) > sameRate*math.Max(hz[0], hz[1]):
 			c.Status = rundir.StatusInconclusive
-			c.Detail = joinDetail(fmt.Sprintf("the two servers did not keep the same rate (more than %.0f %% apart), so their wire rates are not the same payload; %s", sameRate*100, note), c.Detail)
+			c.Detail = rundir.JoinDetail(fmt.Sprintf("the two servers did not keep the same rate (more than %.0f %% apart), so their wire rates are not the same payload; %s", sameRate*100, note), c.Detail)
 		case g.Dir.Holds(d, thr):
-			c.Status, c.Detail = rundir.StatusPass, joinDetail(note, c.Detail)
+			c.Status, c.Detail = rundir.StatusPass, rundir.JoinDetail(note, c.Detail)
 		default:
-			c.Status, c.Detail = rundir.StatusFail, joinDetail(fmt.Sprintf("%s = %s, must be %s; %s", g.Metric, c.MeasuredText, c.Threshold, note), c.Detail)
+			c.Status, c.Detail = rundir.StatusFail, rundir.JoinDetail(fmt.Sprintf("%s = %s, must be %s; %s", g.Metric, c.MeasuredText, c.Threshold, note), c.Detail)
 		}
 		out = append(out, c)
 	}

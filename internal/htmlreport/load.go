@@ -8,15 +8,8 @@
 package htmlreport
 
 import (
-	"encoding/csv"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
@@ -91,10 +84,12 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 	leg.Report, leg.ReportErr = report.ReadReport(reportPath)
 	if leg.Report != nil {
 		leg.Timeline, leg.TimelineSource = leg.Report.Timeline, "report.json"
-		leg.Phases, leg.ReportErr = readPhases(reportPath)
+		leg.Phases, leg.ReportErr = impairedPhases(reportPath, leg.Report.Phases)
 	} else {
 		csvPath := filepath.Join(legDir, "timeline.csv")
-		leg.Timeline, leg.TimelineColumns, leg.TimelineErr = readTimelineCSV(csvPath)
+		var head []string
+		leg.Timeline, head, leg.TimelineErr = rundir.ReadTimelineCSVColumns(csvPath)
+		leg.TimelineColumns = len(head)
 		if leg.TimelineErr == nil {
 			leg.TimelineSource = "timeline.csv"
 		}
@@ -112,176 +107,18 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 	return leg
 }
 
-// readPhases reads the report's optional impairment phases list.
-func readPhases(path string) ([]Phase, error) {
-	var v struct {
-		Phases []Phase `json:"phases"`
-	}
-	if err := readJSON(path, &v); err != nil {
-		return nil, err
-	}
-	// The report's phases cover the whole run: "before" and "after" are the
-	// clean stretches around the impairment, and only the impaired ones are
-	// shaded.
+// impairedPhases are the report's impaired stretches, to shade: its phases
+// cover the whole run, "before" and "after" being the clean stretches
+// around the impairment.
+func impairedPhases(path string, stretches []report.Stretch) ([]Phase, error) {
 	var impaired []Phase
-	for i, p := range v.Phases {
+	for i, p := range stretches {
 		if !(p.EndS >= p.StartS) {
 			return nil, fmt.Errorf("%s: phases[%d] %q: end_s %g before start_s %g", path, i, p.Name, p.EndS, p.StartS)
 		}
 		if p.Name != "before" && p.Name != "after" {
-			impaired = append(impaired, p)
+			impaired = append(impaired, Phase{Name: p.Name, StartS: p.StartS, EndS: p.EndS})
 		}
 	}
 	return impaired, nil
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-// timelineHeader names the columns timelineRow reads (rundir.WriteTimelineCSV
-// writes them; older runs wrote rundir.TimelineColumnsV1 or V2, prefixes).
-var timelineHeader = rundir.TimelineColumns
-
-// ReadTimelineCSV reads a leg's timeline.csv.
-func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
-	tl, _, err := readTimelineCSV(path)
-	return tl, err
-}
-
-// readTimelineCSV reads a leg's timeline.csv and says how many columns it
-// had.
-func readTimelineCSV(path string) ([]report.TimelinePoint, int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, fmt.Errorf("read timeline: %w", err)
-	}
-	defer f.Close()
-	tl, cols, err := parseTimelineCSV(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	return tl, cols, nil
-}
-
-// ParseTimelineCSV decodes timeline.csv. An empty cell is a figure not
-// measured that second and stays nil; anything unparsable is an error
-// naming its line and column.
-func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
-	tl, _, err := parseTimelineCSV(r)
-	return tl, err
-}
-
-// parseTimelineCSV decodes timeline.csv and says how many columns it has.
-func parseTimelineCSV(r io.Reader) ([]report.TimelinePoint, int, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1 // checked against the header below
-	head, err := cr.Read()
-	if err != nil {
-		return nil, 0, fmt.Errorf("header: %w", err)
-	}
-	got := strings.Join(head, ",")
-	if got != strings.Join(timelineHeader, ",") && got != strings.Join(rundir.TimelineColumnsV1, ",") &&
-		got != strings.Join(rundir.TimelineColumnsV2, ",") {
-		return nil, 0, fmt.Errorf("header %q, want %q (or, from older runs, its first %d or %d columns)",
-			got, strings.Join(timelineHeader, ","), len(rundir.TimelineColumnsV1), len(rundir.TimelineColumnsV2))
-	}
-	var out []report.TimelinePoint
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, len(head), nil
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(rec) != len(head) {
-			return nil, 0, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
-		}
-		p, err := timelineRow(rec)
-		if err != nil {
-			return nil, 0, fmt.Errorf("line %d: %w", line, err)
-		}
-		out = append(out, p)
-	}
-}
-
-func timelineRow(rec []string) (report.TimelinePoint, error) {
-	var p report.TimelinePoint
-	var err error
-	cell := func(i int) (*float64, error) {
-		if rec[i] == "" {
-			return nil, nil
-		}
-		v, err := strconv.ParseFloat(rec[i], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", timelineHeader[i], err)
-		}
-		return &v, nil
-	}
-	req := func(i int) (float64, error) {
-		v, err := cell(i)
-		if err == nil && v == nil {
-			err = fmt.Errorf("%s: empty", timelineHeader[i])
-		}
-		if err != nil {
-			return 0, err
-		}
-		return *v, nil
-	}
-	if p.TS, err = req(0); err != nil {
-		return p, err
-	}
-	conn, err := req(1)
-	if err != nil {
-		return p, err
-	}
-	p.Connected = int(conn)
-	if p.TickHzMin, err = cell(2); err != nil {
-		return p, err
-	}
-	if p.KBs, err = req(3); err != nil {
-		return p, err
-	}
-	if p.RTTP95Ms, err = cell(4); err != nil {
-		return p, err
-	}
-	if p.TickMsP99, err = cell(5); err != nil {
-		return p, err
-	}
-	rss, err := cell(6)
-	if err != nil {
-		return p, err
-	}
-	if rss != nil {
-		kb := int64(*rss)
-		p.RSSKB = &kb
-	}
-	if len(rec) >= len(rundir.TimelineColumnsV2) {
-		dt, err := cell(7)
-		if err != nil {
-			return p, err
-		}
-		if dt != nil {
-			p.WorkerDtP99 = *dt
-		}
-		if p.ServiceIntervalMeanMs, err = cell(8); err != nil {
-			return p, err
-		}
-	}
-	if len(rec) == len(timelineHeader) {
-		for i, f := range p.TimelineServer.Fields() {
-			if *f.V, err = cell(len(rundir.TimelineColumnsV2) + i); err != nil {
-				return p, err
-			}
-		}
-	}
-	return p, nil
 }

@@ -48,7 +48,10 @@ type Profile struct {
 	Impairment         relay.Schedule `json:"impairment,omitempty"`
 	ImpairmentSeed     uint64         `json:"impairment_seed,omitempty"`
 	Harness            Harness        `json:"harness"`
-	Gates              Gates          `json:"gates"`
+	// Host says when the machine was too busy with other work for a timing
+	// verdict to describe the server (docs/host-contention.md).
+	Host  HostPolicy `json:"host"`
+	Gates Gates      `json:"gates"`
 
 	// TraceSHA256 is the SHA-256 of every recording a trace pattern
 	// replays, keyed by its path relative to the profile directory.
@@ -117,6 +120,18 @@ type Harness struct {
 	// TestBusyUsPerClient slows the swarm on purpose (forwarded as the
 	// swarm's --test-busy-us): a test knob for the harness-bound bite test.
 	TestBusyUsPerClient float64 `json:"test_busy_us_per_client,omitempty"`
+}
+
+// HostPolicy bounds what other processes may use of the machine during a
+// leg before its failed timing gates are inconclusive instead of failed.
+type HostPolicy struct {
+	// MaxOtherCores: CPU other processes used on average over the hold, in
+	// cores.
+	MaxOtherCores float64 `json:"max_other_cores"`
+	// MaxCPUPressureAvg10 and MaxStealPct: optional further ceilings (CPU
+	// pressure some avg10 %, steal % of the machine).
+	MaxCPUPressureAvg10 *float64 `json:"max_cpu_pressure_avg10,omitempty"`
+	MaxStealPct         *float64 `json:"max_steal_pct,omitempty"`
 }
 
 // GateSpec is one gate as a profile declares it: a threshold gate carries

@@ -261,6 +261,12 @@ type TimelinePoint struct {
 	KBsClients       int              `json:"kbs_clients,omitempty"`
 	RTTHist          *stats.Histogram `json:"rtt_hist,omitempty"`
 	ServiceIntervals int64            `json:"service_intervals,omitempty"`
+	// The host's figures of the same second (Host.Series joined in by the gate; the swarm
+	// does not measure them), absent when not measured that second. timeline.csv carries
+	// them as host_other_cores, host_steal_pct and host_cpu_pressure_avg10.
+	HostOtherCores       *float64 `json:"host_other_cores,omitempty"`
+	HostStealPct         *float64 `json:"host_steal_pct,omitempty"`
+	HostCPUPressureAvg10 *float64 `json:"host_cpu_pressure_avg10,omitempty"`
 	// The server's diagnostics of the second (additive, flattened into the
 	// row): read from the metrics file the swarm sampled.
 	TimelineServer
@@ -454,6 +460,9 @@ type Report struct {
 	Impairment []relay.Phase `json:"impairment,omitempty"`
 	Relay      *RelayStats   `json:"relay,omitempty"`
 	Phases     []Stretch     `json:"phases,omitempty"`
+	// Host is what else the machine was doing during the leg (docs/host-contention.md).
+	// The gate measures and adds it; absent when it was not measured.
+	Host *Host `json:"host,omitempty"`
 }
 
 // RelayStats is what the impairment relay did, with the seed that makes it

@@ -187,3 +187,15 @@ type MatrixRow struct {
 	Verdict Verdict    `json:"verdict"`
 	Values  []*float64 `json:"values"`
 }
+
+// JoinDetail joins two notes of a check's detail or a leg's error with
+// "; ", either of which may be empty.
+func JoinDetail(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}

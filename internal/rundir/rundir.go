@@ -73,20 +73,17 @@ func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
 }
 
 // TimelineColumns are timeline.csv's columns, in order: the swarm's
-// figures, then the server's of the same second (report.TimelineServer).
-// Older runs wrote a prefix: TimelineColumnsV1 before the swarm's own
-// figures, TimelineColumnsV2 before the server's diagnostics; readers
-// accept all three.
+// figures, the host's, then the server's diagnostics of the same second
+// (report.TimelineServer). Runs made before a group was added wrote a
+// prefix of at least the first seven (TimelineColumnsV1); readers accept
+// any such prefix and read cells by column name.
 var TimelineColumns = append([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
-	"worker_dt_p99_ms", "service_interval_mean_ms"}, timelineServerColumns()...)
+	"worker_dt_p99_ms", "service_interval_mean_ms", "host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"},
+	timelineServerColumns()...)
 
 // TimelineColumnsV1 is the column set of timeline.csv before
 // worker_dt_p99_ms and service_interval_mean_ms.
 var TimelineColumnsV1 = TimelineColumns[:7]
-
-// TimelineColumnsV2 is the column set of timeline.csv before the server's
-// per-second diagnostics (server_cpu_pct … slow_sends).
-var TimelineColumnsV2 = TimelineColumns[:9]
 
 func timelineServerColumns() []string {
 	var s report.TimelineServer
@@ -116,7 +113,8 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 			dt = &p.WorkerDtP99
 		}
 		row := []string{fmtCSV(p.TS), strconv.Itoa(p.Connected), optCSV(p.TickHzMin), fmtCSV(p.KBs),
-			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs)}
+			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs),
+			optCSV(p.HostOtherCores), optCSV(p.HostStealPct), optCSV(p.HostCPUPressureAvg10)}
 		for _, v := range p.TimelineServer.Fields() {
 			row = append(row, optCSV(*v.V))
 		}

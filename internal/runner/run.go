@@ -94,6 +94,11 @@ type legRun struct {
 	report  string
 	facts   gate.Facts
 	ports   *launcher.PortAllocator
+	// startAt is the shards' shared start instant (zero: one swarm).
+	startAt time.Time
+	// host is what else the machine did during the hold (nil: not
+	// sampled, as for a report gated offline).
+	host *report.Host
 }
 
 // runLeg runs one leg and times it, whichever way it ends.
@@ -121,6 +126,12 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	host, err := startHostWatch(ctx)
+	if err != nil {
+		r.notRun(err)
+		return
+	}
+	defer host.s.Stop()
 	proc, err := launcher.Start(ctx, server.spec)
 	if err != nil {
 		r.notRun(err)
@@ -137,17 +148,24 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	p := r.o.Profile
+	zero := time.Now()
+	if !r.startAt.IsZero() {
+		zero = r.startAt
+	}
+	host.swarmStarts(zero, p.ClientsFor(r.leg), time.Duration(p.RampMs)*time.Millisecond, time.Duration(p.DurationS*float64(time.Second)))
 	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
 		r.notRun(err)
 		return
 	}
 	r.waitSwarms(ctx, swarms, proc, r.swarmLimit())
+	r.host = host.stop()
 	// A server gone before the gate stopped it died mid-run, whichever of
 	// the two the wait noticed first.
 	if ctx.Err() == nil && proc.Exited() {
 		r.facts.NotRun = fmt.Sprintf("server exited (status %d) during the run; see %s", proc.ExitCode(), filepath.Join(r.res.Dir, "server.log"))
-		r.res.Error = joinDetail(r.res.Error, r.facts.NotRun)
+		r.res.Error = rundir.JoinDetail(r.res.Error, r.facts.NotRun)
 	}
 	code := r.swarmExit(swarms)
 	r.res.SwarmExit = &code
@@ -162,7 +180,7 @@ func (r *legRun) run(ctx context.Context) {
 		if code == 2 {
 			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), filepath.Join(r.res.Dir, "swarm.log"))
 		}
-		r.facts.NotRun, r.res.Error = why, joinDetail(r.res.Error, why)
+		r.facts.NotRun, r.res.Error = why, rundir.JoinDetail(r.res.Error, why)
 	}
 }
 
@@ -257,6 +275,9 @@ func (r *legRun) decide() {
 // (the gate package does not import CUE).
 func (r *legRun) evaluate() {
 	rep, err := report.ReadReport(r.report)
+	if err := attachHost(r.report, rep, r.host); err != nil {
+		r.artifactErr(err)
+	}
 	in := gate.Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
 	if rep != nil {
@@ -288,7 +309,7 @@ func validateReport(path string) error {
 // evidence is incomplete, so it cannot pass.
 func (r *legRun) artifactErr(err error) {
 	r.facts.ArtifactErr = true
-	r.res.Error = joinDetail(r.res.Error, err.Error())
+	r.res.Error = rundir.JoinDetail(r.res.Error, err.Error())
 }
 
 // notRun records why the leg could not run as declared, with every check
@@ -348,14 +369,4 @@ func (r *legRun) materializeTrace() (string, error) {
 		return profile.TracePrefix + filepath.Join(dir, files[0].Name), nil
 	}
 	return profile.TracePrefix + dir, nil
-}
-
-func joinDetail(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; " + b
 }

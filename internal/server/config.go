@@ -93,7 +93,12 @@ type MetricsConfig struct {
 	TickJSONPath string `toml:"tick_json_path"`
 	// HTTPListen ("host:port") serves the metrics document over HTTP at
 	// /metrics as well; "" = no HTTP endpoint.
-	HTTPListen         string  `toml:"http_listen"`
+	HTTPListen string `toml:"http_listen"`
+	// PrometheusListen ("host:port") serves the same figures as a
+	// Prometheus exposition at /metrics (docs/metrics.md, "The reference
+	// server's Prometheus endpoint"); "" = none. An empty host binds
+	// 127.0.0.1.
+	PrometheusListen   string  `toml:"prometheus_listen"`
 	TickJSONIntervalMs int     `toml:"tick_json_interval_ms"`
 	SlowTickMs         float64 `toml:"slow_tick_ms"` // 0: 12.5 ms (3/4 of the 60 Hz period)
 }
@@ -226,6 +231,7 @@ func (c *Config) Validate() error {
 		{"server.port", c.Server.Port >= 0 && c.Server.Port <= 65535, "must be 0..65535"},
 		{"server.bind", net.ParseIP(c.Server.Bind) != nil, "must be an IP address (127.0.0.1 keeps the server on loopback; 0.0.0.0 or :: every interface)"},
 		{"metrics.http_listen", c.Metrics.HTTPListen == "" || validHostPort(c.Metrics.HTTPListen), "must be HOST:PORT (e.g. 127.0.0.1:9100, :9100), or empty for none"},
+		{"metrics.prometheus_listen", c.Metrics.PrometheusListen == "" || validHostPort(c.Metrics.PrometheusListen), "must be HOST:PORT (e.g. 127.0.0.1:9464; :9464 binds 127.0.0.1), or empty for none"},
 		{"server.max_peers", c.Server.MaxPeers >= 1 && c.Server.MaxPeers <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
 		{"server.transport", strings.TrimSpace(c.Server.Transport) != "", "must name a transport"},
 		{"server.idle_timeout_s", c.Server.IdleTimeoutS >= 1 && c.Server.IdleTimeoutS <= 3600, "must be 1..3600"},

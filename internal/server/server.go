@@ -137,8 +137,12 @@ type Server struct {
 	started   time.Time
 	lastWrite time.Time
 	http      *metricsHTTP // nil without [metrics] http_listen
-	lastSlow  time.Time
-	slowQuiet int64 // slow ticks not logged since the last line
+	prom      *promExport  // nil without [metrics] prometheus_listen
+	// wirePending sums the per-tick wire samples taken for prom until the
+	// next 30-tick interval of the metrics file.
+	wirePending wireAcc
+	lastSlow    time.Time
+	slowQuiet   int64 // slow ticks not logged since the last line
 	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
 	lastKickLog time.Time
 	kickQuiet   int64
@@ -246,8 +250,24 @@ func (s *Server) Listen() error {
 		s.http = m
 	}
 	s.attach(h)
+	if a := s.cfg.Metrics.PrometheusListen; a != "" {
+		p := newPromExport(s.reported)
+		if err := p.listen(a, defaultPromLimits); err != nil {
+			if s.http != nil {
+				s.http.stop()
+			}
+			h.Close()
+			s.closeAdmin()
+			return err
+		}
+		s.prom = p
+	}
 	return nil
 }
+
+// PrometheusURL is the URL of the Prometheus exposition, "" without
+// [metrics] prometheus_listen.
+func (s *Server) PrometheusURL() string { return s.prom.url() }
 
 // MetricsURL is the URL the metrics document is served at, "" without
 // [metrics] http_listen.
@@ -378,6 +398,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.http != nil {
 		defer s.http.stop()
 	}
+	if s.prom != nil {
+		defer s.prom.stop()
+	}
 	defer s.closeAdmin()
 	if s.adm != nil {
 		s.adm.Serve(s.handleAdmin)
@@ -472,7 +495,20 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.gov.observe(ms(total))
 	s.met.record(start, total, &ph, build, send)
 	s.met.recordSensing(s.sim.SensorChecks)
-	if s.tick%wireSampleTicks == 0 {
+	if s.prom != nil {
+		// The Prometheus byte counters take the traffic every tick, so a
+		// rate over a scrape window is exact to a tick at its edges; the
+		// metrics file still keeps 30-tick intervals, the same samples
+		// summed.
+		r := s.host.WireRates()
+		s.prom.addWire(r)
+		s.wirePending.add(r)
+		if s.tick%wireSampleTicks == 0 {
+			s.met.keepWire(s.wirePending.rates(), len(s.viewers))
+			s.wirePending = wireAcc{}
+		}
+		s.prom.publish(s, total)
+	} else if s.tick%wireSampleTicks == 0 {
 		s.met.sampleWire(s.host, len(s.viewers))
 	}
 	if ms(total) > s.cfg.SlowTick() {

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
@@ -99,6 +100,14 @@ type Config struct {
 	// ramp (client i at StartAt + i·Ramp) and counts its duration and
 	// timeline from this instant. Zero: start now.
 	StartAt time.Time
+	// ServerMetricsPrometheus is a Prometheus endpoint to scrape instead
+	// of a metrics file (internal/promsource); ServerMetricsMap says which
+	// series gives which figure (the process_* defaults are added), and
+	// ServerMetricsFallback the exposition format assumed when the
+	// endpoint's Content-Type names none ("", "text", "openmetrics").
+	ServerMetricsPrometheus string
+	ServerMetricsMap        promsource.Map
+	ServerMetricsFallback   string
 }
 
 // AutoThreads is the default worker count: min(cores, ceil(clients/32)),
@@ -184,6 +193,22 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("shard %s: %d shards of %d clients would leave a shard with none", c.Shard, c.Shard.Count, c.Clients))
 		}
 	}
+	if c.ServerMetrics != "" && c.ServerMetricsPrometheus != "" {
+		errs = append(errs, errors.New("server metrics: give a metrics file/URL or a Prometheus endpoint, not both"))
+	}
+	if c.ServerMetricsPrometheus != "" {
+		if !report.IsMetricsURL(c.ServerMetricsPrometheus) {
+			errs = append(errs, fmt.Errorf("server metrics: the Prometheus endpoint %q is not an http(s) URL", c.ServerMetricsPrometheus))
+		}
+		if err := c.ServerMetricsMap.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("server metrics map: %w", err))
+		}
+	}
+	switch c.ServerMetricsFallback {
+	case "", promsource.FormatText, promsource.FormatOpenMetrics:
+	default:
+		errs = append(errs, fmt.Errorf("server metrics fallback format %q: want text or openmetrics", c.ServerMetricsFallback))
+	}
 	if c.RSSSampleInterval < 0 {
 		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
 	}
@@ -226,6 +251,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	start, late := waitStart(ctx, cfg.StartAt)
 	cpu0 := processCPU()
+	var prom *promSampler
+	if cfg.ServerMetricsPrometheus != "" {
+		if prom, err = newPromSampler(&cfg, start); err != nil {
+			return nil, err
+		}
+	}
 	rl, err := startRelay(&cfg, start)
 	if err != nil {
 		return nil, err
@@ -239,6 +270,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cancel()
 
 	mon := newMonitor(&cfg, workers, start)
+	mon.prom = prom
 	// Every worker parks before disconnecting its clients; once all have,
 	// the metrics file is read one last time, then they are released.
 	var parked sync.WaitGroup
