@@ -42,63 +42,81 @@ func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
 	if !ok || !declared || spec.Threshold == nil {
 		return nil
 	}
-	thr := *spec.Threshold
 	level, why := g.LevelIn(spec.Level, p.EffectiveTier(strict))
-	pairs := map[string]*[2]*rundir.LegResult{}
-	var order []string
-	for i := range r.Legs {
-		l := &r.Legs[i]
-		side := map[string]int{"enet": 0, "quic": 1}
+	var out []rundir.Check
+	for _, pr := range transportPairs(r.Legs) {
+		c := rundir.Check{Gate: g.Name, Title: g.Title + " [" + pr.load + "]", Level: level, Threshold: g.Bound(*spec.Threshold), Detail: why}
+		overheadCheck(&c, g, *spec.Threshold, pr)
+		out = append(out, c)
+	}
+	return out
+}
+
+// transportPair is the ENet ([0]) and QUIC ([1]) leg of one load; a side
+// whose leg the run does not have is nil.
+type transportPair struct {
+	load string
+	legs [2]*rundir.LegResult
+}
+
+// transportPairs groups the legs of each load by transport, in run order.
+func transportPairs(legs []rundir.LegResult) []*transportPair {
+	side := map[string]int{"enet": 0, "quic": 1}
+	byLoad := map[string]*transportPair{}
+	var out []*transportPair
+	for i := range legs {
+		l := &legs[i]
 		k, ok := side[l.Leg.Transport]
 		if !ok {
 			continue
 		}
 		key := l.Leg.IDWithoutTransport()
-		if pairs[key] == nil {
-			pairs[key] = &[2]*rundir.LegResult{}
-			order = append(order, key)
+		if byLoad[key] == nil {
+			byLoad[key] = &transportPair{load: key}
+			out = append(out, byLoad[key])
 		}
-		pairs[key][k] = l
-	}
-	var out []rundir.Check
-	for _, key := range order {
-		c := rundir.Check{Gate: g.Name, Title: g.Title + " [" + key + "]", Level: level, Threshold: g.Bound(thr), Detail: why}
-		pair := pairs[key]
-		wire, hz, payload, missing := [2]float64{}, [2]float64{}, [2]*float64{}, ""
-		for k, name := range []string{"enet", "quic"} {
-			v, err := legFigure(pair[k], g.Measure, name, key)
-			if err == nil {
-				hz[k], err = legFigure(pair[k], gatetable.TickHzMean.Read, name, key)
-			}
-			if err != nil {
-				missing = rundir.JoinDetail(missing, err.Error())
-				continue
-			}
-			wire[k] = v
-			payload[k], _ = legValue(pair[k], gatetable.KBsMean)
-		}
-		if missing != "" {
-			c.Status, c.MeasuredText, c.Detail = rundir.StatusUnevaluable, "missing", rundir.JoinDetail(missing, c.Detail)
-			out = append(out, c)
-			continue
-		}
-		d := wire[1] - wire[0]
-		c.Measured, c.MeasuredText = &d, gatetable.FormatNumber(d)+" "+g.Unit
-		note := fmt.Sprintf("wire per client: quic %s, enet %s KB/s (payload quic %s, enet %s KB/s; observed tick-Hz mean quic %s, enet %s)",
-			gatetable.FormatNumber(wire[1]), gatetable.FormatNumber(wire[0]), optText(payload[1]), optText(payload[0]),
-			gatetable.FormatNumber(hz[1]), gatetable.FormatNumber(hz[0]))
-		switch {
-		case math.Abs(hz[1]-hz[0]) > sameRate*math.Max(hz[0], hz[1]):
-			c.Status = rundir.StatusInconclusive
-			c.Detail = rundir.JoinDetail(fmt.Sprintf("the two servers did not keep the same rate (more than %.0f %% apart), so their wire rates are not the same payload; %s", sameRate*100, note), c.Detail)
-		case g.Dir.Holds(d, thr):
-			c.Status, c.Detail = rundir.StatusPass, rundir.JoinDetail(note, c.Detail)
-		default:
-			c.Status, c.Detail = rundir.StatusFail, rundir.JoinDetail(fmt.Sprintf("%s = %s, must be %s; %s", g.Metric, c.MeasuredText, c.Threshold, note), c.Detail)
-		}
-		out = append(out, c)
+		byLoad[key].legs[k] = l
 	}
 	return out
+}
+
+// overheadCheck evaluates one pair into c: unevaluable without both
+// figures, inconclusive when the servers kept different rates, else the
+// difference against thr.
+func overheadCheck(c *rundir.Check, g gatetable.Gate, thr float64, pr *transportPair) {
+	var wire, hz [2]float64
+	var payload [2]*float64
+	missing := ""
+	for k, name := range []string{"enet", "quic"} {
+		v, err := legFigure(pr.legs[k], g.Measure, name, pr.load)
+		if err == nil {
+			hz[k], err = legFigure(pr.legs[k], gatetable.TickHzMean.Read, name, pr.load)
+		}
+		if err != nil {
+			missing = rundir.JoinDetail(missing, err.Error())
+			continue
+		}
+		wire[k] = v
+		payload[k], _ = legValue(pr.legs[k], gatetable.KBsMean)
+	}
+	if missing != "" {
+		c.Status, c.MeasuredText, c.Detail = rundir.StatusUnevaluable, "missing", rundir.JoinDetail(missing, c.Detail)
+		return
+	}
+	d := wire[1] - wire[0]
+	c.Measured, c.MeasuredText = &d, gatetable.FormatNumber(d)+" "+g.Unit
+	note := fmt.Sprintf("wire per client: quic %s, enet %s KB/s (payload quic %s, enet %s KB/s; observed tick-Hz mean quic %s, enet %s)",
+		gatetable.FormatNumber(wire[1]), gatetable.FormatNumber(wire[0]), optText(payload[1]), optText(payload[0]),
+		gatetable.FormatNumber(hz[1]), gatetable.FormatNumber(hz[0]))
+	switch {
+	case math.Abs(hz[1]-hz[0]) > sameRate*math.Max(hz[0], hz[1]):
+		c.Status = rundir.StatusInconclusive
+		c.Detail = rundir.JoinDetail(fmt.Sprintf("the two servers did not keep the same rate (more than %.0f %% apart), so their wire rates are not the same payload; %s", sameRate*100, note), c.Detail)
+	case g.Dir.Holds(d, thr):
+		c.Status, c.Detail = rundir.StatusPass, rundir.JoinDetail(note, c.Detail)
+	default:
+		c.Status, c.Detail = rundir.StatusFail, rundir.JoinDetail(fmt.Sprintf("%s = %s, must be %s; %s", g.Metric, c.MeasuredText, c.Threshold, note), c.Detail)
+	}
 }
 
 // legFigure reads one leg's figure for a cross-leg check, or says why not.
