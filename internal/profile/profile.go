@@ -23,7 +23,7 @@ type Profile struct {
 	Tier        string `json:"tier"`
 	// Transport is what both ends speak on every leg; "" when the profile
 	// runs each leg on several (Transports) instead.
-	Transport string `json:"transport"`
+	Transport string `json:"transport,omitempty"`
 	// Transports runs every leg once per transport (leg IDs suffixed
 	// "_enet", "_quic"), so the run can compare them (the
 	// transport_overhead_kbs_max gate); nil for a single-transport profile.
