@@ -7,6 +7,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +25,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/profiles"
 	"github.com/scalegate/scalegate/schema"
@@ -112,11 +114,14 @@ func (c *Catalog) Names() ([]string, error) {
 	return names, nil
 }
 
+// maxProfileBytes bounds a profile file (a shipped one is a few KB).
+const maxProfileBytes = 1 << 20
+
 // Load resolves one profile by name, with sets applied on top of its file
 // (in order; a later one for the same path wins).
 func (c *Catalog) Load(name string, sets ...Override) (*profile.Profile, cue.Value, error) {
 	file := name + ".cue"
-	src, err := fs.ReadFile(c.fsys, file)
+	src, err := boundedfile.ReadFS(context.Background(), c.fsys, file, maxProfileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		names, _ := c.Names()
 		return nil, cue.Value{}, &UnknownProfileError{Name: name, Available: names}

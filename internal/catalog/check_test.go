@@ -67,7 +67,7 @@ clinets: 5
 			`FILE:9:1: server.command: required field is missing (want a list)`,
 		}},
 		{"customfaults", goodAs("customfaults") + "server: {kind: \"custom\", command: [\"x\"], faults: {}}\n", []string{
-			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, ready_timeout_s)`,
+			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, metrics, ready_timeout_s)`,
 		}},
 		{"badkind", goodAs("badkind") + "server: kind: \"docker\"\n", []string{
 			`FILE:9:15: server.kind: "docker" is not one of "builtin", "custom"`,
@@ -180,6 +180,10 @@ func TestOverrides(t *testing.T) {
 		{"refx", []string{"description=two words"}, func(p *profile.Profile) bool { return p.Description == "two words" }},
 		{"refx", []string{`description="quoted"`}, func(p *profile.Profile) bool { return p.Description == "quoted" }},
 		{"refx", []string{"duration_s=2.5", "baselined=false"}, func(p *profile.Profile) bool { return p.DurationS == 2.5 && !p.Baselined }},
+		// The baseline's spread factor defaults to 5 and takes 0.
+		{"refx", nil, func(p *profile.Profile) bool { return p.Baseline.SpreadK == 5 }},
+		{"refx", []string{"baseline.spread_k=0"}, func(p *profile.Profile) bool { return p.Baseline.SpreadK == 0 }},
+		{"refx", []string{"baseline.spread_k=3.5"}, func(p *profile.Profile) bool { return p.Baseline.SpreadK == 3.5 }},
 		{"refx", []string{"world.interest_radius_m=1500"}, func(p *profile.Profile) bool { return fmt.Sprint(p.World.Extra["interest_radius_m"]) == "1500" }},
 		{"braced", []string{"gates.wire_kbs_max.threshold=100"}, func(p *profile.Profile) bool {
 			g := p.Gates["wire_kbs_max"]
@@ -237,8 +241,9 @@ func TestOverrideErrors(t *testing.T) {
 		// (the swarm flooded), a duration a clock cannot count (printed
 		// negative), an empty pattern list (an internal CUE message).
 		{[]string{"rate_hz=1e-300"}, "--set rate_hz=1e-300: rate_hz: invalid value 1E-300 (out of bound >=1)"},
-		{[]string{"duration_s=1e308"}, "--set duration_s=1e308: duration_s: invalid value 1E+308 (out of bound <=86400)"},
+		{[]string{"duration_s=1e308"}, "--set duration_s=1e308: duration_s: invalid value 1E+308 (out of bound <=604800)"},
 		{[]string{"patterns=[]"}, "--set patterns=[]: patterns: is empty: list at least one"},
+		{[]string{"baseline.spread_k=-1"}, "--set baseline.spread_k=-1: baseline.spread_k: invalid value -1 (out of bound >=0)"},
 		// Two bad flags: both reported, in the order given.
 		{[]string{"clinets=4", "world.tset=1"}, "--set clinets=4: clinets: field not allowed (did you mean clients?)\n--set world.tset=1: world.tset: field not allowed"},
 		{[]string{"tier=nightly", "clients=0", "rate_hz=fast"}, "--set tier=nightly: tier: \"nightly\" is not one of \"pr\", \"strict\"\n--set clients=0: clients: invalid value 0 (out of bound >=1)\n--set rate_hz=fast: rate_hz: \"fast\" is a string, want a number"},

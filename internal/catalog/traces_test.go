@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,20 +21,24 @@ func TestReadTraceFiles(t *testing.T) {
 		"t/empty/n.txt": {Data: nil},
 		"t/zero.flit":   {Data: trace.AppendHeader(nil, 60)},
 		"t/magic.flit":  {Data: append([]byte("FLIX"), good[4:]...)},
+		"t/nan.flit":    {Data: trace.Encode(60, []trace.Record{{ServerTick: 1, Throttle: float32(math.NaN())}})},
+		"t/back.flit":   {Data: trace.Encode(60, []trace.Record{{ServerTick: 5}, {ServerTick: 4}})},
 	}
-	files, err := readTraceFiles(fsys, "p/", "t/dir")
+	files, err := readTraceFiles(fsys, "p/", "t/dir", trace.NewSetBudget("t"))
 	if err != nil || len(files) != 2 || files[0].Path != "t/dir/x.flit" {
 		t.Fatalf("directory: %+v %v", files, err)
 	}
 	for rel, want := range map[string]string{
 		"t/zero.flit":  "no records",
 		"t/magic.flit": "bad magic",
+		"t/nan.flit":   "NaN",
+		"t/back.flit":  "before the previous",
 		"t/empty":      "holds no .flit file",
 		"t/none.flit":  "p/t/none.flit",
 		"/abs.flit":    "must be relative",
 		"../up.flit":   "must be relative",
 	} {
-		if _, err := readTraceFiles(fsys, "p/", rel); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := readTraceFiles(fsys, "p/", rel, trace.NewSetBudget("t")); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", rel, err, want)
 		}
 	}

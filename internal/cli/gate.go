@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gate"
@@ -29,6 +30,7 @@ type gateFlags struct {
 	grace                  time.Duration
 	sets                   setFlags
 	report, leg            string
+	runs                   int
 }
 
 // setFlags collects repeatable --set PATH=VALUE flags.
@@ -62,6 +64,7 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	fs.StringVar(&f.profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	fs.BoolVar(&f.strict, "strict", false, "force the strict tier: server tick-ms p99 becomes a hard gate")
 	fs.BoolVar(&f.updateBaseline, "update-baseline", false, "rewrite the baseline from this run if every leg passes")
+	fs.IntVar(&f.runs, "runs", 1, "with --update-baseline: run every leg `N` times and record each figure's median and spread (N ≥ 3; 10 recommended, docs/baselines.md)")
 	fs.StringVar(&f.baseline, "baseline", gate.DefaultBaselinePath, "baseline file")
 	fs.StringVar(&f.out, "out", "", "run directory to create (must not exist; default results/<profile>_<UTC timestamp>)")
 	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
@@ -72,7 +75,7 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	fs.StringVar(&f.report, "report", "", "evaluate the profile's gates on this swarm report (e.g. `scalegate merge` of a sharded run elsewhere) without launching anything")
 	fs.StringVar(&f.leg, "leg", "", "with --report: the leg `ID` the report is (needed when the profile has several)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH]")
+		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline [--runs N]] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH]")
 		fmt.Fprintln(fs.Output(), "       scalegate --profile NAME --report REPORT.json [--leg ID] [--set PATH=VALUE]... [--strict] [--out DIR]")
 		fs.PrintDefaults()
 	}
@@ -93,6 +96,13 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	if f.report == "" && f.leg != "" {
 		return nil, exitcode.Errorf(exitcode.Usage, "--leg goes with --report")
 	}
+	if f.runs != 1 && !f.updateBaseline {
+		return nil, exitcode.Errorf(exitcode.Usage, "--runs %d goes with --update-baseline (scalegate calibrate runs a profile N times without recording it)", f.runs)
+	}
+	if f.runs < 1 || f.runs == 2 {
+		return nil, exitcode.Errorf(exitcode.Usage, "--runs %d: use 1, or at least %d: a spread needs at least %d runs (from two, the median absolute deviation is half their distance whatever the runner does); 10 keep the false-alarm rate near 1 in 100 (docs/baselines.md)",
+			f.runs, baseline.MinRuns, baseline.MinRuns)
+	}
 	if f.report != "" && f.updateBaseline {
 		return nil, exitcode.Errorf(exitcode.Usage, "--update-baseline records the gate's own runs only, not a --report made elsewhere")
 	}
@@ -110,7 +120,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	}
 	s := &runner.Session{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline, BaselinePath: f.baseline,
 		Out: f.out, Results: f.results, Summary: f.summary, JUnit: f.junit, StepSummary: env.Getenv("GITHUB_STEP_SUMMARY"),
-		Report: f.report, Leg: f.leg, Grace: f.grace, Kill: env.Kill, Version: Version, CommandLine: commandLine(args),
+		Report: f.report, Leg: f.leg, Runs: f.runs, Grace: f.grace, Kill: env.Kill, Version: Version, CommandLine: commandLine(args),
 		Stdout: env.Stdout, Stderr: env.Stderr}
 	return s.Run(ctx)
 }

@@ -21,6 +21,11 @@ func TestGateOverrideExitCodes(t *testing.T) {
 		{[]string{"--profile", "smoke", "--set", "clients=abc"}, exitcode.InvalidProfile, `clients: "abc" is a string, want an int`},
 		{[]string{"--profile", "smoke", "--set", "clients"}, exitcode.Usage, "want PATH=VALUE"},
 		{[]string{"--profile", "pr", "--update-baseline", "--set", "clients=4"}, exitcode.Usage, "a baseline records the committed profile"},
+		// --runs: 2 cannot give a spread; without --update-baseline it
+		// records nothing. Refused before anything runs.
+		{[]string{"--profile", "pr", "--update-baseline", "--runs", "2"}, exitcode.Usage, "--runs 2: use 1, or at least 3: a spread needs at least 3 runs (from two, the median absolute deviation is half their distance"},
+		{[]string{"--profile", "pr", "--update-baseline", "--runs", "0"}, exitcode.Usage, "--runs 0: use 1, or at least 3"},
+		{[]string{"--profile", "pr", "--runs", "3"}, exitcode.Usage, "--runs 3 goes with --update-baseline"},
 		{[]string{"vet", "--set", "clients=4096"}, exitcode.InvalidProfile, "smoke: --set clients=4096: clients: invalid value 4096 (out of bound <=1024)"},
 		{[]string{"profiles", "show", "smoke", "--set", "tier=nightly"}, exitcode.InvalidProfile, `--set tier=nightly: tier: "nightly" is not one of "pr", "strict"`},
 	}

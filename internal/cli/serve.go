@@ -63,7 +63,7 @@ func newServeFlagSet(f *serveFlags, env *Env) *flag.FlagSet {
 	fs.StringVar(&f.bind, "bind", server.BindHost, "IP `address` to bind (overrides [server] bind; 0.0.0.0 = every interface)")
 	fs.StringVar(&f.transport, "transport", "", "transport `name` (overrides [server] transport)")
 	fs.StringVar(&f.metrics, "metrics-json", "", "metrics file `path` (overrides [metrics] tick_json_path)")
-	fs.StringVar(&f.promAddr, "prometheus-listen", "", "serve a Prometheus exposition at http://`HOST:PORT`/metrics (overrides [metrics] prometheus_listen; an empty host binds 127.0.0.1)")
+	fs.StringVar(&f.promAddr, "prometheus-listen", "", "serve a Prometheus exposition at http://`ADDR`/metrics (overrides [metrics] prometheus_listen; PORT binds 127.0.0.1, :PORT every interface)")
 	fs.IntVar(&f.workers, "sim-worker-threads", 0, "sim worker threads, 0 auto, 1 serial (overrides [world] sim_worker_threads)")
 	return fs
 }
@@ -77,7 +77,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return exitcode.Errorf(exitcode.Usage, "serve: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := loadServeConfig(fs, &f)
+	cfg, err := loadServeConfig(ctx, fs, &f)
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
@@ -88,7 +88,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
-	srv.SetReload(f.config, func() (server.Config, error) { return loadServeConfig(fs, &f) })
+	srv.SetReload(f.config, func(ctx context.Context) (server.Config, error) { return loadServeConfig(ctx, fs, &f) })
 	if err := srv.Listen(); err != nil {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))
 	}
@@ -114,8 +114,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 // loadServeConfig reads the config file and applies the flags that were
 // given on the command line (and only those: an unset flag keeps the
 // file's value).
-func loadServeConfig(fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
-	cfg, err := server.LoadConfig(f.config)
+func loadServeConfig(ctx context.Context, fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
+	cfg, err := server.LoadConfigContext(ctx, f.config)
 	if err != nil {
 		return cfg, err
 	}

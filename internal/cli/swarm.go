@@ -20,6 +20,7 @@ import (
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/swarm"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
@@ -174,9 +175,18 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	if err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}
-	for name, v := range map[string]float64{"duration": f.durationS, "ramp-ms": f.rampMs, "rss-sample-interval-s": f.rssS, "timeout-s": f.timeoutS, "test-busy-us": f.testBusyUs} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", name, v)
+	for _, d := range []struct {
+		name string
+		v    float64
+		unit time.Duration
+	}{{"duration", f.durationS, time.Second}, {"ramp-ms", f.rampMs, time.Millisecond}, {"rss-sample-interval-s", f.rssS, time.Second},
+		{"timeout-s", f.timeoutS, time.Second}, {"test-busy-us", f.testBusyUs, time.Microsecond}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
+			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", d.name, d.v)
+		}
+		// Checked before the conversion, which would overflow.
+		if limit := float64(swarm.MaxDuration / d.unit); d.v > limit {
+			return fmt.Errorf("swarm: --%s must be at most %g (7 days), got %g", d.name, limit, d.v)
 		}
 	}
 	if f.rssS <= 0 || f.timeoutS <= 0 {
@@ -309,9 +319,9 @@ func runSwarm(ctx context.Context, env *Env, args []string) error {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
 	}
 	failed := swarm.Evaluate(f.asserts, res)
-	printSummary(env.Stdout, res)
+	writeSummary(env.Stdout, res)
 	for _, ar := range failed {
-		fmt.Fprintf(env.Stderr, "swarm: %s\n", swarm.FailureLine(ar))
+		fmt.Fprintf(env.Stderr, "swarm: %s\n", safetext.Terminal(swarm.FailureLine(ar)))
 	}
 	if f.jsonPath != "" {
 		if err := report.WriteJSONAtomic(f.jsonPath, res.Report); err != nil {
@@ -341,6 +351,11 @@ func swarmOutcome(res *swarm.Result, failed int) error {
 	}
 	return nil
 }
+
+// writeSummary prints the summary escaped for the terminal: it carries
+// what the server said (refuse and loss reasons, its metrics errors), the
+// impairment schedule's phase names and file names.
+func writeSummary(w io.Writer, res *swarm.Result) { printSummary(safetext.Writer(w), res) }
 
 // printSummary prints the human-readable outcome of a run.
 func printSummary(w io.Writer, res *swarm.Result) {

@@ -1,7 +1,7 @@
 package gate
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -21,45 +23,25 @@ import (
 // root (the working directory of a CI run).
 const DefaultBaselinePath = "baselines/scale-gate-baseline.json"
 
-// BaselineEntry is the committed figure of one <profile>/<pattern>: the
-// machine-independent byte metrics only (CPU timings are too noisy to
-// baseline on shared runners).
-type BaselineEntry struct {
-	// KBs is the swarm's downstream_kbs_per_client mean (payload).
-	KBs float64 `json:"kbs"`
-	// WireKBs is the server's wire_out_kbs_per_client.
-	WireKBs float64 `json:"wire_kbs"`
-	// BytesPerEntity is the swarm's snapshot_bytes_per_entity: Snapshot
-	// bytes per decoded entity record. Under a binding snapshot budget the
-	// payload KB/s is pinned at the budget, and a fatter record encoding
-	// moves this figure instead. Absent for servers whose bodies are not
-	// decoded (body_format "opaque").
-	BytesPerEntity *float64 `json:"bytes_per_entity,omitempty"`
-	// Transport, Clients, UpdatedAt and GitHead say where the figure came
-	// from; they are not compared.
-	Transport string `json:"transport,omitempty"`
-	Clients   int    `json:"clients,omitempty"`
-	UpdatedAt string `json:"updated_at,omitempty"`
-	GitHead   string `json:"git_head,omitempty"`
-}
-
-// Baseline is baselines/scale-gate-baseline.json.
+// Baseline is the committed baseline file as read: its content (the
+// format of internal/baseline: version 1, one run per key, and version 2,
+// which adds each figure's spread over N runs) and where it came from.
 type Baseline struct {
-	SchemaVersion int                      `json:"schema_version"`
-	Comment       string                   `json:"comment,omitempty"`
-	Entries       map[string]BaselineEntry `json:"baselines"`
+	baseline.File
 
 	// Path is where it was read from; Raw its bytes (nil when the file did
 	// not exist).
-	Path string `json:"-"`
-	Raw  []byte `json:"-"`
+	Path string
+	Raw  []byte
 }
 
 // ReadBaseline reads the baseline file. A file that does not exist is an
 // empty baseline (every key is then missing, which fails a baselined leg);
-// a file that exists but does not parse is an error.
+// a file that exists but does not decode (baseline.Decode: bad JSON, an
+// unknown schema_version, a spread that disagrees with its samples) is an
+// error naming the file.
 func ReadBaseline(path string) (*Baseline, error) {
-	b := &Baseline{SchemaVersion: 1, Entries: map[string]BaselineEntry{}, Path: path}
+	b := &Baseline{File: baseline.File{SchemaVersion: baseline.SchemaVersion1, Entries: map[string]baseline.Entry{}}, Path: path}
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return b, nil
@@ -67,20 +49,18 @@ func ReadBaseline(path string) (*Baseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read baseline: %w", err)
 	}
-	if err := json.Unmarshal(raw, b); err != nil {
+	f, err := baseline.Decode(raw)
+	if err != nil {
 		return nil, fmt.Errorf("baseline %s: %w", path, err)
 	}
-	if b.Entries == nil {
-		b.Entries = map[string]BaselineEntry{}
-	}
-	b.Path, b.Raw = path, raw
+	b.File, b.Raw = *f, raw
 	return b, nil
 }
 
 // Lookup returns the entry for key.
-func (b *Baseline) Lookup(key string) (BaselineEntry, bool) {
+func (b *Baseline) Lookup(key string) (baseline.Entry, bool) {
 	if b == nil {
-		return BaselineEntry{}, false
+		return baseline.Entry{}, false
 	}
 	e, ok := b.Entries[key]
 	return e, ok
@@ -90,53 +70,80 @@ func (b *Baseline) Lookup(key string) (BaselineEntry, bool) {
 // not pass in full.
 var ErrBaselineNotUpdated = errors.New("baseline not updated: not every leg passed")
 
+// defaultComment heads a baseline file that has none.
+const defaultComment = "payload kbs (swarm downstream_kbs_per_client mean), wire_kbs (server wire_out_kbs_per_client) and bytes_per_entity " +
+	"(swarm snapshot_bytes_per_entity, when bodies are decoded) keyed PROFILE/PATTERN: one run's figures, or with runs ≥ 3 the median " +
+	"of the runs and each figure's spread; regenerate with scalegate --profile NAME --update-baseline [--runs N]"
+
 // UpdateBaseline writes the run's figures for its keys into the baseline
-// file, keeping every other key, atomically (temp file + rename). It refuses
-// unless every leg passed, so a failed run never commits a partial baseline
-// and the file stays byte-identical. A profile with baselined false never
-// touches it.
-func UpdateBaseline(b *Baseline, run *rundir.RunResult, now time.Time, gitHead string) (bool, error) {
+// file (schema version 2), keeping every other key, atomically (temp file
+// + rename). The legs of run that share a baseline key are that key's
+// runs (--update-baseline --runs N runs every leg N times): one leg
+// records its figures as before; N ≥ baseline.MinRuns record the median
+// and the spread of the N samples, each rounded to 3 decimals first. Host
+// is the machine the runs were taken on.
+//
+// It refuses unless every leg passed, so a failed run never commits a
+// partial baseline and the file stays byte-identical. A profile with
+// baselined false never touches it.
+func UpdateBaseline(b *Baseline, run *rundir.RunResult, now time.Time, gitHead, host string) (bool, error) {
 	if !run.Profile.Baselined {
 		return false, nil
 	}
 	if run.Verdict != rundir.VerdictPassed || run.Interrupted {
 		return false, ErrBaselineNotUpdated
 	}
-	next := map[string]BaselineEntry{}
+	keys, legs := byKey(run.Legs)
+	next := map[string]baseline.Entry{}
 	for k, v := range b.Entries {
 		next[k] = v
 	}
-	for _, leg := range run.Legs {
-		if leg.Report == nil {
-			return false, fmt.Errorf("%w: leg %s has no report", ErrBaselineNotUpdated, leg.Leg.ID)
+	for _, key := range keys {
+		entry := baseline.Entry{Transport: run.Profile.Transport, Clients: run.Profile.Clients,
+			UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead, Host: host}
+		if err := recordEntry(legs[key], &entry); err != nil {
+			return false, fmt.Errorf("%w: key %s: %v", ErrBaselineNotUpdated, key, err)
 		}
-		entry := BaselineEntry{Transport: run.Profile.TransportFor(leg.Leg), Clients: run.Profile.Clients,
-			UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead}
-		if err := recordEntry(leg.Report, &entry); err != nil {
-			return false, fmt.Errorf("%w: leg %s: %v", ErrBaselineNotUpdated, leg.Leg.ID, err)
-		}
-		next[leg.Leg.BaselineKey] = entry
+		next[key] = entry
 	}
-	out := Baseline{SchemaVersion: 1, Comment: b.Comment, Entries: next}
+	out := &baseline.File{SchemaVersion: baseline.SchemaVersion, Comment: b.Comment, Entries: next}
 	if out.Comment == "" {
-		out.Comment = "payload kbs (swarm downstream_kbs_per_client mean), wire_kbs (server wire_out_kbs_per_client) and bytes_per_entity (swarm snapshot_bytes_per_entity, when bodies are decoded) keyed PROFILE/PATTERN; regenerate with scalegate --profile NAME --update-baseline"
+		out.Comment = defaultComment
+	}
+	raw, err := baseline.Encode(out)
+	if err != nil {
+		return false, fmt.Errorf("encode baseline: %w", err)
 	}
 	// A fresh repository (or --baseline in a new place) has no directory for
 	// the file yet: recording the first baseline creates it.
 	if err := os.MkdirAll(filepath.Dir(b.Path), 0o755); err != nil {
 		return false, fmt.Errorf("write baseline %s: %w", b.Path, err)
 	}
-	// encoding/json sorts map keys, so the file diffs stably. The lock
-	// tells CleanBaselineTemps that this write's temp file is live.
+	// The lock tells CleanBaselineTemps that this write's temp file is live.
 	unlock, err := lockDir(filepath.Dir(b.Path), true)
 	if err != nil {
 		return false, fmt.Errorf("write baseline %s: %w", b.Path, err)
 	}
 	defer unlock()
-	if err := report.WriteJSONAtomic(b.Path, out); err != nil {
+	if err := report.WriteFileAtomic(b.Path, raw); err != nil {
 		return false, fmt.Errorf("write baseline: %w", err)
 	}
 	return true, nil
+}
+
+// byKey groups legs by baseline key, keys in first-seen order; a leg
+// without a report refuses the update (it is checked in recordEntry).
+func byKey(legs []rundir.LegResult) ([]string, map[string][]rundir.LegResult) {
+	var keys []string
+	out := map[string][]rundir.LegResult{}
+	for _, l := range legs {
+		k := l.Leg.BaselineKey
+		if _, ok := out[k]; !ok {
+			keys = append(keys, k)
+		}
+		out[k] = append(out[k], l)
+	}
+	return keys, out
 }
 
 // CleanBaselineTemps removes the temp files an --update-baseline killed
@@ -240,41 +247,102 @@ func CheckBaselineWritable(path string) error {
 // baselinedFigures are what a baseline entry records, each read through
 // the gate table (the gate's own reader, with its rule for missing: a wire
 // rate with wire_peers 0 measured nothing and is never recorded or
-// passed), in the summary's order.
+// passed), in the summary's order. Each is a "lower is better" figure
+// (bytes moved up is the regression): its limit has direction AtMost.
 var baselinedFigures = []struct {
 	gate, title string
 	fig         gatetable.Figure
-	// entry is the entry's field for the figure (nil: not recorded).
-	entry func(*BaselineEntry) *float64
+	// name is the figure's name in a baseline entry.
+	name string
 	// optional: recorded only when the run has it (opaque bodies have no
 	// bytes per entity).
 	optional bool
 }{
-	{"baseline_kbs", "payload KB/s vs baseline", gatetable.KBsMean, func(e *BaselineEntry) *float64 { return &e.KBs }, false},
-	{"baseline_wire_kbs", "wire KB/s vs baseline", gatetable.WireKBs, func(e *BaselineEntry) *float64 { return &e.WireKBs }, false},
-	{"baseline_bytes_per_entity", "snapshot bytes per entity vs baseline", gatetable.BytesPerEntity, func(e *BaselineEntry) *float64 { return e.BytesPerEntity }, true},
+	{"baseline_kbs", "payload KB/s vs baseline", gatetable.KBsMean, baseline.FigureKBs, false},
+	{"baseline_wire_kbs", "wire KB/s vs baseline", gatetable.WireKBs, baseline.FigureWireKBs, false},
+	{"baseline_bytes_per_entity", "snapshot bytes per entity vs baseline", gatetable.BytesPerEntity, baseline.FigureBytesPerEntity, true},
 }
 
-// recordEntry reads a passing leg's baselined figures into entry; a
-// required figure that is missing refuses the update.
-func recordEntry(r *report.Report, entry *BaselineEntry) error {
-	m := gatetable.FromReport(r)
+// recordEntry reads the baselined figures of a key's passing legs (one
+// per run) into entry. A required figure missing from any run refuses the
+// update; an optional one is recorded only when every run has it, and
+// refused when some runs have it and some do not (the runs did not
+// measure the same thing).
+func recordEntry(legs []rundir.LegResult, entry *baseline.Entry) error {
+	ms := make([]*gatetable.Metrics, len(legs))
+	for i, l := range legs {
+		if l.Report == nil {
+			return fmt.Errorf("leg %s has no report", l.Leg.ID)
+		}
+		ms[i] = gatetable.FromReport(l.Report)
+	}
 	for _, f := range baselinedFigures {
-		v, err := f.fig.Read(m)
+		samples := make([]float64, 0, len(ms))
+		var missing []string
+		var firstErr error
+		for i, m := range ms {
+			v, err := f.fig.Read(m)
+			if err != nil {
+				missing = append(missing, legs[i].Leg.ID)
+				firstErr = cmp.Or(firstErr, fmt.Errorf("leg %s: %w", legs[i].Leg.ID, err))
+				continue
+			}
+			samples = append(samples, round3(v))
+		}
 		switch {
-		case err != nil && f.optional:
+		case len(missing) == len(ms) && f.optional:
 			continue
-		case err != nil:
+		case len(missing) > 0 && f.optional:
+			return fmt.Errorf("%s measured in %d of %d runs (missing in %s): %w", f.name, len(samples), len(ms), strings.Join(missing, ", "), firstErr)
+		case len(missing) > 0:
+			return firstErr
+		}
+		if err := entry.Record(f.name, samples); err != nil {
 			return err
 		}
-		v = round3(v)
-		if f.optional {
-			entry.BytesPerEntity = &v
-			continue
-		}
-		*f.entry(entry) = v
 	}
 	return nil
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// BaselineFigure is one figure a baseline entry records, and its check.
+type BaselineFigure struct {
+	// Gate and Title are the check's id and row title.
+	Gate, Title string
+	// Name is the figure's name in a baseline entry (baseline.FigureKBs, …).
+	Name   string
+	Figure gatetable.Figure
+	// Optional: recorded and judged only where the run or the entry has it.
+	Optional bool
+}
+
+// BaselineFigures lists the baselined figures in the summary's order (for
+// calibrate, which measures each run's against the committed limit).
+func BaselineFigures() []BaselineFigure {
+	out := make([]BaselineFigure, len(baselinedFigures))
+	for i, f := range baselinedFigures {
+		out[i] = BaselineFigure{Gate: f.gate, Title: f.title, Name: f.name, Figure: f.fig, Optional: f.optional}
+	}
+	return out
+}
+
+// Limit is the limit the baseline check of p's leg with baseline key key
+// judges figure against (baseline.NewLimit with the profile's tolerance
+// and spread_k, direction at most); false when the entry or the figure is
+// not recorded, which fails the check as unevaluable.
+func (b *Baseline) Limit(p *profile.Profile, key, figure string) (baseline.Limit, bool, error) {
+	entry, ok := b.Lookup(key)
+	if !ok {
+		return baseline.Limit{}, false, nil
+	}
+	ref, ok := entry.Reference(figure)
+	if !ok {
+		return baseline.Limit{}, false, nil
+	}
+	lim, err := baseline.NewLimit(ref, gatetable.AtMost, p.Baseline.TolerancePct, p.Baseline.SpreadK)
+	if err != nil {
+		return baseline.Limit{}, false, fmt.Errorf("baseline key %q: %s: %w", key, figure, err)
+	}
+	return lim, true, nil
+}

@@ -2,31 +2,37 @@ package gate
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
 
-// baseline compares payload and wire KB/s with the committed keys.
+// baseline compares payload KB/s, wire KB/s and bytes per entity with the
+// committed key. The limit is baseline.NewLimit's: the figure
+// × (1 + tolerance_pct/100) for a single-run entry (as in version 1), and
+// median + max(tolerance, spread_k × σ̂, worst run − median) for an entry
+// recorded from N runs; the threshold shows every term.
 func (e *evaluator) baseline() {
 	key := e.in.Leg.BaselineKey
 	entry, have := e.in.Baseline.Lookup(key)
-	tol := e.in.Profile.Baseline.TolerancePct
+	pol := e.in.Profile.Baseline
 	path := DefaultBaselinePath
 	if e.in.Baseline != nil && e.in.Baseline.Path != "" {
 		path = e.in.Baseline.Path
 	}
 	type baselined struct {
-		gate, title string
-		fig         gatetable.Figure
-		base        float64
-		have        bool // the baseline entry carries this figure
+		gate, title, name string
+		fig               gatetable.Figure
+		ref               baseline.Reference
+		have              bool // the baseline entry carries this figure
 	}
 	var checks []baselined
 	for _, f := range baselinedFigures {
-		b := baselined{gate: f.gate, title: f.title, fig: f.fig}
-		if v := f.entry(&entry); v != nil && have {
-			b.base, b.have = *v, true
+		b := baselined{gate: f.gate, title: f.title, name: f.name, fig: f.fig}
+		if have {
+			b.ref, b.have = entry.Reference(f.name)
 		}
 		// Optional figures (bytes per entity) apply where either side has
 		// them: a baseline that recorded one demands it (a swarm that
@@ -55,10 +61,10 @@ func (e *evaluator) baseline() {
 				c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
 			}
 			if b.have {
-				c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.base), c.MeasuredText)
+				c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.ref.Value), c.MeasuredText)
 			}
 		case !b.have:
-			c.Threshold = fmt.Sprintf("≤ baseline +%s%%", fmtNum(tol))
+			c.Threshold = fmt.Sprintf("≤ baseline +%s%%", fmtNum(pol.TolerancePct))
 			c.Status = rundir.StatusUnevaluable
 			c.Baseline = "missing"
 			c.Detail = fmt.Sprintf("no baseline key %q in %s: run `scalegate --profile %s --update-baseline` on a passing run to record it",
@@ -68,18 +74,37 @@ func (e *evaluator) baseline() {
 					key, path, e.in.Profile.Name)
 			}
 		default:
-			limit := b.base * (1 + tol/100)
-			c.Threshold = fmt.Sprintf("≤ %s (baseline %s +%s%%)", fmtNum(limit), fmtNum(b.base), fmtNum(tol))
-			if err != nil {
-				c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
-				break
-			}
-			c.Baseline = fmt.Sprintf("%s (%s)", fmtNum(b.base), pctDelta(v, b.base))
-			c.Status = rundir.StatusPass
-			if v > limit {
-				c.Status, c.Detail = rundir.StatusFail, fmt.Sprintf("%s over baseline: bytes moved; fix it, or if intended regenerate with --update-baseline", pctDelta(v, b.base))
-			}
+			e.judgeBaseline(&c, b.name, entry, v, err)
 		}
 		e.add(c)
+	}
+}
+
+// judgeBaseline compares a measured figure (err: missing) with its limit
+// (Baseline.Limit: the one computation calibrate reads too).
+func (e *evaluator) judgeBaseline(c *rundir.Check, figure string, entry baseline.Entry, v float64, err error) {
+	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, figure)
+	if lerr != nil {
+		c.Threshold, c.Status = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct)), rundir.StatusUnevaluable
+		c.Detail = lerr.Error()
+		return
+	}
+	c.Threshold = lim.Text()
+	if err != nil {
+		c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
+		return
+	}
+	delta := pctDelta(v, lim.Base)
+	if s := lim.Sigmas(v); !math.IsNaN(s) {
+		delta += fmt.Sprintf(", %+.1f σ̂", s)
+	}
+	c.Baseline = fmt.Sprintf("%s (%s; %s)", fmtNum(lim.Base), delta, entry.DescribeRuns())
+	c.Status = rundir.StatusPass
+	if !lim.Holds(v) {
+		c.Status = rundir.StatusFail
+		c.Detail = fmt.Sprintf("%s over baseline: bytes moved; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base))
+		if lim.Runs > 1 {
+			c.Detail += fmt.Sprintf(" (the limit's margin %s was set by the %s term)", fmtNum(lim.Margin), lim.By)
+		}
 	}
 }

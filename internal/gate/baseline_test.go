@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -67,7 +68,7 @@ func TestUpdateBaselineFailedRunLeavesFileByteIdentical(t *testing.T) {
 			if tc.interrupted {
 				res.Verdict = RunVerdict(res)
 			}
-			ok, err := UpdateBaseline(b, res, time.Now(), "abc")
+			ok, err := UpdateBaseline(b, res, time.Now(), "abc", "host-1")
 			if ok || err == nil {
 				t.Fatalf("update after a %s run: ok=%v err=%v", tc.name, ok, err)
 			}
@@ -90,7 +91,7 @@ func TestUpdateBaselinePassingRunKeepsOtherKeys(t *testing.T) {
 	if res.Verdict != rundir.VerdictPassed {
 		t.Fatalf("run verdict %s", res.Verdict)
 	}
-	ok, err := UpdateBaseline(b, res, time.Now(), "abc")
+	ok, err := UpdateBaseline(b, res, time.Now(), "abc", "host-1")
 	if !ok || err != nil {
 		t.Fatalf("update: ok=%v err=%v", ok, err)
 	}
@@ -120,7 +121,7 @@ func TestUpdateBaselineCreatesDirectory(t *testing.T) {
 		t.Fatalf("check: %v", err)
 	}
 	res := runWith(t, testProfile(), b, nil)
-	if ok, err := UpdateBaseline(b, res, time.Now(), "abc"); !ok || err != nil {
+	if ok, err := UpdateBaseline(b, res, time.Now(), "abc", "host-1"); !ok || err != nil {
 		t.Fatalf("update: ok=%v err=%v", ok, err)
 	}
 	nb, err := ReadBaseline(path)
@@ -138,8 +139,8 @@ func TestUpdateBaselineCreatesDirectory(t *testing.T) {
 	if err := CheckBaselineWritable(bad); err == nil {
 		t.Error("check passed for a path under a regular file")
 	}
-	b2 := &Baseline{SchemaVersion: 1, Entries: map[string]BaselineEntry{}, Path: bad}
-	if ok, err := UpdateBaseline(b2, res, time.Now(), "abc"); ok || err == nil {
+	b2 := &Baseline{File: baseline.File{SchemaVersion: 1, Entries: map[string]baseline.Entry{}}, Path: bad}
+	if ok, err := UpdateBaseline(b2, res, time.Now(), "abc", "host-1"); ok || err == nil {
 		t.Errorf("update under a regular file: ok=%v err=%v", ok, err)
 	}
 }
@@ -151,7 +152,7 @@ func TestUpdateBaselineNotBaselinedNeverTouches(t *testing.T) {
 	p := testProfile()
 	p.Baselined = false
 	res := runWith(t, p, b, nil)
-	ok, err := UpdateBaseline(b, res, time.Now(), "abc")
+	ok, err := UpdateBaseline(b, res, time.Now(), "abc", "host-1")
 	if ok || err != nil {
 		t.Fatalf("baselined:false: ok=%v err=%v", ok, err)
 	}

@@ -96,8 +96,8 @@ func (e *evaluator) impaired() {
 	default:
 		impaired := float64(rs.DroppedDown + rs.DroppedUp + rs.Delayed + rs.Duplicated)
 		c.Measured = &impaired
-		c.MeasuredText = fmt.Sprintf("dropped %d down / %d up, held %d, duplicated %d, overflow %d",
-			rs.DroppedDown, rs.DroppedUp, rs.Delayed, rs.Duplicated, rs.Overflow)
+		c.MeasuredText = fmt.Sprintf("dropped %d down / %d up, held %d, duplicated %d, overflow %d, stray %d",
+			rs.DroppedDown, rs.DroppedUp, rs.Delayed, rs.Duplicated, rs.Overflow, rs.Stray)
 		switch {
 		case !rs.Impaired():
 			c.Status = rundir.StatusFail
@@ -107,6 +107,12 @@ func (e *evaluator) impaired() {
 			c.Detail = fmt.Sprintf("the relay dropped %d datagrams on its own (fell behind): the link was worse than declared", rs.Overflow)
 		default:
 			c.Status = rundir.StatusPass
+		}
+		if rs.Stray > 0 {
+			// Datagrams from neither the swarm's client socket nor the
+			// server: someone else's, dropped by the relay, never a
+			// finding about the server.
+			c.Detail = rundir.JoinDetail(c.Detail, fmt.Sprintf("the relay dropped %d stray datagram(s) from neither the swarm nor the server (not the server's doing)", rs.Stray))
 		}
 	}
 	e.add(c)

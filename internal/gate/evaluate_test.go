@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
@@ -65,7 +66,7 @@ func setLevel(p *profile.Profile, gate, level string) {
 }
 
 func testBaseline() *Baseline {
-	return &Baseline{Path: "b.json", Entries: map[string]BaselineEntry{"t/weave": {KBs: 60, WireKBs: 50}}}
+	return &Baseline{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": {KBs: 60, WireKBs: 50}}}}
 }
 
 func find(checks []rundir.Check, gate string) (rundir.Check, bool) {
@@ -297,7 +298,7 @@ func TestEvaluateUnreadReport(t *testing.T) {
 }
 
 func TestMissingBaselineKeyMessage(t *testing.T) {
-	p, b := testProfile(), &Baseline{Path: "baselines/x.json", Entries: map[string]BaselineEntry{}}
+	p, b := testProfile(), &Baseline{Path: "baselines/x.json", File: baseline.File{Entries: map[string]baseline.Entry{}}}
 	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b})
 	c, _ := find(checks, "baseline_kbs")
 	if !strings.Contains(c.Detail, "--update-baseline") || !strings.Contains(c.Detail, `"t/weave"`) {
@@ -306,7 +307,7 @@ func TestMissingBaselineKeyMessage(t *testing.T) {
 }
 
 func TestUpdateModeRecords(t *testing.T) {
-	p, b := testProfile(), &Baseline{Entries: map[string]BaselineEntry{}}
+	p, b := testProfile(), &Baseline{File: baseline.File{Entries: map[string]baseline.Entry{}}}
 	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b, UpdateBaseline: true})
 	if c, _ := find(checks, "baseline_kbs"); c.Status != rundir.StatusRecorded {
 		t.Errorf("baseline_kbs under --update-baseline: %s", c.Status)
@@ -349,7 +350,7 @@ func TestBaselineBytesPerEntity(t *testing.T) {
 		return r
 	}
 	base := func(v *float64) *Baseline {
-		return &Baseline{Path: "b.json", Entries: map[string]BaselineEntry{"t/weave": {KBs: 60, WireKBs: 50, BytesPerEntity: v}}}
+		return &Baseline{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": {KBs: 60, WireKBs: 50, BytesPerEntity: v}}}}
 	}
 	cases := []struct {
 		name     string

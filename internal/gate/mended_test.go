@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
@@ -29,8 +30,8 @@ func TestBaselineWireReadsWirePeers(t *testing.T) {
 	if v := LegVerdict(checks, Facts{}); v != rundir.VerdictFailed {
 		t.Fatalf("verdict %s, want failed", v)
 	}
-	var entry BaselineEntry
-	if err := recordEntry(r, &entry); err == nil || !strings.Contains(err.Error(), "wire_peers") {
+	var entry baseline.Entry
+	if err := recordEntry([]rundir.LegResult{{Leg: p.Legs()[0], Report: r}}, &entry); err == nil || !strings.Contains(err.Error(), "wire_peers") {
 		t.Fatalf("recordEntry with wire_peers 0 = %v, %+v: must refuse", err, entry)
 	}
 }

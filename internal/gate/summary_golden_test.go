@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -23,8 +24,8 @@ func fixedRun() *rundir.RunResult {
 	p.Patterns = []string{"weave", "idle", "aggressive"}
 	p.DurationS = 20
 	legs := p.Legs()
-	base := &Baseline{Path: "baselines/b.json", Entries: map[string]BaselineEntry{
-		"t/weave": {KBs: 60, WireKBs: 50}, "t/idle": {KBs: 60, WireKBs: 50}, "t/aggressive": {KBs: 60, WireKBs: 50}}}
+	base := &Baseline{Path: "baselines/b.json", File: baseline.File{Entries: map[string]baseline.Entry{
+		"t/weave": {KBs: 60, WireKBs: 50}, "t/idle": {KBs: 60, WireKBs: 50}, "t/aggressive": {KBs: 60, WireKBs: 50}}}}
 	mk := func(i int, tweak func(tick map[string]any, r *report.Report)) rundir.LegResult {
 		tick := healthyTick()
 		r := healthyReport(tick)

@@ -98,7 +98,7 @@ func TestTransportOverhead(t *testing.T) {
 				t.Errorf("verdict %s, detail %q; want %s, %q", res.Verdict, res.Checks[0].Detail, tc.verdict, tc.detail)
 			}
 			md := rundir.Markdown(res)
-			if !strings.Contains(md, "### run checks (across legs)") || !strings.Contains(md, "QUIC − ENet wire KB/s per client [weave]") ||
+			if !strings.Contains(md, "### run checks (across legs)") || !strings.Contains(md, `QUIC − ENet wire KB/s per client \[weave\]`) ||
 				!strings.Contains(md, "transport **enet, quic**") {
 				t.Errorf("summary.md lacks the run checks:\n%s", md)
 			}

@@ -184,3 +184,8 @@ func RunVerdict(r *rundir.RunResult) rundir.Verdict {
 	}
 	return rundir.VerdictPassed
 }
+
+// HostBusy reports whether a leg's checks say other processes kept its
+// machine busier than the profile allows (the host check; a timing failure
+// there is inconclusive). calibrate and ab name such legs in their notes.
+func HostBusy(checks []rundir.Check) bool { return hostBusy(checks) }

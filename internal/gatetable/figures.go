@@ -96,6 +96,9 @@ var (
 // the summary's diagnostics line and compare show them.
 var Diagnostics = []Figure{CPUPctMean, CPUPctMax, SlowTicks, GCPauseP99, GCCount, SendQueueMax, SlowSends}
 
+// WireKBsFields are the server_tick fields WireKBs reads.
+var WireKBsFields = []string{"wire_out_kbs_per_client", "wire_peers"}
+
 // TickPhases are the server's per-phase tick costs (mean ms), in the tick's
 // order: what the HTML report's phase chart draws.
 var TickPhases = []Figure{

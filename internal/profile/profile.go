@@ -70,6 +70,9 @@ type Profile struct {
 // BaselinePolicy is the profile's baseline tolerance.
 type BaselinePolicy struct {
 	TolerancePct float64 `json:"tolerance_pct"`
+	// SpreadK is k of the spread term k·σ̂ in the limit of a baseline
+	// recorded from several runs (internal/baseline.NewLimit).
+	SpreadK float64 `json:"spread_k"`
 }
 
 // Server is the server under test.
@@ -81,7 +84,29 @@ type Server struct {
 	Command            []string       `json:"command,omitempty"`
 	ConfigFormat       string         `json:"config_format,omitempty"`
 	Config             map[string]any `json:"config,omitempty"`
+	// Metrics says where the server's metrics come from; nil is the
+	// metrics file.
+	Metrics *ServerMetrics `json:"metrics,omitempty"`
 }
+
+// ServerMetrics is a server's metrics source: "file" (the JSON metrics
+// file) or "prometheus" (its endpoint at URL, read through Map).
+type ServerMetrics struct {
+	Source string `json:"source"`
+	// URL may hold {metrics_port}; empty for the reference server (its
+	// own /metrics).
+	URL string `json:"url,omitempty"`
+	// Map is the figure → series mapping as the profile wrote it
+	// (promsource.ParseMap reads it); nil for the reference server's own.
+	Map map[string]any `json:"map,omitempty"`
+	// FallbackFormat is the exposition format assumed when the endpoint
+	// sends no usable Content-Type.
+	FallbackFormat string `json:"fallback_format,omitempty"`
+}
+
+// Prometheus reports whether the server's metrics come from its
+// Prometheus endpoint.
+func (s Server) Prometheus() bool { return s.Metrics != nil && s.Metrics.Source == "prometheus" }
 
 // World holds the built-in server's [world] knobs. Optional knobs are kept
 // as a map so only what the profile set reaches the server's config.

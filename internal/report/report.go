@@ -11,11 +11,13 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/stats"
 )
@@ -189,9 +191,19 @@ func ParseServerTick(b []byte) (*ServerTick, map[string]json.RawMessage, error) 
 }
 
 // ReadServerTick reads and parses a metrics document from a file path or
-// an http(s) URL (ReadServerMetrics), naming the source on error.
+// an http(s) URL (ReadServerMetrics), naming the source on error. The read
+// is bounded in size and in time (metricsReadTimeout).
 func ReadServerTick(path string) (*ServerTick, map[string]json.RawMessage, error) {
-	b, err := ReadServerMetrics(path)
+	ctx, cancel := context.WithTimeout(context.Background(), metricsReadTimeout)
+	defer cancel()
+	return ReadServerTickContext(ctx, path)
+}
+
+// ReadServerTickContext is ReadServerTick abandoning the read when ctx
+// ends: the gate's readiness wait passes its own context, so neither a
+// FIFO nor a hung endpoint can outlive ready_timeout_s.
+func ReadServerTickContext(ctx context.Context, path string) (*ServerTick, map[string]json.RawMessage, error) {
+	b, err := ReadServerMetricsContext(ctx, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read server metrics: %w", err)
 	}
@@ -555,6 +567,9 @@ func ParseReport(b []byte) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
 	return &r, nil
 }
 
@@ -574,9 +589,20 @@ func requireFields(what string, raw map[string]json.RawMessage, keys ...string) 
 	return nil
 }
 
-// ReadReport reads and parses a report file, naming the path on error.
+// MaxReportBytes bounds a report file: a one-hour run of 10,000 clients
+// writes a few MB (a timeline row a second, a player row per client); 64
+// MiB is not a report. Counted on bytes read (internal/boundedfile).
+const MaxReportBytes = 64 << 20
+
+// ReadReport reads and parses a report file, naming the path on error. Only
+// a regular file of at most MaxReportBytes is read.
 func ReadReport(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	return ReadReportContext(context.Background(), path)
+}
+
+// ReadReportContext is ReadReport abandoning the read when ctx ends.
+func ReadReportContext(ctx context.Context, path string) (*Report, error) {
+	b, err := boundedfile.ReadFile(ctx, path, MaxReportBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}

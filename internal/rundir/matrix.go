@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/safetext"
 )
 
 // MatrixFile is the sweep matrix's file in the run directory.
@@ -77,7 +78,10 @@ func matrixMarkdown(m *SweepMatrix) string {
 	}
 	b.WriteString("\n")
 	for _, r := range m.Rows {
-		cells := append([]string{"`" + r.LegID + "`"}, r.Point...)
+		cells := []string{safetext.MarkdownInlineCode(r.LegID)}
+		for _, v := range r.Point {
+			cells = append(cells, safetext.MarkdownCell(v))
+		}
 		for _, v := range r.Values {
 			cells = append(cells, optNum(v))
 		}

@@ -1,10 +1,12 @@
 package rundir
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/scalegate/scalegate/internal/boundedfile"
 )
 
 // ReadSummary reads a finished run's summary.json from its directory. A
@@ -30,8 +32,15 @@ func ReadMetadata(dir string) (*Metadata, error) {
 	return &m, nil
 }
 
+// maxSummaryBytes bounds summary.json and metadata.json (a sweep's run
+// with every check of every leg is a few hundred KB).
+const maxSummaryBytes = 16 << 20
+
+// readJSON reads a run directory's JSON file, bounded: the directory may be
+// a downloaded CI artifact, and a FIFO or /dev/zero in it must not hang or
+// exhaust the reader.
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(context.Background(), path, maxSummaryBytes)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
 	}

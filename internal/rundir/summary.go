@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/safetext"
 )
 
 // WriteTable prints one row per check of every leg to w.
@@ -25,7 +26,7 @@ func WriteTable(w io.Writer, r *RunResult) error {
 			_ = t.Append(l.Leg.ID, "(leg)", "", "", "", "", string(l.Verdict))
 		}
 		for _, c := range l.Checks {
-			if err := t.Append(l.Leg.ID, c.Title, c.Level, c.Threshold, c.MeasuredText, c.Baseline, statusText(c)); err != nil {
+			if err := t.Append(term(l.Leg.ID, c.Title, c.Level, c.Threshold, c.MeasuredText, c.Baseline, statusText(c))...); err != nil {
 				return err
 			}
 		}
@@ -34,17 +35,17 @@ func WriteTable(w io.Writer, r *RunResult) error {
 		return err
 	}
 	for _, l := range r.Legs {
-		line := fmt.Sprintf("leg %s: %s", l.Leg.ID, strings.ToUpper(string(l.Verdict)))
+		line := fmt.Sprintf("leg %s: %s", safetext.Terminal(l.Leg.ID), strings.ToUpper(string(l.Verdict)))
 		if l.Shards > 1 {
 			line += fmt.Sprintf(" (%d swarm shards, merged)", l.Shards)
 		}
 		if l.Error != "" {
-			line += " — " + l.Error
+			line += " — " + safetext.Terminal(l.Error)
 		}
 		fmt.Fprintln(w, line)
 		for _, c := range l.Checks {
 			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
-				fmt.Fprintf(w, "  %s: %s\n", c.Title, c.Detail)
+				fmt.Fprintf(w, "  %s: %s\n", safetext.Terminal(c.Title), safetext.Terminal(c.Detail))
 			}
 		}
 	}
@@ -54,13 +55,24 @@ func WriteTable(w io.Writer, r *RunResult) error {
 		}
 	}
 	for _, c := range r.Capacity {
-		fmt.Fprintf(w, "capacity %s: %s\n", c.Group, c.Verdict)
+		fmt.Fprintf(w, "capacity %s: %s\n", safetext.Terminal(c.Group), safetext.Terminal(c.Verdict))
 	}
-	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", r.Profile.Name, r.Tier, strings.ToUpper(string(r.Verdict)), r.Dir)
+	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", safetext.Terminal(r.Profile.Name), r.Tier, strings.ToUpper(string(r.Verdict)), safetext.Terminal(r.Dir))
 	if r.BaselineNote != "" {
-		fmt.Fprintf(w, "scalegate: %s\n", r.BaselineNote)
+		fmt.Fprintf(w, "scalegate: %s\n", safetext.Terminal(r.BaselineNote))
 	}
 	return nil
+}
+
+// term escapes a table row's cells for the terminal: outside text (a
+// server's words in a detail, a leg name) cannot move the cursor or
+// recolour a line into a fake PASSED.
+func term(cells ...string) []any {
+	out := make([]any, len(cells))
+	for i, c := range cells {
+		out[i] = safetext.Terminal(c)
+	}
+	return out
 }
 
 func statusText(c Check) string {
@@ -78,18 +90,27 @@ func Markdown(r *RunResult) string {
 	var b strings.Builder
 	icon := map[Verdict]string{VerdictPassed: "✅", VerdictFailed: "❌", VerdictInconclusive: "⚠️",
 		VerdictLaunchFailed: "💥", VerdictInterrupted: "⏹️", VerdictNotRun: "⏭️"}
-	fmt.Fprintf(&b, "## scalegate: profile `%s` — %s %s\n\n", r.Profile.Name, icon[r.Verdict], strings.ToUpper(string(r.Verdict)))
-	fmt.Fprintf(&b, "%s  \n", r.Profile.Description)
-	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts `%s`\n\n",
-		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], strings.Join(r.Profile.TransportNames(), ", "), r.Profile.Clients, gatetable.FormatNumber(r.Profile.DurationS), r.Dir)
+	// Every string that comes from outside (the profile's text, a server's
+	// words, paths) goes through safetext for its place: a description
+	// starting "<!--" must not hide the tables, a fence in an entity type
+	// must not break out of the rerun block.
+	fmt.Fprintf(&b, "## scalegate: profile %s — %s %s\n\n", safetext.MarkdownInlineCode(r.Profile.Name), icon[r.Verdict], strings.ToUpper(string(r.Verdict)))
+	fmt.Fprintf(&b, "%s  \n", safetext.MarkdownText(r.Profile.Description))
+	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts %s\n\n",
+		safetext.MarkdownCell(r.Tier), map[bool]string{true: " (--strict)", false: ""}[r.Strict], safetext.MarkdownCell(strings.Join(r.Profile.TransportNames(), ", ")), r.Profile.Clients,
+		gatetable.FormatNumber(r.Profile.DurationS), safetext.MarkdownInlineCode(r.Dir))
 	if len(r.Profile.Overrides) > 0 {
-		fmt.Fprintf(&b, "**Overrides** `--set %s`: this run is not the committed profile, and the baseline is never updated from it.\n\n", strings.Join(r.Profile.Overrides, "` `--set "))
+		var sets []string
+		for _, o := range r.Profile.Overrides {
+			sets = append(sets, safetext.MarkdownInlineCode("--set "+o))
+		}
+		fmt.Fprintf(&b, "**Overrides** %s: this run is not the committed profile, and the baseline is never updated from it.\n\n", strings.Join(sets, " "))
 	}
 	if r.Interrupted {
 		b.WriteString("**Interrupted**: the run was stopped before it finished; legs below are partial.\n\n")
 	}
 	if r.BaselineNote != "" {
-		fmt.Fprintf(&b, "Baseline: %s\n\n", r.BaselineNote)
+		fmt.Fprintf(&b, "Baseline: %s\n\n", safetext.MarkdownText(r.BaselineNote))
 	}
 	b.WriteString(capacityMarkdown(r.Capacity))
 	b.WriteString(matrixMarkdown(r.Matrix))
@@ -98,19 +119,19 @@ func Markdown(r *RunResult) string {
 		b.WriteString(checksMarkdown(r.Checks))
 	}
 	for _, l := range r.Legs {
-		fmt.Fprintf(&b, "### leg `%s` (%s) — %s %s\n\n", l.Leg.ID, l.Leg.PatternLabel(), icon[l.Verdict], l.Verdict)
+		fmt.Fprintf(&b, "### leg %s (%s) — %s %s\n\n", safetext.MarkdownInlineCode(l.Leg.ID), safetext.MarkdownCell(l.Leg.PatternLabel()), icon[l.Verdict], l.Verdict)
 		if l.Shards > 1 {
 			fmt.Fprintf(&b, "%d swarm shards ran this leg, each its own process; the gates read their merged report (exits %v).\n\n", l.Shards, l.ShardExits)
 		}
 		if l.Error != "" {
-			fmt.Fprintf(&b, "> %s\n\n", mdEscape(l.Error))
+			fmt.Fprintf(&b, "> %s\n\n", safetext.MarkdownText(l.Error))
 		}
 		if len(l.Checks) > 0 {
 			b.WriteString(checksMarkdown(l.Checks))
 		}
 		b.WriteString(diagnosticsMarkdown(l))
 		if l.ServerCmd != "" {
-			fmt.Fprintf(&b, "Rerun this leg:\n\n```sh\n%s &\n%s\n```\n\n", l.ServerCmd, l.SwarmCmd)
+			fmt.Fprintf(&b, "Rerun this leg:\n\n%s\n", safetext.MarkdownCode("sh", l.ServerCmd+" &\n"+l.SwarmCmd))
 			if strings.Contains(l.SwarmCmd, "/go-build") {
 				b.WriteString("(This run came from `go run`: its binary lives in the Go build cache and may be gone; substitute your own `scalegate` build for that path.)\n\n")
 			}
@@ -140,7 +161,7 @@ func diagnosticsMarkdown(l LegResult) string {
 	}
 	m := gatetable.FromReport(l.Report)
 	if err := m.TickErr(); err != nil {
-		return fmt.Sprintf("Server diagnostics: missing (%s).\n\n", mdEscape(err.Error()))
+		return fmt.Sprintf("Server diagnostics: missing (%s).\n\n", safetext.MarkdownText(err.Error()))
 	}
 	parts := make([]string, 0, len(gatetable.Diagnostics))
 	for _, f := range gatetable.Diagnostics {
@@ -178,16 +199,11 @@ func checksMarkdown(checks []Check) string {
 	b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, c := range checks {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(c.Title), c.Level, mdEscape(c.Threshold),
-			mdEscape(c.MeasuredText), mdEscape(c.Baseline), statusText(c), mdEscape(c.Detail))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", safetext.MarkdownCell(c.Title), c.Level, safetext.MarkdownCell(c.Threshold),
+			safetext.MarkdownCell(c.MeasuredText), safetext.MarkdownCell(c.Baseline), statusText(c), safetext.MarkdownCell(c.Detail))
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
 }
 
 // AppendFile appends text to path (the $GITHUB_STEP_SUMMARY contract).
@@ -207,7 +223,7 @@ func AppendFile(path, text string) error {
 func capacityMarkdown(curves []CapacityCurve) string {
 	var b strings.Builder
 	for _, c := range curves {
-		fmt.Fprintf(&b, "### capacity `%s` — %s\n\n", c.Group, mdEscape(c.Verdict))
+		fmt.Fprintf(&b, "### capacity %s — %s\n\n", safetext.MarkdownInlineCode(c.Group), safetext.MarkdownCell(c.Verdict))
 		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | server CPU % mean | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
 		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 		for _, p := range c.Points {
@@ -223,7 +239,7 @@ func capacityMarkdown(curves []CapacityCurve) string {
 				cpu += " (saturated)"
 			}
 			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
-				optNum(p.KBsMean), cpu, optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
+				optNum(p.KBsMean), cpu, optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), safetext.MarkdownCell(p.LegID), p.Verdict, safetext.MarkdownCell(strings.Join(p.Failed, ", ")))
 		}
 		b.WriteString("\n")
 	}

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/report"
 )
+
+// maxTimelineBytes bounds a timeline.csv read back.
+const maxTimelineBytes = 128 << 20
 
 // ReadTimelineCSV reads a leg's timeline.csv.
 func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
@@ -23,12 +26,18 @@ func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
 // file from an older run has fewer columns, and a figure it has no column
 // for was not "unmeasured" in that run, only not written.
 func ReadTimelineCSVColumns(path string) ([]report.TimelinePoint, []string, error) {
-	f, err := os.Open(path)
+	f, err := boundedfile.Open(path) // a regular file only, opened without blocking
 	if err != nil {
 		return nil, nil, fmt.Errorf("read timeline: %w", err)
 	}
 	defer f.Close()
-	tl, head, err := parseTimelineCSV(f)
+	// A timeline row is under 200 bytes and a week-long leg has 604,800;
+	// the cap refuses anything larger instead of reading it whole.
+	lr := &io.LimitedReader{R: f, N: maxTimelineBytes + 1}
+	tl, head, err := parseTimelineCSV(lr)
+	if err == nil && lr.N == 0 {
+		err = fmt.Errorf("larger than %d bytes", maxTimelineBytes)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}

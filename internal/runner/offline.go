@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func EvaluateReport(o Options, leg profile.Leg, path string) *rundir.RunResult {
 	if err := os.Mkdir(lr.Dir, 0o755); err != nil {
 		r.notRun(fmt.Errorf("leg directory: %w", err))
 	} else {
-		r.evaluate()
+		r.evaluate(context.Background())
 		if s := lr.Report; s != nil && s.Shards != nil {
 			lr.Shards = s.Shards.Count
 		}

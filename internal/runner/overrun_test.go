@@ -66,7 +66,7 @@ func TestSwarmOverrunIsLaunchFailure(t *testing.T) {
 					Clients: 2, ClientsConnected: 2, SnapshotsReceived: 100, Aborted: "interrupted"})
 			}
 			r.stopServer(server)
-			r.evaluate()
+			r.evaluate(context.Background())
 			r.decide()
 			lr := *r.res
 			if lr.Verdict != rundir.VerdictLaunchFailed {

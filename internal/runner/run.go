@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/launcher"
@@ -46,6 +47,14 @@ type Options struct {
 	// Kill, when closed (a second SIGINT), kills every process of the leg
 	// in progress at once instead of waiting out the grace.
 	Kill <-chan struct{}
+	// ServerCommand, when set, starts the server with this command template
+	// instead of the profile's (scalegate ab's --a-server/--b-server): for a
+	// custom server, in place of server.command (its config rendered as
+	// declared); for the reference server, in place of `scalegate serve`,
+	// with the reference server's TOML config written to {config} (another
+	// build of scalegate: "./main/scalegate serve --config {config}"). The
+	// placeholders are a custom command's (templateVars).
+	ServerCommand []string
 }
 
 // Run runs every leg of the profile in order, one server and one swarm at a
@@ -99,6 +108,8 @@ type legRun struct {
 	// host is what else the machine did during the hold (nil: not
 	// sampled, as for a report gated offline).
 	host *report.Host
+	// prom is the leg's Prometheus metrics source (nil: the metrics file).
+	prom *promLeg
 }
 
 // runLeg runs one leg and times it, whichever way it ends.
@@ -138,8 +149,7 @@ func (r *legRun) run(ctx context.Context) {
 		return
 	}
 	defer r.stopServer(proc)
-	ready := func() error { _, _, err := report.ReadServerTick(r.metrics); return err }
-	if err := launcher.WaitReady(ctx, proc, ready, server.readyTimeout, 50*time.Millisecond); err != nil {
+	if err := launcher.WaitReadyContext(ctx, proc, r.ready(), server.readyTimeout, 50*time.Millisecond); err != nil {
 		if ctx.Err() != nil {
 			r.facts.Interrupted = true
 			r.res.Error = "interrupted before the swarm started"
@@ -170,7 +180,7 @@ func (r *legRun) run(ctx context.Context) {
 	code := r.swarmExit(swarms)
 	r.res.SwarmExit = &code
 	r.stopServer(proc)
-	r.evaluate()
+	r.evaluate(ctx)
 	if ctx.Err() != nil {
 		r.facts.Interrupted, r.res.Error = true, "interrupted: partial artifacts kept"
 		return
@@ -201,6 +211,11 @@ func (r *legRun) prepare() (serverLaunch, []launcher.Spec, error) {
 		return serverLaunch{}, nil, err
 	}
 	r.res.Port = port
+	if r.o.Profile.Server.Prometheus() {
+		if err := r.preparePrometheus(); err != nil {
+			return serverLaunch{}, nil, err
+		}
+	}
 	server, err := r.serverSpec(port)
 	if err != nil {
 		return serverLaunch{}, nil, err
@@ -273,15 +288,19 @@ func (r *legRun) decide() {
 // evaluate reads whatever report exists and checks it; partial runs keep
 // their evidence. The report file is validated against the schema here
 // (the gate package does not import CUE).
-func (r *legRun) evaluate() {
-	rep, err := report.ReadReport(r.report)
+func (r *legRun) evaluate(ctx context.Context) {
+	// The report is read even after an interrupt (partial evidence is
+	// kept), so the read has its own bound, not the cancelled run's.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportReadTimeout)
+	defer cancel()
+	rep, err := report.ReadReportContext(ctx, r.report)
 	if err := attachHost(r.report, rep, r.host); err != nil {
 		r.artifactErr(err)
 	}
 	in := gate.Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
 	if rep != nil {
-		in.SchemaValidated, in.SchemaErr = true, validateReport(r.report)
+		in.SchemaValidated, in.SchemaErr = true, validateReport(ctx, r.report)
 	}
 	r.res.Report = rep
 	r.res.Checks = gate.Evaluate(in)
@@ -296,9 +315,12 @@ func (r *legRun) evaluate() {
 	}
 }
 
+// reportReadTimeout bounds reading a leg's report (and validating it).
+const reportReadTimeout = 10 * time.Second
+
 // validateReport checks the report file against schema/report.cue #Report.
-func validateReport(path string) error {
-	b, err := os.ReadFile(path)
+func validateReport(ctx context.Context, path string) error {
+	b, err := boundedfile.ReadFile(ctx, path, report.MaxReportBytes)
 	if err != nil {
 		return err
 	}
@@ -325,6 +347,10 @@ func (r *legRun) notRun(err error) {
 func (r *legRun) swarmSpec(port int, o swarmcmd.Options) (launcher.Spec, error) {
 	p := r.o.Profile
 	o.Host, o.Port, o.ServerMetrics, o.Strict, o.Asserts = "127.0.0.1", strconv.Itoa(port), r.metrics, r.o.Strict, true
+	if r.prom != nil {
+		o.ServerMetrics = ""
+		o.Prometheus = &swarmcmd.Prometheus{URL: r.prom.url, MapFile: r.prom.mapPath, Fallback: r.prom.fallback}
+	}
 	if o.Report == "" {
 		o.Report = r.report
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/htmlreport"
@@ -30,6 +31,11 @@ type Session struct {
 	// BaselinePath if every leg passed.
 	Strict, UpdateBaseline bool
 	BaselinePath           string
+	// Runs is how many times every leg runs for UpdateBaseline (0 or 1:
+	// once; baseline.MinRuns or more: the baseline records each figure's
+	// median and spread over the runs; 2 is refused). Run i's legs live in
+	// RUN/run-i/LEG, and the summary lists them as run-i/LEG.
+	Runs int
 	// Out is the run directory to create (must not exist); "" makes
 	// Results/<profile>_<UTC timestamp>.
 	Out, Results string
@@ -58,6 +64,9 @@ func (s *Session) Run(ctx context.Context) error {
 	if err := transportError(p); err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}
+	if err := s.checkRuns(); err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
 	base, err := s.readBaseline(true)
 	if err != nil {
 		return err
@@ -79,16 +88,38 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
 		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
+	if s.Runs > 1 {
+		fmt.Fprintf(s.Stderr, "scalegate: --runs %d: every leg runs %d times (run i in %s); the baseline is written only if every run passes\n",
+			s.Runs, s.Runs, filepath.Join(dir, "run-i"))
+	}
 	if len(p.Overrides) > 0 {
 		fmt.Fprintf(s.Stderr, "scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)\n", strings.Join(p.Overrides, " "))
 	}
 	stopNotes := s.noteInterrupts(ctx)
-	res := Run(ctx, Options{Profile: p, Strict: s.Strict, UpdateBaseline: s.UpdateBaseline,
-		Baseline: base, Dir: dir, Self: self, Progress: s.Stderr, Grace: s.Grace, Kill: s.Kill})
+	o := Options{Profile: p, Strict: s.Strict, UpdateBaseline: s.UpdateBaseline,
+		Baseline: base, Dir: dir, Self: self, Progress: s.Stderr, Grace: s.Grace, Kill: s.Kill}
+	var res *rundir.RunResult
+	stopped := ""
+	if s.Runs > 1 {
+		// A baseline needs every run to pass: once one has not, the rest
+		// would cost runner time for a file that will not be written.
+		rep := Repeat(ctx, o, s.Runs, func(_ int, run *rundir.RunResult) string {
+			if run.Verdict == rundir.VerdictPassed {
+				return ""
+			}
+			return fmt.Sprintf("it %s, and a baseline needs every run to pass", run.Verdict)
+		})
+		res, stopped = rep.All, rep.Stopped
+	} else {
+		res = Run(ctx, o)
+	}
 	stopNotes()
 	var baselineErr error
 	if s.UpdateBaseline {
-		baselineErr = s.updateBaseline(res, base, meta.Git.Head)
+		baselineErr = s.updateBaseline(res, base, meta.Git.Head, meta.Host.Hostname)
+		if stopped != "" {
+			res.BaselineNote = rundir.JoinDetail(res.BaselineNote, stopped)
+		}
 	}
 	res.ExitCode = int(ExitCode(res.Verdict))
 	if baselineErr != nil {
@@ -162,7 +193,13 @@ func (s *Session) readBaseline(live bool) (*gate.Baseline, error) {
 // createRunDir makes the run directory: an existing --out is a usage error
 // (runs never overwrite each other's evidence).
 func (s *Session) createRunDir() (string, error) {
-	dir, err := rundir.CreateRunDir(s.Out, s.Results, s.Profile.Name, time.Now())
+	return createRunDir(s.Out, s.Results, s.Profile.Name)
+}
+
+// createRunDir makes --out, or results/<name>_<UTC timestamp>; an
+// existing --out is a usage error.
+func createRunDir(out, results, name string) (string, error) {
+	dir, err := rundir.CreateRunDir(out, results, name, time.Now())
 	switch {
 	case errors.Is(err, rundir.ErrRunDirExists):
 		return "", exitcode.With(exitcode.Usage, err)
@@ -187,19 +224,25 @@ func (s *Session) cleanBaselineTemps() {
 // noteInterrupts tells the user what the first and second interrupt do,
 // as they happen, until the returned func is called.
 func (s *Session) noteInterrupts(ctx context.Context) (stop func()) {
+	return noteInterrupts(ctx, s.Stderr, s.Grace, s.Kill)
+}
+
+// noteInterrupts writes to w what the first and second interrupt do, as
+// they happen, until the returned func is called.
+func noteInterrupts(ctx context.Context, w io.Writer, grace time.Duration, kill <-chan struct{}) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(s.Stderr, "scalegate: interrupted: stopping the leg in progress (SIGINT, then SIGKILL after %s); interrupt again to kill it now\n", s.Grace)
+			fmt.Fprintf(w, "scalegate: interrupted: stopping the leg in progress (SIGINT, then SIGKILL after %s); interrupt again to kill it now\n", grace)
 		case <-done:
 			return
 		}
 		select {
-		case <-s.Kill:
-			fmt.Fprintln(s.Stderr, "scalegate: interrupted again: killing every process of the leg now")
+		case <-kill:
+			fmt.Fprintln(w, "scalegate: interrupted again: killing every process of the leg now")
 		case <-done:
 		}
 	}()
@@ -210,13 +253,13 @@ func (s *Session) noteInterrupts(ctx context.Context) (stop func()) {
 // outcome in res. A run that did not pass is refused by design (its exit
 // code already says why); it returns an error only when a passing run's
 // baseline could not be written, which must not end in exit 0.
-func (s *Session) updateBaseline(res *rundir.RunResult, base *gate.Baseline, head string) error {
+func (s *Session) updateBaseline(res *rundir.RunResult, base *gate.Baseline, head, host string) error {
 	p, path := s.Profile, s.BaselinePath
 	if !p.Baselined {
 		res.BaselineNote = fmt.Sprintf("profile %s is baselined: false; %s not touched", p.Name, path)
 		return nil
 	}
-	ok, err := gate.UpdateBaseline(base, res, time.Now(), head)
+	ok, err := gate.UpdateBaseline(base, res, time.Now(), head, host)
 	switch {
 	case err != nil:
 		res.BaselineNote = fmt.Sprintf("%v; %s left unchanged", err, path)
@@ -225,7 +268,29 @@ func (s *Session) updateBaseline(res *rundir.RunResult, base *gate.Baseline, hea
 		}
 	case ok:
 		res.BaselineUpdated = true
-		res.BaselineNote = fmt.Sprintf("updated %s for %d key(s) of profile %s (other keys kept)", path, len(res.Legs), p.Name)
+		keys := map[string]bool{}
+		for _, l := range res.Legs {
+			keys[l.Leg.BaselineKey] = true
+		}
+		from := ""
+		if s.Runs > 1 {
+			from = fmt.Sprintf(", median and spread of %d runs each", s.Runs)
+		}
+		res.BaselineNote = fmt.Sprintf("updated %s for %d key(s) of profile %s%s (other keys kept)", path, len(keys), p.Name, from)
+	}
+	return nil
+}
+
+// checkRuns refuses a run count a baseline cannot be recorded from.
+func (s *Session) checkRuns() error {
+	switch {
+	case s.Runs < 0:
+		return fmt.Errorf("--runs %d: must be 1, or at least %d", s.Runs, baseline.MinRuns)
+	case s.Runs > 1 && !s.UpdateBaseline:
+		return fmt.Errorf("--runs %d goes with --update-baseline (scalegate calibrate runs a profile N times without recording it)", s.Runs)
+	case s.Runs > 1 && s.Runs < baseline.MinRuns:
+		return fmt.Errorf("--runs %d: a spread needs at least %d runs (from two, the median absolute deviation is half their distance whatever the runner does); use 1, or %d or more (10 for a false-alarm rate near 1 in 100, docs/baselines.md)",
+			s.Runs, baseline.MinRuns, baseline.MinRuns)
 	}
 	return nil
 }

@@ -141,7 +141,7 @@ func (r *legRun) mergeShards() {
 	var notes []string
 	for i := range r.res.Shards {
 		path := r.shardReport(i)
-		rep, err := report.ReadReport(path)
+		rep, err := report.ReadReportContext(context.Background(), path)
 		if err != nil {
 			why := err.Error()
 			if errors.Is(err, fs.ErrNotExist) {

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"math"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -11,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/net/netutil"
 
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -60,6 +58,7 @@ var PrometheusMap = promsource.Map{
 	"peers":                        {Gauge: "scalegate_peers"},
 	"entities":                     {Gauge: "scalegate_entities"},
 	"contacts":                     {Gauge: "scalegate_contacts"},
+	"fused_contacts":               {Gauge: "scalegate_fused_contacts"},
 	"projectiles_live":             {Gauge: "scalegate_projectiles_live"},
 	"shots_fired_total":            {Gauge: "scalegate_shots_fired_total"},
 	"hits_total":                   {Gauge: "scalegate_hits_total"},
@@ -90,14 +89,13 @@ type promExport struct {
 	tick prometheus.Histogram
 
 	peers, entities, contacts, projectiles      atomic.Int64
+	fused                                       atomic.Int64
 	shots, hits, stores, despawns               atomic.Int64
 	dropped, slow, degraded, inputs, kicked     atomic.Int64
 	loadFactor, interestScale                   atomicFloat
 	ccMinHz, ccRecoveredHz, ccMaxLoss           atomicFloat
 	wireOutBytes, wireInBytes, wireOutDatagrams atomicFloat
-	ln                                          net.Listener
-	srv                                         *http.Server
-	served                                      chan struct{}
+	srv                                         *boundedhttp.Server
 }
 
 // atomicFloat is a float64 the loop stores and a scrape loads.
@@ -131,6 +129,7 @@ func newPromExport(transportName string) *promExport {
 		gauge("scalegate_peers", "Joined peers (with an entity) at the last tick (the file's peers).", i(&p.peers)),
 		gauge("scalegate_entities", "Live entities at the last tick (the file's entities).", i(&p.entities)),
 		gauge("scalegate_contacts", "Contact-table entries summed over every sensor owner (the file's contacts).", i(&p.contacts)),
+		gauge("scalegate_fused_contacts", "Of those, the entries known only through the team datalink (the file's fused_contacts).", i(&p.fused)),
 		gauge("scalegate_projectiles_live", "Live projectiles (the file's projectiles_live).", i(&p.projectiles)),
 		counter("scalegate_shots_fired_total", "Gun hitscans fired since start (the file's shots_fired_total).", i(&p.shots)),
 		counter("scalegate_hits_total", "Hitscans that hit since start (the file's hits_total).", i(&p.hits)),
@@ -168,6 +167,7 @@ func (p *promExport) publish(s *Server, total time.Duration) {
 	p.peers.Store(int64(len(s.viewers)))
 	p.entities.Store(int64(s.sim.World.Len()))
 	p.contacts.Store(int64(s.sim.ContactEntries))
+	p.fused.Store(int64(s.sim.FusedEntries))
 	p.projectiles.Store(int64(s.sim.ProjectilesLive()))
 	w := &s.sim.Weapons
 	p.shots.Store(w.ShotsFired)
@@ -200,18 +200,11 @@ func (p *promExport) addWire(r transport.WireRates) {
 // PrometheusPath is the URL path of the Prometheus exposition.
 const PrometheusPath = "/metrics"
 
-// listen binds addr (a host left empty binds 127.0.0.1: exposing the
-// endpoint beyond the machine takes an explicit 0.0.0.0 or address) and
-// serves /metrics, text or OpenMetrics as the scraper asks.
+// listen serves /metrics on addr through boundedhttp, as the metrics
+// document's endpoint is served ("PORT" binds loopback, ":PORT" every
+// interface: exposing the endpoint beyond the machine takes an explicit
+// choice), text or OpenMetrics as the scraper asks.
 func (p *promExport) listen(addr string, lim promLimits) error {
-	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
-		addr = net.JoinHostPort(BindHost, port)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return &ListenError{Addr: addr + " ([metrics] prometheus_listen)", Err: err}
-	}
-	p.ln = ln
 	mux := http.NewServeMux()
 	mux.Handle("GET "+PrometheusPath, promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{
 		EnableOpenMetrics:   true,
@@ -221,36 +214,26 @@ func (p *promExport) listen(addr string, lim promLimits) error {
 		// served, and a scrape finds the missing one missing.
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
-	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: lim.readHeader, ReadTimeout: lim.read,
-		WriteTimeout: lim.write, IdleTimeout: lim.idle, MaxHeaderBytes: lim.maxHeaderBytes}
-	p.served = make(chan struct{})
-	go func() {
-		defer close(p.served)
-		// Serve returns ErrServerClosed on stop; anything else ends the
-		// endpoint, and scrapers then see it missing (never zeros).
-		_ = p.srv.Serve(netutil.LimitListener(ln, lim.maxConns))
-	}()
+	srv, err := boundedhttp.Listen(addr, mux, boundedhttp.Options{MaxConns: lim.maxConns, ReadHeaderTimeout: lim.readHeader,
+		ReadTimeout: lim.read, WriteTimeout: lim.write, IdleTimeout: lim.idle, MaxHeaderBytes: lim.maxHeaderBytes})
+	if err != nil {
+		return &ListenError{Addr: addr + " ([metrics] prometheus_listen)", Err: err}
+	}
+	p.srv = srv
 	return nil
 }
 
 // url is the exposition's URL, "" when not listening.
 func (p *promExport) url() string {
-	if p == nil || p.ln == nil {
+	if p == nil || p.srv == nil {
 		return ""
 	}
-	return "http://" + p.ln.Addr().String() + PrometheusPath
+	return "http://" + p.srv.Addr() + PrometheusPath
 }
 
-// stop closes the endpoint, letting a scrape in flight finish (bounded),
-// and waits for the serving goroutine.
+// stop closes the endpoint and waits for its goroutines.
 func (p *promExport) stop() {
-	if p.srv == nil {
-		return
+	if p.srv != nil {
+		p.srv.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := p.srv.Shutdown(ctx); err != nil {
-		_ = p.srv.Close()
-	}
-	<-p.served
 }

@@ -25,14 +25,15 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/trace"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// BindHost is the only address the server binds: load traffic stays on
-// loopback.
+// BindHost is the address the server binds by default ([server] bind):
+// load traffic stays on loopback unless the config says otherwise.
 const BindHost = "127.0.0.1"
 
 // slotHeadroom is how many transport slots exist beyond max_peers, so a
@@ -248,6 +249,9 @@ func (s *Server) Listen() error {
 			return err
 		}
 		s.http = m
+		if boundedhttp.AllInterfaces(m.addr()) {
+			s.log.Printf("metrics over HTTP on every interface (%s): anyone who can reach this machine can read them", m.addr())
+		}
 	}
 	s.attach(h)
 	if a := s.cfg.Metrics.PrometheusListen; a != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
@@ -169,7 +170,7 @@ func (m *monitor) progress(now time.Time, p report.TimelinePoint) {
 	if m.cfg.Progress == nil {
 		return
 	}
-	line := m.statusLine(p)
+	line := safetext.Terminal(m.statusLine(p)) // nothing from outside may act on the terminal
 	if m.cfg.ProgressTTY {
 		pad := max(0, m.statusLen-len(line))
 		fmt.Fprintf(m.cfg.Progress, "\r%s%*s", line, pad, "")

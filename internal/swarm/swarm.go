@@ -33,9 +33,15 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultClients           = 32
-	DefaultDuration          = 30 * time.Second
-	DefaultRateHz            = 60
+	DefaultClients  = 32
+	DefaultDuration = 30 * time.Second
+	// MaxDuration bounds --duration (and every other time given in
+	// seconds): 7 days. A float of seconds past about 292 years overflows
+	// a time.Duration into a negative one.
+	MaxDuration   = 7 * 24 * time.Hour
+	DefaultRateHz = 60
+	// MinRateHz is the lowest Input and worker loop rate.
+	MinRateHz                = 1
 	DefaultTransport         = "enet"
 	DefaultRamp              = 20 * time.Millisecond
 	DefaultRSSSampleInterval = 30 * time.Second
@@ -147,10 +153,6 @@ func (c *Config) defaults() {
 	}
 }
 
-// MaxDuration bounds a run: a day, as the profile schema's duration_s
-// (a longer soak is several runs).
-const MaxDuration = 24 * time.Hour
-
 // Validate reports every problem with c at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -163,8 +165,11 @@ func (c *Config) Validate() error {
 	if c.Duration <= 0 || c.Duration > MaxDuration {
 		errs = append(errs, fmt.Errorf("duration must be in (0, %s], got %s", MaxDuration, c.Duration))
 	}
-	if !(c.RateHz >= 1 && c.RateHz <= 1000) {
-		errs = append(errs, fmt.Errorf("rate must be in [1, 1000] Hz (at least one Input a second), got %g", c.RateHz))
+	// The rate is also the worker loop's: below 1 Hz a client's transport
+	// is serviced too rarely to keep its connection, and a rate near 0
+	// made the loop interval overflow into a negative one (a flood).
+	if !(c.RateHz >= MinRateHz && c.RateHz <= 1000) {
+		errs = append(errs, fmt.Errorf("rate must be in [%g, 1000] Hz, got %g", float64(MinRateHz), c.RateHz))
 	}
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
@@ -239,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	factories, traces, err := cfg.Mix.factories()
+	factories, traces, err := cfg.Mix.factories(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +265,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	rl, err := startRelay(&cfg, start)
 	if err != nil {
 		return nil, err
+	}
+	if rl != nil && relayStarted != nil {
+		relayStarted(rl)
 	}
 	workers := buildWorkers(&cfg, factories, backend, start, time.Now(), rl)
 	held := pacing(&cfg, backend, rl != nil, len(workers))
@@ -299,6 +307,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		rl.Close()
 		res.Report.Impairment = cfg.Impairment
 		res.Report.Relay = &report.RelayStats{Seed: cfg.ImpairSeed, Stats: rl.Stats()}
+		if n := res.Report.Relay.Stray; n > 0 {
+			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("relay: %d stray datagram(s) dropped: sent to a relay port by neither the server nor that link's own client (something else on this machine); they never reached the server and are not its doing", n))
+		}
 		res.Report.Phases = buildPhases(&cfg, workers, start, end)
 	}
 	res.Report.Shard = shardInfo(&cfg, start, late)
@@ -354,13 +365,17 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 		c := newClient(i, name, p, slot)
 		c.addr = cfg.Addr
 		if rl != nil {
-			c.addr = rl.Addr(i)
+			c.addr, c.relay = rl.Addr(i), rl
 			c.stretch = make([]stretchAcc, len(sts))
 		}
 		workers[(i-lo)%threads].add(c)
 	}
 	return workers
 }
+
+// relayStarted, when set (tests only), is called with the relay before
+// any client exists: the stray test sends to its ports then.
+var relayStarted func(*relay.Relay)
 
 // startRelay opens the impairment relay in front of the server when the
 // run has a schedule: one socket per client, the schedule timed from start.

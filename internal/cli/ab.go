@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/abtest"
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/runner"
+)
+
+func init() {
+	register("ab", "compare two server builds in alternating legs on this runner (A B B A …): per figure, the change with a confidence interval (docs/baselines.md)", runAB)
+}
+
+// abFlags are ab's flags.
+type abFlags struct {
+	profile, profilesDir  string
+	aServer, bServer      string
+	aLabel, bLabel        string
+	aSets, bSets          setFlags
+	rounds                int
+	confidence, tolerance float64
+	gates, out, results   string
+	grace                 time.Duration
+}
+
+func parseABFlags(env *Env, args []string) (*abFlags, error) {
+	f := &abFlags{}
+	fs := flag.NewFlagSet("scalegate ab", flag.ContinueOnError)
+	fs.StringVar(&f.profile, "profile", "", "profile whose legs both builds run (see `scalegate profiles`)")
+	fs.StringVar(&f.profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
+	fs.StringVar(&f.aServer, "a-server", "", "build A's server `COMMAND`, split on spaces, with {port}, {config}, {metrics_json}, {transport}, {clients} (default: the profile's server)")
+	fs.StringVar(&f.bServer, "b-server", "", "build B's server `COMMAND` (as --a-server)")
+	fs.StringVar(&f.aLabel, "a-label", "A", "build A's name in the report")
+	fs.StringVar(&f.bLabel, "b-label", "B", "build B's name in the report")
+	fs.Var(&f.aSets, "a-set", "override one profile field for build A only, `PATH=VALUE` (repeatable, as --set)")
+	fs.Var(&f.bSets, "b-set", "override one profile field for build B only, `PATH=VALUE` (repeatable, as --set): server.faults.extra_tick_ms=40")
+	fs.IntVar(&f.rounds, "rounds", abtest.DefaultRounds, "rounds (legs per build)")
+	fs.Float64Var(&f.confidence, "confidence", abtest.DefaultConfidence, "confidence, simultaneous over the figures judged")
+	fs.Float64Var(&f.tolerance, "tolerance-pct", 0, "a change within ± this percent of A's median is not a regression")
+	fs.StringVar(&f.gates, "gates", "", "comma-separated gates whose figures are judged (default: every figure gate of the profile)")
+	fs.StringVar(&f.out, "out", "", "run directory to create (must not exist; default results/<profile>_ab_<UTC timestamp>)")
+	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
+	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: scalegate ab --profile NAME [--a-server CMD] [--b-server CMD] [--a-set PATH=VALUE]... [--b-set PATH=VALUE]... [--rounds R] [--confidence C] [--tolerance-pct P] [--gates G,...]")
+		fmt.Fprintln(fs.Output(), "Writes ab.md and ab.json in the run directory; exit 1 on a regression beyond the tolerance (or a figure that could not be judged).")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(env, fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "ab: unexpected argument %q", fs.Arg(0))
+	}
+	if f.profile == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "ab: --profile NAME is required (see `scalegate profiles`)")
+	}
+	return f, nil
+}
+
+func runAB(ctx context.Context, env *Env, args []string) error {
+	f, err := parseABFlags(env, args)
+	if err != nil {
+		return err
+	}
+	pa, err := loadProfile(env, f.profilesDir, f.profile, f.aSets)
+	if err != nil {
+		return err
+	}
+	pb, err := loadProfile(env, f.profilesDir, f.profile, f.bSets)
+	if err != nil {
+		return err
+	}
+	var gates []string
+	for _, g := range strings.Split(f.gates, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			gates = append(gates, g)
+		}
+	}
+	ab := &runner.AB{
+		A:      runner.ABSide{Profile: pa, Server: strings.Fields(f.aServer), Label: f.aLabel},
+		B:      runner.ABSide{Profile: pb, Server: strings.Fields(f.bServer), Label: f.bLabel},
+		Rounds: f.rounds, Confidence: f.confidence, TolerancePct: f.tolerance, Gates: gates,
+		Out: f.out, Results: f.results, Grace: f.grace, Kill: env.Kill, Version: Version,
+		CommandLine: launcher.CommandLine("scalegate", append([]string{"ab"}, args...)), Stdout: env.Stdout, Stderr: env.Stderr}
+	return ab.Run(ctx)
+}
