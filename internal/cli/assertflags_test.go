@@ -11,14 +11,15 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/swarmcli"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
 )
 
 // The swarm's --assert-* flags are exactly the gate table's flags and
 // aliases: no flag without a gate, no forwarded gate without a flag.
 func TestSwarmAssertFlagsMatchTable(t *testing.T) {
-	var f swarmFlags
-	fs := newSwarmFlagSet(&f, io.Discard)
+	var f swarmcli.Flags
+	fs := swarmcli.Scalegate.NewFlagSet(&f, io.Discard)
 	var got []string
 	fs.VisitAll(func(fl *flag.Flag) {
 		if strings.HasPrefix(fl.Name, "assert-") {
@@ -68,16 +69,16 @@ func TestForwardedFlagsRoundTrip(t *testing.T) {
 	args := swarmcmd.Args(p, p.Legs()[0], swarmcmd.Options{Host: "127.0.0.1", Port: "1", Report: "r.json", ServerMetrics: "m.json",
 		Asserts: true, Progress: "plain", Shard: "0/2", StartAt: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 	env, _, errb := testEnv(nil)
-	f, err := parseSwarmArgs(env, args)
+	f, err := swarmcli.Scalegate.Parse(swarmEnv(env), args)
 	if err != nil {
 		t.Fatalf("forwarded flags %v do not parse: %v (%s)", args, err, errb)
 	}
 	for name, thr := range want {
-		if got, ok := f.asserts[name]; !ok || got != thr {
+		if got, ok := f.Asserts[name]; !ok || got != thr {
 			t.Errorf("gate %s: swarm assert %v (on %v), want %v", name, got, ok, thr)
 		}
 	}
-	if len(f.asserts) != len(want) {
-		t.Errorf("swarm enabled %v, want %v", f.asserts, want)
+	if len(f.Asserts) != len(want) {
+		t.Errorf("swarm enabled %v, want %v", f.Asserts, want)
 	}
 }

@@ -120,12 +120,10 @@ func parseFlags(env *Env, fs *flag.FlagSet, args []string) error {
 }
 
 // errPrinted marks an error already reported to the user in full.
-var errPrinted = errors.New("already reported")
+var errPrinted = exitcode.ErrPrinted
 
 // printed wraps err so Run does not print it again but keeps its code.
-func printed(code exitcode.Code) error {
-	return &exitcode.Error{Code: code, Err: errPrinted}
-}
+func printed(code exitcode.Code) error { return exitcode.Printed(code) }
 
 func dispatch(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 {

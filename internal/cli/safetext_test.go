@@ -9,6 +9,7 @@ import (
 	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
+	"github.com/scalegate/scalegate/internal/swarmcli"
 )
 
 // fakePassed is what a hostile server sends to draw a green PASSED over
@@ -37,7 +38,7 @@ func TestSwarmSummaryEscapesServerText(t *testing.T) {
 		NeverConnectedByReason: map[string]int{}, Warnings: []string{"server said " + fakePassed},
 		ServerMetricsError: fakePassed}
 	var b bytes.Buffer
-	writeSummary(&b, &swarm.Result{Report: r})
+	swarmcli.WriteSummary(&b, &swarm.Result{Report: r})
 	noControl(t, "the swarm summary", b.String())
 }
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalegate/scalegate/internal/swarmcli"
 )
 
 // TestSwarmPrometheusFlags: --server-metrics-prometheus with a map file
@@ -18,12 +20,12 @@ func TestSwarmPrometheusFlags(t *testing.T) {
 	os.WriteFile(good, []byte(`{"tick_ms": {"histogram": "game_tick_duration_seconds", "scale": 1000}}`), 0o644)
 	os.WriteFile(bad, []byte(`{"tick_ms": {"gauge": "x"}}`), 0o644)
 	env, _, _ := testEnv(nil)
-	f, err := parseSwarmArgs(env, []string{"127.0.0.1", "7777", "--server-metrics-prometheus", "http://127.0.0.1:9464/metrics", "--server-metrics-map", good, "--server-metrics-fallback-format", "text"})
+	f, err := swarmcli.Scalegate.Parse(swarmEnv(env), []string{"127.0.0.1", "7777", "--server-metrics-prometheus", "http://127.0.0.1:9464/metrics", "--server-metrics-map", good, "--server-metrics-fallback-format", "text"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.cfg.ServerMetricsPrometheus != "http://127.0.0.1:9464/metrics" || f.cfg.ServerMetricsMap["tick_ms"].Histogram != "game_tick_duration_seconds" || f.cfg.ServerMetricsFallback != "text" {
-		t.Fatalf("config %+v", f.cfg)
+	if f.Cfg.ServerMetricsPrometheus != "http://127.0.0.1:9464/metrics" || f.Cfg.ServerMetricsMap["tick_ms"].Histogram != "game_tick_duration_seconds" || f.Cfg.ServerMetricsFallback != "text" {
+		t.Fatalf("config %+v", f.Cfg)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -36,7 +38,7 @@ func TestSwarmPrometheusFlags(t *testing.T) {
 		{[]string{"127.0.0.1", "7777", "--server-metrics-prometheus", "http://x/m", "--server-metrics-fallback-format", "json"}, `fallback format "json"`},
 	} {
 		env, _, _ := testEnv(nil)
-		if _, err := parseSwarmArgs(env, tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := swarmcli.Scalegate.Parse(swarmEnv(env), tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
 	}

@@ -9,9 +9,14 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
+	"github.com/scalegate/scalegate/internal/swarmcli"
 )
+
+// swarmEnv is env as the swarm command line sees it.
+func swarmEnv(env *Env) *swarmcli.Env {
+	return &swarmcli.Env{Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv}
+}
 
 func testEnv(vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
@@ -23,32 +28,32 @@ func TestParseSwarmArgs(t *testing.T) {
 		name  string
 		env   map[string]string
 		args  []string
-		check func(t *testing.T, f *swarmFlags)
+		check func(t *testing.T, f *swarmcli.Flags)
 	}{
-		{"defaults", nil, []string{"127.0.0.1", "7777"}, func(t *testing.T, f *swarmFlags) {
-			c := f.cfg
+		{"defaults", nil, []string{"127.0.0.1", "7777"}, func(t *testing.T, f *swarmcli.Flags) {
+			c := f.Cfg
 			if c.Addr != "127.0.0.1:7777" || c.Clients != 32 || c.Duration != 30*time.Second || c.RateHz != 60 ||
 				c.Transport != "enet" || c.Ramp != 20*time.Millisecond || c.RSSSampleInterval != 30*time.Second ||
 				c.Threads != swarm.AutoThreads(32) || c.Mix.String() != "weave" || c.Timeout != 5*time.Second || c.TestBusy != 0 {
 				t.Errorf("defaults: %+v", c)
 			}
-			if len(f.asserts) != 0 {
-				t.Errorf("asserts not all off by default: %+v", f.asserts)
+			if len(f.Asserts) != 0 {
+				t.Errorf("asserts not all off by default: %+v", f.Asserts)
 			}
 		}},
-		{"env host and port", map[string]string{"SCALEGATE_HOST": "127.0.0.2", "SCALEGATE_PORT": "4778"}, nil, func(t *testing.T, f *swarmFlags) {
-			if f.cfg.Addr != "127.0.0.2:4778" {
-				t.Errorf("addr %q", f.cfg.Addr)
+		{"env host and port", map[string]string{"SCALEGATE_HOST": "127.0.0.2", "SCALEGATE_PORT": "4778"}, nil, func(t *testing.T, f *swarmcli.Flags) {
+			if f.Cfg.Addr != "127.0.0.2:4778" {
+				t.Errorf("addr %q", f.Cfg.Addr)
 			}
 		}},
-		{"positionals override env", map[string]string{"SCALEGATE_PORT": "4778"}, []string{"localhost", "9000"}, func(t *testing.T, f *swarmFlags) {
-			if f.cfg.Addr != "localhost:9000" {
-				t.Errorf("addr %q", f.cfg.Addr)
+		{"positionals override env", map[string]string{"SCALEGATE_PORT": "4778"}, []string{"localhost", "9000"}, func(t *testing.T, f *swarmcli.Flags) {
+			if f.Cfg.Addr != "localhost:9000" {
+				t.Errorf("addr %q", f.Cfg.Addr)
 			}
 		}},
-		{"positionals after options", nil, []string{"--clients", "128", "127.0.0.1", "5000"}, func(t *testing.T, f *swarmFlags) {
-			if f.cfg.Addr != "127.0.0.1:5000" || f.cfg.Clients != 128 || f.cfg.Threads != swarm.AutoThreads(128) {
-				t.Errorf("cfg %+v", f.cfg)
+		{"positionals after options", nil, []string{"--clients", "128", "127.0.0.1", "5000"}, func(t *testing.T, f *swarmcli.Flags) {
+			if f.Cfg.Addr != "127.0.0.1:5000" || f.Cfg.Clients != 128 || f.Cfg.Threads != swarm.AutoThreads(128) {
+				t.Errorf("cfg %+v", f.Cfg)
 			}
 		}},
 		{"every option", nil, []string{"127.0.0.1", "1", "--clients", "10", "--duration", "2.5", "--rate", "30", "--ramp-ms", "5",
@@ -57,10 +62,10 @@ func TestParseSwarmArgs(t *testing.T) {
 			"--assert-min-tick-hz", "58", "--assert-max-kbs", "150", "--assert-max-tick-ms", "16.6", "--assert-min-entities", "10",
 			"--assert-max-rss-growth-kb", "0", "--assert-max-rss-slope-kb-per-min", "128", "--assert-max-load-factor", "0.99",
 			"--assert-max-dropped-ticks", "100", "--assert-max-wire-kbs", "150", "--assert-congestion-engaged-hz", "30",
-			"--assert-congestion-recovered-hz", "55", "--assert-no-refused"}, func(t *testing.T, f *swarmFlags) {
-			c := f.cfg
+			"--assert-congestion-recovered-hz", "55", "--assert-no-refused"}, func(t *testing.T, f *swarmcli.Flags) {
+			c := f.Cfg
 			if c.Clients != 10 || c.Duration != 2500*time.Millisecond || c.RateHz != 30 || c.Ramp != 5*time.Millisecond ||
-				c.Threads != 3 || c.Mix.String() != "weave:80,aggressive:20" || f.jsonPath != "r.json" ||
+				c.Threads != 3 || c.Mix.String() != "weave:80,aggressive:20" || f.JSONPath != "r.json" ||
 				c.ServerMetrics != "m.json" || c.RSSSampleInterval != 2*time.Second || c.EntityType != "builtin:sensor-fighter" ||
 				c.TestBusy != 250500*time.Nanosecond {
 				t.Errorf("cfg %+v", c)
@@ -68,12 +73,12 @@ func TestParseSwarmArgs(t *testing.T) {
 			want := swarm.Asserts{"tick_hz_min": 58, "kbs_max": 150, "tick_ms_p99_max": 16.6, "entities_min": 10, "rss_growth_kb_max": 0,
 				"rss_slope_kb_per_min_max": 128, "load_factor_max": 0.99, "dropped_ticks_max": 100, "wire_kbs_max": 150,
 				"congestion_engaged_hz": 30, "congestion_recovered_hz": 55, "admission": 0}
-			if !maps.Equal(f.asserts, want) {
-				t.Errorf("asserts %+v, want %+v", f.asserts, want)
+			if !maps.Equal(f.Asserts, want) {
+				t.Errorf("asserts %+v, want %+v", f.Asserts, want)
 			}
 		}},
-		{"shard and start-at", nil, []string{"127.0.0.1", "7777", "--clients", "130", "--shard", "3/4", "--start-at", "2026-12-01T10:00:00Z", "--ramp-ms", "1"}, func(t *testing.T, f *swarmFlags) {
-			c := f.cfg
+		{"shard and start-at", nil, []string{"127.0.0.1", "7777", "--clients", "130", "--shard", "3/4", "--start-at", "2026-12-01T10:00:00Z", "--ramp-ms", "1"}, func(t *testing.T, f *swarmcli.Flags) {
+			c := f.Cfg
 			if c.Shard != (swarm.Shard{Index: 3, Count: 4}) || !c.StartAt.Equal(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)) {
 				t.Errorf("shard %v start %v", c.Shard, c.StartAt)
 			}
@@ -86,7 +91,7 @@ func TestParseSwarmArgs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env, _, errb := testEnv(tc.env)
-			f, err := parseSwarmArgs(env, tc.args)
+			f, err := swarmcli.Scalegate.Parse(swarmEnv(env), tc.args)
 			if err != nil {
 				t.Fatalf("parse: %v (%s)", err, errb)
 			}
@@ -145,42 +150,5 @@ func TestSwarmHelpListsAsserts(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "assert-max-rss-slope-kb-per-min") {
 		t.Errorf("help lacks the asserts: %s", out)
-	}
-}
-
-// TestSwarmOutcomeIsTheLoadRule: the swarm's exit status reads the gate's
-// own "load happened" rule, so a run whose clients were admitted but
-// received no snapshot exits 1 (it once exited 0 while its report said
-// passed: false), as do a run that admitted nobody and one that lost
-// clients; an aborted run is interrupted; a failed assert is 1.
-func TestSwarmOutcomeIsTheLoadRule(t *testing.T) {
-	healthy := func() *report.Report {
-		return &report.Report{Clients: 4, ClientsConnected: 4, SnapshotsReceived: 400}
-	}
-	for _, tc := range []struct {
-		name   string
-		mutate func(*report.Report)
-		failed int
-		want   exitcode.Code
-		msg    string
-	}{
-		{"healthy", nil, 0, exitcode.OK, ""},
-		{"no snapshots", func(r *report.Report) { r.SnapshotsReceived = 0 }, 0, exitcode.GateFailed, "no client received a snapshot"},
-		{"nobody admitted", func(r *report.Report) { r.ClientsConnected = 0 }, 0, exitcode.GateFailed, "no client was admitted"},
-		{"clients lost", func(r *report.Report) { r.ClientsDisconnected = 1 }, 0, exitcode.GateFailed, "1 of 4 admitted clients lost mid-run"},
-		{"assert failed", nil, 1, exitcode.GateFailed, ""},
-		{"aborted", func(r *report.Report) { r.Aborted = "interrupted" }, 0, exitcode.Interrupted, "interrupted"},
-	} {
-		r := healthy()
-		if tc.mutate != nil {
-			tc.mutate(r)
-		}
-		err := swarmOutcome(&swarm.Result{Report: r}, tc.failed)
-		if got := exitcode.Of(err); got != tc.want {
-			t.Errorf("%s: exit %d (%v), want %d", tc.name, got, err, tc.want)
-		}
-		if tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg)) {
-			t.Errorf("%s: error %v lacks %q", tc.name, err, tc.msg)
-		}
 	}
 }

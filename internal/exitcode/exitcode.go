@@ -97,3 +97,12 @@ func Of(err error) Code {
 	}
 	return Internal
 }
+
+// ErrPrinted marks an error already reported to the user in full: the
+// command's runner exits with its code and prints nothing more.
+var ErrPrinted = errors.New("already reported")
+
+// Printed is an error carrying code whose message was already printed.
+func Printed(code Code) error {
+	return &Error{Code: code, Err: ErrPrinted}
+}

@@ -391,8 +391,12 @@ type AssertResult struct {
 
 // Report is the swarm's JSON report.
 type Report struct {
-	SchemaVersion          int            `json:"schema_version"`
-	Transport              string         `json:"transport"`
+	SchemaVersion int    `json:"schema_version"`
+	Transport     string `json:"transport"`
+	// Protocol names the game protocol the swarm spoke: "sg-load/1" (load
+	// protocol v1) or a custom swarm's own (docs/own-protocol.md).
+	// Empty in reports of swarms that predate it.
+	Protocol               string         `json:"protocol,omitempty"`
 	ServerTransport        string         `json:"server_transport"`
 	BodyFormat             string         `json:"body_format"`
 	Pattern                string         `json:"pattern"`

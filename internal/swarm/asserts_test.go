@@ -148,19 +148,24 @@ func TestPercentilesSharedImplementation(t *testing.T) {
 
 func TestClientRates(t *testing.T) {
 	base := time.Unix(1000, 0)
-	c := newClient(0, "weave", nil, base)
+	c := testClient(0, "weave", nil, base)
 	if !math.IsNaN(c.tickHz()) || !math.IsNaN(c.kbs()) {
 		t.Fatal("a client without snapshots must have missing rates")
 	}
-	// Ticks wrap through 2^32: 4294967290 → 4294967290+120 (mod 2^32) over 2 s.
-	c.snaps, c.firstTick, c.lastTick = 121, 4294967290, 114 // 4294967290+120 mod 2^32
-	c.firstSnapAt, c.lastSnapAt = base, base.Add(2*time.Second)
+	// Updates without a tick: bytes are a rate, the tick rate is missing.
+	c.snaps, c.firstSnapAt, c.lastSnapAt = 121, base, base.Add(2*time.Second)
 	c.snapBytes, c.firstBytes = 100+120*250, 100
-	if got := c.tickHz(); got != 60 {
-		t.Errorf("tickHz = %v, want 60", got)
-	}
 	if got := c.kbs(); got != 15 {
 		t.Errorf("kbs = %v, want 15 (30000 B over 2 s)", got)
+	}
+	if !math.IsNaN(c.tickHz()) {
+		t.Errorf("tickHz = %v with no tick carried, want missing", c.tickHz())
+	}
+	// Ticks wrap through 2^32: 4294967290 → 4294967290+120 (mod 2^32) over 2 s.
+	c.ticks, c.firstTick, c.lastTick = 121, 4294967290, 114 // 4294967290+120 mod 2^32
+	c.firstTickAt, c.lastTickAt = base, base.Add(2*time.Second)
+	if got := c.tickHz(); got != 60 {
+		t.Errorf("tickHz = %v, want 60", got)
 	}
 }
 
@@ -169,7 +174,7 @@ func TestReportEncoding(t *testing.T) {
 	w := newWorker(0, &cfg, nil, time.Second/60)
 	start := time.Unix(2000, 0)
 	for i := 0; i < 3; i++ {
-		w.add(newClient(i, cfg.Mix.Assign(i, 3), nil, start))
+		w.add(newClient(i, cfg.Mix.Assign(i, 3), nil, start, w.proto.NewBot(i)))
 	}
 	w.clients[0].end(phaseRefused, "server_full", start)
 	w.clients[1].end(phaseFailed, failConnectTimeout, start)

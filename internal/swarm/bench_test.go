@@ -12,7 +12,9 @@ import (
 
 // snapshotMessage builds a Snapshot message with n sg-entities/2 records,
 // zstd-compressed when that is smaller (what the reference server sends).
-func snapshotMessage(b *testing.B, n int) []byte {
+func snapshotMessage(b *testing.B, n int) []byte { return snapshotBytes(b, n) }
+
+func snapshotBytes(b testing.TB, n int) []byte {
 	b.Helper()
 	enc, err := snapshot.NewEncoder()
 	if err != nil {
@@ -39,9 +41,7 @@ func BenchmarkClientSnapshot(b *testing.B) {
 			msg := snapshotMessage(b, n)
 			cfg := Config{}
 			w := newWorker(0, &cfg, nil, time.Second/60)
-			c := newClient(0, "weave", nil, time.Now())
-			c.phase = phaseJoined
-			c.decoder = w.decoderFor(snapshot.BodyFormat)
+			c := welcomedClient(b, w, snapshot.BodyFormat)
 			now := time.Now()
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
@@ -60,7 +60,7 @@ func BenchmarkClientSnapshot(b *testing.B) {
 func BenchmarkClientInput(b *testing.B) {
 	cfg := Config{}
 	w := newWorker(0, &cfg, nil, time.Second/60)
-	c := newClient(0, "weave", patterns["weave"](0, 1), time.Now())
+	c := newClient(0, "weave", patterns["weave"](0, 1), time.Now(), w.proto.NewBot(0))
 	c.host, c.phase, c.welcomedAt = discardHost{}, phaseJoined, time.Now()
 	now := time.Now()
 	b.ReportAllocs()
@@ -96,7 +96,7 @@ func benchWorkerIterateENet(b *testing.B, perClient bool) {
 	w := newWorker(0, &cfg, be, time.Second/60)
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		c := newClient(i, "weave", patterns["weave"](i, n), start)
+		c := newClient(i, "weave", patterns["weave"](i, n), start, w.proto.NewBot(i))
 		c.addr = srv.addr // as Run sets it (no relay here)
 		w.add(c)
 	}
@@ -120,6 +120,28 @@ func benchWorkerIterateENet(b *testing.B, perClient bool) {
 		w.iterate()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n/1000, "µs/client-tick")
+}
+
+// testClient is a client speaking v1, made by a worker of its own.
+func testClient(index int, patternName string, p Pattern, slot time.Time) *client {
+	return newClient(index, patternName, p, slot, LoadV1.NewWorker(&Config{}).NewBot(index))
+}
+
+// welcomedClient is a v1 client of w admitted by a Welcome naming format,
+// as a server would admit it: its bot picks the body decoder.
+func welcomedClient(tb testing.TB, w *worker, format string) *client {
+	tb.Helper()
+	c := newClient(0, "weave", nil, time.Now(), w.proto.NewBot(0))
+	c.phase = phaseJoining
+	welcome, err := proto.AppendWelcome(nil, &proto.Welcome{TickHz: 60, Transport: "enet", BodyFormat: format})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.onMessage(w, welcome, time.Now())
+	if c.phase != phaseJoined || c.bodyFormat != format {
+		tb.Fatalf("Welcome(%s) left the client in phase %d, body format %q", format, c.phase, c.bodyFormat)
+	}
+	return c
 }
 
 // discardHost is a transport.Host that accepts and drops everything.
@@ -153,11 +175,13 @@ func FuzzClientMessage(f *testing.F) {
 	cfg := Config{}
 	w := newWorker(0, &cfg, nil, time.Second/60)
 	f.Fuzz(func(t *testing.T, msg []byte, ph uint8) {
-		c := newClient(0, "weave", nil, time.Now())
-		c.phase = phase(ph % uint8(phaseDone+1))
-		if c.phase == phaseJoined {
-			c.decoder = w.decoderFor(snapshot.BodyFormat)
+		c := testClient(0, "weave", nil, time.Now())
+		if p := phase(ph % uint8(phaseDone+1)); p == phaseJoined {
+			c = welcomedClient(t, w, snapshot.BodyFormat)
+		} else {
+			c.phase = p
 		}
+		c.host = discardHost{}
 		before := c.phase
 		c.onMessage(w, msg, time.Now())
 		c.onMessage(w, msg, time.Now().Add(time.Millisecond))

@@ -26,10 +26,11 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		NeverConnectedByReason: map[string]int{},
 		Asserts:                []report.AssertResult{},
 	}
+	r.Protocol = cfg.protocol().Name()
 	var hz, kbs, rtt, pd, conn, dts []float64
-	var entBytes, entities int64
+	var entBytes, entities, ticked int64
 	gap := time.Duration(-1)
-	unknown := map[string]bool{}
+	warned := map[string]bool{}
 	svc := stats.NewHistogram()
 	for _, w := range workers {
 		if r.Transport == "" {
@@ -40,11 +41,14 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		r.InputsSent += w.inputsSent
 		r.ClientTicks += w.clientTicks
 		r.ProtocolErrors += w.protocolErrors
-		r.Warnings = append(r.Warnings, w.decoderErrs...)
-		for _, f := range w.unknownFormats {
-			unknown[f] = true
+		for _, s := range w.proto.Warnings() {
+			if !warned[s] {
+				warned[s] = true
+				r.Warnings = append(r.Warnings, s)
+			}
 		}
 		for _, c := range w.clients {
+			ticked += c.ticks
 			tallyClient(r, c)
 			r.Players = append(r.Players, c.player())
 			entBytes += c.decodedBytes
@@ -85,16 +89,36 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	if gap >= 0 {
 		r.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))
 	}
-	for f := range unknown {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("server body_format %q has no decoder in this build: snapshot bodies were not decoded", f))
+	if n := starved(workers, end); n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d admitted client(s) held to the end received fewer than two state updates in %s or more: the server kept them connected without sending them state (their tick_hz and kbs are null, and the across-client figures leave them out)", n, starvedAfter))
 	}
-	if cfg.SkipBodyDecode {
-		r.Warnings = append(r.Warnings, "snapshot body decoding was off (--decode-bodies=false): snapshot_decode_errors counts header errors only")
+	if r.SnapshotsReceived > 0 && ticked == 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("protocol %s: no state update carried a server tick, so observed_server_tick_hz is missing (a tick_hz_min gate cannot be evaluated); payload KB/s, snapshot gaps and counts were measured", r.Protocol))
 	}
 	sort.Strings(r.Warnings)
 	// Workers hold clients round-robin: order the list by client index.
 	sort.Slice(r.Players, func(i, j int) bool { return r.Players[i].Index < r.Players[j].Index })
 	return r
+}
+
+// starvedAfter is how long a client must have been admitted before too few
+// state updates says something about the server rather than the timing.
+const starvedAfter = 2 * time.Second
+
+// starved counts the clients admitted at least starvedAfter before the end
+// and still held that got fewer than two state updates: a server that
+// stops sending state to some players while something else (a pong, v1's
+// PeerDelay) keeps them from going silent.
+func starved(workers []*worker, end time.Time) int {
+	n := 0
+	for _, w := range workers {
+		for _, c := range w.clients {
+			if c.phase == phaseDone && !c.welcomedAt.IsZero() && end.Sub(c.welcomedAt) >= starvedAfter && c.snaps < 2 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // shardPatternCounts counts the patterns of the shard's clients, each
@@ -127,8 +151,8 @@ func shardInfo(cfg *Config, start time.Time, late time.Duration) *report.ShardIn
 func tallyClient(r *report.Report, c *client) {
 	if !c.welcomedAt.IsZero() {
 		r.ClientsConnected++
-		if r.ServerTransport == "" {
-			r.ServerTransport, r.BodyFormat = c.welcome.Transport, c.welcome.BodyFormat
+		if r.ServerTransport == "" && r.BodyFormat == "" {
+			r.ServerTransport, r.BodyFormat = c.serverTransport, c.bodyFormat
 		}
 	}
 	switch c.phase {

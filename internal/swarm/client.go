@@ -1,12 +1,11 @@
 package swarm
 
 import (
-	"fmt"
-	"github.com/scalegate/scalegate/internal/relay"
 	"math"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/relay"
+
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -16,11 +15,11 @@ type phase uint8
 const (
 	phasePending    phase = iota // waiting for its ramp slot
 	phaseConnecting              // transport connect issued
-	phaseJoining                 // transport connected, Join sent
-	phaseJoined                  // Welcome received: admitted
-	phaseRefused                 // Refuse received (terminal)
+	phaseJoining                 // transport connected, join sent
+	phaseJoined                  // admitted (v1: Welcome received)
+	phaseRefused                 // refused (terminal)
 	phaseLost                    // admitted, then disconnected (terminal)
-	phaseFailed                  // never admitted, no Refuse (terminal)
+	phaseFailed                  // never admitted, not refused (terminal)
 	phaseDone                    // the run ended with the client joined
 )
 
@@ -32,8 +31,8 @@ const (
 	lostTransport      = "transport_disconnect"
 	lostTimeout        = "transport_timeout"
 	lostSilent         = "silent"          // no message for the silence timeout
-	lostKicked         = "kicked"          // Notice(kicked)
-	lostShutdown       = "server_shutdown" // Notice(shutdown) then disconnect
+	lostKicked         = "kicked"          // v1 Notice(kicked)
+	lostShutdown       = "server_shutdown" // v1 Notice(shutdown) then disconnect
 	failDial           = "dial_error"
 	failConnect        = "connect_error"
 	failConnectTimeout = "connect_timeout"
@@ -47,13 +46,22 @@ type client struct {
 	index       int
 	patternName string
 	pattern     Pattern
+	bot         Bot    // the protocol's state for this client
+	pinger      Pinger // bot, when it measures round trips itself
+	waiter      Waiter // bot, when it resends its join while waiting
 	host        transport.Host
 	addr        string       // where it connects: the server, or its relay socket
 	relay       *relay.Relay // the impairment relay, nil without one
 	peer        transport.PeerID
 	phase       phase
 	reason      string // refuse reason or loss reason
-	noticeKind  proto.NoticeKind
+	// leaving is the reason the server announced before disconnecting
+	// (MsgLeaving); it names the disconnect that follows.
+	leaving string
+	// sendErr is the first failed Send the protocol made through the
+	// client (Conn); the client ends with send_error once the protocol
+	// call returns.
+	sendErr error
 
 	slot        time.Time // scheduled connect (ramp)
 	issuedAt    time.Time
@@ -63,9 +71,9 @@ type client struct {
 	lastMsgAt   time.Time
 	connectMs   float64 // NaN until the transport connected
 
-	welcome proto.Welcome
-	decoder BodyDecoder // nil: opaque or unknown format, not decoded
-	seq     uint32
+	// serverTransport and bodyFormat: what the admission said of the
+	// server (v1's Welcome), empty when the protocol does not say.
+	serverTransport, bodyFormat string
 	// pendingInput: an Input was built this iteration and is in the batch.
 	pendingInput bool
 	lastService  time.Time // previous service while joined (zero: none yet)
@@ -75,38 +83,52 @@ type client struct {
 	inputs                    int64
 	firstInputAt, lastInputAt time.Time
 
+	// State updates: every one counts in snaps, bytes and gaps; those
+	// that carry a server tick (ticks of them) also give the tick rate,
+	// over their own window.
 	snaps        int64
+	ticks        int64
 	firstTick    uint32
 	lastTick     uint32
+	firstTickAt  time.Time
+	lastTickAt   time.Time
 	firstSnapAt  time.Time
 	lastSnapAt   time.Time
-	snapBytes    int64 // all Snapshot message bytes
-	firstBytes   int64 // bytes of the first snapshot (outside the rate window)
+	snapBytes    int64 // all state update bytes
+	firstBytes   int64 // bytes of the first update (outside the rate window)
 	maxGap       time.Duration
 	decodeErrors int64
 	decoded      int64
-	// decodedBytes and decodedEntities are the Snapshot message bytes and
-	// the entity records of the snapshots that decoded: their ratio is what
-	// one entity costs on the wire of the protocol (bytes_per_entity).
+	// decodedBytes and decodedEntities are the bytes and the entity
+	// records of the updates whose entities were counted: their ratio is
+	// what one entity costs on the wire of the protocol (bytes_per_entity).
 	decodedBytes    int64
 	decodedEntities int64
 	rttMs           []float64
 	peerDelayMs     []float64
 	lastRTTAt       time.Time
 	lastRTT         float64 // NaN when none yet
+	// pingToken and pingAt: the Pinger's outstanding ping (pingAt zero:
+	// none); a Pong with another token is late and not timed.
+	pingToken uint32
+	pingAt    time.Time
 	// stretch holds the client's figures per stretch of an impaired run
 	// (nil without impairment); cur is the stretch it is in.
 	stretch []stretchAcc
 	cur     int
 
 	// timeline bookkeeping: values at the previous publish
-	pubTick  uint32
-	pubHave  bool
-	pubBytes int64
+	pubTick   uint32
+	pubHave   bool // pubBytes is set
+	pubTicked bool // pubTick is set
+	pubBytes  int64
 }
 
-func newClient(index int, patternName string, p Pattern, slot time.Time) *client {
-	return &client{index: index, patternName: patternName, pattern: p, slot: slot, connectMs: math.NaN(), lastRTT: math.NaN()}
+func newClient(index int, patternName string, p Pattern, slot time.Time, bot Bot) *client {
+	c := &client{index: index, patternName: patternName, pattern: p, slot: slot, bot: bot, connectMs: math.NaN(), lastRTT: math.NaN()}
+	c.pinger, _ = bot.(Pinger)
+	c.waiter, _ = bot.(Waiter)
+	return c
 }
 
 // live reports whether the client holds an open host.
@@ -130,7 +152,7 @@ func (c *client) fail(reason string, now time.Time) {
 func (c *client) handle(w *worker, ev transport.Event, now time.Time) {
 	switch ev.Kind {
 	case transport.EventConnect:
-		c.onConnect(w, now)
+		c.onConnect(now)
 	case transport.EventDisconnect:
 		c.onDisconnect(ev, now)
 	case transport.EventReceive:
@@ -139,25 +161,43 @@ func (c *client) handle(w *worker, ev transport.Event, now time.Time) {
 	}
 }
 
-func (c *client) onConnect(w *worker, now time.Time) {
+// Send implements Conn over the client's host.
+func (c *client) Send(d transport.Delivery, msg []byte) error {
+	if c.host == nil {
+		return transport.ErrClosed
+	}
+	err := c.host.Send(c.peer, d, msg)
+	if err != nil && c.sendErr == nil {
+		c.sendErr = err
+	}
+	return err
+}
+
+// sendFailed ends the client when the protocol's last call made a send
+// that failed, and reports whether it did.
+func (c *client) sendFailed(now time.Time) bool {
+	if c.sendErr == nil {
+		return false
+	}
+	if !c.phase.terminal() {
+		c.fail(failSend, now)
+	}
+	return true
+}
+
+func (c *client) onConnect(now time.Time) {
 	if c.phase != phaseConnecting {
 		return
 	}
 	c.connectedAt = now
 	c.connectMs = msSince(c.slot, now)
 	c.lastMsgAt = now
-	var err error
-	w.scratch, err = proto.AppendJoin(w.scratch[:0], &proto.Join{
-		ClientIndex: uint32(c.index),
-		EntityType:  w.cfg.EntityType,
-		Name:        fmt.Sprintf("sg-bot-%d", c.index),
-	})
-	if err != nil {
-		c.fail(failProtocol, now)
+	err := c.bot.Connected(c)
+	if c.sendFailed(now) {
 		return
 	}
-	if err := c.host.Send(c.peer, transport.Reliable, w.scratch); err != nil {
-		c.fail(failSend, now)
+	if err != nil {
+		c.fail(failProtocol, now)
 		return
 	}
 	c.phase = phaseJoining
@@ -172,106 +212,124 @@ func (c *client) onDisconnect(ev transport.Event, now time.Time) {
 		reason = lostTimeout
 	}
 	switch {
-	case c.noticeKind == proto.NoticeKicked:
-		reason = lostKicked
-	case c.noticeKind == proto.NoticeShutdown:
-		reason = lostShutdown
+	case c.leaving != "":
+		reason = c.leaving
 	case c.phase == phaseConnecting:
 		reason = failConnect
 	}
 	c.fail(reason, now)
 }
 
+// onMessage hands one server message to the protocol and counts what it
+// says the message was.
 func (c *client) onMessage(w *worker, b []byte, now time.Time) {
-	t, err := proto.PeekType(b)
-	if err != nil {
-		w.protocolErrors++
+	m, err := c.bot.Receive(c, b)
+	if c.sendFailed(now) {
 		return
 	}
-	switch t {
-	case proto.TypeSnapshot:
-		c.onSnapshot(w, b, now)
-	case proto.TypePeerDelay:
-		if ms, err := proto.DecodePeerDelay(b); err == nil {
-			c.peerDelayMs = append(c.peerDelayMs, float64(ms))
-		} else {
-			w.protocolErrors++
-		}
-	case proto.TypeWelcome:
-		c.onWelcome(w, b, now)
-	case proto.TypeRefuse:
-		m, err := proto.DecodeRefuse(b)
-		if err != nil {
-			w.protocolErrors++
+	if m.Kind == MsgState {
+		c.onState(w, &m, err != nil, len(b), now)
+		return
+	}
+	if err != nil {
+		w.protocolErrors++
+		if c.phase == phaseJoining {
 			c.fail(failProtocol, now)
-			return
 		}
-		c.end(phaseRefused, m.Reason.String(), now)
-	case proto.TypeNotice:
-		if m, err := proto.DecodeNotice(b); err == nil {
-			c.noticeKind = m.Kind
-		} else {
-			w.protocolErrors++
-		}
-	default:
-		w.protocolErrors++ // a client-to-server type sent to a client
+		return
+	}
+	switch m.Kind {
+	case MsgAdmitted:
+		c.onAdmitted(w, &m, now)
+	case MsgRefused:
+		c.end(phaseRefused, m.Reason, now)
+	case MsgDelay:
+		c.peerDelayMs = append(c.peerDelayMs, m.DelayMs)
+	case MsgLeaving:
+		c.leaving = m.Reason
+	case MsgPong:
+		c.onPong(w, m.Token, now)
 	}
 }
 
-func (c *client) onWelcome(w *worker, b []byte, now time.Time) {
-	m, err := proto.DecodeWelcome(b)
-	if err != nil || c.phase != phaseJoining {
+func (c *client) onAdmitted(w *worker, m *Msg, now time.Time) {
+	if c.phase != phaseJoining {
 		w.protocolErrors++
 		return
 	}
-	c.welcome = m
+	c.serverTransport, c.bodyFormat = m.ServerTransport, m.BodyFormat
 	c.welcomedAt = now
 	c.phase = phaseJoined
-	c.decoder = w.decoderFor(m.BodyFormat)
 }
 
-func (c *client) onSnapshot(w *worker, b []byte, now time.Time) {
-	h, body, err := proto.DecodeSnapshot(b)
-	if err != nil {
+// onState counts one state update; bad: its content did not decode.
+func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
+	if bad {
 		c.decodeErrors++
-		return
 	}
 	if c.phase != phaseJoined {
-		return // a snapshot racing the Welcome: not part of the measurement
+		return // an update racing the admission: not part of the measurement
 	}
 	var gap time.Duration
 	if c.snaps == 0 {
-		c.firstTick, c.firstSnapAt, c.firstBytes = h.Tick, now, int64(len(b))
+		c.firstSnapAt, c.firstBytes = now, int64(size)
 	} else if gap = now.Sub(c.lastSnapAt); gap > c.maxGap {
 		c.maxGap = gap
 	}
 	if c.stretch != nil {
 		c.cur = w.clock.at(now, c.cur)
-		c.stretch[c.cur].snapshot(h.Tick, now, len(b), gap)
+		c.stretch[c.cur].snapshot(m.HasTick, m.Tick, now, size, gap)
 		w.countSecond(now)
 	}
 	c.snaps++
-	c.lastTick, c.lastSnapAt = h.Tick, now
-	c.snapBytes += int64(len(b))
-	if c.decoder != nil {
-		if n, err := c.decoder.Decode(h.Flags, body); err != nil {
-			c.decodeErrors++
-		} else {
-			c.decoded++
-			c.decodedBytes += int64(len(b))
-			c.decodedEntities += int64(n)
+	c.lastSnapAt = now
+	c.snapBytes += int64(size)
+	if m.HasTick {
+		if c.ticks == 0 {
+			c.firstTick, c.firstTickAt = m.Tick, now
 		}
+		c.ticks++
+		c.lastTick, c.lastTickAt = m.Tick, now
+	}
+	if m.HasEntities && !bad {
+		c.decoded++
+		c.decodedBytes += int64(size)
+		c.decodedEntities += int64(m.Entities)
+	}
+}
+
+// onPong times the answer to the outstanding ping.
+func (c *client) onPong(w *worker, token uint32, now time.Time) {
+	if c.pingAt.IsZero() || token != c.pingToken {
+		return // late, duplicated or unasked: not a round trip we timed
+	}
+	c.recordRTT(w, float64(now.Sub(c.pingAt))/float64(time.Millisecond), now)
+	c.pingAt = time.Time{}
+}
+
+// wait gives a protocol that resends its join its turn while the client
+// waits for admission.
+func (c *client) wait(now time.Time) {
+	if c.waiter == nil || c.phase != phaseJoining {
+		return
+	}
+	err := c.waiter.Waiting(c, now.Sub(c.connectedAt))
+	if c.sendFailed(now) {
+		return
+	}
+	if err != nil {
+		c.fail(failProtocol, now)
 	}
 }
 
 // sendInput sends this tick's Input, if the pattern wants one.
 func (c *client) sendInput(w *worker, now time.Time) {
-	msg := c.buildInput(w, now)
+	msg, d := c.buildInput(w, now)
 	c.pendingInput = false
 	if msg == nil {
 		return
 	}
-	if err := c.host.Send(c.peer, transport.Unreliable, msg); err != nil {
+	if err := c.host.Send(c.peer, d, msg); err != nil {
 		c.fail(failSend, now)
 		return
 	}
@@ -299,57 +357,70 @@ func (c *client) inputsPerS() float64 {
 }
 
 // buildInput encodes this tick's Input into the worker's scratch buffer, or
-// returns nil when the pattern sends none. The bytes are valid until the
-// next call; pendingInput says one was built.
-func (c *client) buildInput(w *worker, now time.Time) []byte {
+// returns nil when the pattern or the protocol sends none. The bytes are
+// valid until the next call; pendingInput says one was built.
+func (c *client) buildInput(w *worker, now time.Time) ([]byte, transport.Delivery) {
 	ctl := &w.ctl // a local passed to an interface method would escape
 	if !c.pattern.Control(now.Sub(c.welcomedAt).Seconds(), ctl) {
-		return nil
+		return nil, 0
 	}
-	c.seq++
-	// The worker's Input is reused: a fresh &proto.Input escapes to the
-	// heap and would allocate once per client-tick.
-	w.input = proto.Input{
-		Seq: c.seq, Throttle: ctl.Throttle, Elevator: ctl.Elevator,
-		Aileron: ctl.Aileron, Rudder: ctl.Rudder, Buttons: ctl.Buttons,
+	msg, d := c.bot.Input(w.scratch[:0], ctl)
+	if msg == nil {
+		return nil, 0
 	}
-	w.scratch = proto.AppendInput(w.scratch[:0], &w.input)
+	if cap(msg) > cap(w.scratch) {
+		w.scratch = msg[:0] // keep a grown buffer: the next tick appends into it
+	}
 	c.pendingInput = true
-	return w.scratch
+	return msg, d
 }
 
-// sampleRTT records the backend's RTT estimate once a second. ENet's
-// estimate starts at 500 ms before the first ACK, so sampling begins a second
-// after the Welcome.
+// sampleRTT takes one RTT sample a second, from a second after the
+// admission (ENet's estimate starts at 500 ms before the first ACK): a
+// ping when the protocol times round trips itself, else the backend's
+// estimate when it has one.
 func (c *client) sampleRTT(w *worker, now time.Time) {
 	if now.Sub(c.lastRTTAt) < time.Second || now.Sub(c.welcomedAt) < time.Second {
 		return
 	}
 	c.lastRTTAt = now
-	if rtt := c.host.RTT(c.peer); rtt > 0 {
-		v := float64(rtt) / float64(time.Millisecond)
-		c.rttMs = append(c.rttMs, v)
-		c.lastRTT = v
-		if c.stretch != nil {
-			c.cur = w.clock.at(now, c.cur)
-			c.stretch[c.cur].rtt = append(c.stretch[c.cur].rtt, v)
+	if c.pinger != nil {
+		c.pingToken++
+		c.pingAt = now
+		if err := c.pinger.Ping(c, c.pingToken); err != nil {
+			c.pingAt = time.Time{}
 		}
+		c.sendFailed(now)
+		return
+	}
+	if rtt := c.host.RTT(c.peer); rtt > 0 {
+		c.recordRTT(w, float64(rtt)/float64(time.Millisecond), now)
 	}
 }
 
-// tickHz is the server tick rate this client observed, NaN when it saw fewer
-// than two snapshots. Tick numbers are uint32 and the difference is taken
-// modulo 2^32, so a wrap is harmless.
+// recordRTT keeps one RTT sample (ms) in the run's and the stretch's.
+func (c *client) recordRTT(w *worker, v float64, now time.Time) {
+	c.rttMs = append(c.rttMs, v)
+	c.lastRTT = v
+	if c.stretch != nil {
+		c.cur = w.clock.at(now, c.cur)
+		c.stretch[c.cur].rtt = append(c.stretch[c.cur].rtt, v)
+	}
+}
+
+// tickHz is the server tick rate this client observed, NaN when fewer than
+// two of its state updates carried a tick. Tick numbers are uint32 and the
+// difference is taken modulo 2^32, so a wrap is harmless.
 func (c *client) tickHz() float64 {
-	el := c.lastSnapAt.Sub(c.firstSnapAt).Seconds()
-	if c.snaps < 2 || el <= 0 {
+	el := c.lastTickAt.Sub(c.firstTickAt).Seconds()
+	if c.ticks < 2 || el <= 0 {
 		return math.NaN()
 	}
 	return float64(c.lastTick-c.firstTick) / el
 }
 
-// kbs is downstream payload KB/s (1 KB = 1000 B) over the same window as
-// tickHz: the bytes of every snapshot after the first, per second.
+// kbs is downstream payload KB/s (1 KB = 1000 B): the bytes of every state
+// update after the first, per second from the first to the last.
 func (c *client) kbs() float64 {
 	el := c.lastSnapAt.Sub(c.firstSnapAt).Seconds()
 	if c.snaps < 2 || el <= 0 {

@@ -18,29 +18,38 @@ const (
 	recoverHold      = 2
 )
 
-// stretchAcc is one client's figures in one stretch.
+// stretchAcc is one client's figures in one stretch; the tick rate is over
+// the state updates that carried a tick (ticks of them), as for the run.
 type stretchAcc struct {
-	snaps               int64
-	firstTick, lastTick uint32
-	firstAt, lastAt     time.Time
-	bytes, firstBytes   int64
-	maxGap              time.Duration
-	rtt                 []float64
+	snaps, ticks            int64
+	firstTick, lastTick     uint32
+	firstTickAt, lastTickAt time.Time
+	firstAt, lastAt         time.Time
+	bytes, firstBytes       int64
+	maxGap                  time.Duration
+	rtt                     []float64
 }
 
-func (a *stretchAcc) snapshot(tick uint32, now time.Time, size int, gap time.Duration) {
+func (a *stretchAcc) snapshot(hasTick bool, tick uint32, now time.Time, size int, gap time.Duration) {
 	if a.snaps == 0 {
-		a.firstTick, a.firstAt, a.firstBytes = tick, now, int64(size)
+		a.firstAt, a.firstBytes = now, int64(size)
 	}
 	a.snaps++
-	a.lastTick, a.lastAt = tick, now
+	a.lastAt = now
 	a.bytes += int64(size)
 	a.maxGap = max(a.maxGap, gap)
+	if hasTick {
+		if a.ticks == 0 {
+			a.firstTick, a.firstTickAt = tick, now
+		}
+		a.ticks++
+		a.lastTick, a.lastTickAt = tick, now
+	}
 }
 
 func (a *stretchAcc) tickHz() float64 {
-	el := a.lastAt.Sub(a.firstAt).Seconds()
-	if a.snaps < 2 || el <= 0 {
+	el := a.lastTickAt.Sub(a.firstTickAt).Seconds()
+	if a.ticks < 2 || el <= 0 {
 		return math.NaN()
 	}
 	return float64(a.lastTick-a.firstTick) / el

@@ -1,9 +1,11 @@
 // Package swarm is scalegate's headless bot swarm: N synthetic clients, each
 // its own transport endpoint (its own UDP socket on ENet), that connect on a
-// ramp, Join, send Input at a fixed rate, and measure what a real client
+// ramp, join, send input at a fixed rate, and measure what a real client
 // observes (server tick rate from snapshot tick numbers, downstream payload
 // KB/s, RTT, connect time, snapshot gaps, decode errors) plus the harness's
 // own loop time, so a run whose harness was the bottleneck can be told apart.
+// What the clients say is a Protocol's: load protocol v1 by default, or a
+// team's own through the public bot package.
 //
 // Clients are sharded over worker goroutines; a worker owns its clients'
 // hosts outright (transport.Host is single-owner), and publishes per-second
@@ -114,6 +116,17 @@ type Config struct {
 	ServerMetricsPrometheus string
 	ServerMetricsMap        promsource.Map
 	ServerMetricsFallback   string
+	// Protocol is the game protocol the clients speak; nil is load
+	// protocol v1 (LoadV1).
+	Protocol Protocol
+}
+
+// protocol is the run's protocol, v1 unless the config names another.
+func (c *Config) protocol() Protocol {
+	if c.Protocol == nil {
+		return LoadV1
+	}
+	return c.Protocol
 }
 
 // AutoThreads is the default worker count: min(cores, ceil(clients/32)),
@@ -244,6 +257,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.Impairment) > 0 {
+		if err := transport.CheckImpairable(cfg.Transport); err != nil {
+			return nil, fmt.Errorf("impairment: %w", err)
+		}
+	}
 	factories, traces, err := cfg.Mix.factories(ctx)
 	if err != nil {
 		return nil, err
@@ -362,13 +380,14 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 		if slot.Before(now) && !cfg.StartAt.IsZero() {
 			slot = now
 		}
-		c := newClient(i, name, p, slot)
+		w := workers[(i-lo)%threads]
+		c := newClient(i, name, p, slot, w.proto.NewBot(i))
 		c.addr = cfg.Addr
 		if rl != nil {
 			c.addr, c.relay = rl.Addr(i), rl
 			c.stretch = make([]stretchAcc, len(sts))
 		}
-		workers[(i-lo)%threads].add(c)
+		w.add(c)
 	}
 	return workers
 }

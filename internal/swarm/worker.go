@@ -2,12 +2,10 @@ package swarm
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/stats"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -27,9 +25,11 @@ type worker struct {
 	now      time.Time // time of the event being handled (see clientFn)
 	clientFn []func(transport.Event)
 	scratch  []byte
-	input    proto.Input
 	ctl      Control
-	decoders map[string]BodyDecoder
+	// proto is the protocol's part this worker owns; every client's bot
+	// comes from it.
+	proto       WorkerProtocol
+	connectData uint32
 	// batch, when the backend batches, sends and services every live
 	// client's host in one call per iteration; batched are its clients in
 	// item order.
@@ -50,9 +50,7 @@ type worker struct {
 	inputsSent     int64
 	clientTicks    int64 // clients serviced, summed over iterations
 	protocolErrors int64
-	spoken         string   // Backend() of the first host this worker made
-	unknownFormats []string // body formats seen that no decoder handles
-	decoderErrs    []string // decoders that could not be created
+	spoken         string // Backend() of the first host this worker made
 	firstDialErr   error
 	// clock and perSec serve impaired runs: the stretch a time falls in,
 	// and the snapshots that arrived in each second of the run.
@@ -78,10 +76,12 @@ type workerPub struct {
 }
 
 func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration) *worker {
+	p := cfg.protocol()
 	w := &worker{
 		id: id, cfg: cfg, backend: b, interval: interval,
 		scratch:     make([]byte, 0, 512),
-		decoders:    map[string]BodyDecoder{},
+		proto:       p.NewWorker(cfg),
+		connectData: p.ConnectData(),
 		pub:         workerPub{dtP99: math.NaN()},
 		svcInterval: stats.NewHistogram(),
 	}
@@ -137,9 +137,12 @@ func (w *worker) iterate() (allTerminal bool) {
 		if !live {
 			continue
 		}
-		if c.phase == phaseJoined {
+		switch c.phase {
+		case phaseJoined:
 			c.sendInput(w, now)
 			c.sampleRTT(w, now)
+		case phaseJoining:
+			c.wait(now)
 		}
 		if c.live() {
 			w.clientTicks++
@@ -203,9 +206,16 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 			continue
 		}
 		var msg []byte
-		if c.phase == phaseJoined {
-			msg = c.buildInput(w, now)
+		switch c.phase {
+		case phaseJoined:
+			msg = w.batchInput(c, now)
 			c.sampleRTT(w, now)
+		case phaseJoining:
+			c.wait(now)
+		}
+		if !c.live() { // the protocol's send failed, or it gave up
+			w.release(c)
+			continue
 		}
 		b.Add(c.host, c.peer, msg)
 		w.batched = append(w.batched, c)
@@ -232,6 +242,23 @@ func (w *worker) iterateBatch() (allTerminal bool) {
 		}
 	}
 	return allTerminal
+}
+
+// batchInput builds the client's Input for the batch, which sends
+// unreliably; one the protocol sends another way goes out at once, and the
+// batch then only services the host. A failed send ends the client.
+func (w *worker) batchInput(c *client, now time.Time) []byte {
+	msg, d := c.buildInput(w, now)
+	if msg == nil || d == transport.Unreliable {
+		return msg
+	}
+	c.pendingInput = false
+	if err := c.host.Send(c.peer, d, msg); err != nil {
+		c.fail(failSend, now)
+		return nil
+	}
+	c.inputSent(w, now)
+	return nil
 }
 
 // testBusy spins cfg.TestBusy of CPU (the --test-busy-us test knob) and
@@ -300,7 +327,7 @@ func (w *worker) start(c *client, now time.Time) {
 		}
 	}
 	c.host, c.issuedAt = h, now
-	peer, err := h.Connect(c.addr, proto.ConnectData)
+	peer, err := h.Connect(c.addr, w.connectData)
 	if err != nil {
 		if w.firstDialErr == nil {
 			w.firstDialErr = err
@@ -369,36 +396,7 @@ func (w *worker) shutdown() {
 		}
 		w.release(c)
 	}
-	for _, d := range w.decoders {
-		if cl, ok := d.(interface{ Close() }); ok {
-			cl.Close()
-		}
-	}
-}
-
-// decoderFor returns this worker's decoder for a body format, nil for
-// "opaque" and for formats no decoder is registered for (recorded).
-func (w *worker) decoderFor(format string) BodyDecoder {
-	if format == BodyFormatOpaque || w.cfg.SkipBodyDecode {
-		return nil
-	}
-	if d, ok := w.decoders[format]; ok {
-		return d
-	}
-	mk, ok := lookupBodyDecoder(format)
-	if !ok {
-		w.decoders[format] = nil
-		w.unknownFormats = append(w.unknownFormats, format)
-		return nil
-	}
-	d, err := mk()
-	if err != nil {
-		w.decoders[format] = nil
-		w.decoderErrs = append(w.decoderErrs, fmt.Sprintf("body format %q: decoder unavailable: %v", format, err))
-		return nil
-	}
-	w.decoders[format] = d
-	return d
+	w.proto.Close()
 }
 
 // maybePublish hands the monitor the last second's figures.
@@ -415,11 +413,16 @@ func (w *worker) maybePublish(now time.Time) {
 		p.connected++
 		if c.snaps > 0 {
 			if c.pubHave {
-				p.tickHz = append(p.tickHz, float64(c.lastTick-c.pubTick)/el)
 				p.kbsSum += float64(c.snapBytes-c.pubBytes) / el / 1000
 				p.kbsN++
 			}
-			c.pubTick, c.pubHave, c.pubBytes = c.lastTick, true, c.snapBytes
+			c.pubHave, c.pubBytes = true, c.snapBytes
+		}
+		if c.ticks > 0 {
+			if c.pubTicked {
+				p.tickHz = append(p.tickHz, float64(c.lastTick-c.pubTick)/el)
+			}
+			c.pubTick, c.pubTicked = c.lastTick, true
 		}
 		if !math.IsNaN(c.lastRTT) {
 			p.rttMs = append(p.rttMs, c.lastRTT)

@@ -1,0 +1,195 @@
+package bot
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/swarm"
+	"github.com/scalegate/scalegate/internal/swarmcli"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// stateProto is a minimal Protocol: 's' u32 tick u8 n is a state update,
+// 'w' admits, 'x' is a Kind no swarm knows; Controls appends 4 bytes.
+type stateProto struct{ seq uint32 }
+
+func (p *stateProto) Connected(c *Conn) error { return c.Send(Reliable, []byte{'j'}) }
+
+func (p *stateProto) Receive(_ *Conn, msg []byte) (Msg, error) {
+	switch msg[0] {
+	case 's':
+		return Msg{Kind: State, Tick: binary.LittleEndian.Uint32(msg[1:]), HasTick: true, Entities: int(msg[5]), HasEntities: true}, nil
+	case 'w':
+		return Msg{Kind: Admitted}, nil
+	case 'x':
+		return Msg{Kind: Leaving + 1}, nil
+	}
+	return Msg{}, errors.New("unknown")
+}
+
+func (p *stateProto) Controls(buf []byte, ctl *Controls) ([]byte, Delivery) {
+	p.seq++
+	return binary.LittleEndian.AppendUint32(buf, p.seq+uint32(ctl.Buttons)), Unreliable
+}
+
+// discardConn is the engine's side of a Conn that drops what is sent.
+type discardConn struct{ sent int }
+
+func (c *discardConn) Send(transport.Delivery, []byte) error { c.sent++; return nil }
+
+func newAdapter(p Protocol) swarm.Bot {
+	w := protocol{Game{Name: "t/1", New: func(int) Protocol { return p }}}.NewWorker(&swarm.Config{})
+	return w.NewBot(3)
+}
+
+// TestAdapterCarriesMsg: what Receive says reaches the engine field for
+// field; a Kind the swarm does not know is an error, never a guess.
+func TestAdapterCarriesMsg(t *testing.T) {
+	b := newAdapter(&stateProto{})
+	c := &discardConn{}
+	if err := b.Connected(c); err != nil || c.sent != 1 {
+		t.Fatalf("Connected: %v, %d sent", err, c.sent)
+	}
+	m, err := b.Receive(c, []byte{'s', 7, 0, 0, 0, 12})
+	if err != nil || m.Kind != swarm.MsgState || !m.HasTick || m.Tick != 7 || !m.HasEntities || m.Entities != 12 {
+		t.Errorf("state: %+v %v", m, err)
+	}
+	if m, err := b.Receive(c, []byte{'w'}); err != nil || m.Kind != swarm.MsgAdmitted {
+		t.Errorf("admitted: %+v %v", m, err)
+	}
+	if m, err := b.Receive(c, []byte{'x'}); err == nil || m.Kind != swarm.MsgOther {
+		t.Errorf("unknown kind: %+v %v, want an error", m, err)
+	}
+	msg, d := b.Input(nil, &swarm.Control{Buttons: 100})
+	if d != transport.Unreliable || binary.LittleEndian.Uint32(msg) != 101 {
+		t.Errorf("input % x %v", msg, d)
+	}
+	if _, ok := b.(swarm.Pinger); ok {
+		t.Error("a protocol without Ping is taken for a Pinger: the transport's RTT would be replaced by nothing")
+	}
+}
+
+// TestHotPathAllocatesNothing: a state update through the SDK (the
+// adapter and the team's Receive) and one tick's Controls allocate
+// nothing, as the built-in protocol's do.
+func TestHotPathAllocatesNothing(t *testing.T) {
+	b := newAdapter(&stateProto{})
+	c := &discardConn{}
+	state := []byte{'s', 7, 0, 0, 0, 12}
+	buf := make([]byte, 0, 64)
+	ctl := &swarm.Control{}
+	if n := testing.AllocsPerRun(1000, func() {
+		if _, err := b.Receive(c, state); err != nil {
+			t.Fatal(err)
+		}
+		buf, _ = b.Input(buf[:0], ctl)
+	}); n != 0 {
+		t.Errorf("%v allocations per state update and tick, want 0", n)
+	}
+}
+
+// pingWaitProto is a Protocol that is also a Pinger and a Waiter.
+type pingWaitProto struct {
+	stateProto
+	pinged, waited int
+}
+
+func (p *pingWaitProto) Ping(*Conn, uint32) error           { p.pinged++; return nil }
+func (p *pingWaitProto) Waiting(*Conn, time.Duration) error { p.waited++; return nil }
+
+// TestAdapterOptionalParts: the engine sees a Pinger and a Waiter exactly
+// when the team's protocol is one.
+func TestAdapterOptionalParts(t *testing.T) {
+	for _, tc := range []struct {
+		p           Protocol
+		ping, waits bool
+	}{
+		{&stateProto{}, false, false},
+		{&pingWaitProto{}, true, true},
+	} {
+		b := newAdapter(tc.p)
+		pg, ping := b.(swarm.Pinger)
+		wt, waits := b.(swarm.Waiter)
+		if ping != tc.ping || waits != tc.waits {
+			t.Errorf("%T: pinger %v waiter %v, want %v %v", tc.p, ping, waits, tc.ping, tc.waits)
+		}
+		if ping && waits {
+			c := &discardConn{}
+			_ = pg.Ping(c, 1)
+			_ = wt.Waiting(c, time.Second)
+			if p := tc.p.(*pingWaitProto); p.pinged != 1 || p.waited != 1 {
+				t.Errorf("calls did not reach the protocol: pinged %d waited %d", p.pinged, p.waited)
+			}
+		}
+	}
+}
+
+// TestFlagsAreScalegateSwarms: a bot binary declares exactly the flags of
+// `scalegate swarm`, with their defaults except --transport's.
+func TestFlagsAreScalegateSwarms(t *testing.T) {
+	flags := func(cmd swarmcli.Command) map[string]string {
+		m := map[string]string{}
+		cmd.NewFlagSet(&swarmcli.Flags{}, io.Discard).VisitAll(func(f *flag.Flag) { m[f.Name] = f.DefValue })
+		return m
+	}
+	mine := flags(Game{Name: "t/1", Transport: "udp", New: func(int) Protocol { return &stateProto{} }}.command())
+	theirs := flags(swarmcli.Scalegate)
+	if mine["transport"] != "udp" || theirs["transport"] != swarm.DefaultTransport {
+		t.Errorf("--transport defaults %q and %q", mine["transport"], theirs["transport"])
+	}
+	delete(mine, "transport")
+	delete(theirs, "transport")
+	var names []string
+	for n, d := range theirs {
+		names = append(names, n)
+		if md, ok := mine[n]; !ok || md != d {
+			t.Errorf("--%s: bot %q (declared %v), scalegate swarm %q", n, md, ok, d)
+		}
+	}
+	if len(mine) != len(theirs) || len(names) < 40 {
+		t.Errorf("bot has %d flags, scalegate swarm %d", len(mine), len(theirs))
+	}
+}
+
+// TestRunRefusesAnIncompleteGame: a Game without a name or a maker is a
+// usage error naming what is missing, before anything runs.
+func TestRunRefusesAnIncompleteGame(t *testing.T) {
+	var out, errb strings.Builder
+	code := Run(context.Background(), Game{}, []string{"127.0.0.1", "1"}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "Game.Name") || !strings.Contains(errb.String(), "Game.New") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestRunHelp: --help is the usage on stdout, naming the protocol, exit 0.
+func TestRunHelp(t *testing.T) {
+	var out, errb strings.Builder
+	code := Run(context.Background(), Game{Name: "tiny/1", New: func(int) Protocol { return &stateProto{} }}, []string{"--help"}, &out, &errb)
+	if code != 0 || errb.Len() != 0 || !strings.Contains(out.String(), "tiny/1") || !strings.Contains(out.String(), "--assert-admission") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// BenchmarkSDKStateAndControls is the SDK's per-client-tick work beside
+// the codec: one state update through the adapter into the engine's Msg,
+// and one tick's Controls, on examples/udpgame's codec shape (stateProto).
+func BenchmarkSDKStateAndControls(b *testing.B) {
+	a := newAdapter(&stateProto{})
+	c := &discardConn{}
+	state := []byte{'s', 7, 0, 0, 0, 12}
+	buf := make([]byte, 0, 64)
+	ctl := &swarm.Control{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.Receive(c, state); err != nil {
+			b.Fatal(err)
+		}
+		buf, _ = a.Input(buf[:0], ctl)
+	}
+}

@@ -1,0 +1,130 @@
+package bot
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/swarm"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// The public types cross to the engine's by conversion, not by copying
+// field by field: their values must stay the same. A change that breaks
+// one of these breaks the build.
+var (
+	_ = [1]struct{}{}[swarm.MsgState-swarm.MsgKind(State)]
+	_ = [1]struct{}{}[swarm.MsgAdmitted-swarm.MsgKind(Admitted)]
+	_ = [1]struct{}{}[swarm.MsgRefused-swarm.MsgKind(Refused)]
+	_ = [1]struct{}{}[swarm.MsgPong-swarm.MsgKind(Pong)]
+	_ = [1]struct{}{}[swarm.MsgLeaving-swarm.MsgKind(Leaving)]
+	_ = [1]struct{}{}[transport.Unreliable-transport.Delivery(Unreliable)]
+	_ = (*swarm.Control)((*Controls)(nil)) // identical layout
+)
+
+// protocol is a Game as the engine's swarm.Protocol.
+type protocol struct{ g Game }
+
+func (p protocol) Name() string        { return p.g.Name }
+func (p protocol) ConnectData() uint32 { return p.g.ConnectData }
+
+func (p protocol) NewWorker(cfg *swarm.Config) swarm.WorkerProtocol {
+	return &worker{g: p.g, entityType: cfg.EntityType, skipBodies: cfg.SkipBodyDecode}
+}
+
+// worker makes one worker's bots; they share nothing else.
+type worker struct {
+	g          Game
+	entityType string
+	skipBodies bool
+}
+
+func (w *worker) NewBot(index int) swarm.Bot {
+	p := w.g.New(index)
+	a := &adapter{p: p, conn: Conn{index: index, entityType: w.entityType}}
+	// The engine asks a bot for its optional parts by type, so the
+	// adapter has them exactly when the protocol does.
+	pg, pings := p.(Pinger)
+	wt, waits := p.(Waiter)
+	switch {
+	case pings && waits:
+		return withBoth{a, pingPart{a, pg}, waitPart{a, wt}}
+	case pings:
+		return withPing{a, pingPart{a, pg}}
+	case waits:
+		return withWait{a, waitPart{a, wt}}
+	}
+	return a
+}
+
+func (w *worker) Warnings() []string {
+	if w.skipBodies {
+		return []string{fmt.Sprintf("--decode-bodies=false has no effect on protocol %s: its Receive decodes what it always decodes", w.g.Name)}
+	}
+	return nil
+}
+
+func (w *worker) Close() {}
+
+// adapter is one bot's Protocol as the engine's swarm.Bot.
+type adapter struct {
+	p    Protocol
+	conn Conn
+}
+
+func (a *adapter) Connected(c swarm.Conn) error {
+	a.conn.c = c
+	return a.p.Connected(&a.conn)
+}
+
+func (a *adapter) Receive(c swarm.Conn, msg []byte) (swarm.Msg, error) {
+	a.conn.c = c
+	m, err := a.p.Receive(&a.conn, msg)
+	if m.Kind > Leaving {
+		return swarm.Msg{}, fmt.Errorf("bot: %T.Receive returned unknown kind %d", a.p, m.Kind)
+	}
+	return swarm.Msg{Kind: swarm.MsgKind(m.Kind), HasTick: m.HasTick, HasEntities: m.HasEntities,
+		Tick: m.Tick, Entities: m.Entities, Token: m.Token, Reason: m.Reason}, err
+}
+
+func (a *adapter) Input(buf []byte, ctl *swarm.Control) ([]byte, transport.Delivery) {
+	msg, d := a.p.Controls(buf, (*Controls)(ctl))
+	return msg, transport.Delivery(d)
+}
+
+// pingPart and waitPart are a Pinger's and a Waiter's methods as the
+// engine's; withPing, withWait and withBoth put them on the adapter.
+type pingPart struct {
+	a  *adapter
+	pg Pinger
+}
+
+func (p pingPart) Ping(c swarm.Conn, token uint32) error {
+	p.a.conn.c = c
+	return p.pg.Ping(&p.a.conn, token)
+}
+
+type waitPart struct {
+	a  *adapter
+	wt Waiter
+}
+
+func (w waitPart) Waiting(c swarm.Conn, waited time.Duration) error {
+	w.a.conn.c = c
+	return w.wt.Waiting(&w.a.conn, waited)
+}
+
+type withPing struct {
+	*adapter
+	pingPart
+}
+
+type withWait struct {
+	*adapter
+	waitPart
+}
+
+type withBoth struct {
+	*adapter
+	pingPart
+	waitPart
+}

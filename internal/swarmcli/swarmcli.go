@@ -1,0 +1,179 @@
+// Package swarmcli is the command line of a swarm binary: its flags, the
+// run, the printed summary, the JSON report and the exit status. Both
+// `scalegate swarm` (load protocol v1) and every bot a team builds with
+// the public bot package (its own protocol) are a Command, so the two
+// cannot drift: the gate passes either one the same arguments and reads
+// the same report (docs/swarm-contract.md).
+package swarmcli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/safetext"
+	"github.com/scalegate/scalegate/internal/swarm"
+	"github.com/scalegate/scalegate/internal/transport"
+	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
+	_ "github.com/scalegate/scalegate/internal/transport/quic" // registers "quic"
+	_ "github.com/scalegate/scalegate/internal/transport/udp"  // registers "udp" (Linux)
+	_ "github.com/scalegate/scalegate/internal/transport/ws"   // registers "ws" and "wss"
+)
+
+// Env is the process state a command touches; tests use buffers.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// Command is one swarm binary.
+type Command struct {
+	// Name is how the usage names the command ("scalegate swarm").
+	Name string
+	// About is the usage's paragraph on what the binary does; empty: the
+	// built-in swarm's.
+	About string
+	// Protocol is what the clients speak; nil: load protocol v1.
+	Protocol swarm.Protocol
+	// Transport is --transport's default; empty: swarm.DefaultTransport.
+	Transport string
+}
+
+// Scalegate is `scalegate swarm`.
+var Scalegate = Command{Name: "scalegate swarm"}
+
+func (cmd Command) name() string {
+	if cmd.Name == "" {
+		return "swarm"
+	}
+	return cmd.Name
+}
+
+func (cmd Command) about() string {
+	if cmd.About != "" {
+		return cmd.About
+	}
+	return `Runs N synthetic 60 Hz clients against a server speaking the scalegate load
+protocol and reports what a real client observes.`
+}
+
+func (cmd Command) transport() string {
+	if cmd.Transport != "" {
+		return cmd.Transport
+	}
+	return swarm.DefaultTransport
+}
+
+// parseFlags parses args with fs. Help that was asked for (-h, -help,
+// --help) is the command's output, not an error: the usage goes to stdout
+// and the command ends with exit 0 and nothing else printed. Any other
+// parse error prints the usage to stderr and is a usage error (exit 2).
+func parseFlags(env *Env, fs *flag.FlagSet, args []string) error {
+	var usage bytes.Buffer
+	fs.SetOutput(&usage)
+	defer fs.SetOutput(env.Stderr)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		if _, werr := env.Stdout.Write(usage.Bytes()); werr != nil {
+			return exitcode.With(exitcode.Internal, werr)
+		}
+		return exitcode.Printed(exitcode.OK)
+	}
+	_, _ = env.Stderr.Write(usage.Bytes())
+	return exitcode.With(exitcode.Usage, err)
+}
+
+// isTerminal reports whether w is a terminal. Asking the tty driver (not
+// the file mode) matters: /dev/null is a character device too, and a CI
+// job that sends stderr there must get plain progress lines, not
+// carriage-return redraws.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// Run runs the command with args (without the program name): it parses
+// them, runs the swarm, prints the summary on env.Stdout and every failed
+// assert on env.Stderr, writes the --json report, and returns the error
+// whose exitcode is the binary's exit status (nil: passed).
+func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
+	f, err := cmd.Parse(env, args)
+	if err != nil {
+		return err
+	}
+	if _, err := transport.Lookup(f.Cfg.Transport); err != nil {
+		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: --transport: %w", err))
+	}
+	switch f.progress {
+	case "auto":
+		f.Cfg.Progress, f.Cfg.ProgressTTY = env.Stderr, isTerminal(env.Stderr)
+	case "tty", "plain":
+		f.Cfg.Progress, f.Cfg.ProgressTTY = env.Stderr, f.progress == "tty"
+	}
+	stopProf, err := startProfiles(f.cpuProf, f.memProf)
+	if err != nil {
+		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
+	}
+	res, err := swarm.Run(ctx, f.Cfg)
+	if perr := stopProf(); perr != nil {
+		fmt.Fprintf(env.Stderr, "swarm: %v\n", perr)
+	}
+	if err != nil {
+		var ub *transport.UnknownBackendError
+		var te *swarm.TraceError
+		if errors.As(err, &te) {
+			return exitcode.With(exitcode.InvalidProfile, fmt.Errorf("swarm: --pattern: %w", err))
+		}
+		if errors.As(err, &ub) {
+			return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: --transport: %w", err))
+		}
+		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
+	}
+	failed := swarm.Evaluate(f.Asserts, res)
+	// The summary carries what the server said (refuse and loss reasons,
+	// its metrics errors), phase and file names: escaped for the terminal.
+	WriteSummary(env.Stdout, res)
+	for _, ar := range failed {
+		fmt.Fprintf(env.Stderr, "swarm: %s\n", safetext.Terminal(swarm.FailureLine(ar)))
+	}
+	if f.JSONPath != "" {
+		if err := report.WriteJSONAtomic(f.JSONPath, res.Report); err != nil {
+			return exitcode.With(exitcode.Internal, fmt.Errorf("swarm: %w", err))
+		}
+	}
+	return outcome(res, len(failed))
+}
+
+// outcome maps a finished run to its exit status: interrupted, then the
+// load not happening (the gate's own rule, gatetable.LoadHappened), then a
+// failed assert.
+func outcome(res *swarm.Result, failed int) error {
+	r := res.Report
+	if r.Aborted != "" {
+		return exitcode.Errorf(exitcode.Interrupted, "swarm: interrupted after %.1fs; report marked aborted", r.DurationS)
+	}
+	if why := gatetable.LoadHappened(r); len(why) > 0 {
+		msg := "swarm: " + strings.Join(why, "; ")
+		if r.ClientsConnected == 0 && res.DialError != nil {
+			msg += fmt.Sprintf("; first error: %v", res.DialError)
+		}
+		return exitcode.Errorf(exitcode.GateFailed, "%s", msg)
+	}
+	if failed > 0 {
+		return exitcode.Printed(exitcode.GateFailed)
+	}
+	return nil
+}
