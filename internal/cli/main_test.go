@@ -73,41 +73,45 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdGateStatus: gatestatus RUNDIR LEG GATE STATUS [LEVEL] asserts one
-// check of summary.json.
+// check of summary.json; LEG "(run)" names the run's checks across legs.
 func cmdGateStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 4 {
 		ts.Fatalf("usage: gatestatus RUNDIR LEG GATE STATUS [LEVEL]")
 	}
+	type check struct{ Gate, Status, Level, Detail string }
 	var sum struct {
-		Legs []struct {
+		Checks []check
+		Legs   []struct {
 			Leg    struct{ ID string }
-			Checks []struct {
-				Gate, Status, Level, Detail string
-			}
+			Checks []check
 		}
 	}
 	b := ts.ReadFile(filepath.Join(args[0], "summary.json"))
 	if err := json.Unmarshal([]byte(b), &sum); err != nil {
 		ts.Fatalf("summary.json: %v", err)
 	}
+	found := args[1] == "(run)"
+	checks := sum.Checks
 	for _, l := range sum.Legs {
-		if l.Leg.ID != args[1] {
+		if l.Leg.ID == args[1] {
+			found, checks = true, l.Checks
+		}
+	}
+	if !found {
+		ts.Fatalf("no leg %s in %s/summary.json", args[1], args[0])
+	}
+	for _, c := range checks {
+		if c.Gate != args[2] {
 			continue
 		}
-		for _, c := range l.Checks {
-			if c.Gate != args[2] {
-				continue
-			}
-			ok := c.Status == args[3] && (len(args) < 5 || c.Level == args[4])
-			if ok == neg {
-				ts.Fatalf("leg %s gate %s: status %s level %s (%s); want %s %v", args[1], args[2], c.Status, c.Level, c.Detail, args[3:], !neg)
-			}
-			ts.Logf("leg %s gate %s: %s %s — %s", args[1], args[2], c.Status, c.Level, c.Detail)
-			return
+		ok := c.Status == args[3] && (len(args) < 5 || c.Level == args[4])
+		if ok == neg {
+			ts.Fatalf("leg %s gate %s: status %s level %s (%s); want %s %v", args[1], args[2], c.Status, c.Level, c.Detail, args[3:], !neg)
 		}
-		ts.Fatalf("leg %s has no %s check", args[1], args[2])
+		ts.Logf("leg %s gate %s: %s %s — %s", args[1], args[2], c.Status, c.Level, c.Detail)
+		return
 	}
-	ts.Fatalf("no leg %s in %s/summary.json", args[1], args[0])
+	ts.Fatalf("leg %s has no %s check", args[1], args[2])
 }
 
 // cmdWaitFile: waitfile PATH waits up to 60 s for PATH to exist.

@@ -22,7 +22,7 @@ import (
 // something else, and a side that did not say (an empty Welcome transport, a
 // metrics file without "transport") is unevaluable, never a pass.
 func (e *evaluator) transport() {
-	want := e.in.Profile.Transport
+	want := e.in.Profile.TransportFor(e.in.Leg)
 	c := rundir.Check{Gate: "transport", Title: "transport identity", Level: gatetable.LevelHard, Threshold: "= " + want}
 	serverSide, err := e.m.TickString("transport")
 	c.MeasuredText = fmt.Sprintf("swarm %s, Welcome %s, server %s", orMissing(e.r.Transport), orMissing(e.r.ServerTransport), orMissing(serverSide))

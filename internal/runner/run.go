@@ -82,9 +82,13 @@ func newResult(o Options) *rundir.RunResult {
 		UpdateBaseline: o.UpdateBaseline, Dir: o.Dir, StartedAt: time.Now().UTC().Format(time.RFC3339)}
 }
 
+// finishResult runs the checks across legs, then folds the verdict and
+// builds the capacity curves.
 func finishResult(res *rundir.RunResult) *rundir.RunResult {
+	res.Checks = gate.RunChecks(res, res.Strict)
 	res.Verdict = gate.RunVerdict(res)
 	res.Capacity = gate.Capacity(res)
+	res.Matrix = gate.Matrix(res)
 	res.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	return res
 }
@@ -184,7 +188,7 @@ func (r *legRun) run(ctx context.Context) {
 	if r.res.Report == nil && r.facts.NotRun == "" {
 		why := fmt.Sprintf("swarm exited %d without a report; see %s", code, filepath.Join(r.res.Dir, "swarm.log"))
 		if code == 2 {
-			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.Transport, filepath.Join(r.res.Dir, "swarm.log"))
+			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), filepath.Join(r.res.Dir, "swarm.log"))
 		}
 		r.facts.NotRun, r.res.Error = why, rundir.JoinDetail(r.res.Error, why)
 	}
