@@ -9,6 +9,9 @@
 #                                          copied into lib/ and found through the
 #                                          binary's $ORIGIN/../lib run path, so the
 #                                          tarball needs nothing installed but glibc
+#   scalegate_VERSION_linux_amd64_static.tar.gz
+#                                          the same platform built with CGO_ENABLED=0: no
+#                                          libc at all (Alpine, distroless), no ENet
 #   scalegate_VERSION_OS_ARCH.tar.gz       CGO_ENABLED=0 builds for the other platforms
 #                                          (default linux/arm64 darwin/amd64 darwin/arm64):
 #                                          every transport but ENet, which they refuse with
@@ -147,12 +150,22 @@ docs "$dir"
 pack "$name"
 echo "release: $name.tar.gz: libenet $(basename "$(readlink -f "$system_lib")") bundled as lib/$soname; needs glibc ≥ ${glibc#GLIBC_}" >&2
 
-# Every other platform: CGO_ENABLED=0, no ENet.
-for p in $platforms; do
+# linux/amd64 without libc, then every other platform: CGO_ENABLED=0, no
+# ENet.
+for p in linux/amd64 $platforms; do
   goos=${p%/*} goarch=${p#*/}
-  [ "$p" != linux/amd64 ] || fail "--platforms: linux/amd64 is always the cgo build"
   name="scalegate_${version}_${goos}_${goarch}"
+  if [ "$p" = linux/amd64 ]; then
+    [ -z "${static_amd64:-}" ] || fail "--platforms: linux/amd64 is built anyway (cgo, and _static)"
+    static_amd64=1
+    name="${name}_static"
+  fi
   build "$goos" "$goarch" 0 "$work/$name"
+  if [ "$goos/$goarch" = "$(go env GOHOSTOS)/$(go env GOHOSTARCH)" ]; then
+    # Runnable here: make sure it is what it claims, static and without ENet.
+    readelf -d "$work/$name/bin/scalegate" 2>/dev/null | grep -q NEEDED && fail "$name: the static build links shared libraries"
+    "$work/$name/bin/scalegate" version | grep -qx 'transports=quic' || fail "$name: the static build speaks $("$work/$name/bin/scalegate" version | grep transports=)"
+  fi
   docs "$work/$name"
   pack "$name"
 done
