@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 )
 
 // The swarm's --assert-* flags are exactly the gate table's flags and
@@ -37,21 +39,24 @@ func TestSwarmAssertFlagsMatchTable(t *testing.T) {
 	}
 }
 
-// Every flag the gate forwards parses in the swarm and enables the same
-// gate at the same threshold: the gate's forwarding and the swarm's flags
-// cannot drift apart.
+// The whole command line the gate builds for a swarm (swarmcmd.Args, with
+// every load flag a profile can set and every forwarded assert) parses in
+// the swarm, and each assert enables the same gate at the same threshold:
+// the builder and the swarm's flags cannot drift apart.
 func TestForwardedFlagsRoundTrip(t *testing.T) {
-	p := &gate.Profile{Name: "t", Tier: "strict", Transport: "enet", Clients: 8, Patterns: []string{"weave"}, Gates: gate.Gates{}}
+	p := &profile.Profile{Name: "t", Tier: "strict", Transport: "enet", Clients: 8, DurationS: 5, RateHz: 60, RampMs: 1,
+		RSSSampleIntervalS: 1, Threads: 2, EntityType: "fighter", Patterns: []string{"weave"}, Gates: profile.Gates{},
+		Harness: profile.Harness{TestBusyUsPerClient: 1}}
 	want := map[string]float64{}
 	for i, g := range gatetable.All {
-		spec := gate.GateSpec{Level: gate.LevelHard}
+		spec := profile.GateSpec{Level: gatetable.LevelHard}
 		if g.Kind == gatetable.Threshold {
 			thr := float64(i + 1)
 			spec.Threshold = &thr
 		}
 		p.Gates[g.Name] = spec
 		if g.Flag != "" {
-			thr, ok := gate.Threshold(g, spec, p, p.Legs()[0])
+			thr, ok := p.GateThreshold(g, p.Legs()[0])
 			if ok && g.Kind == gatetable.Switch {
 				thr = 0
 			}
@@ -60,7 +65,8 @@ func TestForwardedFlagsRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	args := append([]string{"127.0.0.1", "1"}, gate.AssertFlags(p, p.Legs()[0], false)...)
+	args := swarmcmd.Args(p, p.Legs()[0], swarmcmd.Options{Host: "127.0.0.1", Port: "1", Report: "r.json", ServerMetrics: "m.json",
+		Asserts: true, Progress: "plain", Shard: "0/2", StartAt: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 	env, _, errb := testEnv(nil)
 	f, err := parseSwarmArgs(env, args)
 	if err != nil {

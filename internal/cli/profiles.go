@@ -9,8 +9,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/format"
 
+	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/gate"
 )
 
 func init() {
@@ -60,7 +60,7 @@ func runProfiles(ctx context.Context, env *Env, args []string) error {
 }
 
 func listProfiles(env *Env, dir string) error {
-	cat, err := gate.NewCatalog(dir)
+	cat, err := catalog.NewCatalog(dir)
 	if err != nil {
 		return profileErr(env, err)
 	}
@@ -84,8 +84,8 @@ func listProfiles(env *Env, dir string) error {
 	return nil
 }
 
-func showProfile(env *Env, dir, name, form string, sets []gate.Override) error {
-	cat, err := gate.NewCatalog(dir)
+func showProfile(env *Env, dir, name, form string, sets []catalog.Override) error {
+	cat, err := catalog.NewCatalog(dir)
 	if err != nil {
 		return profileErr(env, err)
 	}
@@ -130,7 +130,7 @@ func runVet(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return exitcode.Errorf(exitcode.Usage, "vet: unexpected argument %q (vet checks every profile; --profiles DIR picks the directory)", fs.Arg(0))
 	}
-	cat, err := gate.NewCatalog(*dir)
+	cat, err := catalog.NewCatalog(*dir)
 	if err != nil {
 		return profileErr(env, err)
 	}
@@ -145,7 +145,7 @@ func runVet(ctx context.Context, env *Env, args []string) error {
 	for _, n := range names {
 		p, _, err := cat.Load(n, sets...)
 		if err != nil {
-			fmt.Fprintln(env.Stderr, vetLines(n, gate.FormatError(err)))
+			fmt.Fprintln(env.Stderr, vetLines(n, catalog.FormatError(err)))
 			bad = append(bad, n)
 			continue
 		}

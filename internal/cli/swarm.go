@@ -16,6 +16,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
@@ -230,7 +231,14 @@ func (f *swarmFlags) parseShard() error {
 	return nil
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts a flag's seconds to a Duration, saturating instead of
+// overflowing (1e308 s must read as "too long", not as a negative time).
+func seconds(s float64) time.Duration {
+	if ns := s * float64(time.Second); ns >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(s * float64(time.Second))
+}
 
 // parseThreads accepts "auto" (0) or a positive integer.
 func parseThreads(s string) (int, error) {
@@ -299,21 +307,22 @@ func runSwarm(ctx context.Context, env *Env, args []string) error {
 	return swarmOutcome(res, len(failed))
 }
 
-// swarmOutcome maps a finished run to its exit status.
+// swarmOutcome maps a finished run to its exit status: interrupted, then
+// the load not happening (the gate's own rule, gatetable.LoadHappened),
+// then a failed assert.
 func swarmOutcome(res *swarm.Result, failed int) error {
 	r := res.Report
-	switch {
-	case r.Aborted != "":
+	if r.Aborted != "" {
 		return exitcode.Errorf(exitcode.Interrupted, "swarm: interrupted after %.1fs; report marked aborted", r.DurationS)
-	case r.ClientsDisconnected > 0:
-		return exitcode.Errorf(exitcode.GateFailed, "swarm: %d of %d admitted clients lost mid-run %v", r.ClientsDisconnected, r.ClientsConnected, r.DisconnectedByReason)
-	case r.ClientsConnected == 0:
-		msg := fmt.Sprintf("swarm: no client was admitted (refused %v, never connected %v)", r.RefusedByReason, r.NeverConnectedByReason)
-		if res.DialError != nil {
+	}
+	if why := gatetable.LoadHappened(r); len(why) > 0 {
+		msg := "swarm: " + strings.Join(why, "; ")
+		if r.ClientsConnected == 0 && res.DialError != nil {
 			msg += fmt.Sprintf("; first error: %v", res.DialError)
 		}
 		return exitcode.Errorf(exitcode.GateFailed, "%s", msg)
-	case failed > 0:
+	}
+	if failed > 0 {
 		return printed(exitcode.GateFailed)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
 )
 
@@ -144,5 +145,42 @@ func TestSwarmHelpListsAsserts(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "assert-max-rss-slope-kb-per-min") {
 		t.Errorf("help lacks the asserts: %s", out)
+	}
+}
+
+// TestSwarmOutcomeIsTheLoadRule: the swarm's exit status reads the gate's
+// own "load happened" rule, so a run whose clients were admitted but
+// received no snapshot exits 1 (it once exited 0 while its report said
+// passed: false), as do a run that admitted nobody and one that lost
+// clients; an aborted run is interrupted; a failed assert is 1.
+func TestSwarmOutcomeIsTheLoadRule(t *testing.T) {
+	healthy := func() *report.Report {
+		return &report.Report{Clients: 4, ClientsConnected: 4, SnapshotsReceived: 400}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*report.Report)
+		failed int
+		want   exitcode.Code
+		msg    string
+	}{
+		{"healthy", nil, 0, exitcode.OK, ""},
+		{"no snapshots", func(r *report.Report) { r.SnapshotsReceived = 0 }, 0, exitcode.GateFailed, "no client received a snapshot"},
+		{"nobody admitted", func(r *report.Report) { r.ClientsConnected = 0 }, 0, exitcode.GateFailed, "no client was admitted"},
+		{"clients lost", func(r *report.Report) { r.ClientsDisconnected = 1 }, 0, exitcode.GateFailed, "1 of 4 admitted clients lost mid-run"},
+		{"assert failed", nil, 1, exitcode.GateFailed, ""},
+		{"aborted", func(r *report.Report) { r.Aborted = "interrupted" }, 0, exitcode.Interrupted, "interrupted"},
+	} {
+		r := healthy()
+		if tc.mutate != nil {
+			tc.mutate(r)
+		}
+		err := swarmOutcome(&swarm.Result{Report: r}, tc.failed)
+		if got := exitcode.Of(err); got != tc.want {
+			t.Errorf("%s: exit %d (%v), want %d", tc.name, got, err, tc.want)
+		}
+		if tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg)) {
+			t.Errorf("%s: error %v lacks %q", tc.name, err, tc.msg)
+		}
 	}
 }

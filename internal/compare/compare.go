@@ -7,20 +7,19 @@
 package compare
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 // Run is one run directory's summary and leg reports.
 type Run struct {
 	Dir     string
-	Summary *gate.RunResult
+	Summary *rundir.RunResult
 	// Reports and ReportErrs are keyed by leg ID; a leg whose report.json
 	// is unreadable compares its gate statuses only.
 	Reports    map[string]*report.Report
@@ -29,19 +28,11 @@ type Run struct {
 
 // Load reads summary.json and every leg's report.json of a run directory.
 func Load(dir string) (*Run, error) {
-	path := filepath.Join(dir, "summary.json")
-	b, err := os.ReadFile(path)
+	sum, err := rundir.ReadSummary(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
-	var sum gate.RunResult
-	if err := json.Unmarshal(b, &sum); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if sum.Profile == nil {
-		return nil, fmt.Errorf("%s: no \"profile\" (not a scalegate summary)", path)
-	}
-	r := &Run{Dir: dir, Summary: &sum, Reports: map[string]*report.Report{}, ReportErrs: map[string]error{}}
+	r := &Run{Dir: dir, Summary: sum, Reports: map[string]*report.Report{}, ReportErrs: map[string]error{}}
 	for _, l := range sum.Legs {
 		rep, err := report.ReadReport(filepath.Join(dir, l.Leg.ID, "report.json"))
 		r.Reports[l.Leg.ID], r.ReportErrs[l.Leg.ID] = rep, err
@@ -108,7 +99,7 @@ func (r *Result) Refused() []string {
 // Compare matches the runs' legs by ID, in A's order then B's extras.
 func Compare(a, b *Run) *Result {
 	res := &Result{A: a.Dir, B: b.Dir}
-	bLegs := map[string]gate.LegResult{}
+	bLegs := map[string]rundir.LegResult{}
 	for _, l := range b.Summary.Legs {
 		bLegs[l.Leg.ID] = l
 	}
@@ -130,7 +121,7 @@ func Compare(a, b *Run) *Result {
 	return res
 }
 
-func compareLeg(a, b *Run, la, lb gate.LegResult) Leg {
+func compareLeg(a, b *Run, la, lb rundir.LegResult) Leg {
 	leg := Leg{ID: la.Leg.ID}
 	if why := mismatch(a.Summary.Profile, b.Summary.Profile, la.Leg, lb.Leg); why != "" {
 		leg.Refused = why
@@ -139,7 +130,7 @@ func compareLeg(a, b *Run, la, lb gate.LegResult) Leg {
 	leg.Note = profileNote(a.Summary.Profile, b.Summary.Profile)
 	ra, rb := a.Reports[la.Leg.ID], b.Reports[lb.Leg.ID]
 	for _, m := range metrics {
-		leg.Rows = append(leg.Rows, Row{Metric: m.name, A: value(m, ra), B: value(m, rb)})
+		leg.Rows = append(leg.Rows, Row{Metric: m.Title, A: value(m, ra), B: value(m, rb)})
 	}
 	leg.Rows = append(leg.Rows, Row{Metric: "leg verdict", AText: string(la.Verdict), BText: string(lb.Verdict)})
 	leg.Rows = append(leg.Rows, gateRows(la.Checks, lb.Checks)...)
@@ -147,7 +138,7 @@ func compareLeg(a, b *Run, la, lb gate.LegResult) Leg {
 }
 
 // mismatch names what makes two legs run different loads ("" if none).
-func mismatch(pa, pb *gate.Profile, la, lb gate.Leg) string {
+func mismatch(pa, pb *profile.Profile, la, lb profile.Leg) string {
 	var why []string
 	if pa.Name != pb.Name {
 		why = append(why, fmt.Sprintf("profile %s vs %s", pa.Name, pb.Name))
@@ -169,9 +160,9 @@ func mismatch(pa, pb *gate.Profile, la, lb gate.Leg) string {
 }
 
 // profileNote flags resolved profiles that differ beyond the matched keys.
-func profileNote(pa, pb *gate.Profile) string {
-	ha, errA := gate.ProfileHash(pa)
-	hb, errB := gate.ProfileHash(pb)
+func profileNote(pa, pb *profile.Profile) string {
+	ha, errA := profile.Hash(pa)
+	hb, errB := profile.Hash(pb)
 	if errA != nil || errB != nil || ha == hb {
 		return ""
 	}
@@ -179,8 +170,8 @@ func profileNote(pa, pb *gate.Profile) string {
 }
 
 // gateRows compares each gate's status, A's checks first.
-func gateRows(ca, cb []gate.Check) []Row {
-	status := func(cs []gate.Check) map[string]string {
+func gateRows(ca, cb []rundir.Check) []Row {
+	status := func(cs []rundir.Check) map[string]string {
 		m := map[string]string{}
 		for _, c := range cs {
 			m[c.Gate] = string(c.Status) + " (" + orMissing(c.MeasuredText) + ")"
@@ -190,7 +181,7 @@ func gateRows(ca, cb []gate.Check) []Row {
 	sa, sb := status(ca), status(cb)
 	var rows []Row
 	seen := map[string]bool{}
-	for _, cs := range [][]gate.Check{ca, cb} {
+	for _, cs := range [][]rundir.Check{ca, cb} {
 		for _, c := range cs {
 			if seen[c.Gate] {
 				continue

@@ -168,3 +168,33 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("summary without a profile: %v", err)
 	}
 }
+
+// TestMissingServerFieldIsMissing: a server that leaves a field out of its
+// metrics (here tick_ms and entities) compares as missing in that run,
+// never as 0 (the struct would read it as 0 and show a -100 % delta).
+func TestMissingServerFieldIsMissing(t *testing.T) {
+	a := load(t, "testdata/a")
+	b := load(t, "testdata/b")
+	rep := b.Reports["weave"]
+	var tick map[string]any
+	if err := json.Unmarshal(rep.ServerTick, &tick); err != nil {
+		t.Fatal(err)
+	}
+	delete(tick, "tick_ms")
+	delete(tick, "entities")
+	rep.ServerTick, _ = json.Marshal(tick)
+	l := Compare(a, b).Legs[0]
+	for _, m := range []string{"server tick ms p99", "server tick ms mean", "server entities"} {
+		r := row(t, l, m)
+		if r.A == nil || r.B != nil || r.Delta() != nil {
+			t.Errorf("%s: A %v B %v delta %v; want B missing and no delta", m, r.A, r.B, r.Delta())
+		}
+	}
+	var md strings.Builder
+	if err := Compare(a, b).WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`server entities\s*\|\s*[0-9.]+\s*\|\s*(—|missing)`).MatchString(md.String()) {
+		t.Errorf("markdown does not show the missing figure as missing:\n%s", md.String())
+	}
+}

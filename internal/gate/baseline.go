@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 // DefaultBaselinePath is the committed baseline, relative to the repository
@@ -94,11 +95,11 @@ var ErrBaselineNotUpdated = errors.New("baseline not updated: not every leg pass
 // unless every leg passed, so a failed run never commits a partial baseline
 // and the file stays byte-identical. A profile with baselined false never
 // touches it.
-func UpdateBaseline(b *Baseline, run *RunResult, now time.Time, gitHead string) (bool, error) {
+func UpdateBaseline(b *Baseline, run *rundir.RunResult, now time.Time, gitHead string) (bool, error) {
 	if !run.Profile.Baselined {
 		return false, nil
 	}
-	if run.Verdict != VerdictPassed || run.Interrupted {
+	if run.Verdict != rundir.VerdictPassed || run.Interrupted {
 		return false, ErrBaselineNotUpdated
 	}
 	next := map[string]BaselineEntry{}
@@ -109,17 +110,10 @@ func UpdateBaseline(b *Baseline, run *RunResult, now time.Time, gitHead string) 
 		if leg.Report == nil {
 			return false, fmt.Errorf("%w: leg %s has no report", ErrBaselineNotUpdated, leg.Leg.ID)
 		}
-		kbs, wire, err := baselineFigures(leg.Report)
-		if err != nil {
+		entry := BaselineEntry{Transport: run.Profile.Transport, Clients: run.Profile.Clients,
+			UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead}
+		if err := recordEntry(leg.Report, &entry); err != nil {
 			return false, fmt.Errorf("%w: leg %s: %v", ErrBaselineNotUpdated, leg.Leg.ID, err)
-		}
-		entry := BaselineEntry{
-			KBs: round3(kbs), WireKBs: round3(wire), Transport: run.Profile.Transport,
-			Clients: run.Profile.Clients, UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead,
-		}
-		if bpe := leg.Report.SnapshotBytesPerEntity; bpe != nil {
-			v := round3(*bpe)
-			entry.BytesPerEntity = &v
 		}
 		next[leg.Leg.BaselineKey] = entry
 	}
@@ -243,16 +237,44 @@ func CheckBaselineWritable(path string) error {
 	return os.Remove(f.Name())
 }
 
-// baselineFigures extracts the two baselined metrics from a report.
-func baselineFigures(r *report.Report) (kbs, wire float64, err error) {
-	if r.DownstreamKBsPerClient == nil {
-		return 0, 0, errors.New("downstream_kbs_per_client missing")
+// baselinedFigures are what a baseline entry records, each read through
+// the gate table (the gate's own reader, with its rule for missing: a wire
+// rate with wire_peers 0 measured nothing and is never recorded or
+// passed), in the summary's order.
+var baselinedFigures = []struct {
+	gate, title string
+	fig         gatetable.Figure
+	// entry is the entry's field for the figure (nil: not recorded).
+	entry func(*BaselineEntry) *float64
+	// optional: recorded only when the run has it (opaque bodies have no
+	// bytes per entity).
+	optional bool
+}{
+	{"baseline_kbs", "payload KB/s vs baseline", gatetable.KBsMean, func(e *BaselineEntry) *float64 { return &e.KBs }, false},
+	{"baseline_wire_kbs", "wire KB/s vs baseline", gatetable.WireKBs, func(e *BaselineEntry) *float64 { return &e.WireKBs }, false},
+	{"baseline_bytes_per_entity", "snapshot bytes per entity vs baseline", gatetable.BytesPerEntity, func(e *BaselineEntry) *float64 { return e.BytesPerEntity }, true},
+}
+
+// recordEntry reads a passing leg's baselined figures into entry; a
+// required figure that is missing refuses the update.
+func recordEntry(r *report.Report, entry *BaselineEntry) error {
+	m := gatetable.FromReport(r)
+	for _, f := range baselinedFigures {
+		v, err := f.fig.Read(m)
+		switch {
+		case err != nil && f.optional:
+			continue
+		case err != nil:
+			return err
+		}
+		v = round3(v)
+		if f.optional {
+			entry.BytesPerEntity = &v
+			continue
+		}
+		*f.entry(entry) = v
 	}
-	wire, err = gatetable.FromReport(r).Tick("wire_out_kbs_per_client")
-	if err != nil {
-		return 0, 0, err
-	}
-	return r.DownstreamKBsPerClient.Mean, wire, nil
+	return nil
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 const committed = `{
@@ -27,7 +30,7 @@ func writeBaseline(t *testing.T) string {
 }
 
 // runWith evaluates one synthetic leg and folds it into a run, as Run does.
-func runWith(t *testing.T, p *Profile, b *Baseline, mutate func(map[string]any)) *RunResult {
+func runWith(t *testing.T, p *profile.Profile, b *Baseline, mutate func(map[string]any)) *rundir.RunResult {
 	t.Helper()
 	tick := healthyTick()
 	if mutate != nil {
@@ -35,8 +38,8 @@ func runWith(t *testing.T, p *Profile, b *Baseline, mutate func(map[string]any))
 	}
 	r := healthyReport(tick)
 	leg := p.Legs()[0]
-	checks := Evaluate(Input{Profile: p, Leg: leg, Report: r, Baseline: b, UpdateBaseline: true})
-	res := &RunResult{Profile: p, Legs: []LegResult{{Leg: leg, Checks: checks, Verdict: LegVerdict(checks), Report: r}}}
+	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: leg, Report: r, Baseline: b, UpdateBaseline: true})
+	res := &rundir.RunResult{Profile: p, Legs: []rundir.LegResult{{Leg: leg, Checks: checks, Verdict: LegVerdict(checks, Facts{}), Report: r}}}
 	res.Verdict = RunVerdict(res)
 	return res
 }
@@ -84,7 +87,7 @@ func TestUpdateBaselinePassingRunKeepsOtherKeys(t *testing.T) {
 	path := writeBaseline(t)
 	b, _ := ReadBaseline(path)
 	res := runWith(t, testProfile(), b, func(tk map[string]any) { tk["wire_out_kbs_per_client"] = 55.5 })
-	if res.Verdict != VerdictPassed {
+	if res.Verdict != rundir.VerdictPassed {
 		t.Fatalf("run verdict %s", res.Verdict)
 	}
 	ok, err := UpdateBaseline(b, res, time.Now(), "abc")

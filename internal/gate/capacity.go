@@ -6,108 +6,62 @@ import (
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
-
-// CapacityPoint is one client count of a capacity curve.
-type CapacityPoint struct {
-	Clients int     `json:"clients"`
-	LegID   string  `json:"leg"`
-	Verdict Verdict `json:"verdict"`
-	// The curve's figures; nil when the leg's report did not carry them.
-	TickHzMin     *float64 `json:"tick_hz_min"`
-	TickMsP99     *float64 `json:"tick_ms_p99"`
-	KBsMean       *float64 `json:"kbs_mean"`
-	WorkerDtP99Ms *float64 `json:"worker_dt_p99_ms"`
-	// ServiceIntervalP99Ms is the per-client service interval p99, the
-	// figure the harness check judges (WorkerDtP99Ms is information).
-	ServiceIntervalP99Ms *float64 `json:"service_interval_p99_ms"`
-	// Failed names the checks that failed or could not be evaluated at this
-	// count (any level); HarnessBound: the swarm was the limit.
-	Failed       []string `json:"failed,omitempty"`
-	HarnessBound bool     `json:"harness_bound"`
-}
-
-// CapacityCurve is the client sweep of one pattern at one (entity count,
-// sim workers) point, in ascending client order, with its knee.
-type CapacityCurve struct {
-	// Group is the leg ID without its client part ("weave", "weave_e2000").
-	Group  string          `json:"group"`
-	Points []CapacityPoint `json:"points"`
-	// Knee is the first client count at which a check failed (advisory
-	// ones included: a capacity profile declares its limits advisory so the
-	// run itself passes). Nil when none failed below the harness limit.
-	Knee *int `json:"knee"`
-	// HarnessLimit is the first count at which the swarm, not the server,
-	// was the limit (an inconclusive leg): the curve says nothing beyond
-	// it, and it is not a knee.
-	HarnessLimit *int `json:"harness_limit"`
-	// Verdict is the curve in one sentence.
-	Verdict string `json:"verdict"`
-}
 
 // Capacity builds the capacity curves of a run whose profile sweeps the
 // client count; nil otherwise.
-func Capacity(r *RunResult) []CapacityCurve {
+func Capacity(r *rundir.RunResult) []rundir.CapacityCurve {
 	if r.Profile == nil || r.Profile.Sweep == nil || len(r.Profile.Sweep.Clients) == 0 {
 		return nil
 	}
-	byGroup := map[string]*CapacityCurve{}
+	byGroup := map[string]*rundir.CapacityCurve{}
 	var order []string
 	for _, l := range r.Legs {
 		if l.Leg.Clients == nil {
 			continue
 		}
-		g := strings.Replace(l.Leg.ID, sweepSuffix(l.Leg.Clients, "c"), "", 1)
+		g := l.Leg.IDWithoutClients()
 		c, ok := byGroup[g]
 		if !ok {
-			c = &CapacityCurve{Group: g}
+			c = &rundir.CapacityCurve{Group: g}
 			byGroup[g] = c
 			order = append(order, g)
 		}
 		c.Points = append(c.Points, capacityPoint(l))
 	}
-	out := make([]CapacityCurve, 0, len(order))
+	out := make([]rundir.CapacityCurve, 0, len(order))
 	for _, g := range order {
 		c := byGroup[g]
 		sort.SliceStable(c.Points, func(i, j int) bool { return c.Points[i].Clients < c.Points[j].Clients })
-		c.findKnee()
+		findKnee(c)
 		out = append(out, *c)
 	}
 	return out
 }
 
-func capacityPoint(l LegResult) CapacityPoint {
-	pt := CapacityPoint{Clients: *l.Leg.Clients, LegID: l.Leg.ID, Verdict: l.Verdict}
+func capacityPoint(l rundir.LegResult) rundir.CapacityPoint {
+	pt := rundir.CapacityPoint{Clients: *l.Leg.Clients, LegID: l.Leg.ID, Verdict: l.Verdict}
 	for _, c := range l.Checks {
 		switch {
-		case c.Gate == "harness" && c.Status == StatusInconclusive:
+		case c.Gate == "harness" && c.Status == rundir.StatusInconclusive:
 			pt.HarnessBound = true
-		case c.Status == StatusFail || c.Status == StatusUnevaluable:
+		case c.Status == rundir.StatusFail || c.Status == rundir.StatusUnevaluable:
 			pt.Failed = append(pt.Failed, c.Gate)
 		}
 	}
-	if l.Verdict == VerdictLaunchFailed || l.Verdict == VerdictInterrupted || l.Verdict == VerdictNotRun {
+	if l.Verdict == rundir.VerdictLaunchFailed || l.Verdict == rundir.VerdictInterrupted || l.Verdict == rundir.VerdictNotRun {
 		pt.Failed = append(pt.Failed, string(l.Verdict))
 	}
-	r := l.Report
-	if r == nil {
+	if l.Report == nil {
 		return pt
 	}
-	if r.ObservedServerTickHz != nil {
-		pt.TickHzMin = &r.ObservedServerTickHz.Min
-	}
-	if r.DownstreamKBsPerClient != nil {
-		pt.KBsMean = &r.DownstreamKBsPerClient.Mean
-	}
-	if r.WorkerLoopDtMs != nil {
-		pt.WorkerDtP99Ms = &r.WorkerLoopDtMs.P99
-	}
-	if r.ServiceIntervalMs != nil {
-		pt.ServiceIntervalP99Ms = &r.ServiceIntervalMs.P99
-	}
-	if v, err := gatetable.FromReport(r).Tick("tick_ms", "p99"); err == nil {
-		pt.TickMsP99 = &v
-	}
+	m := gatetable.FromReport(l.Report)
+	pt.TickHzMin, _ = gatetable.TickHzMin.Value(m)
+	pt.TickMsP99, _ = gatetable.TickMsP99.Value(m)
+	pt.KBsMean, _ = gatetable.KBsMean.Value(m)
+	pt.WorkerDtP99Ms, _ = gatetable.WorkerDtP99.Value(m)
+	pt.ServiceIntervalP99Ms, _ = gatetable.ServiceIntervalP99.Value(m)
 	return pt
 }
 
@@ -115,7 +69,7 @@ func capacityPoint(l LegResult) CapacityPoint {
 // the knee; a harness-bound count before it ends the walk without one.
 // A failed timing check on a harness-bound leg is already inconclusive
 // (Evaluate), so what fails there failed whatever the harness did.
-func (c *CapacityCurve) findKnee() {
+func findKnee(c *rundir.CapacityCurve) {
 	for i := range c.Points {
 		p := &c.Points[i]
 		if len(p.Failed) > 0 {
@@ -135,34 +89,4 @@ func (c *CapacityCurve) findKnee() {
 	if n := len(c.Points); n > 0 {
 		c.Verdict = fmt.Sprintf("no knee up to %d clients: every check held at every count", c.Points[n-1].Clients)
 	}
-}
-
-// capacityMarkdown renders the curves for summary.md.
-func capacityMarkdown(curves []CapacityCurve) string {
-	var b strings.Builder
-	for _, c := range curves {
-		fmt.Fprintf(&b, "### capacity `%s` — %s\n\n", c.Group, mdEscape(c.Verdict))
-		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|---:|---|---|\n")
-		for _, p := range c.Points {
-			mark := ""
-			if c.Knee != nil && p.Clients == *c.Knee {
-				mark = " ◀ knee"
-			}
-			if c.HarnessLimit != nil && p.Clients == *c.HarnessLimit {
-				mark = " ◀ harness limit"
-			}
-			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
-				optNum(p.KBsMean), optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
-func optNum(v *float64) string {
-	if v == nil {
-		return "—"
-	}
-	return fmtNum(*v)
 }

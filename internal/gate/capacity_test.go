@@ -1,51 +1,33 @@
 package gate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
-func TestLegsClientSweep(t *testing.T) {
-	p := &Profile{Name: "cap", Clients: 8, Patterns: []string{"weave"},
-		Sweep: &Sweep{Clients: []int{32, 64}, EntityCounts: []int{0, 500}}}
-	var ids []string
-	for _, l := range p.Legs() {
-		ids = append(ids, l.ID)
-	}
-	if got := strings.Join(ids, " "); got != "weave_c32_e0 weave_c32_e500 weave_c64_e0 weave_c64_e500" {
-		t.Fatalf("legs %s", got)
-	}
-	l := p.Legs()[2]
-	if p.ClientsFor(l) != 64 || l.SimWorkers != nil {
-		t.Errorf("leg %+v: clients %d", l, p.ClientsFor(l))
-	}
-	if p.ClientsFor(Leg{}) != 8 {
-		t.Error("an unswept leg runs the profile's clients")
-	}
-	if got := BuiltinConfig(p, l, 1, "m")["server"].(map[string]any)["max_peers"]; got != 80 {
-		t.Errorf("max_peers %v for 64 clients", got)
-	}
-}
-
 // capLeg is one evaluated leg of a client sweep with the given figures.
-func capLeg(p *Profile, clients int, tickHz, svcP99 float64) LegResult {
+func capLeg(p *profile.Profile, clients int, tickHz, svcP99 float64) rundir.LegResult {
 	tick := healthyTick()
 	r := healthyReport(tick)
 	r.Clients, r.ClientsConnected = clients, clients
 	r.ObservedServerTickHz.Min = tickHz
 	r.ServiceIntervalMs.P99 = svcP99
-	leg := Leg{ID: "weave" + sweepSuffix(&clients, "c"), Pattern: "weave", Clients: &clients}
-	checks := Evaluate(Input{Profile: p, Leg: leg, Report: r})
-	return LegResult{Leg: leg, Verdict: LegVerdict(checks), Checks: checks, Report: r}
+	leg := profile.Leg{ID: fmt.Sprintf("weave_c%d", clients), Pattern: "weave", Clients: &clients}
+	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: leg, Report: r})
+	return rundir.LegResult{Leg: leg, Verdict: LegVerdict(checks, Facts{}), Checks: checks, Report: r}
 }
 
 func TestCapacityKnee(t *testing.T) {
 	p := testProfile()
 	p.Baselined = false
-	p.Gates["tick_hz_min"] = GateSpec{Threshold: f64(55), Level: LevelAdvisory}
-	p.Sweep = &Sweep{Clients: []int{32, 64, 128, 256}}
+	p.Gates["tick_hz_min"] = profile.GateSpec{Threshold: f64(55), Level: gatetable.LevelAdvisory}
+	p.Sweep = &profile.Sweep{Clients: []int{32, 64, 128, 256}}
 	cases := []struct {
 		name         string
 		hz, svc      [4]float64 // tick-Hz min, service interval p99 ms (bound 33.33)
@@ -60,7 +42,7 @@ func TestCapacityKnee(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := &RunResult{Profile: p}
+			res := &rundir.RunResult{Profile: p}
 			for _, n := range []int{256, 32, 128, 64} { // out of order: the curve sorts
 				j := map[int]int{32: 0, 64: 1, 128: 2, 256: 3}[n]
 				res.Legs = append(res.Legs, capLeg(p, n, tc.hz[j], tc.svc[j]))
@@ -84,7 +66,7 @@ func TestCapacityKnee(t *testing.T) {
 					t.Errorf("%d clients: service interval p99 %v, want %g", pt.Clients, pt.ServiceIntervalP99Ms, tc.svc[i])
 				}
 			}
-			md := capacityMarkdown(curves)
+			md := rundir.Markdown(&rundir.RunResult{Profile: p, Capacity: curves})
 			if !strings.Contains(md, "| 64") || (tc.knee != 0 && !strings.Contains(md, "◀ knee")) || !strings.Contains(md, "service interval p99 ms") {
 				t.Errorf("markdown:\n%s", md)
 			}
@@ -101,8 +83,8 @@ func deref(v *int) int {
 
 func TestCapacityOnlyForClientSweeps(t *testing.T) {
 	p := testProfile()
-	p.Sweep = &Sweep{EntityCounts: []int{0, 100}}
-	if c := Capacity(&RunResult{Profile: p, Legs: []LegResult{{Leg: Leg{ID: "weave_e0"}, Report: &report.Report{}}}}); c != nil {
+	p.Sweep = &profile.Sweep{EntityCounts: []int{0, 100}}
+	if c := Capacity(&rundir.RunResult{Profile: p, Legs: []rundir.LegResult{{Leg: profile.Leg{ID: "weave_e0"}, Report: &report.Report{}}}}); c != nil {
 		t.Errorf("entity sweep produced a capacity curve: %+v", c)
 	}
 }

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -37,25 +40,25 @@ func healthyReport(tick map[string]any) *report.Report {
 	}
 }
 
-func testProfile() *Profile {
-	return &Profile{
+func testProfile() *profile.Profile {
+	return &profile.Profile{
 		Name: "t", Tier: "pr", Transport: "enet", Clients: 8, Patterns: []string{"weave"}, Baselined: true,
-		Baseline: BaselinePolicy{TolerancePct: 10}, Harness: Harness{ServiceIntervalP99MaxPeriods: 2, ServiceIntervalMeanMaxPct: 1},
-		Gates: Gates{
-			"admission":                {Level: LevelHard},
-			"wire_kbs_max":             {Threshold: f64(150), Level: LevelHard},
-			"kbs_max":                  {Threshold: f64(100), Level: LevelHard},
-			"tick_hz_min":              {Threshold: f64(30), Level: LevelHard},
-			"tick_ms_p99_max":          {Threshold: f64(16.6), Level: LevelHard},
-			"rss_growth_kb_max":        {Threshold: f64(10000), Level: LevelHard},
-			"rss_slope_kb_per_min_max": {Threshold: f64(128), Level: LevelHard},
-			"entities_min":             {Threshold: f64(8), Level: LevelHard},
+		Baseline: profile.BaselinePolicy{TolerancePct: 10}, Harness: profile.Harness{ServiceIntervalP99MaxPeriods: 2, ServiceIntervalMeanMaxPct: 1},
+		Gates: profile.Gates{
+			"admission":                {Level: gatetable.LevelHard},
+			"wire_kbs_max":             {Threshold: f64(150), Level: gatetable.LevelHard},
+			"kbs_max":                  {Threshold: f64(100), Level: gatetable.LevelHard},
+			"tick_hz_min":              {Threshold: f64(30), Level: gatetable.LevelHard},
+			"tick_ms_p99_max":          {Threshold: f64(16.6), Level: gatetable.LevelHard},
+			"rss_growth_kb_max":        {Threshold: f64(10000), Level: gatetable.LevelHard},
+			"rss_slope_kb_per_min_max": {Threshold: f64(128), Level: gatetable.LevelHard},
+			"entities_min":             {Threshold: f64(8), Level: gatetable.LevelHard},
 		},
 	}
 }
 
 // setLevel changes a declared gate's level.
-func setLevel(p *Profile, gate, level string) {
+func setLevel(p *profile.Profile, gate, level string) {
 	spec := p.Gates[gate]
 	spec.Level = level
 	p.Gates[gate] = spec
@@ -65,179 +68,193 @@ func testBaseline() *Baseline {
 	return &Baseline{Path: "b.json", Entries: map[string]BaselineEntry{"t/weave": {KBs: 60, WireKBs: 50}}}
 }
 
-func find(checks []Check, gate string) (Check, bool) {
+func find(checks []rundir.Check, gate string) (rundir.Check, bool) {
 	for _, c := range checks {
 		if c.Gate == gate {
 			return c, true
 		}
 	}
-	return Check{}, false
+	return rundir.Check{}, false
 }
 
 func TestEvaluate(t *testing.T) {
 	tests := []struct {
 		name    string
-		mutate  func(p *Profile, tick map[string]any, r *report.Report, b *Baseline)
+		mutate  func(p *profile.Profile, tick map[string]any, r *report.Report, b *Baseline)
 		strict  bool
 		gate    string // the check under test
-		status  Status
+		status  rundir.Status
 		level   string
-		verdict Verdict
+		verdict rundir.Verdict
 	}{
-		{"healthy", nil, false, "wire_kbs_max", StatusPass, LevelHard, VerdictPassed},
+		{"healthy", nil, false, "wire_kbs_max", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
 		// wire ceiling
-		{"wire over ceiling", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"wire over ceiling", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["wire_out_kbs_per_client"] = 151.0
-		}, false, "wire_kbs_max", StatusFail, LevelHard, VerdictFailed},
-		{"wire missing is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		}, false, "wire_kbs_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"wire missing is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			delete(tk, "wire_out_kbs_per_client")
-		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"wire null is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"wire null is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["wire_out_kbs_per_client"] = nil
-		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// admission
-		{"refused client", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"refused client", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ClientsRefused, r.ClientsConnected = 1, 7
-		}, false, "admission", StatusFail, LevelHard, VerdictFailed},
-		{"dropped client", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ClientsDisconnected = 1 }, false, "admission", StatusFail, LevelHard, VerdictFailed},
-		{"swarm ran fewer clients", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"dropped client", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ClientsDisconnected = 1 }, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"swarm ran fewer clients", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.Clients, r.ClientsConnected = 4, 4
-		}, false, "admission", StatusFail, LevelHard, VerdictFailed},
+		}, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 		// tick-Hz tripwire
-		{"tick-Hz collapse", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ObservedServerTickHz.Min = 16 }, false, "tick_hz_min", StatusFail, LevelHard, VerdictFailed},
-		{"tick-Hz missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ObservedServerTickHz = nil }, false, "tick_hz_min", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"tick-Hz collapse", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ObservedServerTickHz.Min = 16
+		}, false, "tick_hz_min", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"tick-Hz missing", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ObservedServerTickHz = nil
+		}, false, "tick_hz_min", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// tick ms p99: advisory in pr, hard in strict
-		{"tick p99 over, pr tier: advisory", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"tick p99 over, pr tier: advisory", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
-		}, false, "tick_ms_p99_max", StatusFail, LevelAdvisory, VerdictPassed},
-		{"tick p99 over, --strict: hard", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		}, false, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
+		{"tick p99 over, --strict: hard", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
-		}, true, "tick_ms_p99_max", StatusFail, LevelHard, VerdictFailed},
-		{"tick p99 over, strict profile tier", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		}, true, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"tick p99 over, strict profile tier", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			p.Tier = "strict"
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
-		}, false, "tick_ms_p99_max", StatusFail, LevelHard, VerdictFailed},
-		{"tick p99 missing, strict", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		}, false, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"tick p99 missing, strict", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 1, "max": 1, "p95": 1}
-		}, true, "tick_ms_p99_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		}, true, "tick_ms_p99_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// server CPU: machine-dependent like tick p99, and a timing figure
-		{"cpu over, pr tier: advisory", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
-			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
+		{"cpu over, pr tier: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
 			tk["cpu_pct"] = 80.0
-		}, false, "server_cpu_pct_max", StatusFail, LevelAdvisory, VerdictPassed},
-		{"cpu over, --strict: hard", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
-			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
+		}, false, "server_cpu_pct_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
+		{"cpu over, --strict: hard", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
 			tk["cpu_pct"] = 80.0
-		}, true, "server_cpu_pct_max", StatusFail, LevelHard, VerdictFailed},
-		{"cpu not written, strict: unevaluable", func(p *Profile, _ map[string]any, _ *report.Report, _ *Baseline) {
-			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
-		}, true, "server_cpu_pct_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"cpu over on a harness-bound leg: inconclusive", func(p *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
-			p.Gates["server_cpu_pct_max"] = GateSpec{Threshold: f64(50), Level: LevelHard}
+		}, true, "server_cpu_pct_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"cpu not written, strict: unevaluable", func(p *profile.Profile, _ map[string]any, _ *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
+		}, true, "server_cpu_pct_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"cpu over on a harness-bound leg: inconclusive", func(p *profile.Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
 			tk["cpu_pct"] = 80.0
 			r.ServiceIntervalMs.P99 = 40
-		}, true, "server_cpu_pct_max", StatusInconclusive, LevelHard, VerdictInconclusive},
+		}, true, "server_cpu_pct_max", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
 		// RSS
-		{"rss growth", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = 90000 }, false, "rss_growth_kb_max", StatusFail, LevelHard, VerdictFailed},
-		{"rss startup missing", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "rss_startup_kb") }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"rss unavailable (0)", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"rss growth", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = 90000 }, false, "rss_growth_kb_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss startup missing", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			delete(tk, "rss_startup_kb")
+		}, false, "rss_growth_kb_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss unavailable (0)", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["rss_kb"], tk["rss_startup_kb"] = 0, 0
-		}, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"rss slope", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = f64(500) }, false, "rss_slope_kb_per_min_max", StatusFail, LevelHard, VerdictFailed},
-		{"rss slope null", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = nil }, false, "rss_slope_kb_per_min_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		}, false, "rss_growth_kb_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss slope", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.RSSSlopeKBPerMin = f64(500)
+		}, false, "rss_slope_kb_per_min_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss slope null", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = nil }, false, "rss_slope_kb_per_min_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// entities
-		{"entities short", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["entities"] = 3 }, false, "entities_min", StatusFail, LevelHard, VerdictFailed},
+		{"entities short", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["entities"] = 3 }, false, "entities_min", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 		// transport identity, both directions and both ends
-		{"swarm spoke quic", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Transport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
-		{"server reports quic", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["transport"] = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
-		{"profile quic, ran enet", func(p *Profile, _ map[string]any, _ *report.Report, _ *Baseline) { p.Transport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
-		{"welcome disagrees", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "quic" }, false, "transport", StatusFail, LevelHard, VerdictFailed},
-		{"server transport missing", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "transport") }, false, "transport", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"welcome transport empty is unevaluable", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "" }, false, "transport", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"wire_peers 0 is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_peers"] = 0 }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"wire_peers missing is unevaluable", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "wire_peers") }, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"rss unavailable (negative)", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = -1 }, false, "rss_growth_kb_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		{"swarm spoke quic", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Transport = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"server reports quic", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["transport"] = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"profile quic, ran enet", func(p *profile.Profile, _ map[string]any, _ *report.Report, _ *Baseline) { p.Transport = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"welcome disagrees", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"server transport missing", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "transport") }, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"welcome transport empty is unevaluable", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "" }, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"wire_peers 0 is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_peers"] = 0 }, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"wire_peers missing is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "wire_peers") }, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss unavailable (negative)", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = -1 }, false, "rss_growth_kb_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// the load happened, whatever the profile declares
-		{"nobody admitted", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"nobody admitted", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ClientsConnected, r.ClientsNeverConnected, r.SnapshotsReceived = 0, 8, 0
-		}, false, "load", StatusFail, LevelHard, VerdictFailed},
-		{"no snapshot received", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.SnapshotsReceived = 0 }, false, "load", StatusFail, LevelHard, VerdictFailed},
-		{"load happened", nil, false, "load", StatusPass, LevelHard, VerdictPassed},
+		}, false, "load", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"no snapshot received", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.SnapshotsReceived = 0 }, false, "load", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"load happened", nil, false, "load", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
 		// an explicit advisory declaration stays advisory under --strict
-		{"tick p99 declared advisory, --strict: advisory", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
-			setLevel(p, "tick_ms_p99_max", LevelAdvisory)
+		{"tick p99 declared advisory, --strict: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			setLevel(p, "tick_ms_p99_max", gatetable.LevelAdvisory)
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
-		}, true, "tick_ms_p99_max", StatusFail, LevelAdvisory, VerdictPassed},
-		{"harness-bound carried swarm tick-Hz assert is inconclusive", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, true, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
+		{"harness-bound carried swarm tick-Hz assert is inconclusive", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ServiceIntervalMs.P99 = 40
 			r.Asserts = []report.AssertResult{{Name: "assert-min-tick-hz", Threshold: 58, Passed: false}}
-		}, false, "swarm_assert", StatusInconclusive, LevelHard, VerdictInconclusive},
-		{"no server_tick at all", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "swarm_assert", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
+		{"no server_tick at all", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ServerTick, r.ServerMetricsError = nil, "open: no such file"
-		}, false, "wire_kbs_max", StatusUnevaluable, LevelHard, VerdictFailed},
+		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// baseline
-		{"baseline within tolerance", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"baseline within tolerance", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.DownstreamKBsPerClient.Mean = 65.9
-		}, false, "baseline_kbs", StatusPass, LevelHard, VerdictPassed},
-		{"baseline kbs regression", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "baseline_kbs", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
+		{"baseline kbs regression", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.DownstreamKBsPerClient.Mean = 66.1
-		}, false, "baseline_kbs", StatusFail, LevelHard, VerdictFailed},
-		{"baseline wire regression", func(_ *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		}, false, "baseline_kbs", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"baseline wire regression", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
 			tk["wire_out_kbs_per_client"] = 55.1
-		}, false, "baseline_wire_kbs", StatusFail, LevelHard, VerdictFailed},
-		{"baseline key missing", func(_ *Profile, _ map[string]any, _ *report.Report, b *Baseline) { delete(b.Entries, "t/weave") }, false, "baseline_kbs", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"baseline tolerance from profile", func(p *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "baseline_wire_kbs", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"baseline key missing", func(_ *profile.Profile, _ map[string]any, _ *report.Report, b *Baseline) {
+			delete(b.Entries, "t/weave")
+		}, false, "baseline_kbs", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"baseline tolerance from profile", func(p *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			p.Baseline.TolerancePct = 20
 			r.DownstreamKBsPerClient.Mean = 71
-		}, false, "baseline_kbs", StatusPass, LevelHard, VerdictPassed},
+		}, false, "baseline_kbs", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
 		// harness-bound: inconclusive, not passed; but a failed gate still wins
 		// the per-client service interval against the 60 Hz period (16.67 ms):
 		// p99 ≤ 2 periods (33.33 ms), mean ≤ period +1 % (16.83 ms)
-		{"harness-bound: p99 over", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs.P99 = 40 }, false, "harness", StatusInconclusive, LevelHard, VerdictInconclusive},
-		{"harness-bound: mean over", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs.Mean = 16.9 }, false, "harness", StatusInconclusive, LevelHard, VerdictInconclusive},
-		{"harness within both bounds", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound: p99 over", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ServiceIntervalMs.P99 = 40
+		}, false, "harness", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
+		{"harness-bound: mean over", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			r.ServiceIntervalMs.Mean = 16.9
+		}, false, "harness", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
+		{"harness within both bounds", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 33.3, 16.83
-		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
-		{"harness bounds scale with the rate", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
+		{"harness bounds scale with the rate", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.RateHz = 30 // period 33.33 ms: p99 ≤ 66.67, mean ≤ 33.67
 			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 60, 33.5
-		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
-		{"harness bounds from the profile", func(p *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
-			p.Harness = Harness{ServiceIntervalP99MaxPeriods: 15, ServiceIntervalMeanMaxPct: 50}
+		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
+		{"harness bounds from the profile", func(p *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+			p.Harness = profile.Harness{ServiceIntervalP99MaxPeriods: 15, ServiceIntervalMeanMaxPct: 50}
 			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 200, 24
-		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
-		{"harness worker dt over the period is not harness-bound", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
+		{"harness worker dt over the period is not harness-bound", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.WorkerLoopDtMs.P99 = 20.29
-		}, false, "harness", StatusPass, LevelHard, VerdictPassed},
-		{"harness-bound and failed", func(_ *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
+		{"harness-bound and failed", func(_ *profile.Profile, tk map[string]any, r *report.Report, _ *Baseline) {
 			r.ServiceIntervalMs.P99 = 40
 			tk["wire_out_kbs_per_client"] = 200.0
-		}, false, "harness", StatusInconclusive, LevelHard, VerdictFailed},
-		{"harness-bound timing failure is inconclusive", func(_ *Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "harness", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictFailed},
+		{"harness-bound timing failure is inconclusive", func(_ *profile.Profile, tk map[string]any, r *report.Report, _ *Baseline) {
 			r.ServiceIntervalMs.P99 = 40
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 			r.Asserts = []report.AssertResult{{Name: "assert-max-tick-ms", Threshold: 16.6, Passed: false}}
-		}, true, "tick_ms_p99_max", StatusInconclusive, LevelHard, VerdictInconclusive},
-		{"harness-bound tripwire failure is inconclusive", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, true, "tick_ms_p99_max", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
+		{"harness-bound tripwire failure is inconclusive", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ServiceIntervalMs.P99 = 40
 			r.ObservedServerTickHz.Min = 12
-		}, false, "tick_hz_min", StatusInconclusive, LevelHard, VerdictInconclusive},
-		{"harness-bound admission failure stands", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "tick_hz_min", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
+		{"harness-bound admission failure stands", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.ServiceIntervalMs.P99 = 40
 			r.ClientsDisconnected = 2
-		}, false, "admission", StatusFail, LevelHard, VerdictFailed},
-		{"harness service interval missing", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs = nil }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
-		{"harness rate 0", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RateHz = 0 }, false, "harness", StatusUnevaluable, LevelHard, VerdictFailed},
+		}, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"harness service interval missing", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs = nil }, false, "harness", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"harness rate 0", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RateHz = 0 }, false, "harness", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// advisory never fails; the swarm's own failed assert always does
-		{"advisory wire over", func(p *Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
-			setLevel(p, "wire_kbs_max", LevelAdvisory)
+		{"advisory wire over", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+			setLevel(p, "wire_kbs_max", gatetable.LevelAdvisory)
 			p.Baselined = false
 			tk["wire_out_kbs_per_client"] = 500.0
-		}, false, "wire_kbs_max", StatusFail, LevelAdvisory, VerdictPassed},
-		{"swarm assert failed", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		}, false, "wire_kbs_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
+		{"swarm assert failed", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
 			r.Asserts = []report.AssertResult{{Name: "max-tick-ms", Threshold: 16.6, Passed: false}}
-		}, false, "swarm_assert", StatusFail, LevelHard, VerdictFailed},
-		{"swarm aborted", func(_ *Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Aborted = "interrupted" }, false, "swarm_run", StatusFail, LevelHard, VerdictFailed},
+		}, false, "swarm_assert", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"swarm aborted", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Aborted = "interrupted" }, false, "swarm_run", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,7 +266,7 @@ func TestEvaluate(t *testing.T) {
 					r.ServerTick, _ = json.Marshal(tick)
 				}
 			}
-			checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Strict: tc.strict, Report: r, Baseline: b})
+			checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Strict: tc.strict, Report: r, Baseline: b})
 			c, ok := find(checks, tc.gate)
 			if !ok {
 				t.Fatalf("no %s check in %+v", tc.gate, checks)
@@ -257,7 +274,7 @@ func TestEvaluate(t *testing.T) {
 			if c.Status != tc.status || c.Level != tc.level {
 				t.Errorf("%s: status %s level %s, want %s %s (%s)", tc.gate, c.Status, c.Level, tc.status, tc.level, c.Detail)
 			}
-			if got := LegVerdict(checks); got != tc.verdict {
+			if got := LegVerdict(checks, Facts{}); got != tc.verdict {
 				t.Errorf("verdict %s, want %s; checks %+v", got, tc.verdict, checks)
 			}
 		})
@@ -266,14 +283,14 @@ func TestEvaluate(t *testing.T) {
 
 func TestEvaluateUnreadReport(t *testing.T) {
 	p := testProfile()
-	checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], ReportErr: errors.New("open report.json: no such file")})
-	if LegVerdict(checks) != VerdictFailed {
+	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], ReportErr: errors.New("open report.json: no such file")})
+	if LegVerdict(checks, Facts{}) != rundir.VerdictFailed {
 		t.Fatalf("unread report must fail the leg: %+v", checks)
 	}
 	// Every declared gate is listed, each unevaluable.
 	for _, g := range []string{"report", "transport", "admission", "wire_kbs_max", "tick_ms_p99_max", "baseline_kbs"} {
 		c, ok := find(checks, g)
-		if !ok || c.Status != StatusUnevaluable {
+		if !ok || c.Status != rundir.StatusUnevaluable {
 			t.Errorf("%s: %+v, want unevaluable", g, c)
 		}
 	}
@@ -281,7 +298,7 @@ func TestEvaluateUnreadReport(t *testing.T) {
 
 func TestMissingBaselineKeyMessage(t *testing.T) {
 	p, b := testProfile(), &Baseline{Path: "baselines/x.json", Entries: map[string]BaselineEntry{}}
-	checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b})
+	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b})
 	c, _ := find(checks, "baseline_kbs")
 	if !strings.Contains(c.Detail, "--update-baseline") || !strings.Contains(c.Detail, `"t/weave"`) {
 		t.Errorf("detail %q must name the key and --update-baseline", c.Detail)
@@ -290,53 +307,32 @@ func TestMissingBaselineKeyMessage(t *testing.T) {
 
 func TestUpdateModeRecords(t *testing.T) {
 	p, b := testProfile(), &Baseline{Entries: map[string]BaselineEntry{}}
-	checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b, UpdateBaseline: true})
-	if c, _ := find(checks, "baseline_kbs"); c.Status != StatusRecorded {
+	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b, UpdateBaseline: true})
+	if c, _ := find(checks, "baseline_kbs"); c.Status != rundir.StatusRecorded {
 		t.Errorf("baseline_kbs under --update-baseline: %s", c.Status)
 	}
-	if LegVerdict(checks) != VerdictPassed {
+	if LegVerdict(checks, Facts{}) != rundir.VerdictPassed {
 		t.Errorf("a missing key under --update-baseline must not fail the leg")
 	}
 }
 
-func TestAssertFlags(t *testing.T) {
-	p := testProfile()
-	got := strings.Join(AssertFlags(p, p.Legs()[0], false), " ")
-	for _, want := range []string{"--assert-admission", "--assert-max-wire-kbs 150", "--assert-min-tick-hz 30",
-		"--assert-max-rss-growth-kb 10000", "--assert-max-rss-slope-kb-per-min 128", "--assert-min-entities 8"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("flags %q lack %q", got, want)
-		}
-	}
-	if strings.Contains(got, "--assert-max-tick-ms") {
-		t.Errorf("pr tier must not forward the tick-ms assert (advisory there): %q", got)
-	}
-	if got := strings.Join(AssertFlags(p, p.Legs()[0], true), " "); !strings.Contains(got, "--assert-max-tick-ms 16.6") {
-		t.Errorf("--strict must forward the tick-ms assert: %q", got)
-	}
-	setLevel(p, "wire_kbs_max", LevelAdvisory)
-	if got := strings.Join(AssertFlags(p, p.Legs()[0], false), " "); strings.Contains(got, "wire") {
-		t.Errorf("advisory gates must not be forwarded: %q", got)
-	}
-}
-
 func TestRunVerdict(t *testing.T) {
-	leg := func(v Verdict) LegResult { return LegResult{Verdict: v} }
+	leg := func(v rundir.Verdict) rundir.LegResult { return rundir.LegResult{Verdict: v} }
 	tests := []struct {
-		legs        []LegResult
+		legs        []rundir.LegResult
 		interrupted bool
-		want        Verdict
+		want        rundir.Verdict
 	}{
-		{[]LegResult{leg(VerdictPassed), leg(VerdictPassed)}, false, VerdictPassed},
-		{[]LegResult{leg(VerdictPassed), leg(VerdictInconclusive)}, false, VerdictInconclusive},
-		{[]LegResult{leg(VerdictInconclusive), leg(VerdictFailed)}, false, VerdictFailed},
-		{[]LegResult{leg(VerdictLaunchFailed), leg(VerdictInconclusive)}, false, VerdictLaunchFailed},
-		{[]LegResult{leg(VerdictFailed), leg(VerdictLaunchFailed)}, false, VerdictFailed},
-		{[]LegResult{leg(VerdictPassed)}, true, VerdictInterrupted},
-		{nil, false, VerdictFailed},
+		{[]rundir.LegResult{leg(rundir.VerdictPassed), leg(rundir.VerdictPassed)}, false, rundir.VerdictPassed},
+		{[]rundir.LegResult{leg(rundir.VerdictPassed), leg(rundir.VerdictInconclusive)}, false, rundir.VerdictInconclusive},
+		{[]rundir.LegResult{leg(rundir.VerdictInconclusive), leg(rundir.VerdictFailed)}, false, rundir.VerdictFailed},
+		{[]rundir.LegResult{leg(rundir.VerdictLaunchFailed), leg(rundir.VerdictInconclusive)}, false, rundir.VerdictLaunchFailed},
+		{[]rundir.LegResult{leg(rundir.VerdictFailed), leg(rundir.VerdictLaunchFailed)}, false, rundir.VerdictFailed},
+		{[]rundir.LegResult{leg(rundir.VerdictPassed)}, true, rundir.VerdictInterrupted},
+		{nil, false, rundir.VerdictFailed},
 	}
 	for i, tc := range tests {
-		if got := RunVerdict(&RunResult{Legs: tc.legs, Interrupted: tc.interrupted}); got != tc.want {
+		if got := RunVerdict(&rundir.RunResult{Legs: tc.legs, Interrupted: tc.interrupted}); got != tc.want {
 			t.Errorf("%d: %s, want %s", i, got, tc.want)
 		}
 	}
@@ -359,18 +355,18 @@ func TestBaselineBytesPerEntity(t *testing.T) {
 		name     string
 		report   *report.Report
 		baseline *Baseline
-		want     Status // "" = the check must be absent
+		want     rundir.Status // "" = the check must be absent
 	}{
-		{"within tolerance", withBPE(f64(25.5)), base(f64(24.5)), StatusPass},
-		{"fatter records", withBPE(f64(30.6)), base(f64(24.5)), StatusFail},
-		{"no longer decoded", withBPE(nil), base(f64(24.5)), StatusUnevaluable},
-		{"baseline lacks it", withBPE(f64(24.5)), base(nil), StatusUnevaluable},
+		{"within tolerance", withBPE(f64(25.5)), base(f64(24.5)), rundir.StatusPass},
+		{"fatter records", withBPE(f64(30.6)), base(f64(24.5)), rundir.StatusFail},
+		{"no longer decoded", withBPE(nil), base(f64(24.5)), rundir.StatusUnevaluable},
+		{"baseline lacks it", withBPE(f64(24.5)), base(nil), rundir.StatusUnevaluable},
 		{"opaque server", withBPE(nil), base(nil), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testProfile()
-			checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: tc.report, Baseline: tc.baseline})
+			checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: tc.report, Baseline: tc.baseline})
 			c, ok := find(checks, "baseline_bytes_per_entity")
 			if tc.want == "" {
 				if ok {
@@ -381,7 +377,7 @@ func TestBaselineBytesPerEntity(t *testing.T) {
 			if !ok || c.Status != tc.want {
 				t.Fatalf("got %+v, want %s", c, tc.want)
 			}
-			if k, _ := find(checks, "baseline_kbs"); k.Status != StatusPass {
+			if k, _ := find(checks, "baseline_kbs"); k.Status != rundir.StatusPass {
 				t.Errorf("baseline_kbs must not be affected: %+v", k)
 			}
 		})
@@ -402,16 +398,16 @@ func TestEvaluateShards(t *testing.T) {
 		shard   *report.ShardInfo
 		profile int // profile shards
 		lose    int // clients not admitted (fails admission)
-		status  Status
-		verdict Verdict
+		status  rundir.Status
+		verdict rundir.Verdict
 	}{
-		{"complete", complete, nil, 4, 0, StatusPass, VerdictPassed},
-		{"missing shard", missing, nil, 4, 0, StatusInconclusive, VerdictInconclusive},
-		{"missing shard, admission short", missing, nil, 4, 2, StatusInconclusive, VerdictInconclusive},
-		{"duplicate shard", dup, nil, 1, 0, StatusInconclusive, VerdictInconclusive},
-		{"one shard's own report", nil, &report.ShardInfo{Index: 1, Count: 4}, 1, 0, StatusInconclusive, VerdictInconclusive},
-		{"profile shards but no block", nil, nil, 4, 0, StatusUnevaluable, VerdictFailed},
-		{"complete but admission short", complete, nil, 4, 2, StatusPass, VerdictFailed},
+		{"complete", complete, nil, 4, 0, rundir.StatusPass, rundir.VerdictPassed},
+		{"missing shard", missing, nil, 4, 0, rundir.StatusInconclusive, rundir.VerdictInconclusive},
+		{"missing shard, admission short", missing, nil, 4, 2, rundir.StatusInconclusive, rundir.VerdictInconclusive},
+		{"duplicate shard", dup, nil, 1, 0, rundir.StatusInconclusive, rundir.VerdictInconclusive},
+		{"one shard's own report", nil, &report.ShardInfo{Index: 1, Count: 4}, 1, 0, rundir.StatusInconclusive, rundir.VerdictInconclusive},
+		{"profile shards but no block", nil, nil, 4, 0, rundir.StatusUnevaluable, rundir.VerdictFailed},
+		{"complete but admission short", complete, nil, 4, 2, rundir.StatusPass, rundir.VerdictFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,19 +416,19 @@ func TestEvaluateShards(t *testing.T) {
 			r := healthyReport(healthyTick())
 			r.Shards, r.Shard = tc.shards, tc.shard
 			r.ClientsConnected -= tc.lose
-			checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()})
+			checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()})
 			c, ok := find(checks, "shards")
 			if !ok || c.Status != tc.status {
 				t.Fatalf("shards check %+v (present %v), want %s", c, ok, tc.status)
 			}
-			if v := LegVerdict(checks); v != tc.verdict {
+			if v := LegVerdict(checks, Facts{}); v != tc.verdict {
 				t.Fatalf("verdict %s, want %s; checks %+v", v, tc.verdict, checks)
 			}
 		})
 	}
 	// An unsharded report of an unsharded profile has no shards check.
 	p := testProfile()
-	if _, ok := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: testBaseline()}), "shards"); ok {
+	if _, ok := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: testBaseline()}), "shards"); ok {
 		t.Error("an unsharded run must not grow a shards check")
 	}
 }
@@ -443,19 +439,19 @@ func TestHarnessCheckText(t *testing.T) {
 	tests := []struct {
 		name           string
 		p99, mean      float64
-		status         Status
+		status         rundir.Status
 		detail, absent []string
 	}{
-		{"within", 23.8, 16.68, StatusPass, nil, []string{"over"}},
-		{"p99 over", 40, 16.68, StatusInconclusive, []string{"p99 40.00 ms is 6.67 ms over its bound (2.40 periods of 16.67 ms)", "harness-bound"}, []string{"mean"}},
-		{"mean over", 23.8, 33.4, StatusInconclusive, []string{"mean 33.40 ms is 16.57 ms over its bound (+100.4 % against the 16.67 ms period: clients were serviced 29.94 times a second, not 60)", "harness-bound"}, []string{"p99"}},
-		{"both over", 40, 33.4, StatusInconclusive, []string{"p99 40.00 ms", "mean 33.40 ms"}, nil},
+		{"within", 23.8, 16.68, rundir.StatusPass, nil, []string{"over"}},
+		{"p99 over", 40, 16.68, rundir.StatusInconclusive, []string{"p99 40.00 ms is 6.67 ms over its bound (2.40 periods of 16.67 ms)", "harness-bound"}, []string{"mean"}},
+		{"mean over", 23.8, 33.4, rundir.StatusInconclusive, []string{"mean 33.40 ms is 16.57 ms over its bound (+100.4 % against the 16.67 ms period: clients were serviced 29.94 times a second, not 60)", "harness-bound"}, []string{"p99"}},
+		{"both over", 40, 33.4, rundir.StatusInconclusive, []string{"p99 40.00 ms", "mean 33.40 ms"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, r := testProfile(), healthyReport(healthyTick())
 			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = tc.p99, tc.mean
-			c, ok := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "harness")
+			c, ok := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "harness")
 			if !ok {
 				t.Fatal("no harness check")
 			}
@@ -489,8 +485,8 @@ func TestHarnessCheckText(t *testing.T) {
 func TestHarnessUnevaluableSaysWhatIsMissing(t *testing.T) {
 	p, r := testProfile(), healthyReport(healthyTick())
 	r.RateHz, r.ServiceIntervalMs = 0, nil
-	c, _ := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "harness")
-	if c.Status != StatusUnevaluable || !strings.Contains(c.Detail, "report.rate_hz is 0") || !strings.Contains(c.Detail, "report.service_interval_ms missing") {
+	c, _ := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "harness")
+	if c.Status != rundir.StatusUnevaluable || !strings.Contains(c.Detail, "report.rate_hz is 0") || !strings.Contains(c.Detail, "report.service_interval_ms missing") {
 		t.Errorf("%+v: want unevaluable naming rate_hz and service_interval_ms", c)
 	}
 }

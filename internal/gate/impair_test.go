@@ -4,13 +4,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 )
 
 // impairedFixture is a profile with one impairment phase and a report of a
 // run that went through it: 60 Hz before, 40 Hz during, recovered in 3 s.
-func impairedFixture() (*Profile, *report.Report) {
+func impairedFixture() (*profile.Profile, *report.Report) {
 	sched, _ := relay.Schedule{{StartS: 5, DurationS: 10, Settings: relay.Settings{Loss: 0.1, DelayMs: 50}}}.Normalize()
 	p := testProfile()
 	p.Baselined = false
@@ -30,25 +34,25 @@ func TestImpairmentCheck(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		mutate func(*report.Report)
-		status Status
+		status rundir.Status
 		detail string
 	}{
-		{"applied", func(*report.Report) {}, StatusPass, ""},
-		{"impaired nothing", func(r *report.Report) { r.Relay.Stats = relay.Stats{DatagramsDown: 1000, DatagramsUp: 1000} }, StatusFail, "impaired none"},
-		{"no relay", func(r *report.Report) { r.Relay = nil }, StatusUnevaluable, "did not route"},
-		{"other schedule", func(r *report.Report) { r.Impairment = nil }, StatusFail, "another impairment"},
-		{"relay overflowed", func(r *report.Report) { r.Relay.Overflow = 7 }, StatusInconclusive, "dropped 7"},
+		{"applied", func(*report.Report) {}, rundir.StatusPass, ""},
+		{"impaired nothing", func(r *report.Report) { r.Relay.Stats = relay.Stats{DatagramsDown: 1000, DatagramsUp: 1000} }, rundir.StatusFail, "impaired none"},
+		{"no relay", func(r *report.Report) { r.Relay = nil }, rundir.StatusUnevaluable, "did not route"},
+		{"other schedule", func(r *report.Report) { r.Impairment = nil }, rundir.StatusFail, "another impairment"},
+		{"relay overflowed", func(r *report.Report) { r.Relay.Overflow = 7 }, rundir.StatusInconclusive, "dropped 7"},
 	} {
 		p, r := impairedFixture()
 		c.mutate(r)
-		checks := Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r})
+		checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r})
 		got, ok := find(checks, "impairment")
 		if !ok || got.Status != c.status || !strings.Contains(got.Detail, c.detail) {
 			t.Errorf("%s: impairment check %+v, want %s with %q", c.name, got, c.status, c.detail)
 		}
 	}
 	// Without an impairment there is no such check.
-	if _, ok := find(Evaluate(Input{Profile: testProfile(), Report: healthyReport(healthyTick())}), "impairment"); ok {
+	if _, ok := find(Evaluate(Input{SchemaValidated: true, Profile: testProfile(), Report: healthyReport(healthyTick())}), "impairment"); ok {
 		t.Error("an unimpaired profile got an impairment check")
 	}
 }
@@ -59,81 +63,38 @@ func TestPhaseScopedGates(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		gate   string
-		spec   GateSpec
-		status Status
+		spec   profile.GateSpec
+		status rundir.Status
 		detail string
 	}{
-		{"whole run passes", "tick_hz_min", GateSpec{Threshold: f64(55), Level: LevelHard}, StatusPass, ""},
-		{"during fails", "tick_hz_min", GateSpec{Threshold: f64(55), Level: LevelHard, Phase: "during"}, StatusFail, "must be"},
-		{"after passes", "tick_hz_min", GateSpec{Threshold: f64(55), Level: LevelHard, Phase: "after"}, StatusPass, ""},
-		{"unknown phase", "tick_hz_min", GateSpec{Threshold: f64(55), Level: LevelHard, Phase: "spike"}, StatusUnevaluable, "has no phase \"spike\""},
-		{"server gate scoped", "wire_kbs_max", GateSpec{Threshold: f64(150), Level: LevelHard, Phase: "during"}, StatusUnevaluable, "run-long"},
-		{"missing figure stays missing", "kbs_max", GateSpec{Threshold: f64(100), Level: LevelHard, Phase: "during"}, StatusUnevaluable, "in phase during missing"},
-		{"recover passes", "recover_s_max", GateSpec{Threshold: f64(5), Level: LevelHard}, StatusPass, ""},
-		{"recover too slow", "recover_s_max", GateSpec{Threshold: f64(2), Level: LevelHard}, StatusFail, "must be"},
-		{"recover on during", "recover_s_max", GateSpec{Threshold: f64(5), Level: LevelHard, Phase: "during"}, StatusUnevaluable, "only on the \"after\""},
+		{"whole run passes", "tick_hz_min", profile.GateSpec{Threshold: f64(55), Level: gatetable.LevelHard}, rundir.StatusPass, ""},
+		{"during fails", "tick_hz_min", profile.GateSpec{Threshold: f64(55), Level: gatetable.LevelHard, Phase: "during"}, rundir.StatusFail, "must be"},
+		{"after passes", "tick_hz_min", profile.GateSpec{Threshold: f64(55), Level: gatetable.LevelHard, Phase: "after"}, rundir.StatusPass, ""},
+		{"unknown phase", "tick_hz_min", profile.GateSpec{Threshold: f64(55), Level: gatetable.LevelHard, Phase: "spike"}, rundir.StatusUnevaluable, "has no phase \"spike\""},
+		{"server gate scoped", "wire_kbs_max", profile.GateSpec{Threshold: f64(150), Level: gatetable.LevelHard, Phase: "during"}, rundir.StatusUnevaluable, "run-long"},
+		{"missing figure stays missing", "kbs_max", profile.GateSpec{Threshold: f64(100), Level: gatetable.LevelHard, Phase: "during"}, rundir.StatusUnevaluable, "in phase during missing"},
+		{"recover passes", "recover_s_max", profile.GateSpec{Threshold: f64(5), Level: gatetable.LevelHard}, rundir.StatusPass, ""},
+		{"recover too slow", "recover_s_max", profile.GateSpec{Threshold: f64(2), Level: gatetable.LevelHard}, rundir.StatusFail, "must be"},
+		{"recover on during", "recover_s_max", profile.GateSpec{Threshold: f64(5), Level: gatetable.LevelHard, Phase: "during"}, rundir.StatusUnevaluable, "only on the \"after\""},
 	} {
 		p, r := impairedFixture()
-		p.Gates = Gates{c.gate: c.spec}
-		got, ok := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r}), c.gate)
+		p.Gates = profile.Gates{c.gate: c.spec}
+		got, ok := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r}), c.gate)
 		if !ok || got.Status != c.status || !strings.Contains(got.Detail, c.detail) || got.Phase != c.spec.Phase {
 			t.Errorf("%s: %+v, want %s with %q", c.name, got, c.status, c.detail)
 		}
 	}
 	// recover_s null (never recovered) fails with the swarm's reason.
 	p, r := impairedFixture()
-	p.Gates = Gates{"recover_s_max": {Threshold: f64(30), Level: LevelHard}}
+	p.Gates = profile.Gates{"recover_s_max": {Threshold: f64(30), Level: gatetable.LevelHard}}
 	r.Phases[2].RecoverS, r.Phases[2].RecoverNote = nil, "never held"
-	if got, _ := find(Evaluate(Input{Profile: p, Leg: p.Legs()[0], Report: r}), "recover_s_max"); got.Status != StatusUnevaluable || !strings.Contains(got.Detail, "never held") {
+	if got, _ := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r}), "recover_s_max"); got.Status != rundir.StatusUnevaluable || !strings.Contains(got.Detail, "never held") {
 		t.Errorf("null recover_s: %+v", got)
 	}
 	// Scoped gates are not forwarded to the swarm (its asserts read the
 	// whole run); unscoped ones are.
-	p.Gates = Gates{"tick_hz_min": {Threshold: f64(55), Level: LevelHard, Phase: "during"}, "recover_s_max": {Threshold: f64(9), Level: LevelHard}}
-	if got := strings.Join(AssertFlags(p, p.Legs()[0], false), " "); got != "--assert-max-recover-s 9" {
+	p.Gates = profile.Gates{"tick_hz_min": {Threshold: f64(55), Level: gatetable.LevelHard, Phase: "during"}, "recover_s_max": {Threshold: f64(9), Level: gatetable.LevelHard}}
+	if got := strings.Join(swarmcmd.AssertFlags(p, p.Legs()[0], false), " "); got != "--assert-max-recover-s 9" {
 		t.Errorf("AssertFlags = %q", got)
-	}
-}
-
-func TestProfilePhaseValidation(t *testing.T) {
-	dir := t.TempDir()
-	base := `description: "d"
-transport: "enet"
-clients: 2
-duration_s: 10
-patterns: ["weave"]
-baselined: false
-`
-	for _, c := range []struct{ name, body, err string }{
-		{"okphase", `impairment: [{start_s: 2, duration_s: 3, loss: 0.1, name: "spike"}]
-gates: {tick_hz_min: {threshold: 50, phase: "spike"}, recover_s_max: threshold: 5}`, ""},
-		{"badphase", `impairment: [{start_s: 2, duration_s: 3, loss: 0.1}]
-gates: tick_hz_min: {threshold: 50, phase: "spike"}`, `"spike" is not a stretch of this profile's run (before, during, after)`},
-		{"nophase", `gates: tick_hz_min: {threshold: 50, phase: "during"}`, "declares no impairment"},
-		{"norecover", `gates: recover_s_max: threshold: 5`, "needs an impairment"},
-		{"overlap", `impairment: [{start_s: 2, duration_s: 3, loss: 0.1}, {start_s: 3, duration_s: 3, loss: 0.1}]
-gates: {}`, "must not overlap"},
-		{"late", `impairment: [{start_s: 20, duration_s: 3, loss: 0.1}]
-gates: {}`, "after the run ends"},
-		{"nothing", `impairment: [{start_s: 2, duration_s: 3}]
-gates: {}`, "impairs nothing"},
-	} {
-		writeProfile(t, dir, c.name, "name: \""+c.name+"\"\n"+base+c.body+"\n")
-	}
-	cat, err := NewCatalog(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ name, err string }{
-		{"okphase", ""}, {"badphase", `is not a stretch`}, {"nophase", "declares no impairment"},
-		{"norecover", "needs an impairment"}, {"overlap", "must not overlap"}, {"late", "after the run ends"}, {"nothing", "impairs nothing"},
-	} {
-		_, _, err := cat.Load(c.name)
-		switch {
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", c.name, FormatError(err))
-		case c.err != "" && (err == nil || !strings.Contains(FormatError(err), c.err)):
-			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
-		}
 	}
 }

@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// fixedRun is a RunResult built by Evaluate from fixed inputs: a passing
+// fixedRun is a rundir.RunResult built by Evaluate from fixed inputs: a passing
 // leg, a leg failing its wire ceiling and baseline, and a harness-bound leg
 // whose timing failure is inconclusive.
-func fixedRun() *RunResult {
+func fixedRun() *rundir.RunResult {
 	p := testProfile()
 	p.Description = "golden fixture"
 	p.Patterns = []string{"weave", "idle", "aggressive"}
@@ -24,23 +25,23 @@ func fixedRun() *RunResult {
 	legs := p.Legs()
 	base := &Baseline{Path: "baselines/b.json", Entries: map[string]BaselineEntry{
 		"t/weave": {KBs: 60, WireKBs: 50}, "t/idle": {KBs: 60, WireKBs: 50}, "t/aggressive": {KBs: 60, WireKBs: 50}}}
-	mk := func(i int, tweak func(tick map[string]any, r *report.Report)) LegResult {
+	mk := func(i int, tweak func(tick map[string]any, r *report.Report)) rundir.LegResult {
 		tick := healthyTick()
 		r := healthyReport(tick)
 		if tweak != nil {
 			tweak(tick, r)
 			r.ServerTick = mustJSON(tick)
 		}
-		checks := Evaluate(Input{Profile: p, Leg: legs[i], Report: r, Baseline: base})
+		checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: legs[i], Report: r, Baseline: base})
 		exit := 0
-		return LegResult{Leg: legs[i], Dir: "results/t_20261130T000000Z/" + legs[i].ID, Port: 40000 + i,
-			Verdict: LegVerdict(checks), Checks: checks, SwarmExit: &exit, ServerExit: &exit,
+		return rundir.LegResult{Leg: legs[i], Dir: "results/t_20261130T000000Z/" + legs[i].ID, Port: 40000 + i,
+			Verdict: LegVerdict(checks, Facts{}), Checks: checks, SwarmExit: &exit, ServerExit: &exit,
 			ServerCmd: "scalegate serve --config server.toml", SwarmCmd: "scalegate swarm 127.0.0.1 40000 --clients 8",
 			StartedAt: "2026-11-30T00:00:00Z", ElapsedS: 21.5}
 	}
-	res := &RunResult{Profile: p, Tier: "pr", Dir: "results/t_20261130T000000Z",
+	res := &rundir.RunResult{Profile: p, Tier: "pr", Dir: "results/t_20261130T000000Z",
 		StartedAt: "2026-11-30T00:00:00Z", FinishedAt: "2026-11-30T00:01:05Z"}
-	res.Legs = []LegResult{
+	res.Legs = []rundir.LegResult{
 		mk(0, nil),
 		mk(1, func(tick map[string]any, r *report.Report) {
 			tick["wire_out_kbs_per_client"] = 180.0
@@ -88,7 +89,7 @@ func golden(t *testing.T, name string, got []byte) {
 // pinned: a change to titles, order, wording or fields shows in review.
 func TestSummaryGolden(t *testing.T) {
 	res := fixedRun()
-	golden(t, "summary.md", []byte(Markdown(res)))
+	golden(t, "summary.md", []byte(rundir.Markdown(res)))
 	dir := t.TempDir()
 	if err := report.WriteJSONAtomic(filepath.Join(dir, "summary.json"), res); err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestSummaryGolden(t *testing.T) {
 	}
 	golden(t, "summary.json", js)
 	var tbl bytes.Buffer
-	if err := WriteTable(&tbl, res); err != nil {
+	if err := rundir.WriteTable(&tbl, res); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "summary.txt", tbl.Bytes())

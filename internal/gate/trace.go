@@ -1,150 +1,13 @@
 package gate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/trace"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
-
-// tracePrefix marks a replayed-recording pattern, "trace:PATH", PATH
-// relative to the profile's directory (the swarm's --pattern trace:PATH).
-const tracePrefix = "trace:"
-
-// traceFile is one recording a trace pattern replays, read from the
-// profile's directory when the profile is loaded.
-type traceFile struct {
-	Path string // relative to the profile directory
-	Name string // base name
-	Data []byte
-}
-
-// tracePath returns PATH of a "trace:PATH" pattern.
-func tracePath(pattern string) (string, bool) {
-	return strings.CutPrefix(pattern, tracePrefix)
-}
-
-var legIDUnsafe = regexp.MustCompile(`[^a-z0-9_-]+`)
-
-// traceLegID names a trace leg's artifact directory and baseline key:
-// "trace-" and the file (or directory) name without .flit, so
-// "trace:traces/sample.flit" is leg "trace-sample".
-func traceLegID(p string) string {
-	base := strings.TrimSuffix(path.Base(path.Clean(p)), ".flit")
-	return "trace-" + strings.Trim(legIDUnsafe.ReplaceAllString(strings.ToLower(base), "-"), "-")
-}
-
-// loadTraces reads every trace pattern's files from fsys (the profile's
-// directory) and checks each is a replayable FLIT v1 recording, so a bad
-// recording is a profile error at load, not a failed leg after the server
-// started. Files are kept in the profile and their SHA-256 recorded in the
-// canonical profile, so the artifacts say exactly what was replayed.
-func (p *Profile) loadTraces(fsys fs.FS, prefix string) []string {
-	var errs []string
-	for _, pat := range p.Patterns {
-		rel, ok := tracePath(pat)
-		if !ok {
-			continue
-		}
-		files, err := readTraceFiles(fsys, prefix, rel)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("pattern %q: %v", pat, err))
-			continue
-		}
-		if p.traces == nil {
-			p.traces, p.TraceSHA256 = map[string][]traceFile{}, map[string]string{}
-		}
-		p.traces[pat] = files
-		for _, f := range files {
-			sum := sha256.Sum256(f.Data)
-			p.TraceSHA256[f.Path] = hex.EncodeToString(sum[:])
-		}
-	}
-	ids := map[string]string{}
-	for _, l := range p.Legs() {
-		if other, dup := ids[l.ID]; dup && l.Pattern != other {
-			errs = append(errs, fmt.Sprintf("patterns %q and %q would share leg %s: rename one file", other, l.Pattern, l.ID))
-		}
-		ids[l.ID] = l.Pattern
-	}
-	return errs
-}
-
-// readTraceFiles reads rel (a file, or a directory's *.flit files) from
-// fsys and validates each.
-func readTraceFiles(fsys fs.FS, prefix, rel string) ([]traceFile, error) {
-	clean := path.Clean(rel)
-	if !fs.ValidPath(clean) || clean == "." {
-		return nil, fmt.Errorf("trace path %q must be relative to the profile directory and inside it", rel)
-	}
-	st, err := fs.Stat(fsys, clean)
-	if err != nil {
-		return nil, fmt.Errorf("trace %s%s: %w", prefix, clean, err)
-	}
-	names := []string{clean}
-	if st.IsDir() {
-		if names, err = fs.Glob(fsys, path.Join(clean, "*.flit")); err != nil {
-			return nil, err
-		}
-		if len(names) == 0 {
-			return nil, fmt.Errorf("trace directory %s%s holds no .flit file: nothing to replay", prefix, clean)
-		}
-		sort.Strings(names)
-	}
-	var out []traceFile
-	for _, n := range names {
-		b, err := fs.ReadFile(fsys, n)
-		if err != nil {
-			return nil, fmt.Errorf("trace %s%s: %w", prefix, n, err)
-		}
-		tr, err := trace.Decode(b)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("%s%s: %w", prefix, n, err)
-		case len(tr.Records) == 0:
-			return nil, fmt.Errorf("trace %s%s: no records (header only): nothing to replay", prefix, n)
-		case tr.TickRate == 0:
-			return nil, fmt.Errorf("trace %s%s: tick rate 0: replay cannot be paced", prefix, n)
-		}
-		out = append(out, traceFile{Path: n, Name: path.Base(n), Data: b})
-	}
-	return out, nil
-}
-
-// materializeTrace writes the leg's recording into its artifact directory
-// (the embedded profiles' recordings exist only inside the binary, and the
-// artifacts should hold what was replayed) and returns the swarm's
-// --pattern value pointing at it.
-func (r *legRun) materializeTrace() (string, error) {
-	pat := r.leg.Pattern
-	files, ok := r.o.Profile.traces[pat]
-	if !ok {
-		return "", fmt.Errorf("pattern %s: recording not loaded with the profile", pat)
-	}
-	rel, _ := tracePath(pat)
-	dir := filepath.Join(r.res.Dir, "trace")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("trace: %w", err)
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-			return "", fmt.Errorf("trace: %w", err)
-		}
-	}
-	if len(files) == 1 && files[0].Path == path.Clean(rel) {
-		return tracePrefix + filepath.Join(dir, files[0].Name), nil
-	}
-	return tracePrefix + dir, nil
-}
 
 // Thresholds of the trace_replay check.
 const (
@@ -173,17 +36,17 @@ const (
 // than a second behind the recording (the server cannot make it skip), so
 // a failure on that ground alone makes the leg inconclusive, like a
 // harness-bound leg's timing gates; every other failure stands.
-func traceCheck(rep *report.Report, repErr error) Check {
-	c := Check{Gate: "trace_replay", Title: "recording replayed to the server", Level: LevelHard,
+func traceCheck(rep *report.Report, repErr error) rundir.Check {
+	c := rundir.Check{Gate: "trace_replay", Title: "recording replayed to the server", Level: gatetable.LevelHard,
 		Threshold: fmt.Sprintf("every admitted client replayed; ≥ %.0f%% of the recording covered; ≤ %.0f%% skipped; server accepted ≥ %.0f%% of inputs",
 			traceCoveredMin*100, traceSkippedMax*100, traceAcceptedMin*100),
 		MeasuredText: "—"}
 	if rep == nil {
-		c.Status, c.Detail = StatusUnevaluable, fmt.Sprintf("no report: %v", repErr)
+		c.Status, c.Detail = rundir.StatusUnevaluable, fmt.Sprintf("no report: %v", repErr)
 		return c
 	}
 	if len(rep.Traces) != 1 {
-		c.Status, c.Detail = StatusUnevaluable, fmt.Sprintf("the report carries %d traces entries, want 1: the swarm did not replay the recording", len(rep.Traces))
+		c.Status, c.Detail = rundir.StatusUnevaluable, fmt.Sprintf("the report carries %d traces entries, want 1: the swarm did not replay the recording", len(rep.Traces))
 		return c
 	}
 	t := rep.Traces[0]
@@ -208,10 +71,10 @@ func traceCheck(rep *report.Report, repErr error) Check {
 	st, err := rep.ServerTickParsed()
 	switch {
 	case err != nil:
-		c.Status, c.Detail = StatusUnevaluable, fmt.Sprintf("cannot prove the server took the inputs: %v", err)
+		c.Status, c.Detail = rundir.StatusUnevaluable, fmt.Sprintf("cannot prove the server took the inputs: %v", err)
 		return c
 	case st.InputsAccepted == nil:
-		c.Status, c.Detail = StatusUnevaluable, "server metrics carry no inputs_accepted: cannot prove the server took the replayed inputs (docs/metrics.md)"
+		c.Status, c.Detail = rundir.StatusUnevaluable, "server metrics carry no inputs_accepted: cannot prove the server took the replayed inputs (docs/metrics.md)"
 		return c
 	default:
 		c.MeasuredText += fmt.Sprintf("; server accepted %d of %d inputs", *st.InputsAccepted, rep.InputsSent)
@@ -219,12 +82,12 @@ func traceCheck(rep *report.Report, repErr error) Check {
 			why = append(why, fmt.Sprintf("server accepted %d of the %d inputs sent", *st.InputsAccepted, rep.InputsSent))
 		}
 	}
-	c.Status = StatusPass
+	c.Status = rundir.StatusPass
 	switch {
 	case len(why) == 1 && skippedTooMany:
-		c.Status, c.Detail = StatusInconclusive, why[0]+": the harness could not keep the recording's pace, so the leg cannot judge the server"
+		c.Status, c.Detail = rundir.StatusInconclusive, why[0]+": the harness could not keep the recording's pace, so the leg cannot judge the server"
 	case len(why) > 0:
-		c.Status, c.Detail = StatusFail, strings.Join(why, "; ")
+		c.Status, c.Detail = rundir.StatusFail, strings.Join(why, "; ")
 	}
 	return c
 }

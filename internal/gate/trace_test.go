@@ -5,10 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"testing/fstest"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/trace"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 func traceReport(mut func(r *report.Report, st map[string]any)) *report.Report {
@@ -31,87 +31,46 @@ func TestTraceCheck(t *testing.T) {
 	tests := []struct {
 		name   string
 		mut    func(r *report.Report, st map[string]any)
-		status Status
+		status rundir.Status
 		detail string
 	}{
-		{"full replay", nil, StatusPass, ""},
-		{"no traces block", func(r *report.Report, _ map[string]any) { r.Traces = nil }, StatusUnevaluable, "did not replay the recording"},
-		{"a client replayed nothing", func(r *report.Report, _ map[string]any) { r.Traces[0].ClientsReplayed = 3 }, StatusFail, "3 of 4 admitted clients"},
-		{"no client admitted", func(r *report.Report, _ map[string]any) { r.ClientsConnected, r.Traces[0].ClientsReplayed = 0, 0 }, StatusFail, "0 of 0 admitted"},
+		{"full replay", nil, rundir.StatusPass, ""},
+		{"no traces block", func(r *report.Report, _ map[string]any) { r.Traces = nil }, rundir.StatusUnevaluable, "did not replay the recording"},
+		{"a client replayed nothing", func(r *report.Report, _ map[string]any) { r.Traces[0].ClientsReplayed = 3 }, rundir.StatusFail, "3 of 4 admitted clients"},
+		{"no client admitted", func(r *report.Report, _ map[string]any) { r.ClientsConnected, r.Traces[0].ClientsReplayed = 0, 0 }, rundir.StatusFail, "0 of 0 admitted"},
 		// Skips are the harness's: alone they make the leg inconclusive.
-		{"mostly skipped", func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsSkipped = 400 }, StatusInconclusive, "could not keep the recording's pace"},
-		{"a fragment looped", func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsCovered = 20 }, StatusFail, "only 20 of 200 records covered"},
+		{"mostly skipped", func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsSkipped = 400 }, rundir.StatusInconclusive, "could not keep the recording's pace"},
+		{"a fragment looped", func(r *report.Report, _ map[string]any) { r.Traces[0].RecordsCovered = 20 }, rundir.StatusFail, "only 20 of 200 records covered"},
 		{"short run, distinct records", func(r *report.Report, _ map[string]any) {
 			r.Traces[0].Records, r.Traces[0].RecordsCovered = 100000, 950
-		}, StatusPass, ""},
-		{"server dropped the inputs", func(_ *report.Report, st map[string]any) { st["inputs_accepted"] = 0 }, StatusFail, "server accepted 0 of the 1000"},
-		{"server took a few", func(_ *report.Report, st map[string]any) { st["inputs_accepted"] = 800 }, StatusFail, "server accepted 800"},
-		{"server does not count", func(_ *report.Report, st map[string]any) { delete(st, "inputs_accepted") }, StatusUnevaluable, "no inputs_accepted"},
-		{"inputs fewer than records", func(r *report.Report, _ map[string]any) { r.InputsSent = 10 }, StatusFail, "inputs_sent 10 < records_replayed 1000"},
+		}, rundir.StatusPass, ""},
+		{"server dropped the inputs", func(_ *report.Report, st map[string]any) { st["inputs_accepted"] = 0 }, rundir.StatusFail, "server accepted 0 of the 1000"},
+		{"server took a few", func(_ *report.Report, st map[string]any) { st["inputs_accepted"] = 800 }, rundir.StatusFail, "server accepted 800"},
+		{"server does not count", func(_ *report.Report, st map[string]any) { delete(st, "inputs_accepted") }, rundir.StatusUnevaluable, "no inputs_accepted"},
+		{"inputs fewer than records", func(r *report.Report, _ map[string]any) { r.InputsSent = 10 }, rundir.StatusFail, "inputs_sent 10 < records_replayed 1000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := traceCheck(traceReport(tc.mut), nil)
-			if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) || c.Level != LevelHard {
+			if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) || c.Level != gatetable.LevelHard {
 				t.Fatalf("status %s level %s detail %q; want %s containing %q", c.Status, c.Level, c.Detail, tc.status, tc.detail)
 			}
-			if tc.status == StatusFail && !c.Failed() {
+			if tc.status == rundir.StatusFail && !c.Failed() {
 				t.Fatal("a failed trace_replay must fail its leg")
 			}
 		})
 	}
-	if c := traceCheck(nil, errors.New("gone")); c.Status != StatusUnevaluable || !c.Failed() {
+	if c := traceCheck(nil, errors.New("gone")); c.Status != rundir.StatusUnevaluable || !c.Failed() {
 		t.Fatalf("no report: %+v", c)
 	}
 	r := traceReport(nil)
 	r.ServerTick = nil
-	if c := traceCheck(r, nil); c.Status != StatusUnevaluable {
+	if c := traceCheck(r, nil); c.Status != rundir.StatusUnevaluable {
 		t.Fatalf("no server_tick: %+v", c)
 	}
 	// Skips with another failure still fail.
 	both := func(r *report.Report, st map[string]any) { r.Traces[0].RecordsSkipped = 400; st["inputs_accepted"] = 0 }
-	if c := traceCheck(traceReport(both), nil); c.Status != StatusFail {
+	if c := traceCheck(traceReport(both), nil); c.Status != rundir.StatusFail {
 		t.Fatalf("skips + dropped inputs: %+v", c)
-	}
-}
-
-func TestTraceLegID(t *testing.T) {
-	for in, want := range map[string]string{
-		"traces/sample.flit":     "trace-sample",
-		"traces/Peer 3.flit":     "trace-peer-3",
-		"traces/session-2026/":   "trace-session-2026",
-		"a/b/trace_peer0_0.flit": "trace-trace_peer0_0",
-	} {
-		if got := traceLegID(in); got != want {
-			t.Errorf("traceLegID(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestReadTraceFiles(t *testing.T) {
-	good := trace.Encode(60, []trace.Record{{ServerTick: 1}})
-	fsys := fstest.MapFS{
-		"t/a.flit":      {Data: good},
-		"t/dir/x.flit":  {Data: good},
-		"t/dir/y.flit":  {Data: good},
-		"t/empty/n.txt": {Data: nil},
-		"t/zero.flit":   {Data: trace.AppendHeader(nil, 60)},
-		"t/magic.flit":  {Data: append([]byte("FLIX"), good[4:]...)},
-	}
-	files, err := readTraceFiles(fsys, "p/", "t/dir")
-	if err != nil || len(files) != 2 || files[0].Path != "t/dir/x.flit" {
-		t.Fatalf("directory: %+v %v", files, err)
-	}
-	for rel, want := range map[string]string{
-		"t/zero.flit":  "no records",
-		"t/magic.flit": "bad magic",
-		"t/empty":      "holds no .flit file",
-		"t/none.flit":  "p/t/none.flit",
-		"/abs.flit":    "must be relative",
-		"../up.flit":   "must be relative",
-	} {
-		if _, err := readTraceFiles(fsys, "p/", rel); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", rel, err, want)
-		}
 	}
 }

@@ -127,3 +127,10 @@ func (m *Metrics) TickString(key string) (string, error) {
 	}
 	return s, nil
 }
+
+// FromServerTick wraps a server metrics file alone (its fields by name, as
+// report.ParseServerTick returns them), for readers of a leg's
+// server_metrics.json; report-side figures are then missing.
+func FromServerTick(tick map[string]json.RawMessage) *Metrics {
+	return &Metrics{Report: &report.Report{}, tick: tick}
+}

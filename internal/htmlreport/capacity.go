@@ -3,22 +3,21 @@ package htmlreport
 import (
 	"fmt"
 
+	"github.com/scalegate/scalegate/internal/rundir"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-
-	"github.com/scalegate/scalegate/internal/gate"
 )
 
 // capacityView is one capacity curve (summary.json capacity[]) and its
 // charts: the client count on the x axis, the knee and the harness limit
 // marked.
 type capacityView struct {
-	gate.CapacityCurve
+	rundir.CapacityCurve
 	Charts []Chart
 }
 
-func capacityViews(curves []gate.CapacityCurve) []capacityView {
+func capacityViews(curves []rundir.CapacityCurve) []capacityView {
 	var out []capacityView
 	for _, c := range curves {
 		out = append(out, capacityView{CapacityCurve: c, Charts: capacityCharts(c)})
@@ -26,8 +25,8 @@ func capacityViews(curves []gate.CapacityCurve) []capacityView {
 	return out
 }
 
-func capacityCharts(c gate.CapacityCurve) []Chart {
-	fig := func(get func(gate.CapacityPoint) *float64) plotter.XYs {
+func capacityCharts(c rundir.CapacityCurve) []Chart {
+	fig := func(get func(rundir.CapacityPoint) *float64) plotter.XYs {
 		xy := make(plotter.XYs, len(c.Points))
 		for i, p := range c.Points {
 			xy[i] = plotter.XY{X: float64(p.Clients), Y: opt(get(p))}
@@ -35,17 +34,17 @@ func capacityCharts(c gate.CapacityCurve) []Chart {
 		return xy
 	}
 	return []Chart{
-		curveChart(c, "Observed tick-Hz (min) vs clients", "Hz", fig(func(p gate.CapacityPoint) *float64 { return p.TickHzMin })),
-		curveChart(c, "Server tick ms p99 vs clients", "ms", fig(func(p gate.CapacityPoint) *float64 { return p.TickMsP99 })),
-		curveChart(c, "Payload KB/s per client vs clients", "KB/s", fig(func(p gate.CapacityPoint) *float64 { return p.KBsMean })),
-		curveChart(c, "Swarm worker dt p99 vs clients", "ms", fig(func(p gate.CapacityPoint) *float64 { return p.WorkerDtP99Ms })),
-		curveChart(c, "Per-client service interval p99 vs clients", "ms", fig(func(p gate.CapacityPoint) *float64 { return p.ServiceIntervalP99Ms })),
+		curveChart(c, "Observed tick-Hz (min) vs clients", "Hz", fig(func(p rundir.CapacityPoint) *float64 { return p.TickHzMin })),
+		curveChart(c, "Server tick ms p99 vs clients", "ms", fig(func(p rundir.CapacityPoint) *float64 { return p.TickMsP99 })),
+		curveChart(c, "Payload KB/s per client vs clients", "KB/s", fig(func(p rundir.CapacityPoint) *float64 { return p.KBsMean })),
+		curveChart(c, "Swarm worker dt p99 vs clients", "ms", fig(func(p rundir.CapacityPoint) *float64 { return p.WorkerDtP99Ms })),
+		curveChart(c, "Per-client service interval p99 vs clients", "ms", fig(func(p rundir.CapacityPoint) *float64 { return p.ServiceIntervalP99Ms })),
 	}
 }
 
 // curveChart draws one figure against the client count, with the knee (red)
 // and the harness limit (grey) as vertical lines.
-func curveChart(c gate.CapacityCurve, title, unit string, xy plotter.XYs) Chart {
+func curveChart(c rundir.CapacityCurve, title, unit string, xy plotter.XYs) Chart {
 	ch := Chart{Title: c.Group + ": " + title}
 	segs := segments(xy)
 	if len(segs) == 0 {

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/stats"
 )
@@ -230,20 +231,31 @@ func (s shade) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return xmin, xmax, math.Inf(1), math.Inf(-1)
 }
 
-// phaseNames are the server's per-phase timings, in tick order.
-var phaseNames = []string{"maintenance", "sensing", "integrate", "ai", "collision", "serialize", "other"}
-
 // phaseChart draws the server's per-phase mean tick time (ms) as bars, from
-// the metrics file as read at the end of the run.
+// the metrics file as read at the end of the run, each phase read through
+// the gate table (gatetable.TickPhases): a phase the server does not
+// report is missing, named in the note, never drawn as a 0 ms bar.
 func phaseChart(l *Leg) Chart {
 	c := Chart{Title: "Server tick phases, mean ms (end of run)"}
-	st := l.Server
-	if st == nil {
+	m := l.Server
+	if m == nil {
 		c.Missing = "server metrics: " + errText(l.ServerErr)
 		return c
 	}
-	vals := plotter.Values{st.MaintenanceMs.Mean, st.SensingMs.Mean, st.IntegrateMs.Mean, st.AIMs.Mean,
-		st.CollisionMs.Mean, st.SerializeMs.Mean, st.OtherMs.Mean}
+	var vals plotter.Values
+	var names, missing []string
+	for _, f := range gatetable.TickPhases {
+		v, err := f.Read(m)
+		if err != nil {
+			missing = append(missing, f.Title)
+			continue
+		}
+		vals, names = append(vals, v), append(names, f.Title)
+	}
+	if len(vals) == 0 {
+		c.Missing = "server metrics report no per-phase tick timing (" + strings.Join(missing, ", ") + ")"
+		return c
+	}
 	p := plot.New()
 	p.Y.Label.Text = "ms"
 	p.Add(plotter.NewGrid())
@@ -255,11 +267,27 @@ func phaseChart(l *Leg) Chart {
 	bars.Color = lineColor
 	bars.LineStyle.Width = 0
 	p.Add(bars)
-	p.NominalX(phaseNames...)
+	p.NominalX(names...)
 	floorZero(p)
-	c.Note = fmt.Sprintf("whole tick: mean %.3f ms, p99 %.3f ms over the server's last %.0f s window", st.TickMs.Mean, st.TickMs.P99, st.WindowS)
+	c.Note = phaseNote(m, missing)
 	c.SVG, c.Missing = svg(p)
 	return c
+}
+
+// phaseNote is the whole tick's figures under the phase bars, and the
+// phases the server did not report.
+func phaseNote(m *gatetable.Metrics, missing []string) string {
+	var parts []string
+	mean, errMean := gatetable.TickMsMean.Read(m)
+	p99, errP99 := gatetable.TickMsP99.Read(m)
+	window, errWindow := m.Tick("window_s")
+	if errMean == nil && errP99 == nil && errWindow == nil {
+		parts = append(parts, fmt.Sprintf("whole tick: mean %.3f ms, p99 %.3f ms over the server's last %.0f s window", mean, p99, window))
+	}
+	if len(missing) > 0 {
+		parts = append(parts, "not reported: "+strings.Join(missing, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // rssChart draws the server's RSS: the per-second timeline, the sampled

@@ -9,7 +9,6 @@ package htmlreport
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +17,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 // Phase is a named interval of a leg during which the network was impaired
@@ -34,9 +34,9 @@ type Phase struct {
 // Run is everything the page is built from.
 type Run struct {
 	Dir     string
-	Summary *gate.RunResult
+	Summary *rundir.RunResult
 	// Meta is nil when metadata.json could not be read; MetaErr says why.
-	Meta    *gate.Metadata
+	Meta    *rundir.Metadata
 	MetaErr error
 	Legs    []Leg
 }
@@ -45,10 +45,13 @@ type Run struct {
 // field nil and its error set: the page says what it could not read rather
 // than drawing an empty chart as if nothing happened.
 type Leg struct {
-	Result    gate.LegResult
+	Result    rundir.LegResult
 	Report    *report.Report
 	ReportErr error
-	Server    *report.ServerTick
+	// Server is the leg's server metrics, read through the gate table:
+	// server_metrics.json as the server last wrote it, else the block the
+	// report embeds; nil with ServerErr when neither is readable.
+	Server    *gatetable.Metrics
 	ServerErr error
 	// Timeline comes from report.json, or from timeline.csv when the report
 	// is unreadable (TimelineSource says which; a CSV from before the
@@ -62,20 +65,12 @@ type Leg struct {
 // Load reads a run directory. Only an unreadable summary.json is an error:
 // without it there is no verdict to show.
 func Load(dir string) (*Run, error) {
-	var sum gate.RunResult
-	if err := readJSON(filepath.Join(dir, "summary.json"), &sum); err != nil {
+	sum, err := rundir.ReadSummary(dir)
+	if err != nil {
 		return nil, err
 	}
-	if sum.Profile == nil {
-		return nil, fmt.Errorf("%s: no \"profile\" (not a scalegate summary)", filepath.Join(dir, "summary.json"))
-	}
-	run := &Run{Dir: dir, Summary: &sum}
-	var meta gate.Metadata
-	if err := readJSON(filepath.Join(dir, "metadata.json"), &meta); err != nil {
-		run.MetaErr = err
-	} else {
-		run.Meta = &meta
-	}
+	run := &Run{Dir: dir, Summary: sum}
+	run.Meta, run.MetaErr = rundir.ReadMetadata(dir)
 	for _, lr := range sum.Legs {
 		run.Legs = append(run.Legs, loadLeg(dir, lr))
 	}
@@ -85,14 +80,14 @@ func Load(dir string) (*Run, error) {
 // loadLeg reads one leg's artifacts from DIR/<leg id>: the run directory
 // may have moved since the run (a CI artifact), so the absolute leg path
 // recorded in summary.json is not used.
-func loadLeg(dir string, lr gate.LegResult) Leg {
+func loadLeg(dir string, lr rundir.LegResult) Leg {
 	leg := Leg{Result: lr}
 	legDir := filepath.Join(dir, lr.Leg.ID)
 	reportPath := filepath.Join(legDir, "report.json")
 	leg.Report, leg.ReportErr = report.ReadReport(reportPath)
 	if leg.Report != nil {
 		leg.Timeline, leg.TimelineSource = leg.Report.Timeline, "report.json"
-		leg.Phases, leg.ReportErr = readPhases(reportPath)
+		leg.Phases, leg.ReportErr = impairedPhases(reportPath, leg.Report.Phases)
 	} else {
 		csvPath := filepath.Join(legDir, "timeline.csv")
 		leg.Timeline, leg.TimelineErr = ReadTimelineCSV(csvPath)
@@ -100,53 +95,38 @@ func loadLeg(dir string, lr gate.LegResult) Leg {
 			leg.TimelineSource = "timeline.csv"
 		}
 	}
-	leg.Server, _, leg.ServerErr = report.ReadServerTick(filepath.Join(legDir, "server_metrics.json"))
-	if leg.Server == nil && leg.Report != nil {
+	_, raw, err := report.ReadServerTick(filepath.Join(legDir, "server_metrics.json"))
+	switch {
+	case err == nil:
+		leg.Server = gatetable.FromServerTick(raw)
+	case leg.Report != nil && gatetable.FromReport(leg.Report).TickErr() == nil:
 		// The report embeds the metrics file as read at the end of the run.
-		if st, err := leg.Report.ServerTickParsed(); err == nil {
-			leg.Server, leg.ServerErr = st, nil
-		}
+		leg.Server = gatetable.FromReport(leg.Report)
+	default:
+		leg.ServerErr = err
 	}
 	return leg
 }
 
-// readPhases reads the report's optional impairment phases list.
-func readPhases(path string) ([]Phase, error) {
-	var v struct {
-		Phases []Phase `json:"phases"`
-	}
-	if err := readJSON(path, &v); err != nil {
-		return nil, err
-	}
-	// The report's phases cover the whole run: "before" and "after" are the
-	// clean stretches around the impairment, and only the impaired ones are
-	// shaded.
+// impairedPhases are the report's impaired stretches, to shade: its phases
+// cover the whole run, "before" and "after" being the clean stretches
+// around the impairment.
+func impairedPhases(path string, stretches []report.Stretch) ([]Phase, error) {
 	var impaired []Phase
-	for i, p := range v.Phases {
+	for i, p := range stretches {
 		if !(p.EndS >= p.StartS) {
 			return nil, fmt.Errorf("%s: phases[%d] %q: end_s %g before start_s %g", path, i, p.Name, p.EndS, p.StartS)
 		}
 		if p.Name != "before" && p.Name != "after" {
-			impaired = append(impaired, p)
+			impaired = append(impaired, Phase{Name: p.Name, StartS: p.StartS, EndS: p.EndS})
 		}
 	}
 	return impaired, nil
 }
 
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-// timelineHeader names the columns timelineRow reads (gate.WriteTimelineCSV
-// writes them; older runs wrote gate.TimelineColumnsV1, a prefix).
-var timelineHeader = gate.TimelineColumns
+// timelineHeader names the columns timelineRow reads (rundir.WriteTimelineCSV
+// writes them; older runs wrote rundir.TimelineColumnsV1, a prefix).
+var timelineHeader = rundir.TimelineColumns
 
 // ReadTimelineCSV reads a leg's timeline.csv.
 func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
@@ -173,9 +153,9 @@ func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
 		return nil, fmt.Errorf("header: %w", err)
 	}
 	got := strings.Join(head, ",")
-	if got != strings.Join(timelineHeader, ",") && got != strings.Join(gate.TimelineColumnsV1, ",") {
+	if got != strings.Join(timelineHeader, ",") && got != strings.Join(rundir.TimelineColumnsV1, ",") {
 		return nil, fmt.Errorf("header %q, want %q (or, from older runs, its first %d columns)",
-			got, strings.Join(timelineHeader, ","), len(gate.TimelineColumnsV1))
+			got, strings.Join(timelineHeader, ","), len(rundir.TimelineColumnsV1))
 	}
 	var out []report.TimelinePoint
 	for line := 2; ; line++ {

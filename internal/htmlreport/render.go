@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 // FileName is the page's name in the run directory.
@@ -22,7 +22,7 @@ var pageTemplate string
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"verdictClass": verdictClass,
 	"statusClass":  statusClass,
-	"upper":        func(v gate.Verdict) string { return strings.ToUpper(string(v)) },
+	"upper":        func(v rundir.Verdict) string { return strings.ToUpper(string(v)) },
 	"num": func(v *float64) string {
 		if v == nil {
 			return "missing"
@@ -93,8 +93,8 @@ func countPlayers(ps []report.Player) playerCounts {
 
 // statusClass is a check row's colour class. An advisory check that
 // failed gets its own (amber): it is worth reading but failed nothing.
-func statusClass(c gate.Check) string {
-	if c.Level == gate.LevelAdvisory && c.Status == gate.StatusFail {
+func statusClass(c rundir.Check) string {
+	if c.Level == rundir.LevelAdvisory && c.Status == rundir.StatusFail {
 		return "st-advisory-fail"
 	}
 	return "st-" + string(c.Status)
@@ -102,13 +102,13 @@ func statusClass(c gate.Check) string {
 
 // verdictClass maps a verdict to its colour class: green passed, red
 // failed or not launched, amber inconclusive, grey interrupted.
-func verdictClass(v gate.Verdict) string {
+func verdictClass(v rundir.Verdict) string {
 	switch v {
-	case gate.VerdictPassed:
+	case rundir.VerdictPassed:
 		return "v-pass"
-	case gate.VerdictInconclusive:
+	case rundir.VerdictInconclusive:
 		return "v-inconclusive"
-	case gate.VerdictInterrupted:
+	case rundir.VerdictInterrupted:
 		return "v-interrupted"
 	}
 	return "v-fail"

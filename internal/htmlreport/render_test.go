@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 // testdata/pr is the artifact set of a real `pr` run (64 clients, weave,
@@ -166,7 +166,7 @@ func TestRSSFitAndStepMarked(t *testing.T) {
 
 // TestSwarmHealthCharts: the swarm's per-second service interval mean is
 // drawn beside worker dt, from report.json and, when the report is
-// unreadable, from a timeline.csv that gate.WriteTimelineCSV wrote.
+// unreadable, from a timeline.csv that rundir.WriteTimelineCSV wrote.
 func TestSwarmHealthCharts(t *testing.T) {
 	dir := copyRun(t, fixture)
 	editReport(t, dir, func(r map[string]any) {
@@ -186,7 +186,7 @@ func TestSwarmHealthCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	csvPath := filepath.Join(dir, "weave", "timeline.csv")
-	if err := gate.WriteTimelineCSV(csvPath, rep.Timeline); err != nil {
+	if err := rundir.WriteTimelineCSV(csvPath, rep.Timeline); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadTimelineCSV(csvPath)

@@ -13,8 +13,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 // Suites is the document root.
@@ -67,7 +67,7 @@ type Outcome struct {
 }
 
 // Build turns a run into the JUnit document.
-func Build(r *gate.RunResult) *Suites {
+func Build(r *rundir.RunResult) *Suites {
 	s := &Suites{Name: "scalegate " + r.Profile.Name}
 	var total float64
 	for _, l := range r.Legs {
@@ -83,7 +83,7 @@ func Build(r *gate.RunResult) *Suites {
 	return s
 }
 
-func buildSuite(r *gate.RunResult, l gate.LegResult) Suite {
+func buildSuite(r *rundir.RunResult, l rundir.LegResult) Suite {
 	su := Suite{Name: r.Profile.Name + "/" + l.Leg.ID, Time: seconds(l.ElapsedS), Timestamp: l.StartedAt,
 		Properties: []Property{
 			{"verdict", string(l.Verdict)}, {"pattern", l.Leg.PatternLabel()}, {"baseline_key", l.Leg.BaselineKey},
@@ -91,10 +91,10 @@ func buildSuite(r *gate.RunResult, l gate.LegResult) Suite {
 		}}
 	class := "scalegate." + r.Profile.Name + "." + l.Leg.ID
 	skipWhy := ""
-	if l.Verdict == gate.VerdictInconclusive {
+	if l.Verdict == rundir.VerdictInconclusive {
 		skipWhy = "leg inconclusive: " + inconclusiveReason(l)
 	}
-	if l.Error != "" && l.Verdict != gate.VerdictPassed {
+	if l.Error != "" && l.Verdict != rundir.VerdictPassed {
 		// What stopped the leg (launch failure, server died, interrupted)
 		// is its own testcase: the checks alone would not say it.
 		su.Cases = append(su.Cases, Case{Name: "leg " + l.Leg.ID, Classname: class, Time: "0",
@@ -118,10 +118,10 @@ func buildSuite(r *gate.RunResult, l gate.LegResult) Suite {
 }
 
 // inconclusiveReason collects why the leg's inconclusive checks were.
-func inconclusiveReason(l gate.LegResult) string {
+func inconclusiveReason(l rundir.LegResult) string {
 	var why []string
 	for _, c := range l.Checks {
-		if c.Status == gate.StatusInconclusive {
+		if c.Status == rundir.StatusInconclusive {
 			why = append(why, fmt.Sprintf("%s: measured %s, threshold %s%s", c.Title, c.MeasuredText, c.Threshold, detail(c)))
 		}
 	}
@@ -131,7 +131,7 @@ func inconclusiveReason(l gate.LegResult) string {
 	return strings.Join(why, "; ")
 }
 
-func detail(c gate.Check) string {
+func detail(c rundir.Check) string {
 	if c.Detail == "" {
 		return ""
 	}
@@ -139,7 +139,7 @@ func detail(c gate.Check) string {
 }
 
 // checkCase maps one check to its testcase.
-func checkCase(class string, c gate.Check, skipWhy string) Case {
+func checkCase(class string, c rundir.Check, skipWhy string) Case {
 	tc := Case{Name: c.Gate + ": " + c.Title, Classname: class, Time: "0"}
 	measured := fmt.Sprintf("measured %s, threshold %s", orMissing(c.MeasuredText), c.Threshold)
 	if c.Baseline != "" {
@@ -151,7 +151,7 @@ func checkCase(class string, c gate.Check, skipWhy string) Case {
 		tc.SystemOut = c.Level + " " + string(c.Status) + ": " + measured
 	case c.Failed():
 		tc.Failure = &Outcome{Message: measured, Type: string(c.Status), Text: c.Detail}
-	case c.Status == gate.StatusInconclusive:
+	case c.Status == rundir.StatusInconclusive:
 		tc.Skipped = &Outcome{Message: "inconclusive: " + measured + detail(c)}
 	default:
 		tc.SystemOut = c.Level + " " + string(c.Status) + ": " + measured + detail(c)
@@ -169,7 +169,7 @@ func orMissing(s string) string {
 func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
 
 // Write writes the run's JUnit XML to w.
-func Write(w io.Writer, r *gate.RunResult) error {
+func Write(w io.Writer, r *rundir.RunResult) error {
 	b, err := xml.MarshalIndent(Build(r), "", "  ")
 	if err != nil {
 		return fmt.Errorf("junit: %w", err)
@@ -184,7 +184,7 @@ func Write(w io.Writer, r *gate.RunResult) error {
 }
 
 // WriteFile writes the run's JUnit XML to path atomically.
-func WriteFile(path string, r *gate.RunResult) error {
+func WriteFile(path string, r *rundir.RunResult) error {
 	var sb strings.Builder
 	if err := Write(&sb, r); err != nil {
 		return err

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -17,35 +18,35 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 func ptr(v float64) *float64 { return &v }
 
 // fixedRun has one leg of each outcome the XML must tell apart.
-func fixedRun() *gate.RunResult {
-	p := &gate.Profile{Name: "pr", Transport: "enet", Clients: 64}
-	leg := func(id string) gate.Leg { return gate.Leg{ID: id, Pattern: id, BaselineKey: "pr/" + id} }
-	pass := func(g, title, thr, m string) gate.Check {
-		return gate.Check{Gate: g, Title: title, Level: gate.LevelHard, Threshold: thr, MeasuredText: m, Status: gate.StatusPass}
+func fixedRun() *rundir.RunResult {
+	p := &profile.Profile{Name: "pr", Transport: "enet", Clients: 64}
+	leg := func(id string) profile.Leg { return profile.Leg{ID: id, Pattern: id, BaselineKey: "pr/" + id} }
+	pass := func(g, title, thr, m string) rundir.Check {
+		return rundir.Check{Gate: g, Title: title, Level: rundir.LevelHard, Threshold: thr, MeasuredText: m, Status: rundir.StatusPass}
 	}
-	return &gate.RunResult{Profile: p, Tier: "pr", Verdict: gate.VerdictFailed, ExitCode: 1, Legs: []gate.LegResult{
-		{Leg: leg("weave"), Verdict: gate.VerdictPassed, ElapsedS: 24.5, StartedAt: "2026-11-30T22:00:00Z", Checks: []gate.Check{
+	return &rundir.RunResult{Profile: p, Tier: "pr", Verdict: rundir.VerdictFailed, ExitCode: 1, Legs: []rundir.LegResult{
+		{Leg: leg("weave"), Verdict: rundir.VerdictPassed, ElapsedS: 24.5, StartedAt: "2026-11-30T22:00:00Z", Checks: []rundir.Check{
 			pass("wire_kbs_max", "wire KB/s per client", "≤ 150", "70.83"),
-			{Gate: "baseline_kbs", Title: "payload KB/s vs baseline", Level: gate.LevelHard, Threshold: "≤ 78.34 (baseline 71.22 +10%)",
-				Measured: ptr(70.24), MeasuredText: "70.24", Baseline: "71.22 (-1.4%)", Status: gate.StatusPass},
-			{Gate: "tick_ms_p99_max", Title: "server tick ms p99", Level: gate.LevelAdvisory, Threshold: "≤ 16.60",
-				MeasuredText: "19.20", Status: gate.StatusFail, Detail: "advisory in the pr tier"},
+			{Gate: "baseline_kbs", Title: "payload KB/s vs baseline", Level: rundir.LevelHard, Threshold: "≤ 78.34 (baseline 71.22 +10%)",
+				Measured: ptr(70.24), MeasuredText: "70.24", Baseline: "71.22 (-1.4%)", Status: rundir.StatusPass},
+			{Gate: "tick_ms_p99_max", Title: "server tick ms p99", Level: rundir.LevelAdvisory, Threshold: "≤ 16.60",
+				MeasuredText: "19.20", Status: rundir.StatusFail, Detail: "advisory in the pr tier"},
 		}},
-		{Leg: leg("aggressive"), Verdict: gate.VerdictFailed, ElapsedS: 25, StartedAt: "2026-11-30T22:00:30Z", Checks: []gate.Check{
-			{Gate: "wire_kbs_max", Title: "wire KB/s per client", Level: gate.LevelHard, Threshold: "≤ 150",
-				Measured: ptr(171.5), MeasuredText: "171.50", Status: gate.StatusFail, Detail: "a <fat> record & more"},
-			{Gate: "entities_min", Title: "server entities", Level: gate.LevelHard, Threshold: "≥ 576",
-				Status: gate.StatusUnevaluable, Detail: "server_tick.entities missing"},
+		{Leg: leg("aggressive"), Verdict: rundir.VerdictFailed, ElapsedS: 25, StartedAt: "2026-11-30T22:00:30Z", Checks: []rundir.Check{
+			{Gate: "wire_kbs_max", Title: "wire KB/s per client", Level: rundir.LevelHard, Threshold: "≤ 150",
+				Measured: ptr(171.5), MeasuredText: "171.50", Status: rundir.StatusFail, Detail: "a <fat> record & more"},
+			{Gate: "entities_min", Title: "server entities", Level: rundir.LevelHard, Threshold: "≥ 576",
+				Status: rundir.StatusUnevaluable, Detail: "server_tick.entities missing"},
 		}},
-		{Leg: leg("idle"), Verdict: gate.VerdictInconclusive, ElapsedS: 23, StartedAt: "2026-11-30T22:01:00Z", Checks: []gate.Check{
+		{Leg: leg("idle"), Verdict: rundir.VerdictInconclusive, ElapsedS: 23, StartedAt: "2026-11-30T22:01:00Z", Checks: []rundir.Check{
 			pass("wire_kbs_max", "wire KB/s per client", "≤ 150", "12.00"),
-			{Gate: "harness", Title: "per-client service interval (harness-bound?)", Level: gate.LevelHard, Threshold: "p99 ≤ 33.33 ms (2 periods), mean ≤ 16.83 ms (period +1 %)",
-				Measured: ptr(41.2), MeasuredText: "p99 41.20 ms, mean 20.50 ms", Status: gate.StatusInconclusive, Detail: "the swarm was the bottleneck"},
+			{Gate: "harness", Title: "per-client service interval (harness-bound?)", Level: rundir.LevelHard, Threshold: "p99 ≤ 33.33 ms (2 periods), mean ≤ 16.83 ms (period +1 %)",
+				Measured: ptr(41.2), MeasuredText: "p99 41.20 ms, mean 20.50 ms", Status: rundir.StatusInconclusive, Detail: "the swarm was the bottleneck"},
 		}},
-		{Leg: leg("mix"), Verdict: gate.VerdictLaunchFailed, StartedAt: "2026-11-30T22:01:30Z",
-			Error: "server did not become ready in 30s", Checks: []gate.Check{
-				{Gate: "wire_kbs_max", Title: "wire KB/s per client", Level: gate.LevelHard, Threshold: "≤ 150",
-					Status: gate.StatusUnevaluable, Detail: "leg did not run"},
+		{Leg: leg("mix"), Verdict: rundir.VerdictLaunchFailed, StartedAt: "2026-11-30T22:01:30Z",
+			Error: "server did not become ready in 30s", Checks: []rundir.Check{
+				{Gate: "wire_kbs_max", Title: "wire KB/s per client", Level: rundir.LevelHard, Threshold: "≤ 150",
+					Status: rundir.StatusUnevaluable, Detail: "leg did not run"},
 			}},
 	}}
 }

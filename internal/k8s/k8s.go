@@ -23,9 +23,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/scalegate/scalegate/internal/gate"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Report markers: the lines around the report a pod prints to its log.
@@ -36,8 +38,8 @@ const (
 
 // Options is one sharded run of one leg of a profile.
 type Options struct {
-	Profile *gate.Profile
-	Leg     gate.Leg
+	Profile *profile.Profile
+	Leg     profile.Leg
 	Shards  int
 	Image   string
 	// Server is the game server's "host:port" as the pods reach it.
@@ -64,8 +66,18 @@ func (o *Options) Validate() error {
 	if strings.TrimSpace(o.Image) == "" {
 		errs = append(errs, errors.New("--image is required (build it from the Dockerfile at the repository root)"))
 	}
-	if _, port, err := net.SplitHostPort(o.Server); err != nil || port == "" {
-		errs = append(errs, fmt.Errorf("--server %q: want HOST:PORT the pods can reach", o.Server))
+	if err := validServer(o.Server); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(o.Namespace) {
+			errs = append(errs, fmt.Errorf("--namespace %q: %s", o.Namespace, msg))
+		}
+	}
+	if o.CPU != "" {
+		if q, err := resource.ParseQuantity(o.CPU); err != nil || q.Sign() <= 0 {
+			errs = append(errs, fmt.Errorf("--cpu %q: want a positive Kubernetes CPU quantity (\"1\", \"500m\")", o.CPU))
+		}
 	}
 	if o.ServerMetrics != "" && !strings.HasPrefix(o.ServerMetrics, "http://") && !strings.HasPrefix(o.ServerMetrics, "https://") {
 		errs = append(errs, fmt.Errorf("--server-metrics %q: pods cannot read a file on the server's machine; give its http(s) URL ([metrics] http_listen)", o.ServerMetrics))
@@ -74,6 +86,24 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--start-at %s is not in the future: every shard would start late", o.StartAt.Format(time.RFC3339)))
 	}
 	return errors.Join(errs...)
+}
+
+// validServer accepts HOST:PORT where HOST is a DNS name or an IP address
+// and PORT a number 1..65535: the address lands in the pods' arguments,
+// so nothing else may ride along ("game:7777;id").
+func validServer(server string) error {
+	bad := fmt.Errorf("--server %q: want HOST:PORT the pods can reach (a DNS name or an IP address, and a port 1..65535)", server)
+	host, port, err := net.SplitHostPort(server)
+	if err != nil {
+		return bad
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return bad
+	}
+	if net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(strings.ToLower(host))) > 0 {
+		return bad
+	}
+	return nil
 }
 
 // JobName is the Job's name: scalegate-<profile>-<leg>, DNS-1123 safe.
@@ -92,36 +122,15 @@ func (o *Options) JobName() string {
 }
 
 // swarmArgs is the profile's load as `scalegate swarm` arguments after the
-// subcommand, with the shard index left to Kubernetes.
+// subcommand (swarmcmd, the gate's own builder), with the shard index left
+// to Kubernetes. The swarm's --assert-* flags are not forwarded: a pod's
+// verdict on its part of the load means nothing, and the merged report is
+// gated by `scalegate --report` with every gate. The report path is the
+// pod script's.
 func (o *Options) swarmArgs() []string {
-	p := o.Profile
 	host, port, _ := net.SplitHostPort(o.Server)
-	args := []string{host, port,
-		"--shard", "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards),
-		"--start-at", o.StartAt.UTC().Format(time.RFC3339),
-		"--clients", strconv.Itoa(p.ClientsFor(o.Leg)),
-		"--duration", fmtFloat(p.DurationS),
-		"--rate", fmtFloat(p.RateHz),
-		"--transport", p.Transport,
-		"--ramp-ms", strconv.Itoa(p.RampMs),
-		"--rss-sample-interval-s", fmtFloat(p.RSSSampleIntervalS),
-		"--progress", "plain",
-	}
-	if o.Leg.PatternMix != "" {
-		args = append(args, "--pattern-mix", o.Leg.PatternMix)
-	} else {
-		args = append(args, "--pattern", o.Leg.Pattern)
-	}
-	if p.Threads > 0 {
-		args = append(args, "--threads", strconv.Itoa(p.Threads))
-	}
-	if p.EntityType != "" {
-		args = append(args, "--entity-type", p.EntityType)
-	}
-	if o.ServerMetrics != "" {
-		args = append(args, "--server-metrics", o.ServerMetrics)
-	}
-	return args
+	return swarmcmd.Args(o.Profile, o.Leg, swarmcmd.Options{Host: host, Port: port, ServerMetrics: o.ServerMetrics,
+		Progress: "plain", Shard: "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards), StartAt: o.StartAt.UTC().Format(time.RFC3339)})
 }
 
 // podReport is where the pod's swarm writes its report.
@@ -238,5 +247,3 @@ func CollectScript(o *Options) string {
 	fmt.Fprintf(&b, "scalegate --profile %s --leg %s --report merged.json\n", o.Profile.Name, o.Leg.ID)
 	return b.String()
 }
-
-func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -10,16 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/profile"
 	"go.yaml.in/yaml/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/scalegate/scalegate/internal/gate"
 )
 
 func testOptions() Options {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	p := &gate.Profile{Name: "pr", Transport: "enet", Clients: 2000, DurationS: 60, RateHz: 60, RampMs: 5,
+	p := &profile.Profile{Name: "pr", Transport: "enet", Clients: 2000, DurationS: 60, RateHz: 60, RampMs: 5,
 		RSSSampleIntervalS: 30, Patterns: []string{"weave"}, EntityType: "builtin:debug-entity"}
 	return Options{Profile: p, Leg: p.Legs()[0], Shards: 10, Image: "ghcr.io/acme/scalegate:1.2", Server: "game.example:7777",
 		ServerMetrics: "http://game.example:9100/metrics", StartAt: now.Add(3 * time.Minute), Now: now, Namespace: "load"}
@@ -70,7 +69,7 @@ func TestManifestsIndexedJob(t *testing.T) {
 	c := pod.Containers[0]
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{
-		"game.example 7777 --shard $(JOB_COMPLETION_INDEX)/10 --start-at 2026-12-01T10:03:00Z --clients 2000 --duration 60",
+		"game.example 7777 --clients 2000 --duration 60", "--shard $(JOB_COMPLETION_INDEX)/10 --start-at 2026-12-01T10:03:00Z",
 		"--transport enet", "--ramp-ms 5", "--pattern weave", "--entity-type builtin:debug-entity",
 		"--server-metrics http://game.example:9100/metrics",
 	} {
@@ -151,8 +150,36 @@ func TestManifestsRefuse(t *testing.T) {
 func TestJobNameIsDNSSafe(t *testing.T) {
 	o := testOptions()
 	o.Profile.Name = "entity-scale"
-	o.Leg = gate.Leg{ID: "weave_e2000_w4", Pattern: "weave"}
+	o.Leg = profile.Leg{ID: "weave_e2000_w4", Pattern: "weave"}
 	if got := o.JobName(); got != "scalegate-entity-scale-weave-e2000-w4" {
 		t.Errorf("job name %q", got)
+	}
+}
+
+// TestValidateRefusesWhatWouldRideAlong: the server address, namespace and
+// CPU request land in the manifests; anything but their plain forms is
+// refused, naming the flag.
+func TestValidateRefusesWhatWouldRideAlong(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Server = "game:7777;id" }, `--server "game:7777;id"`},
+		{func(o *Options) { o.Server = "game;id:7777" }, `--server "game;id:7777"`},
+		{func(o *Options) { o.Server = "game:70000" }, `--server "game:70000"`},
+		{func(o *Options) { o.Namespace = "Load Tests" }, `--namespace "Load Tests"`},
+		{func(o *Options) { o.CPU = "lots" }, `--cpu "lots"`},
+		{func(o *Options) { o.CPU = "-1" }, `--cpu "-1"`},
+	} {
+		o := testOptions()
+		tc.edit(&o)
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.want, err)
+		}
+	}
+	o := testOptions()
+	o.Server, o.Namespace, o.CPU = "10.0.0.5:7777", "load-tests", "500m"
+	if err := o.Validate(); err != nil {
+		t.Errorf("plain values refused: %v", err)
 	}
 }

@@ -65,6 +65,13 @@ const ConnectData uint32 = 0x53470001
 // MaxString is the longest string the u8 length prefix can carry.
 const MaxString = 255
 
+// MaxClients is the most clients one server is loaded with in this
+// project: the profile schema's bound on clients (a test holds
+// schema/profile.cue to it), the reference server's max_peers ceiling, the
+// gate's max_peers for a leg and an ENet host's default peer slots. It is
+// a testing affordance, not a capacity guarantee.
+const MaxClients = 1024
+
 // Reason says why a server refused a peer.
 type Reason uint8
 

@@ -12,12 +12,14 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/trace"
 )
 
-// MaxPeersCeiling is the largest [server] max_peers accepted. Accepting
-// 1024 is a testing affordance, not a capacity guarantee.
-const MaxPeersCeiling = 1024
+// MaxPeersCeiling is the largest [server] max_peers accepted: the
+// project's client cap (proto.MaxClients), a testing affordance, not a
+// capacity guarantee.
+const MaxPeersCeiling = proto.MaxClients
 
 // Config is the server configuration (docs/server.md lists every key).
 // The TOML sections map onto the nested structs one to one.

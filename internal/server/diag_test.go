@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/proto"
 )
 
@@ -25,7 +25,7 @@ func writeAndRead(t *testing.T, ts *testServer) map[string]json.RawMessage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := gate.ValidateJSON("#ServerTick", "metrics.json", b); err != nil {
+	if err := catalog.ValidateJSON("#ServerTick", "metrics.json", b); err != nil {
 		t.Fatal(err)
 	}
 	var raw map[string]json.RawMessage
@@ -105,11 +105,11 @@ func TestDiagnosticsInEveryWrite(t *testing.T) {
 func TestDiagnosticsSchemaRejects(t *testing.T) {
 	base := `{"schema_version":6,"transport":"enet","rss_kb":1,"tick_ms":{"min":0,"mean":0,"max":0,"p95":0,"p99":0},`
 	for _, bad := range []string{`"cpu_pct":-1}`, `"gc_pause_ms":{"max":1,"p99":2}}`, `"gc_count":1.5}`, `"send_queue_max":-3}`, `"slow_sends":-1}`} {
-		if err := gate.ValidateJSON("#ServerTick", "m.json", []byte(base+bad)); err == nil {
+		if err := catalog.ValidateJSON("#ServerTick", "m.json", []byte(base+bad)); err == nil {
 			t.Errorf("schema accepted %s", bad)
 		}
 	}
-	if err := gate.ValidateJSON("#ServerTick", "m.json", []byte(base+`"cpu_pct":140.5,"gc_pause_ms":{"max":2,"p99":1},"gc_count":3,"send_queue_max":0,"slow_sends":0}`)); err != nil {
+	if err := catalog.ValidateJSON("#ServerTick", "m.json", []byte(base+`"cpu_pct":140.5,"gc_pause_ms":{"max":2,"p99":1},"gc_count":3,"send_queue_max":0,"slow_sends":0}`)); err != nil {
 		t.Errorf("schema refused valid diagnostics: %v", err)
 	}
 }

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/cli"
 	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/snapshot"
 )
@@ -186,7 +186,7 @@ func swarmCLICtx(t *testing.T, ctx context.Context, limit time.Duration, args ..
 	}
 	// The contract: every report the swarm writes passes the gate's schema.
 	b, _ := os.ReadFile(path)
-	if err := gate.ValidateJSON("#Report", "report.json", b); err != nil {
+	if err := catalog.ValidateJSON("#Report", "report.json", b); err != nil {
 		t.Errorf("report does not match schema #Report: %v", err)
 	}
 	return code, r, errb.String()

@@ -26,6 +26,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/swarmcmd"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -137,12 +138,9 @@ func (c *Config) defaults() {
 	}
 }
 
-// RampFits reports whether the last of clients connects before duration
-// ends, one connect every ramp from the start. The gate checks profiles with
-// it too, so a profile that the swarm would refuse fails vet, not launch.
-func RampFits(clients int, ramp, duration time.Duration) bool {
-	return clients < 1 || time.Duration(clients-1)*ramp < duration
-}
+// MaxDuration bounds a run: a day, as the profile schema's duration_s
+// (a longer soak is several runs).
+const MaxDuration = 24 * time.Hour
 
 // Validate reports every problem with c at once.
 func (c *Config) Validate() error {
@@ -153,16 +151,16 @@ func (c *Config) Validate() error {
 	if c.Clients < 1 {
 		errs = append(errs, fmt.Errorf("clients must be ≥ 1, got %d", c.Clients))
 	}
-	if c.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("duration must be > 0, got %s", c.Duration))
+	if c.Duration <= 0 || c.Duration > MaxDuration {
+		errs = append(errs, fmt.Errorf("duration must be in (0, %s], got %s", MaxDuration, c.Duration))
 	}
-	if !(c.RateHz > 0 && c.RateHz <= 1000) {
-		errs = append(errs, fmt.Errorf("rate must be in (0, 1000] Hz, got %g", c.RateHz))
+	if !(c.RateHz >= 1 && c.RateHz <= 1000) {
+		errs = append(errs, fmt.Errorf("rate must be in [1, 1000] Hz (at least one Input a second), got %g", c.RateHz))
 	}
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
 	}
-	if c.Clients > 0 && c.Duration > 0 && !RampFits(c.Clients, c.Ramp, c.Duration) {
+	if c.Clients > 0 && c.Duration > 0 && !swarmcmd.RampFits(c.Clients, c.Ramp, c.Duration) {
 		errs = append(errs, fmt.Errorf("the connect ramp (%d × %s) does not fit in the duration %s", c.Clients-1, c.Ramp, c.Duration))
 	}
 	if c.Threads < 0 {

@@ -10,7 +10,10 @@
 //
 // Backends register themselves (see Register); callers pick one by name with
 // Listen and Dial. A name this build cannot speak is an *UnknownBackendError,
-// never a silent fallback.
+// never a silent fallback. Backends differ in what they can honour (raw UDP
+// has no handshake and no reliability, WebSocket runs over TCP): each declares
+// it in its Capabilities, which callers read with CapabilitiesOf instead of
+// assuming ENet's behaviour.
 package transport
 
 import (
@@ -29,18 +32,32 @@ type PeerID uint32
 type Delivery uint8
 
 // Deliveries. Reliable is ordered and retransmitted (ENet channel 0, the QUIC
-// control stream); Unreliable is sequenced, never retransmitted (ENet channel 1,
-// QUIC datagrams).
+// control stream, a WebSocket binary message); Unreliable is sequenced, never
+// retransmitted (ENet channel 1, QUIC datagrams). On raw UDP both are the same
+// plain datagram: Capabilities.Reliable says whether Reliable is honoured.
+//
+// Text is a reliable message that is text (UTF-8, which the sender
+// guarantees): a WebSocket text message, for protocols that speak JSON or
+// other text to browsers. Only backends with Capabilities.Text accept it;
+// the others refuse it in Send with ErrDelivery. It was added after Reliable
+// and Unreliable, so code that never sends Text is unchanged, and a receiver
+// sees it only from a backend that declares Text.
 const (
 	Reliable Delivery = iota
 	Unreliable
+	Text
 )
 
 func (d Delivery) String() string {
-	if d == Reliable {
+	switch d {
+	case Reliable:
 		return "reliable"
+	case Unreliable:
+		return "unreliable"
+	case Text:
+		return "text"
 	}
-	return "unreliable"
+	return fmt.Sprintf("delivery(%d)", uint8(d))
 }
 
 // EventKind says what happened.
@@ -87,7 +104,10 @@ type Event struct {
 	// disconnect reason (EventDisconnect), or the number of malformed
 	// datagrams dropped (EventMalformed).
 	Data uint32
-	// Delivery is how a received message travelled (EventReceive).
+	// Delivery is how a received message travelled (EventReceive): the
+	// sender's Delivery where the backend carries it
+	// (Capabilities.TaggedDelivery), otherwise what the backend can tell
+	// (Capabilities.Arrives).
 	Delivery Delivery
 	// Payload is the received message. It is valid only until the callback
 	// returns: copy what you keep.
@@ -116,6 +136,8 @@ type Host interface {
 	// outcome arrives later as EventConnect or EventDisconnect for the peer.
 	Connect(addr string, data uint32) (PeerID, error)
 	// Send queues msg to peer. The host copies msg; the caller may reuse it.
+	// A Delivery the backend cannot carry (Text without Capabilities.Text)
+	// is an error wrapping ErrDelivery.
 	Send(peer PeerID, d Delivery, msg []byte) error
 	// Service performs I/O without blocking and calls fn for every event
 	// that is ready, in order. It returns the number of events delivered.
@@ -176,9 +198,17 @@ type Options struct {
 	RecvBufferBytes int
 	// SendBufferBytes is the socket send buffer to request.
 	SendBufferBytes int
-	// CertFile and KeyFile name a TLS certificate for QUIC servers; when
-	// empty a self-signed one is generated.
+	// CertFile and KeyFile name a TLS certificate for QUIC and wss
+	// servers; when empty a self-signed one is generated.
 	CertFile, KeyFile string
+	// CAFile names PEM certificates a wss client trusts in addition to the
+	// system's roots (a server with a self-signed certificate). QUIC
+	// clients do not verify (docs/transport-quic.md) and ignore it.
+	CAFile string
+	// Path is the HTTP path of a WebSocket server host's endpoint, and the
+	// path a WebSocket client uses when Connect is given "host:port"
+	// rather than a URL. Empty means "/". Other backends ignore it.
+	Path string
 	// Timeout is how long a peer may stay silent before it is disconnected
 	// (zero: the backend default).
 	Timeout time.Duration
@@ -227,6 +257,9 @@ type Guarded interface {
 type Backend interface {
 	// Name is the backend's protocol name.
 	Name() string
+	// Capabilities says which parts of the Host contract the backend's
+	// hosts honour. It is a constant of the implementation.
+	Capabilities() Capabilities
 	// Listen creates a server host bound to addr ("ip:port", port may be 0).
 	Listen(addr string, opt Options) (Host, error)
 	// Dial creates a client host with no listening address; call Connect
@@ -249,6 +282,15 @@ var ErrClosed = errors.New("transport: host closed")
 
 // ErrUnknownPeer is returned by Send for a peer that is not connected.
 var ErrUnknownPeer = errors.New("transport: unknown or disconnected peer")
+
+// ErrDelivery is wrapped by Send's error for a Delivery the backend cannot
+// carry (Text on a backend without text messages).
+var ErrDelivery = errors.New("transport: delivery not supported by this backend")
+
+// ErrTooLarge is wrapped by Send's error for a message larger than the
+// backend can put on the wire as one message (a raw UDP datagram above
+// 65,507 bytes); nothing is sent.
+var ErrTooLarge = errors.New("transport: message too large")
 
 var (
 	regMu    sync.RWMutex
@@ -289,6 +331,42 @@ func availableLocked() []string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// CapabilitiesOf returns the named backend's capabilities, or an
+// *UnknownBackendError.
+func CapabilitiesOf(name string) (Capabilities, error) {
+	b, err := Lookup(name)
+	if err != nil {
+		return Capabilities{}, err
+	}
+	return b.Capabilities(), nil
+}
+
+// CheckImpairable returns nil when the named backend's traffic can go
+// through the impairment relay (Capabilities.Datagram), and otherwise an
+// error saying why not, for a profile that asks for impairment on it.
+func CheckImpairable(name string) error {
+	c, err := CapabilitiesOf(name)
+	if err != nil {
+		return err
+	}
+	if !c.Datagram {
+		return fmt.Errorf("transport %q runs over TCP, not UDP datagrams: the impairment relay drops, delays and duplicates datagrams and cannot impair a TCP stream; remove the impairment phases or gate a datagram transport (%v)",
+			name, datagramBackends())
+	}
+	return nil
+}
+
+// datagramBackends lists the registered backends the relay can impair.
+func datagramBackends() []string {
+	var names []string
+	for _, n := range Available() {
+		if c, err := CapabilitiesOf(n); err == nil && c.Datagram {
+			names = append(names, n)
+		}
+	}
 	return names
 }
 

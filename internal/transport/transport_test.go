@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -17,6 +18,8 @@ type fakeBackend struct {
 var errFake = errors.New("fake backend creates no hosts")
 
 func (f *fakeBackend) Name() string { return f.name }
+
+func (f *fakeBackend) Capabilities() Capabilities { return Capabilities{} }
 
 func (f *fakeBackend) Listen(string, Options) (Host, error) { f.listened++; return nil, errFake }
 
@@ -67,6 +70,8 @@ func TestStrings(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{Reliable.String(), "reliable"},
 		{Unreliable.String(), "unreliable"},
+		{Text.String(), "text"},
+		{Delivery(9).String(), "delivery(9)"},
 		{EventConnect.String(), "connect"},
 		{EventReceive.String(), "receive"},
 		{EventDisconnect.String(), "disconnect"},
@@ -75,6 +80,63 @@ func TestStrings(t *testing.T) {
 	for _, tc := range tests {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+// capsBackend is a fake backend with given capabilities, registered once
+// per test binary (Register panics on a second registration, and -count
+// reruns tests).
+type capsBackend struct {
+	fakeBackend
+	caps Capabilities
+}
+
+func (c *capsBackend) Capabilities() Capabilities { return c.caps }
+
+var registerCaps = sync.OnceFunc(func() {
+	Register(&capsBackend{fakeBackend{name: "test-caps-datagram"}, Capabilities{Datagram: true}})
+	Register(&capsBackend{fakeBackend{name: "test-caps-tcp"}, Capabilities{Reliable: true}})
+})
+
+func TestCheckImpairable(t *testing.T) {
+	registerCaps()
+	if err := CheckImpairable("test-caps-datagram"); err != nil {
+		t.Errorf("datagram backend refused: %v", err)
+	}
+	err := CheckImpairable("test-caps-tcp")
+	if err == nil || !strings.Contains(err.Error(), `"test-caps-tcp"`) || !strings.Contains(err.Error(), "test-caps-datagram") {
+		t.Errorf("CheckImpairable(tcp) = %v, want an error naming it and the datagram backends", err)
+	}
+	var u *UnknownBackendError
+	if err := CheckImpairable("carrier-pigeon"); !errors.As(err, &u) {
+		t.Errorf("CheckImpairable(unknown) = %v, want *UnknownBackendError", err)
+	}
+	if _, err := CapabilitiesOf("carrier-pigeon"); !errors.As(err, &u) {
+		t.Errorf("CapabilitiesOf(unknown) = %v, want *UnknownBackendError", err)
+	}
+}
+
+func TestArrives(t *testing.T) {
+	enetLike := Capabilities{Reliable: true, TaggedDelivery: true}
+	wsLike := Capabilities{Reliable: true, Text: true}
+	udpLike := Capabilities{Datagram: true}
+	tests := []struct {
+		name string
+		c    Capabilities
+		sent Delivery
+		want Delivery
+	}{
+		{"tagged reliable", enetLike, Reliable, Reliable},
+		{"tagged unreliable", enetLike, Unreliable, Unreliable},
+		{"tcp unreliable is reliable", wsLike, Unreliable, Reliable},
+		{"tcp text", wsLike, Text, Text},
+		{"datagram reliable is unreliable", udpLike, Reliable, Unreliable},
+		{"datagram unreliable", udpLike, Unreliable, Unreliable},
+	}
+	for _, tc := range tests {
+		if got := tc.c.Arrives(tc.sent); got != tc.want {
+			t.Errorf("%s: Arrives(%v) = %v, want %v", tc.name, tc.sent, got, tc.want)
 		}
 	}
 }

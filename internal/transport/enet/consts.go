@@ -1,5 +1,7 @@
 package enet
 
+import "github.com/scalegate/scalegate/internal/proto"
+
 // These hold in every build, so callers can name the backend and its
 // limits whether or not this build has cgo.
 
@@ -8,8 +10,9 @@ const Name = "enet"
 
 // Defaults for zero Options fields.
 const (
-	// DefaultMaxPeers is the peer slots of a listening host.
-	DefaultMaxPeers = 1024
+	// DefaultMaxPeers is the peer slots of a listening host: the project's
+	// client cap.
+	DefaultMaxPeers = proto.MaxClients
 	// MaxPeers is ENet's protocol limit (ENET_PROTOCOL_MAXIMUM_PEER_ID).
 	MaxPeers = 4095
 	// DefaultServerRecvBuffer is the SO_RCVBUF a listening host requests: a

@@ -48,6 +48,13 @@ type backend struct{}
 // Name returns "enet".
 func (backend) Name() string { return Name }
 
+// Capabilities: ENet is the shape the Host contract was written from; it
+// has everything but text messages.
+func (backend) Capabilities() transport.Capabilities {
+	return transport.Capabilities{Datagram: true, Reliable: true, TaggedDelivery: true,
+		ConnectData: true, Handshake: true, DisconnectNotice: true, RTT: true}
+}
+
 // InlineIO reports true: libenet reads and writes a host's socket only
 // inside Service (and Batch.Run), on the owner's thread.
 func (backend) InlineIO() bool { return true }
@@ -251,6 +258,9 @@ func (h *Host) Connect(addr string, data uint32) (transport.PeerID, error) {
 func (h *Host) Send(peer transport.PeerID, d transport.Delivery, msg []byte) error {
 	if h.s == nil {
 		return transport.ErrClosed
+	}
+	if d != transport.Reliable && d != transport.Unreliable {
+		return fmt.Errorf("enet: send %s to peer %d: %w", d, peer, transport.ErrDelivery)
 	}
 	var p unsafe.Pointer
 	if len(msg) > 0 {

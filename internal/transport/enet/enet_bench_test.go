@@ -168,3 +168,9 @@ func BenchmarkServerBroadcastStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSendReceive is one message client → server, send and receive,
+// beside the same benchmark of the other backends (transporttest).
+func BenchmarkSendReceive(b *testing.B) {
+	transporttest.RunSendReceive(b, Name, transporttest.Config{})
+}

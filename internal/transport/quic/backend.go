@@ -24,6 +24,14 @@ type backend struct{}
 // Name reports "quic".
 func (backend) Name() string { return Name }
 
+// Capabilities: QUIC honours the whole Host contract (the connect-data
+// preamble and accept word are the handshake, the control stream is
+// reliable, the datagrams travel as UDP) except text messages.
+func (backend) Capabilities() transport.Capabilities {
+	return transport.Capabilities{Datagram: true, Reliable: true, TaggedDelivery: true,
+		ConnectData: true, Handshake: true, DisconnectNotice: true, RTT: true}
+}
+
 // Listen binds addr and accepts connections on it.
 func (backend) Listen(addr string, opt transport.Options) (transport.Host, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)

@@ -100,3 +100,9 @@ func connectMany(tb testing.TB, n int) (*transporttest.Endpoint, []transport.Pee
 	}
 	return server, ids, clients
 }
+
+// BenchmarkSendReceive is one message client → server, send and receive,
+// beside the same benchmark of the other backends (transporttest).
+func BenchmarkSendReceive(b *testing.B) {
+	transporttest.RunSendReceive(b, Name, transporttest.Config{})
+}

@@ -365,10 +365,13 @@ func (h *Host) Send(id transport.PeerID, d transport.Delivery, msg []byte) error
 	if p == nil || !p.connected || p.disconnecting {
 		return fmt.Errorf("quic: send to peer %d: %w", id, transport.ErrUnknownPeer)
 	}
-	if d == transport.Reliable {
+	switch d {
+	case transport.Reliable:
 		return p.queueControl(msg)
+	case transport.Unreliable:
+		return p.queueDatagram(msg)
 	}
-	return p.queueDatagram(msg)
+	return fmt.Errorf("quic: send %s to peer %d: %w", d, id, transport.ErrDelivery)
 }
 
 // Disconnect closes peer gracefully: queued messages are sent, then the

@@ -156,36 +156,71 @@ type Pair struct {
 	SPeer, CPeer transport.PeerID
 	// ConnectData is the word the client connected with.
 	ConnectData uint32
+	// Caps are the backend's capabilities.
+	Caps transport.Capabilities
 }
 
+// OpeningMessage is what ConnectPair's client sends on a backend without a
+// handshake (Capabilities.Handshake false), where the server learns of a
+// client only from its first message. ConnectPair consumes it at the
+// server, so a pair starts with no message recorded on either end.
+var OpeningMessage = []byte("transporttest: opening message")
+
 // ConnectPair listens on 127.0.0.1, dials, connects with data and waits for
-// both connect events; the server's must carry data, the client's must
-// name the peer Connect returned.
+// both connect events; the server's must carry data (0 on a backend without
+// Capabilities.ConnectData), the client's must name the peer Connect
+// returned. On a backend without a handshake the client first sends
+// OpeningMessage, which must reach the server intact.
 func ConnectPair(t testing.TB, backend string, data uint32, sopt, copt transport.Options) *Pair {
 	t.Helper()
 	sh, err := transport.Listen(backend, "127.0.0.1:0", sopt)
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
-	server := NewEndpoint(t, "server", sh)
+	return ConnectTo(t, backend, NewEndpoint(t, "server", sh), sh.Addr(), data, copt)
+}
+
+// ConnectTo dials a client that connects to addr (the server's address, or
+// a relay in front of it) and completes the pair as ConnectPair does.
+func ConnectTo(t testing.TB, backend string, server *Endpoint, addr string, data uint32, copt transport.Options) *Pair {
+	t.Helper()
+	caps, err := transport.CapabilitiesOf(backend)
+	if err != nil {
+		t.Fatalf("backend under test: %v", err)
+	}
 	ch, err := transport.Dial(backend, copt)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
 	client := NewEndpoint(t, "client", ch)
-	cPeer, err := ch.Connect(sh.Addr(), data)
+	cPeer, err := ch.Connect(addr, data)
 	if err != nil {
-		t.Fatalf("Connect(%s): %v", sh.Addr(), err)
+		t.Fatalf("Connect(%s): %v", addr, err)
 	}
-	p := &Pair{Server: server, Client: client, CPeer: cPeer, ConnectData: data}
-	ev := WaitEvent(t, "connect", server, IsKind(transport.EventConnect), p.Both()...)
-	p.SPeer = ev.Peer
-	if ev.Data != data {
-		t.Fatalf("server connect event Data = %#x, want the client's connect data %#x", ev.Data, data)
-	}
+	p := &Pair{Server: server, Client: client, CPeer: cPeer, ConnectData: data, Caps: caps}
 	cev := WaitEvent(t, "connect", client, IsKind(transport.EventConnect), p.Both()...)
 	if cev.Peer != cPeer {
 		t.Fatalf("client connect event for peer %d, Connect returned peer %d", cev.Peer, cPeer)
+	}
+	if !caps.Handshake {
+		if err := ch.Send(cPeer, transport.Unreliable, OpeningMessage); err != nil {
+			t.Fatalf("client: send the opening message: %v", err)
+		}
+	}
+	ev := WaitEvent(t, "connect", server, IsKind(transport.EventConnect), p.Both()...)
+	p.SPeer = ev.Peer
+	want := data
+	if !caps.ConnectData {
+		want = 0
+	}
+	if ev.Data != want {
+		t.Fatalf("server connect event Data = %#x, want %#x (client's connect data %#x, backend carries it: %v)", ev.Data, want, data, caps.ConnectData)
+	}
+	if !caps.Handshake {
+		op := WaitEvent(t, "opening message", server, IsKind(transport.EventReceive), p.Both()...)
+		if op.Peer != p.SPeer || string(op.Payload) != string(OpeningMessage) {
+			t.Fatalf("server: first message from peer %d is %q, want the opening message from peer %d", op.Peer, op.Payload, p.SPeer)
+		}
 	}
 	return p
 }

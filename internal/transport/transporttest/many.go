@@ -35,6 +35,9 @@ type ManyConfig struct {
 	SnapshotBytes int
 	// Timeout bounds the connect phase and the final drain (default 60 s).
 	Timeout time.Duration
+	// ServerOptions and ClientOptions are the hosts' options (MaxPeers of
+	// the server is set to Clients).
+	ServerOptions, ClientOptions transport.Options
 }
 
 func (c ManyConfig) withDefaults() ManyConfig {
@@ -79,10 +82,13 @@ type ManyResult struct {
 const manyDataBase uint32 = 0x5C000000
 
 // Message tags of the exchange; the unreliable up message is a real
-// proto.Input and the unreliable down one a proto.Snapshot.
+// proto.Input and the unreliable down one a proto.Snapshot. A backend that
+// does not carry connect data (Capabilities.ConnectData) gets it in a hello
+// message, the client's first.
 const (
 	tagReliableUp   = 'u'
 	tagReliableDown = 'd'
+	tagHello        = 'h'
 )
 
 // flow counts one stream for one client: the sender's count is atomic
@@ -120,6 +126,7 @@ type manyClient struct {
 type manyRun struct {
 	cfg     ManyConfig
 	backend string
+	caps    transport.Capabilities
 	clients []manyClient
 	// Phases: start is closed when all clients are connected on both ends,
 	// stop when the traffic window ends, finish when every party drained.
@@ -145,12 +152,18 @@ func Many(t *testing.T, backend string, cfg ManyConfig) ManyResult {
 		t.Fatalf("ManyConfig.Clients = %d, want > 0", cfg.Clients)
 	}
 	cfg = cfg.withDefaults()
-	server, err := transport.Listen(backend, "127.0.0.1:0", transport.Options{MaxPeers: cfg.Clients})
+	caps, err := transport.CapabilitiesOf(backend)
+	if err != nil {
+		t.Fatalf("backend under test: %v", err)
+	}
+	sopt := cfg.ServerOptions
+	sopt.MaxPeers = cfg.Clients
+	server, err := transport.Listen(backend, "127.0.0.1:0", sopt)
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
 	r := &manyRun{
-		cfg: cfg, backend: backend, clients: make([]manyClient, cfg.Clients),
+		cfg: cfg, backend: backend, caps: caps, clients: make([]manyClient, cfg.Clients),
 		start: make(chan struct{}), stop: make(chan struct{}), finish: make(chan struct{}),
 	}
 	g, ctx := errgroup.WithContext(context.Background())
@@ -262,22 +275,40 @@ func (r *manyRun) loop(ctx context.Context, tick func(sending bool) error, isDra
 // serve owns the server host.
 func (r *manyRun) serve(ctx context.Context, h transport.Host) error {
 	defer h.Close()
-	peers := map[transport.PeerID]int{} // peer → client index
+	peers := map[transport.PeerID]int{}  // peer → client index
+	hello := map[transport.PeerID]bool{} // connected, its hello not yet in
 	var ticks uint64
 	snap := make([]byte, 0, r.cfg.SnapshotBytes)
+	admit := func(peer transport.PeerID, data uint32) {
+		i := int(data - manyDataBase)
+		if data < manyDataBase || i >= len(r.clients) {
+			r.unexpectedData.Add(1)
+			return
+		}
+		peers[peer] = i
+		r.clients[i].connects++
+		r.clients[i].serverPeer = peer
+		r.serverConnected.Add(1)
+	}
 	on := func(ev transport.Event) {
 		switch ev.Kind {
 		case transport.EventConnect:
-			i := int(ev.Data - manyDataBase)
-			if ev.Data < manyDataBase || i >= len(r.clients) {
-				r.unexpectedData.Add(1)
+			if !r.caps.ConnectData {
+				hello[ev.Peer] = true
 				return
 			}
-			peers[ev.Peer] = i
-			r.clients[i].connects++
-			r.clients[i].serverPeer = ev.Peer
-			r.serverConnected.Add(1)
+			admit(ev.Peer, ev.Data)
 		case transport.EventReceive:
+			if hello[ev.Peer] {
+				delete(hello, ev.Peer)
+				data, ok := parseHello(ev.Payload)
+				if !ok {
+					r.unexpectedData.Add(1)
+					return
+				}
+				admit(ev.Peer, data)
+				return
+			}
 			i, ok := peers[ev.Peer]
 			if !ok {
 				r.unexpectedData.Add(1)
@@ -317,8 +348,32 @@ func (r *manyRun) serve(ctx context.Context, h transport.Host) error {
 	return r.loop(ctx, tick, drained)
 }
 
+// helloMsg carries a client's connect data on a backend that does not.
+func helloMsg(data uint32) []byte {
+	b := []byte{tagHello, 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(b[1:], data)
+	return b
+}
+
+func parseHello(b []byte) (uint32, bool) {
+	if len(b) != 5 || b[0] != tagHello {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(b[1:]), true
+}
+
+// isReliable tells the exchange's reliable messages from the others: by
+// Delivery where the backend carries it, otherwise by their shape (9
+// bytes starting with tag; no Input or Snapshot of the exchange is 9 bytes).
+func (r *manyRun) isReliable(ev transport.Event, tag byte) bool {
+	if r.caps.TaggedDelivery {
+		return ev.Delivery == transport.Reliable
+	}
+	return len(ev.Payload) == 9 && ev.Payload[0] == tag
+}
+
 func (r *manyRun) serverReceive(c *manyClient, ev transport.Event) {
-	if ev.Delivery == transport.Reliable {
+	if r.isReliable(ev, tagReliableUp) {
 		c.upR.take(reliableSeq(ev.Payload, tagReliableUp, &c.upR), true)
 		return
 	}
@@ -383,7 +438,7 @@ func (r *manyRun) shard(ctx context.Context, s int, addr string) error {
 		}
 	}()
 	for i := s; i < r.cfg.Clients; i += r.cfg.Shards {
-		h, err := transport.Dial(r.backend, transport.Options{})
+		h, err := transport.Dial(r.backend, r.cfg.ClientOptions)
 		if err != nil {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
@@ -440,6 +495,9 @@ func (r *manyRun) clientTick(c *shardClient, sending bool, tick uint64, buf []by
 			if !c.up {
 				c.up = true
 				r.clientsConnected.Add(1)
+				if !r.caps.ConnectData {
+					evErr = c.h.Send(c.peer, transport.Reliable, helloMsg(manyDataBase+uint32(c.i)))
+				}
 			}
 		case transport.EventDisconnect:
 			evErr = fmt.Errorf("client %d: disconnected (reason %d) during the run", c.i, ev.Data)
@@ -454,7 +512,7 @@ func (r *manyRun) clientTick(c *shardClient, sending bool, tick uint64, buf []by
 }
 
 func (r *manyRun) clientReceive(mc *manyClient, ev transport.Event) {
-	if ev.Delivery == transport.Reliable {
+	if r.isReliable(ev, tagReliableDown) {
 		mc.downR.take(reliableSeq(ev.Payload, tagReliableDown, &mc.downR), true)
 		return
 	}

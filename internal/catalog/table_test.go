@@ -1,0 +1,129 @@
+package catalog
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/swarm"
+)
+
+func schemaDef(t *testing.T, name string) cue.Value {
+	t.Helper()
+	sch, err := compileSchema(cuecontext.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := sch.LookupPath(cue.ParsePath(name))
+	if !v.Exists() {
+		t.Fatalf("schema has no %s", name)
+	}
+	return v
+}
+
+// The CUE #Gates fields and the gate table must name the same gates, and a
+// field takes a threshold exactly when its table entry is a threshold gate.
+// A gate added to one and not the other fails here.
+func TestSchemaGatesMatchTable(t *testing.T) {
+	it, err := schemaDef(t, "#Gates").Fields(cue.Optional(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schemaNames []string
+	for it.Next() {
+		name := it.Selector().Unquoted()
+		schemaNames = append(schemaNames, name)
+		g, ok := gatetable.Lookup(name)
+		if !ok {
+			t.Errorf("schema #Gates.%s has no entry in the gate table", name)
+			continue
+		}
+		hasThreshold := it.Value().LookupPath(cue.ParsePath("threshold")).Exists()
+		if hasThreshold != (g.Kind == gatetable.Threshold) {
+			t.Errorf("#Gates.%s: schema threshold field %v, table kind threshold %v", name, hasThreshold, g.Kind == gatetable.Threshold)
+		}
+	}
+	var tableNames []string
+	for _, g := range gatetable.All {
+		tableNames = append(tableNames, g.Name)
+	}
+	sort.Strings(schemaNames)
+	sort.Strings(tableNames)
+	if !slices.Equal(schemaNames, tableNames) {
+		t.Errorf("schema #Gates %v\n  gate table %v", schemaNames, tableNames)
+	}
+}
+
+// Every literal alternative of the CUE #Pattern is a swarm pattern and
+// every swarm pattern is allowed by #Pattern.
+func TestSchemaPatternsMatchSwarm(t *testing.T) {
+	op, alts := schemaDef(t, "#Pattern").Expr()
+	if op != cue.OrOp {
+		t.Fatalf("#Pattern is not a disjunction (%v)", op)
+	}
+	var literal []string
+	for _, a := range alts {
+		if s, err := a.String(); err == nil {
+			literal = append(literal, s)
+		}
+	}
+	sort.Strings(literal)
+	reg := swarm.PatternNames()
+	sort.Strings(reg)
+	if !slices.Equal(literal, reg) {
+		t.Errorf("schema #Pattern %v\n  swarm registry %v", literal, reg)
+	}
+}
+
+// The table itself is well formed: unique names and flags, a measure or a
+// judge for every entry, titles present, flags spelled as swarm flags.
+func TestTableWellFormed(t *testing.T) {
+	names, flags := map[string]bool{}, map[string]bool{}
+	for _, g := range gatetable.All {
+		if names[g.Name] {
+			t.Errorf("gate %s declared twice", g.Name)
+		}
+		names[g.Name] = true
+		if g.Title == "" || g.Metric == "" {
+			t.Errorf("gate %s: title and metric are required", g.Name)
+		}
+		if (g.Measure == nil) == (g.Judge == nil) {
+			t.Errorf("gate %s: exactly one of Measure and Judge", g.Name)
+		}
+		for _, f := range append([]string{g.Flag}, g.Aliases...) {
+			if f == "" {
+				continue
+			}
+			if !strings.HasPrefix(f, "assert-") || flags[f] {
+				t.Errorf("gate %s: flag %q is not a unique assert-* name", g.Name, f)
+			}
+			flags[f] = true
+		}
+	}
+}
+
+// The profile schema bounds clients (and every client sweep point) at the
+// project's one client cap, proto.MaxClients: the cap the server, the ENet
+// host and the runner's max_peers use.
+func TestSchemaClientCapIsMaxClients(t *testing.T) {
+	ctx := cuecontext.New()
+	def := schemaDef(t, "#Profile")
+	for _, form := range []string{"clients: %d", "sweep: clients: [%d]"} {
+		at := func(n int) error {
+			return def.Unify(ctx.CompileString(fmt.Sprintf(form, n))).Validate()
+		}
+		if err := at(proto.MaxClients); err != nil {
+			t.Errorf("%q rejects proto.MaxClients %d: %v", form, proto.MaxClients, err)
+		}
+		if err := at(proto.MaxClients + 1); err == nil {
+			t.Errorf("%q accepts %d, above proto.MaxClients", form, proto.MaxClients+1)
+		}
+	}
+}

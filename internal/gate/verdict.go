@@ -1,0 +1,163 @@
+package gate
+
+import (
+	"strings"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/rundir"
+)
+
+// How a leg's verdict is decided, in one place and in this order:
+//
+//  1. Checks are evaluated (Evaluate): each pass, fail, unevaluable,
+//     inconclusive or recorded on its own figure.
+//  2. Softening (soften): a condition that makes part of the evidence
+//     unattributable to the server turns the failures it covers into
+//     inconclusive, with the reason in the detail. The rules and what each
+//     may touch are in softeners. The built-in checks (alwaysHard) are
+//     never softened: a run on the wrong transport, without load, without
+//     the declared impairment or with a broken report measured something
+//     else, whatever the harness or the shards did. Unevaluable is never
+//     softened either: unread is not clean.
+//  3. The leg's verdict (LegVerdict): interrupted, then launch failure (the
+//     leg did not run as declared: it could not start, the server died,
+//     the swarm overran or wrote no report; the checks stay as evidence),
+//     then failed (a hard check failed or was unevaluable, or an artifact
+//     could not be written), then inconclusive (a check was), then passed.
+//  4. The run's verdict (RunVerdict) folds the legs the same way.
+
+// alwaysHard are the built-in checks no softening rule touches.
+var alwaysHard = map[string]bool{
+	"report": true, "report_schema": true, "transport": true, "load": true,
+	"impairment": true, "shards": true, "harness": true, "swarm_run": true, "trace_replay": true,
+}
+
+// softener is one rule of step 2: when trigger holds on a leg's checks,
+// every failed check that covers says is inconclusive, with note.
+type softener struct {
+	trigger func([]rundir.Check) bool
+	covers  func(rundir.Check) bool
+	note    string
+}
+
+// softeners are the rules of step 2.
+var softeners = []softener{
+	// A harness-bound leg: the swarm could not keep its own cadence, so a
+	// timing figure (it shares the CPU with the swarm) cannot say whether
+	// the server or the harness was slow. Byte counts, admission and the
+	// rest are facts whatever the harness did.
+	{trigger: inconclusive("harness"), covers: isTiming,
+		note: "harness-bound leg: a timing failure here cannot be attributed to the server"},
+	// A report of part of the load (shards missing or given twice): a
+	// failure measured under less load than the leg names says neither
+	// pass nor fail.
+	{trigger: inconclusive("shards"), covers: func(rundir.Check) bool { return true },
+		note: "measured on part of the load (shards incomplete)"},
+}
+
+// inconclusive triggers on the named check being inconclusive.
+func inconclusive(gate string) func([]rundir.Check) bool {
+	return func(cs []rundir.Check) bool {
+		for _, c := range cs {
+			if c.Gate == gate && c.Status == rundir.StatusInconclusive {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// soften applies every softener to the checks (step 2) and returns them.
+func soften(checks []rundir.Check) []rundir.Check {
+	for _, s := range softeners {
+		if !s.trigger(checks) {
+			continue
+		}
+		for i, c := range checks {
+			if c.Status == rundir.StatusFail && !alwaysHard[c.Gate] && s.covers(c) {
+				checks[i].Status = rundir.StatusInconclusive
+				checks[i].Detail = rundir.JoinDetail(c.Detail, s.note)
+			}
+		}
+	}
+	return checks
+}
+
+// isTiming: the gate's figure shares the CPU with the swarm (the server's
+// tick time, the client-observed tick rate), per the gate table. A carried
+// swarm assert is judged by the gate its flag belongs to.
+func isTiming(c rundir.Check) bool {
+	if g, ok := gatetable.Lookup(c.Gate); ok {
+		return g.Timing
+	}
+	if c.Gate == "swarm_assert" {
+		if g, ok := gatetable.ByFlag(strings.TrimPrefix(c.Title, "swarm ")); ok {
+			return g.Timing
+		}
+	}
+	return false
+}
+
+// Facts are what happened to a leg's processes, beside its checks.
+type Facts struct {
+	// Interrupted: the run was stopped (SIGINT/SIGTERM) during the leg.
+	Interrupted bool
+	// NotRun says why the leg did not run as declared ("" when it did):
+	// it could not start, the server died mid-run, the swarm overran its
+	// time limit or left no report.
+	NotRun string
+	// ArtifactErr: a file of the leg could not be written or merged; the
+	// leg's evidence is incomplete.
+	ArtifactErr bool
+}
+
+// LegVerdict decides a leg (step 3).
+func LegVerdict(checks []rundir.Check, f Facts) rundir.Verdict {
+	switch {
+	case f.Interrupted:
+		return rundir.VerdictInterrupted
+	case f.NotRun != "":
+		return rundir.VerdictLaunchFailed
+	}
+	inconclusive := false
+	for _, c := range checks {
+		if c.Failed() {
+			return rundir.VerdictFailed
+		}
+		if c.Status == rundir.StatusInconclusive {
+			inconclusive = true
+		}
+	}
+	switch {
+	case f.ArtifactErr:
+		return rundir.VerdictFailed
+	case inconclusive:
+		return rundir.VerdictInconclusive
+	}
+	return rundir.VerdictPassed
+}
+
+// RunVerdict folds the legs (step 4): interrupted, then failed, then launch
+// failure (a leg not run counts as one), then inconclusive, then passed. A
+// run without legs failed: it showed nothing.
+func RunVerdict(r *rundir.RunResult) rundir.Verdict {
+	if r.Interrupted {
+		return rundir.VerdictInterrupted
+	}
+	has := map[rundir.Verdict]bool{}
+	for _, l := range r.Legs {
+		has[l.Verdict] = true
+	}
+	for _, v := range []rundir.Verdict{rundir.VerdictInterrupted, rundir.VerdictFailed, rundir.VerdictLaunchFailed, rundir.VerdictNotRun, rundir.VerdictInconclusive} {
+		if has[v] {
+			if v == rundir.VerdictNotRun {
+				return rundir.VerdictLaunchFailed
+			}
+			return v
+		}
+	}
+	if len(r.Legs) == 0 {
+		return rundir.VerdictFailed
+	}
+	return rundir.VerdictPassed
+}

@@ -1,0 +1,168 @@
+package profile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
+)
+
+// Leg is one server + swarm run of a profile: one pattern (or the mix), at
+// one sweep point when the profile sweeps.
+type Leg struct {
+	// ID names the leg's artifact directory: "weave", "mix",
+	// "weave_e2000_w4".
+	ID string `json:"id"`
+	// Pattern is the swarm --pattern, empty when PatternMix is set.
+	Pattern    string `json:"pattern,omitempty"`
+	PatternMix string `json:"pattern_mix,omitempty"`
+	// BaselineKey is <profile>/<pattern> ("mix" for a pattern mix).
+	BaselineKey string `json:"baseline_key"`
+	// Clients, EntityCount and SimWorkers are the sweep point; nil on an
+	// axis the profile does not sweep.
+	Clients     *int `json:"clients,omitempty"`
+	EntityCount *int `json:"entity_count,omitempty"`
+	SimWorkers  *int `json:"sim_worker_threads,omitempty"`
+}
+
+// ClientsFor is the client count of a leg: its sweep point, else the
+// profile's.
+func (p *Profile) ClientsFor(l Leg) int {
+	if l.Clients != nil {
+		return *l.Clients
+	}
+	return p.Clients
+}
+
+// axis is one sweep axis's values, or a single nil point when the profile
+// does not sweep it.
+func axis(vals []int) []*int {
+	if len(vals) == 0 {
+		return []*int{nil}
+	}
+	out := make([]*int, len(vals))
+	for i := range vals {
+		out[i] = &vals[i]
+	}
+	return out
+}
+
+// Legs expands the profile into its legs, patterns outermost.
+func (p *Profile) Legs() []Leg {
+	type pat struct{ name, mix string }
+	var pats []pat
+	if p.PatternMix != "" {
+		pats = []pat{{"mix", p.PatternMix}}
+	}
+	for _, n := range p.Patterns {
+		pats = append(pats, pat{name: n})
+	}
+	var legs []Leg
+	for _, pt := range pats {
+		id := pt.name
+		if rel, ok := TracePath(pt.name); ok {
+			id = TraceLegID(rel)
+		}
+		base := Leg{ID: id, BaselineKey: p.Name + "/" + id, PatternMix: pt.mix}
+		if pt.mix == "" {
+			base.Pattern = pt.name
+		}
+		if p.Sweep == nil {
+			legs = append(legs, base)
+			continue
+		}
+		for _, c := range axis(p.Sweep.Clients) {
+			for _, e := range axis(p.Sweep.EntityCounts) {
+				for _, w := range axis(p.Sweep.SimWorkerThreads) {
+					l := base
+					l.Clients, l.EntityCount, l.SimWorkers = c, e, w
+					l.ID = id + sweepSuffix(c, "c") + sweepSuffix(e, "e") + sweepSuffix(w, "w")
+					legs = append(legs, l)
+				}
+			}
+		}
+	}
+	return legs
+}
+
+func sweepSuffix(v *int, tag string) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("_%s%d", tag, *v)
+}
+
+// PatternLabel is what the leg flies, for tables.
+func (l Leg) PatternLabel() string {
+	if l.PatternMix != "" {
+		return "mix " + l.PatternMix
+	}
+	return l.Pattern
+}
+
+// TransportError says the profile's transport cannot be spoken by this
+// build (lookup is the transport registry's). The gate never substitutes
+// another transport: that would measure something else under this name.
+func (p *Profile) TransportError(lookup func(name string) error) error {
+	if err := lookup(p.Transport); err != nil {
+		return fmt.Errorf("profile %s pins transport %s: %w; scalegate never runs another transport in its place", p.Name, p.Transport, err)
+	}
+	return nil
+}
+
+// LegByID finds a leg of the profile; with id "" the profile must have
+// exactly one.
+func (p *Profile) LegByID(id string) (Leg, error) {
+	legs := p.Legs()
+	if id == "" {
+		if len(legs) == 1 {
+			return legs[0], nil
+		}
+		return Leg{}, fmt.Errorf("profile %s has %d legs (%s): say which one the report is with --leg ID", p.Name, len(legs), legIDs(legs))
+	}
+	for _, l := range legs {
+		if l.ID == id {
+			return l, nil
+		}
+	}
+	return Leg{}, fmt.Errorf("profile %s has no leg %q (legs: %s)", p.Name, id, legIDs(legs))
+}
+
+func legIDs(legs []Leg) string {
+	ids := make([]string, len(legs))
+	for i, l := range legs {
+		ids[i] = l.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// GateThreshold is the threshold a declared gate is checked against on a
+// leg; ok is false when the profile does not declare the gate or it does
+// not apply to the leg (spawn_took outside an entity sweep). A switch gate
+// takes its threshold from the leg (its entity count, its client count).
+func (p *Profile) GateThreshold(g gatetable.Gate, leg Leg) (thr float64, ok bool) {
+	spec, declared := p.Gates[g.Name]
+	if !declared {
+		return 0, false
+	}
+	switch g.Source {
+	case gatetable.SweepEntities:
+		if leg.EntityCount == nil {
+			return 0, false
+		}
+		return float64(*leg.EntityCount), true
+	case gatetable.Clients:
+		return float64(p.ClientsFor(leg)), true
+	}
+	if spec.Threshold == nil {
+		return 0, false
+	}
+	return *spec.Threshold, true
+}
+
+// IDWithoutClients is the leg's ID without its client-sweep part: the
+// group a capacity curve draws its client counts in ("weave_e2000" for
+// "weave_c64_e2000").
+func (l Leg) IDWithoutClients() string {
+	return strings.Replace(l.ID, sweepSuffix(l.Clients, "c"), "", 1)
+}

@@ -1,0 +1,158 @@
+package rundir
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
+)
+
+// WriteTable prints one row per check of every leg to w.
+func WriteTable(w io.Writer, r *RunResult) error {
+	t := tablewriter.NewWriter(w)
+	t.Header("leg", "gate", "level", "threshold", "measured", "baseline", "status")
+	for _, l := range r.Legs {
+		if len(l.Checks) == 0 {
+			_ = t.Append(l.Leg.ID, "(leg)", "", "", "", "", string(l.Verdict))
+		}
+		for _, c := range l.Checks {
+			if err := t.Append(l.Leg.ID, c.Title, c.Level, c.Threshold, c.MeasuredText, c.Baseline, statusText(c)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, l := range r.Legs {
+		line := fmt.Sprintf("leg %s: %s", l.Leg.ID, strings.ToUpper(string(l.Verdict)))
+		if l.Shards > 1 {
+			line += fmt.Sprintf(" (%d swarm shards, merged)", l.Shards)
+		}
+		if l.Error != "" {
+			line += " — " + l.Error
+		}
+		fmt.Fprintln(w, line)
+		for _, c := range l.Checks {
+			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
+				fmt.Fprintf(w, "  %s: %s\n", c.Title, c.Detail)
+			}
+		}
+	}
+	for _, c := range r.Capacity {
+		fmt.Fprintf(w, "capacity %s: %s\n", c.Group, c.Verdict)
+	}
+	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", r.Profile.Name, r.Tier, strings.ToUpper(string(r.Verdict)), r.Dir)
+	if r.BaselineNote != "" {
+		fmt.Fprintf(w, "scalegate: %s\n", r.BaselineNote)
+	}
+	return nil
+}
+
+func statusText(c Check) string {
+	s := string(c.Status)
+	if c.Level == LevelAdvisory && (c.Status == StatusFail || c.Status == StatusUnevaluable) {
+		s += " (advisory)"
+	}
+	return s
+}
+
+// Markdown renders the run summary: a verdict line, then per leg every
+// gate (threshold, measured, baseline delta, hard/advisory, verdict) and the
+// command lines that rerun that leg's server and swarm.
+func Markdown(r *RunResult) string {
+	var b strings.Builder
+	icon := map[Verdict]string{VerdictPassed: "✅", VerdictFailed: "❌", VerdictInconclusive: "⚠️",
+		VerdictLaunchFailed: "💥", VerdictInterrupted: "⏹️", VerdictNotRun: "⏭️"}
+	fmt.Fprintf(&b, "## scalegate: profile `%s` — %s %s\n\n", r.Profile.Name, icon[r.Verdict], strings.ToUpper(string(r.Verdict)))
+	fmt.Fprintf(&b, "%s  \n", r.Profile.Description)
+	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts `%s`\n\n",
+		r.Tier, map[bool]string{true: " (--strict)", false: ""}[r.Strict], r.Profile.Transport, r.Profile.Clients, gatetable.FormatNumber(r.Profile.DurationS), r.Dir)
+	if len(r.Profile.Overrides) > 0 {
+		fmt.Fprintf(&b, "**Overrides** `--set %s`: this run is not the committed profile, and the baseline is never updated from it.\n\n", strings.Join(r.Profile.Overrides, "` `--set "))
+	}
+	if r.Interrupted {
+		b.WriteString("**Interrupted**: the run was stopped before it finished; legs below are partial.\n\n")
+	}
+	if r.BaselineNote != "" {
+		fmt.Fprintf(&b, "Baseline: %s\n\n", r.BaselineNote)
+	}
+	b.WriteString(capacityMarkdown(r.Capacity))
+	for _, l := range r.Legs {
+		fmt.Fprintf(&b, "### leg `%s` (%s) — %s %s\n\n", l.Leg.ID, l.Leg.PatternLabel(), icon[l.Verdict], l.Verdict)
+		if l.Shards > 1 {
+			fmt.Fprintf(&b, "%d swarm shards ran this leg, each its own process; the gates read their merged report (exits %v).\n\n", l.Shards, l.ShardExits)
+		}
+		if l.Error != "" {
+			fmt.Fprintf(&b, "> %s\n\n", mdEscape(l.Error))
+		}
+		if len(l.Checks) > 0 {
+			b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
+			b.WriteString("|---|---|---|---|---|---|---|\n")
+			for _, c := range l.Checks {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(c.Title), c.Level, mdEscape(c.Threshold),
+					mdEscape(c.MeasuredText), mdEscape(c.Baseline), statusText(c), mdEscape(c.Detail))
+			}
+			b.WriteString("\n")
+		}
+		if l.ServerCmd != "" {
+			fmt.Fprintf(&b, "Rerun this leg:\n\n```sh\n%s &\n%s\n```\n\n", l.ServerCmd, l.SwarmCmd)
+			if strings.Contains(l.SwarmCmd, "/go-build") {
+				b.WriteString("(This run came from `go run`: its binary lives in the Go build cache and may be gone; substitute your own `scalegate` build for that path.)\n\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// AppendFile appends text to path (the $GITHUB_STEP_SUMMARY contract).
+func AppendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("summary %s: %w", path, err)
+	}
+	if _, err := io.WriteString(f, text); err != nil {
+		f.Close()
+		return fmt.Errorf("summary %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// capacityMarkdown renders the curves for summary.md.
+func capacityMarkdown(curves []CapacityCurve) string {
+	var b strings.Builder
+	for _, c := range curves {
+		fmt.Fprintf(&b, "### capacity `%s` — %s\n\n", c.Group, mdEscape(c.Verdict))
+		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---|---|\n")
+		for _, p := range c.Points {
+			mark := ""
+			if c.Knee != nil && p.Clients == *c.Knee {
+				mark = " ◀ knee"
+			}
+			if c.HarnessLimit != nil && p.Clients == *c.HarnessLimit {
+				mark = " ◀ harness limit"
+			}
+			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
+				optNum(p.KBsMean), optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), p.LegID, p.Verdict, strings.Join(p.Failed, ", "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func optNum(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return gatetable.FormatNumber(*v)
+}

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/proto"
+)
+
+// serverSpec writes the leg's server config and returns how to start it.
+func (r *legRun) serverSpec(port int) (serverLaunch, error) {
+	p := r.o.Profile
+	timeout := time.Duration(p.Server.ReadyTimeoutS * float64(time.Second))
+	spec := launcher.Spec{Name: "server", LogPath: filepath.Join(r.res.Dir, "server.log"), Grace: r.o.Grace}
+	if p.Server.Kind == "custom" {
+		spec, err := r.customSpec(spec, port)
+		return serverLaunch{spec: spec, readyTimeout: timeout}, err
+	}
+	cfgPath := filepath.Join(r.res.Dir, "server.toml")
+	b, err := launcher.RenderConfig("toml", BuiltinConfig(p, r.leg, port, r.metrics))
+	if err != nil {
+		return serverLaunch{}, err
+	}
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+		return serverLaunch{}, fmt.Errorf("write server config: %w", err)
+	}
+	spec.Path = r.o.Self
+	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port),
+		"--transport", p.Transport, "--metrics-json", r.metrics}
+	if r.leg.SimWorkers != nil {
+		spec.Args = append(spec.Args, "--sim-worker-threads", strconv.Itoa(*r.leg.SimWorkers))
+	}
+	return serverLaunch{spec: spec, readyTimeout: timeout}, nil
+}
+
+// customSpec renders a team's server: the command template and its config
+// in the declared format, both with {port}, {metrics_json} and {config}
+// replaced.
+func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error) {
+	p := r.o.Profile
+	cfgPath := filepath.Join(r.res.Dir, "server_config."+p.Server.ConfigFormat)
+	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
+		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
+	if p.Server.Config != nil {
+		b, err := launcher.RenderConfig(p.Server.ConfigFormat, launcher.ExpandAll(p.Server.Config, vars))
+		if err != nil {
+			return spec, err
+		}
+		if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+			return spec, fmt.Errorf("write server config: %w", err)
+		}
+	}
+	spec.Path = launcher.Expand(p.Server.Command[0], vars)
+	for _, a := range p.Server.Command[1:] {
+		spec.Args = append(spec.Args, launcher.Expand(a, vars))
+	}
+	return spec, nil
+}
+
+// BuiltinConfig is the reference server's TOML for a leg: the admission
+// limits a load test needs (all bots share 127.0.0.1 and ramp fast), the
+// profile's world and network knobs, the metrics file, the admin socket
+// (AdminSocket, beside the metrics file in the leg's directory, so a leg in
+// progress can be asked for `status` or `tickstats`), and any fault knobs.
+func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath string) map[string]any {
+	maxPeers := min(p.ClientsFor(leg)+16, proto.MaxClients)
+	world := map[string]any{}
+	for k, v := range p.World.Extra {
+		world[k] = v
+	}
+	world["sim_worker_threads"] = p.World.SimWorkerThreads
+	world["overrun_governor"] = p.World.OverrunGovernor
+	world["test_spawn_ai_count"] = p.World.TestSpawnAICount
+	if leg.SimWorkers != nil {
+		world["sim_worker_threads"] = *leg.SimWorkers
+	}
+	if leg.EntityCount != nil {
+		world["test_spawn_ai_count"] = *leg.EntityCount
+	}
+	cfg := map[string]any{
+		"server": map[string]any{"port": port, "max_peers": maxPeers, "transport": p.Transport},
+		"security": map[string]any{
+			"connect_rate_limit_count":    100000,
+			"connect_rate_limit_window_s": 1,
+			"max_connections_per_ip":      maxPeers, // all bots share 127.0.0.1
+		},
+		"world":   world,
+		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots, "congestion_control": p.Network.CongestionControl},
+		"metrics": map[string]any{"tick_json_path": metricsPath, "tick_json_interval_ms": p.Server.TickJSONIntervalMs},
+		"admin":   map[string]any{"socket": AdminSocket(filepath.Dir(metricsPath))},
+	}
+	if len(p.Server.Faults) > 0 {
+		cfg["faults"] = p.Server.Faults
+	}
+	return cfg
+}
+
+// AdminSocket is the reference server's admin socket in a leg directory:
+// `scalegate admin RUN/LEG/admin.sock status` while the leg runs.
+func AdminSocket(legDir string) string { return filepath.Join(legDir, "admin.sock") }

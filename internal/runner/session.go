@@ -1,0 +1,283 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/gate"
+	"github.com/scalegate/scalegate/internal/htmlreport"
+	"github.com/scalegate/scalegate/internal/junit"
+	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
+	"github.com/scalegate/scalegate/internal/transport"
+)
+
+// Session is one gate invocation, from a resolved profile to the exit
+// code: it reads (and with UpdateBaseline rewrites) the baseline, creates
+// the run directory, runs the legs (or evaluates Report), writes every
+// output and maps the verdict to the documented exit code.
+type Session struct {
+	Profile *profile.Profile
+	// Strict forces the strict tier; UpdateBaseline records the run in
+	// BaselinePath if every leg passed.
+	Strict, UpdateBaseline bool
+	BaselinePath           string
+	// Out is the run directory to create (must not exist); "" makes
+	// Results/<profile>_<UTC timestamp>.
+	Out, Results string
+	// Summary and JUnit are extra output paths ("" for none); StepSummary
+	// is $GITHUB_STEP_SUMMARY, appended to.
+	Summary, JUnit, StepSummary string
+	// Report and Leg: evaluate this swarm report as leg Leg, launching
+	// nothing (Report "" runs the legs).
+	Report, Leg string
+	// Grace and Kill stop the processes of a leg (see Options).
+	Grace time.Duration
+	Kill  <-chan struct{}
+	// Version and CommandLine are recorded in metadata.json.
+	Version, CommandLine string
+	// Stdout gets the result table; Stderr progress and notes.
+	Stdout, Stderr io.Writer
+}
+
+// Run runs the session. The error carries the exit code (exitcode.Of): nil
+// is exit 0.
+func (s *Session) Run(ctx context.Context) error {
+	if s.Report != "" {
+		return s.gateReport()
+	}
+	p := s.Profile
+	if err := transportError(p); err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	base, err := s.readBaseline(true)
+	if err != nil {
+		return err
+	}
+	self, err := launcher.Self()
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	dir, err := s.createRunDir()
+	if err != nil {
+		return err
+	}
+	meta, err := rundir.NewMetadata(p, s.Strict, s.UpdateBaseline, s.Version, s.CommandLine)
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	fmt.Fprintf(s.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
+		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), p.Transport, dir)
+	if len(p.Overrides) > 0 {
+		fmt.Fprintf(s.Stderr, "scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)\n", strings.Join(p.Overrides, " "))
+	}
+	stopNotes := s.noteInterrupts(ctx)
+	res := Run(ctx, Options{Profile: p, Strict: s.Strict, UpdateBaseline: s.UpdateBaseline,
+		Baseline: base, Dir: dir, Self: self, Progress: s.Stderr, Grace: s.Grace, Kill: s.Kill})
+	stopNotes()
+	var baselineErr error
+	if s.UpdateBaseline {
+		baselineErr = s.updateBaseline(res, base, meta.Git.Head)
+	}
+	res.ExitCode = int(ExitCode(res.Verdict))
+	if baselineErr != nil {
+		// Every gate held but the file the user asked for was not written:
+		// an I/O failure of scalegate, not a finding about the server.
+		res.ExitCode = int(exitcode.Internal)
+	}
+	meta.Finish(res)
+	return s.writeOutputs(res, meta, baselineErr)
+}
+
+// gateReport evaluates the profile's gates on s.Report: nothing is
+// launched; the run directory, summaries and exit code are a gate run's.
+func (s *Session) gateReport() error {
+	p := s.Profile
+	leg, err := p.LegByID(s.Leg)
+	if err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	if _, err := report.ReadReport(s.Report); err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	base, err := s.readBaseline(false)
+	if err != nil {
+		return err
+	}
+	dir, err := s.createRunDir()
+	if err != nil {
+		return err
+	}
+	meta, err := rundir.NewMetadata(p, s.Strict, false, s.Version, s.CommandLine)
+	if err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	fmt.Fprintf(s.Stderr, "scalegate: profile %s: gating %s as leg %s (nothing launched); artifacts in %s\n", p.Name, s.Report, leg.ID, dir)
+	res := EvaluateReport(Options{Profile: p, Strict: s.Strict, Baseline: base, Dir: dir}, leg, s.Report)
+	res.ExitCode = int(ExitCode(res.Verdict))
+	meta.Finish(res)
+	return s.writeOutputs(res, meta, nil)
+}
+
+// transportError says the profile's transport cannot be spoken by this
+// build; the gate never runs another in its place.
+func transportError(p *profile.Profile) error {
+	return p.TransportError(func(name string) error { _, err := transport.Lookup(name); return err })
+}
+
+// readBaseline reads the committed baseline of a baselined profile (nil
+// otherwise), first removing what a killed --update-baseline left beside
+// it when live, and proving the file writable before a long run when the
+// session will update it.
+func (s *Session) readBaseline(live bool) (*gate.Baseline, error) {
+	if !s.Profile.Baselined {
+		return nil, nil
+	}
+	if live {
+		s.cleanBaselineTemps()
+	}
+	base, err := gate.ReadBaseline(s.BaselinePath)
+	if err != nil {
+		return nil, exitcode.With(exitcode.InvalidProfile, err)
+	}
+	if s.UpdateBaseline {
+		if err := gate.CheckBaselineWritable(s.BaselinePath); err != nil {
+			return nil, exitcode.With(exitcode.Internal, err)
+		}
+	}
+	return base, nil
+}
+
+// createRunDir makes the run directory: an existing --out is a usage error
+// (runs never overwrite each other's evidence).
+func (s *Session) createRunDir() (string, error) {
+	dir, err := rundir.CreateRunDir(s.Out, s.Results, s.Profile.Name, time.Now())
+	switch {
+	case errors.Is(err, rundir.ErrRunDirExists):
+		return "", exitcode.With(exitcode.Usage, err)
+	case err != nil:
+		return "", exitcode.With(exitcode.Internal, err)
+	}
+	return dir, nil
+}
+
+// cleanBaselineTemps removes what a killed --update-baseline left beside
+// the baseline, saying so. Failing to is worth a warning, not the run.
+func (s *Session) cleanBaselineTemps() {
+	removed, err := gate.CleanBaselineTemps(s.BaselinePath)
+	for _, r := range removed {
+		fmt.Fprintf(s.Stderr, "scalegate: removed %s (a temp file left by an --update-baseline that was killed)\n", r)
+	}
+	if err != nil {
+		fmt.Fprintf(s.Stderr, "scalegate: warning: %v\n", err)
+	}
+}
+
+// noteInterrupts tells the user what the first and second interrupt do,
+// as they happen, until the returned func is called.
+func (s *Session) noteInterrupts(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(s.Stderr, "scalegate: interrupted: stopping the leg in progress (SIGINT, then SIGKILL after %s); interrupt again to kill it now\n", s.Grace)
+		case <-done:
+			return
+		}
+		select {
+		case <-s.Kill:
+			fmt.Fprintln(s.Stderr, "scalegate: interrupted again: killing every process of the leg now")
+		case <-done:
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// updateBaseline records the run in the baseline file and notes the
+// outcome in res. A run that did not pass is refused by design (its exit
+// code already says why); it returns an error only when a passing run's
+// baseline could not be written, which must not end in exit 0.
+func (s *Session) updateBaseline(res *rundir.RunResult, base *gate.Baseline, head string) error {
+	p, path := s.Profile, s.BaselinePath
+	if !p.Baselined {
+		res.BaselineNote = fmt.Sprintf("profile %s is baselined: false; %s not touched", p.Name, path)
+		return nil
+	}
+	ok, err := gate.UpdateBaseline(base, res, time.Now(), head)
+	switch {
+	case err != nil:
+		res.BaselineNote = fmt.Sprintf("%v; %s left unchanged", err, path)
+		if res.Verdict == rundir.VerdictPassed {
+			return err
+		}
+	case ok:
+		res.BaselineUpdated = true
+		res.BaselineNote = fmt.Sprintf("updated %s for %d key(s) of profile %s (other keys kept)", path, len(res.Legs), p.Name)
+	}
+	return nil
+}
+
+// ExitCode maps a run verdict to the documented exit code
+// (docs/exit-codes.md).
+func ExitCode(v rundir.Verdict) exitcode.Code {
+	switch v {
+	case rundir.VerdictPassed:
+		return exitcode.OK
+	case rundir.VerdictFailed:
+		return exitcode.GateFailed
+	case rundir.VerdictInconclusive:
+		return exitcode.Inconclusive
+	case rundir.VerdictLaunchFailed, rundir.VerdictNotRun:
+		return exitcode.LaunchFailure
+	case rundir.VerdictInterrupted:
+		return exitcode.Interrupted
+	}
+	return exitcode.Internal
+}
+
+// writeOutputs writes summary.md, summary.json, metadata.json, report.html
+// (rendered from those files, as `scalegate report` would), the step
+// summary, --summary and --junit, then prints the table. They are written
+// even for an interrupted run: partial evidence is kept, and marked.
+func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, baselineErr error) error {
+	md := rundir.Markdown(res)
+	var errs []error
+	errs = append(errs, report.WriteFileAtomic(filepath.Join(res.Dir, "summary.md"), []byte(md)))
+	errs = append(errs, report.WriteJSONAtomic(filepath.Join(res.Dir, "summary.json"), res))
+	errs = append(errs, report.WriteJSONAtomic(filepath.Join(res.Dir, "metadata.json"), meta))
+	errs = append(errs, htmlreport.Write(res.Dir))
+	if s.StepSummary != "" {
+		errs = append(errs, rundir.AppendFile(s.StepSummary, md))
+	}
+	if s.Summary != "" {
+		errs = append(errs, report.WriteFileAtomic(s.Summary, []byte(md)))
+	}
+	if s.JUnit != "" {
+		errs = append(errs, junit.WriteFile(s.JUnit, res))
+	}
+	errs = append(errs, rundir.WriteTable(s.Stdout, res))
+	if err := errors.Join(errs...); err != nil {
+		return exitcode.With(exitcode.Internal, err)
+	}
+	code := exitcode.Code(res.ExitCode)
+	if code == exitcode.OK {
+		return nil
+	}
+	if baselineErr != nil {
+		return exitcode.Errorf(code, "profile %s: %s, but the baseline was not written: %w (exit %d: %s)", res.Profile.Name, res.Verdict, baselineErr, int(code), code)
+	}
+	return exitcode.Errorf(code, "profile %s: %s (exit %d: %s)", res.Profile.Name, res.Verdict, int(code), code)
+}

@@ -1,0 +1,127 @@
+// Package swarmcmd is the one builder of the `scalegate swarm` command line
+// from a profile's leg, used by the gate's leg runner and by the Kubernetes
+// Job renderer, and the rules a swarm's flags must satisfy that a profile
+// is vetted against before anything starts. A flag added to the swarm's
+// load is added here once, so the local run, the shards and the pods
+// cannot drift apart.
+package swarmcmd
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
+)
+
+// Options says where one swarm process of a leg runs and what it writes.
+type Options struct {
+	// Host and Port are the server's address as the swarm reaches it.
+	Host, Port string
+	// Pattern replaces the leg's pattern (a trace materialised into the
+	// leg's directory); "" keeps the leg's.
+	Pattern string
+	// Report is the --json path; "" leaves it to the caller (a pod script
+	// that adds its own).
+	Report string
+	// ServerMetrics is the server's metrics file or URL; "" for none.
+	ServerMetrics string
+	// ImpairmentFile is where the profile's impairment schedule was
+	// written (--degrade-schedule); "" when the profile has none.
+	ImpairmentFile string
+	// Strict is the run's --strict, which decides the asserts' levels.
+	Strict bool
+	// Asserts forwards the leg's hard gates as --assert-* flags, so the
+	// swarm's own exit status and report judge the same rule.
+	Asserts bool
+	// Shard is "I/N" for one shard of N ("" for an unsharded swarm), with
+	// StartAt the shards' shared start instant (RFC 3339).
+	Shard, StartAt string
+	// Progress is the --progress mode ("" for the swarm's default).
+	Progress string
+}
+
+// Args is the swarm's arguments after the `swarm` subcommand.
+func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
+	args := []string{o.Host, o.Port,
+		"--clients", strconv.Itoa(p.ClientsFor(leg)),
+		"--duration", fmtFlag(p.DurationS),
+		"--rate", fmtFlag(p.RateHz),
+		"--transport", p.Transport,
+		"--ramp-ms", strconv.Itoa(p.RampMs),
+	}
+	if o.Report != "" {
+		args = append(args, "--json", o.Report)
+	}
+	if o.ServerMetrics != "" {
+		args = append(args, "--server-metrics", o.ServerMetrics)
+	}
+	args = append(args, "--rss-sample-interval-s", fmtFlag(p.RSSSampleIntervalS))
+	switch {
+	case leg.PatternMix != "":
+		args = append(args, "--pattern-mix", leg.PatternMix)
+	case o.Pattern != "":
+		args = append(args, "--pattern", o.Pattern)
+	default:
+		args = append(args, "--pattern", leg.Pattern)
+	}
+	if p.Threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(p.Threads))
+	}
+	if p.EntityType != "" {
+		args = append(args, "--entity-type", p.EntityType)
+	}
+	if p.Harness.TestBusyUsPerClient > 0 {
+		args = append(args, "--test-busy-us", fmtFlag(p.Harness.TestBusyUsPerClient))
+	}
+	if o.ImpairmentFile != "" {
+		args = append(args, "--degrade-schedule", o.ImpairmentFile, "--degrade-seed", strconv.FormatUint(p.ImpairmentSeed, 10))
+	}
+	if o.Asserts {
+		args = append(args, AssertFlags(p, leg, o.Strict)...)
+	}
+	if o.Progress != "" {
+		args = append(args, "--progress", o.Progress)
+	}
+	if o.Shard != "" {
+		args = append(args, "--shard", o.Shard, "--start-at", o.StartAt)
+	}
+	return args
+}
+
+// AssertFlags are the swarm --assert-* flags for the gates the profile
+// declares that are hard on this leg, in the gate table's order. Advisory
+// gates are not forwarded (the swarm would fail on them), and neither are
+// gates without a swarm flag, nor phase-scoped ones (a swarm assert reads
+// the whole run).
+func AssertFlags(p *profile.Profile, leg profile.Leg, strict bool) []string {
+	var out []string
+	tier := p.EffectiveTier(strict)
+	for _, g := range gatetable.All {
+		spec, declared := p.Gates[g.Name]
+		if !declared || g.Flag == "" || spec.Phase != "" {
+			continue
+		}
+		if level, _ := g.LevelIn(spec.Level, tier); level != gatetable.LevelHard {
+			continue
+		}
+		if g.Kind == gatetable.Switch {
+			out = append(out, "--"+g.Flag)
+			continue
+		}
+		if thr, ok := p.GateThreshold(g, leg); ok {
+			out = append(out, "--"+g.Flag, fmtFlag(thr))
+		}
+	}
+	return out
+}
+
+// RampFits reports whether the last of clients connects before duration
+// ends when they connect ramp apart: the swarm refuses a ramp that does
+// not fit (its late clients would measure nothing), and vet refuses the
+// profile that asks for one before anything starts.
+func RampFits(clients int, ramp, duration time.Duration) bool {
+	return clients < 1 || time.Duration(clients-1)*ramp < duration
+}
+
+func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
