@@ -120,8 +120,11 @@ fetch_release() {
 # build_here: build the action's own checkout (its ref is the action's
 # ref) with the prerequisites scripts/deps.sh installs.
 build_here() {
-  # shellcheck source=deps.sh
+  # shellcheck source-path=SCRIPTDIR source=deps.sh
   (source "$action_root/scripts/deps.sh") >&2 || die 6 "prerequisites: scripts/deps.sh failed (see above)"
+  # deps.sh ran in a subshell (its exit must not end this script), so its
+  # PATH change is lost: add the fallback Go it knows here.
+  # shellcheck disable=SC2031
   export PATH="$PATH:/usr/local/go/bin"
   mkdir -p "$tmp/bin"
   echo "scalegate action: building scalegate from $action_root" >&2
@@ -219,6 +222,7 @@ if [ -f "$run_dir/summary.md" ]; then
   cat "$run_dir/summary.md" >>"$GITHUB_STEP_SUMMARY"
 else
   {
+    # shellcheck disable=SC2016 # the backquotes are Markdown
     printf '## scalegate: profile `%s`: %s (exit %s)\n\n' "$profile" "$verdict" "$code"
     printf 'scalegate stopped before it wrote a summary. The end of its output:\n\n```\n'
     tail -n 40 "$log"

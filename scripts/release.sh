@@ -118,6 +118,7 @@ dir="$work/$name"
 build linux amd64 1 "$dir" "-extldflags '-Wl,-rpath,\$ORIGIN/../lib'"
 bin="$dir/bin/scalegate"
 runpath=$(readelf -d "$bin" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p')
+# shellcheck disable=SC2016 # $ORIGIN is the loader's, literal here
 [ "$runpath" = '$ORIGIN/../lib' ] || fail "$bin: run path is \"$runpath\", want \$ORIGIN/../lib"
 soname=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(libenet[^]]*\)\]/\1/p')
 [ -n "$soname" ] || fail "$bin does not link libenet (was cgo off?)"
