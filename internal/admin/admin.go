@@ -61,8 +61,10 @@ func Usage() string {
 }
 
 // Parse checks a command line: a known command with its number of
-// arguments, printable UTF-8, at most MaxLine bytes. Fields are separated
-// by spaces or tabs; an argument cannot contain one.
+// arguments, printable UTF-8, at most MaxLine bytes. The command name ends
+// at the first space or tab. A command that takes an argument (trace-start
+// DIR) takes the rest of the line, without the spaces and tabs around it,
+// so a directory may contain spaces (not start or end with one).
 func Parse(line string) (Command, error) {
 	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 	if len(line) > MaxLine {
@@ -71,18 +73,27 @@ func Parse(line string) (Command, error) {
 	if !utf8.ValidString(line) || strings.ContainsFunc(line, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
 		return Command{}, errors.New("command line is not printable UTF-8")
 	}
-	f := strings.Fields(line)
-	if len(f) == 0 {
+	line = strings.Trim(line, " \t")
+	if line == "" {
 		return Command{}, fmt.Errorf("empty command (commands: %s)", Usage())
 	}
-	usage, ok := commands[f[0]]
-	if !ok {
-		return Command{}, fmt.Errorf("unknown command %q (commands: %s)", f[0], Usage())
+	name, rest := line, ""
+	if i := strings.IndexAny(line, " \t"); i >= 0 {
+		name, rest = line[:i], strings.Trim(line[i+1:], " \t")
 	}
-	if want := len(strings.Fields(usage)) - 1; len(f)-1 != want {
+	usage, ok := commands[name]
+	if !ok {
+		return Command{}, fmt.Errorf("unknown command %q (commands: %s)", name, Usage())
+	}
+	takes := len(strings.Fields(usage)) - 1 // 0 or 1: the one argument is the rest of the line
+	if (takes == 0) != (rest == "") {
 		return Command{}, fmt.Errorf("usage: %s", usage)
 	}
-	return Command{Name: f[0], Args: f[1:]}, nil
+	c := Command{Name: name}
+	if takes == 1 {
+		c.Args = []string{rest}
+	}
+	return c, nil
 }
 
 // Handler answers one parsed command with the lines to send back; a
@@ -101,32 +112,68 @@ type Server struct {
 	path string
 	ln   *net.UnixListener
 	quit chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
-	sem  chan struct{}
+	// ctx ends when Close begins, like quit, for handlers whose work takes
+	// a context (a config read).
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+	sem    chan struct{}
 }
 
 // Listen binds the socket at path (mode 0600: the channel can reload the
 // server's configuration, so only its user may connect). A socket file left
 // by a server that died is replaced; a path where a server answers, or that
 // is not a socket, is an error naming the path.
+//
+// The socket is never reachable by another user, not even for a moment:
+// bind creates the file with the process umask's mode (0777 under umask
+// 000), so binding at path and then chmod'ing it leaves a window in which
+// anyone may connect. Instead it is bound inside a fresh directory only
+// this user can enter (0700), chmod'ed to 0600 there, and hard-linked to
+// path, which fails if path appeared meanwhile (it never replaces a file).
+// The umask is process-wide and is not touched.
 func Listen(path string) (*Server, error) {
 	if err := clearStale(path); err != nil {
 		return nil, err
 	}
-	ln, err := listenUnix(path)
+	ln, err := listenPrivate(path)
 	if err != nil {
 		return nil, fmt.Errorf("admin socket %s: %w", path, err)
 	}
-	// Close must not unlink through a /proc/self/fd alias (listenUnix);
-	// the socket file is removed by its real path.
-	ln.SetUnlinkOnClose(false)
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("admin socket %s: %w", path, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{path: path, ln: ln, quit: make(chan struct{}), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxConns)}, nil
+}
+
+// listenPrivate binds a 0600 socket in a private directory beside path and
+// links it to path (see Listen). The directory and the temporary name are
+// removed whatever happens.
+func listenPrivate(path string) (*net.UnixListener, error) {
+	priv, err := os.MkdirTemp(filepath.Dir(path), ".admin-")
+	if err != nil {
+		return nil, fmt.Errorf("private directory: %w", err)
 	}
-	return &Server{path: path, ln: ln, quit: make(chan struct{}), sem: make(chan struct{}, maxConns)}, nil
+	defer os.RemoveAll(priv)
+	if err := os.Chmod(priv, 0o700); err != nil { // MkdirTemp's 0700 less the umask; never more
+		return nil, fmt.Errorf("private directory: %w", err)
+	}
+	tmp := filepath.Join(priv, "s")
+	ln, err := listenUnix(tmp)
+	if err != nil {
+		return nil, err
+	}
+	// Close must not unlink: the listener's own name is the temporary one
+	// (or a /proc/self/fd alias); the socket file is removed by its path.
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }
 
 // clearStale removes a socket file nobody answers on.
@@ -233,12 +280,17 @@ func writeLines(c net.Conn, lines []string) {
 // selects on it to answer instead of hanging.
 func (s *Server) Quit() <-chan struct{} { return s.quit }
 
+// Context ends when Close begins: a handler's blocking work (reading a
+// file) takes it, so Close never waits on it.
+func (s *Server) Context() context.Context { return s.ctx }
+
 // Close stops accepting, waits for the connections being answered and
 // removes the socket file. It is safe to call more than once.
 func (s *Server) Close() error {
 	var err error
 	s.once.Do(func() {
 		close(s.quit)
+		s.cancel()
 		err = s.ln.Close()
 		s.wg.Wait()
 		if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
@@ -248,14 +300,22 @@ func (s *Server) Close() error {
 	return err
 }
 
-// NotAnsweringError is a socket no server answers on.
+// NotAnsweringError is a socket no server answers on: nothing listens,
+// or the server took the connection and gave no answer in time (it
+// answers at most 8 connections at once, and gives a silent one 5 s to
+// send its line, so a crowd of silent connections delays everyone).
 type NotAnsweringError struct {
 	Path string
 	Err  error
+	// Connected: the server accepted the connection and did not answer.
+	Connected bool
 }
 
 // Error names the socket and says what to check.
 func (e *NotAnsweringError) Error() string {
+	if e.Connected {
+		return fmt.Sprintf("the server on admin socket %s took the connection but gave no answer: %v (it answers %d connections at once; others may be holding them)", e.Path, e.Err, maxConns)
+	}
 	return fmt.Sprintf("no server answers on admin socket %s: %v (is the server running with [admin] socket set to this path?)", e.Path, e.Err)
 }
 
@@ -285,7 +345,22 @@ func Do(ctx context.Context, path, line string) ([]string, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
 	_ = c.SetDeadline(deadline)
+	// A deadline or a cancelled ctx while sending or reading means the
+	// server did not answer: that is the server's state, not a fault here.
+	noAnswer := func(err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return &NotAnsweringError{Path: path, Err: cerr, Connected: true}
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return &NotAnsweringError{Path: path, Err: fmt.Errorf("no answer by the deadline (%w)", err), Connected: true}
+		}
+		return nil
+	}
 	if _, err := io.WriteString(c, line+"\n"); err != nil {
+		if na := noAnswer(err); na != nil {
+			return nil, na
+		}
 		return nil, fmt.Errorf("admin socket %s: send: %w", path, err)
 	}
 	var lines []string
@@ -295,10 +370,13 @@ func Do(ctx context.Context, path, line string) ([]string, error) {
 		lines = append(lines, sc.Text())
 	}
 	if err := sc.Err(); err != nil {
+		if na := noAnswer(err); na != nil && len(lines) == 0 {
+			return nil, na
+		}
 		return lines, fmt.Errorf("admin socket %s: read the answer: %w", path, err)
 	}
 	if len(lines) == 0 {
-		return nil, fmt.Errorf("admin socket %s: the server closed the connection without an answer", path)
+		return nil, &NotAnsweringError{Path: path, Err: errors.New("the server closed the connection without an answer"), Connected: true}
 	}
 	if strings.HasPrefix(lines[0], ErrorPrefix) {
 		return lines, &AnsweredError{Msg: strings.TrimPrefix(lines[0], ErrorPrefix)}

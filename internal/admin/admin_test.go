@@ -25,7 +25,10 @@ func TestParse(t *testing.T) {
 		{"stauts", "", `unknown command "stauts"`},
 		{"status now", "", "usage: status"},
 		{"trace-start", "", "usage: trace-start DIR"},
-		{"trace-start a b", "", "usage: trace-start DIR"},
+		{"trace-start /tmp/my traces", "trace-start /tmp/my traces", ""}, // the rest of the line
+		{"trace-start\t /tmp/a\tb \t", "trace-start /tmp/a\tb", ""},
+		{"trace-start /tmp/a\tb", "trace-start /tmp/a\tb", ""},
+		{"trace-start   ", "", "usage: trace-start DIR"},
 		{"status\x00", "", "not printable"},
 		{"st\xffatus", "", "not printable"},
 		{strings.Repeat("x", MaxLine+1), "", "longer than"},
@@ -165,5 +168,28 @@ func TestLongPath(t *testing.T) {
 	s.Close()
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("socket file left after Close: %v", err)
+	}
+}
+
+// TestSilentCrowdIsNotAnswering: 64 connections that never send their
+// line hold every slot; a client behind them gets no answer by its
+// deadline, and that is a *NotAnsweringError saying the server took the
+// connection (the server's state), not a failure of the client.
+func TestSilentCrowdIsNotAnswering(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "admin.sock")
+	serve(t, path, echo)
+	for range 64 {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := Do(ctx, path, "status")
+	var na *NotAnsweringError
+	if !errors.As(err, &na) || !na.Connected || !strings.Contains(err.Error(), "took the connection but gave no answer") {
+		t.Fatalf("err = %v, want a NotAnsweringError for a connected socket", err)
 	}
 }

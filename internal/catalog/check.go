@@ -349,6 +349,7 @@ func (c *checker) crossCheck() {
 	c.checkCommand()
 	c.checkImpairment()
 	c.checkGatePhases()
+	c.checkMetrics()
 }
 
 // checkImpairment applies the relay's own schedule rules (phases in order,

@@ -67,7 +67,7 @@ clinets: 5
 			`FILE:9:1: server.command: required field is missing (want a list)`,
 		}},
 		{"customfaults", goodAs("customfaults") + "server: {kind: \"custom\", command: [\"x\"], faults: {}}\n", []string{
-			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, ready_timeout_s)`,
+			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, metrics, ready_timeout_s)`,
 		}},
 		{"badkind", goodAs("badkind") + "server: kind: \"docker\"\n", []string{
 			`FILE:9:15: server.kind: "docker" is not one of "builtin", "custom"`,
@@ -216,7 +216,7 @@ func TestOverrideErrors(t *testing.T) {
 		// (the swarm flooded), a duration a clock cannot count (printed
 		// negative), an empty pattern list (an internal CUE message).
 		{[]string{"rate_hz=1e-300"}, "--set rate_hz=1e-300: rate_hz: invalid value 1E-300 (out of bound >=1)"},
-		{[]string{"duration_s=1e308"}, "--set duration_s=1e308: duration_s: invalid value 1E+308 (out of bound <=86400)"},
+		{[]string{"duration_s=1e308"}, "--set duration_s=1e308: duration_s: invalid value 1E+308 (out of bound <=604800)"},
 		{[]string{"patterns=[]"}, "--set patterns=[]: patterns: is empty: list at least one"},
 		// Two bad flags: both reported, in the order given.
 		{[]string{"clinets=4", "world.tset=1"}, "--set clinets=4: clinets: field not allowed (did you mean clients?)\n--set world.tset=1: world.tset: field not allowed"},

@@ -15,7 +15,7 @@ func TestEmbeddedProfilesValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, _ := c.Names()
-	want := []string{"burst-loss", "capacity", "congestion", "congestion-enet", "entity-churn", "entity-scale", "overrun", "pr", "reference", "reference-enet", "smoke", "soak", "trace", "weapons"}
+	want := []string{"burst-loss", "capacity", "congestion", "congestion-enet", "entity-churn", "entity-scale", "overrun", "pr", "pr-prometheus", "reference", "reference-enet", "smoke", "soak", "trace", "weapons"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles %v, want %v", names, want)
 	}

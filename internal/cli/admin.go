@@ -11,6 +11,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/safetext"
 )
 
 const adminUsage = `usage: scalegate admin SOCKET COMMAND [ARG]
@@ -30,8 +31,13 @@ commands:
                    DIR is made absolute here, relative to this directory)
   trace-stop       stop recording: flush, close, print the totals
 
+DIR may contain spaces: every word after trace-start is the directory
+(trace-start my traces = "my traces").
+
 Exit 0: the server answered; 1: it answered an error (command refused or
-failed); 2: usage; 5: no server answers on SOCKET.
+failed); 2: usage; 5: no server answers on SOCKET, or it took the
+connection and gave no answer within 30 s (it answers 8 connections at
+once: others may be holding them); 130: interrupted.
 `
 
 // adminTimeout bounds one exchange: the server answers between two ticks.
@@ -57,10 +63,13 @@ func runAdmin(ctx context.Context, env *Env, args []string) error {
 	sock, words := fs.Arg(0), fs.Args()[1:]
 	// A directory is meant relative to where the user typed it, not to the
 	// server's working directory.
-	if len(words) == 2 && words[0] == "trace-start" {
-		abs, err := filepath.Abs(words[1])
+	// The server takes the rest of the line as DIR, so the words after
+	// trace-start are one directory, spaces included.
+	if len(words) >= 2 && words[0] == "trace-start" {
+		dir := strings.Join(words[1:], " ")
+		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return exitcode.Errorf(exitcode.Usage, "admin: trace-start %s: %v", words[1], err)
+			return exitcode.Errorf(exitcode.Usage, "admin: trace-start %s: %v", dir, err)
 		}
 		words = []string{words[0], abs}
 	}
@@ -71,24 +80,29 @@ func runAdmin(ctx context.Context, env *Env, args []string) error {
 	if strings.ContainsAny(line, "\r\n") {
 		return exitcode.Errorf(exitcode.Usage, "admin: the command must be one line")
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
 	lines, err := admin.Do(ctx, sock, line)
 	var dead *admin.NotAnsweringError
 	var refused *admin.AnsweredError
 	switch {
+	case err != nil && parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
+		return exitcode.With(exitcode.Interrupted, fmt.Errorf("admin: %w", parent.Err()))
 	case errors.As(err, &dead):
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("admin: %w", err))
 	case errors.As(err, &refused):
 		for _, l := range lines[1:] {
-			fmt.Fprintln(env.Stderr, l)
+			fmt.Fprintln(env.Stderr, safetext.Terminal(l))
 		}
 		return exitcode.With(exitcode.GateFailed, fmt.Errorf("admin %s: %w", line, err))
 	case err != nil:
 		return exitcode.With(exitcode.Internal, fmt.Errorf("admin: %w", err))
 	}
+	// The answer is the server's text: shown, never interpreted by the
+	// terminal.
 	for _, l := range lines {
-		fmt.Fprintln(env.Stdout, l)
+		fmt.Fprintln(env.Stdout, safetext.Terminal(l))
 	}
 	return nil
 }

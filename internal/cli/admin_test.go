@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"github.com/scalegate/scalegate/internal/admin"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +116,64 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestAdminExitCodeBehindSilentConnections: behind 64 silent connections
+// the server gives no answer within the deadline: exit 5 ("no server
+// answers": the server's state), not 6 (scalegate's own fault); SIGINT
+// while waiting is 130.
+func TestAdminExitCodeBehindSilentConnections(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "admin.sock")
+	srv, err := admin.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Serve(func(admin.Command) []string { return []string{"ok"} })
+	t.Cleanup(func() { srv.Close() })
+	for range 64 {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	env, _, errb := serveEnv()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if code := Run(ctx, env, []string{"admin", sock, "status"}); code != int(exitcode.LaunchFailure) || !strings.Contains(errb.String(), "took the connection but gave no answer") {
+		t.Fatalf("exit %d, stderr %q; want 5 naming the silence", code, errb.String())
+	}
+	env, _, errb = serveEnv()
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if code := Run(ctx, env, []string{"admin", sock, "status"}); code != int(exitcode.Interrupted) {
+		t.Fatalf("interrupted: exit %d, stderr %q; want 130", code, errb.String())
+	}
+}
+
+// TestAdminTraceStartDirWithSpaces: the words after trace-start are one
+// directory (spaces included), made absolute here; the server receives it
+// whole (the rest of the line) instead of refusing a usage error.
+func TestAdminTraceStartDirWithSpaces(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "admin.sock")
+	srv, err := admin.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan admin.Command, 2)
+	srv.Serve(func(c admin.Command) []string { got <- c; return []string{"recording"} })
+	t.Cleanup(func() { srv.Close() })
+	wd, _ := os.Getwd()
+	for _, args := range [][]string{{"trace-start", "my traces"}, {"trace-start", "my", "traces"}} {
+		code, _, stderr := adminCmd(t, append([]string{sock}, args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		c := <-got
+		if want := filepath.Join(wd, "my traces"); c.Name != "trace-start" || len(c.Args) != 1 || c.Args[0] != want {
+			t.Errorf("%q: the server got %+v, want trace-start %q", args, c, want)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/launcher"
+	"github.com/scalegate/scalegate/internal/safetext"
 	_ "github.com/scalegate/scalegate/internal/transport/quic" // registers the "quic" backend
 )
 
@@ -87,7 +88,9 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	err := dispatch(ctx, env, args)
 	code := exitcode.Of(err)
 	if err != nil && !errors.Is(err, errPrinted) {
-		fmt.Fprintf(env.Stderr, "scalegate: %v\n", err)
+		// Errors quote outside text (file names, a server's answers):
+		// escaped, so none of it can act on the terminal.
+		fmt.Fprintf(env.Stderr, "scalegate: %s\n", safetext.TerminalLines(err.Error()))
 	}
 	return int(code)
 }

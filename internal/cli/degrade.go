@@ -70,8 +70,8 @@ func printImpairment(w io.Writer, r *report.Report) {
 		return
 	}
 	s := r.Relay
-	fmt.Fprintf(w, "  relay (seed %d): down %d dropped %d, up %d dropped %d, held %d, duplicated %d, overflow %d, late %d\n",
-		s.Seed, s.DatagramsDown, s.DroppedDown, s.DatagramsUp, s.DroppedUp, s.Delayed, s.Duplicated, s.Overflow, s.Late)
+	fmt.Fprintf(w, "  relay (seed %d): down %d dropped %d, up %d dropped %d, held %d, duplicated %d, overflow %d, late %d, stray %d\n",
+		s.Seed, s.DatagramsDown, s.DroppedDown, s.DatagramsUp, s.DroppedUp, s.Delayed, s.Duplicated, s.Overflow, s.Late, s.Stray)
 	for _, p := range r.Phases {
 		line := fmt.Sprintf("  %-10s %6.1f–%6.1fs  snapshots %d", p.Name, p.StartS, p.EndS, p.SnapshotsReceived)
 		if p.ObservedServerTickHz != nil {

@@ -23,7 +23,26 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"scalegate": func() { os.Exit(Main(os.Args[1:])) },
+		"hog":       hog,
 	})
+}
+
+// hog keeps one core busy for the seconds given (at most 120), then
+// exits: the neighbour a host-contention test starts beside a gate run
+// (`exec hog 30 &`). It is the test binary's child, so it is outside the
+// gate's process tree, as a neighbour on a shared runner is.
+func hog() {
+	secs, err := strconv.ParseFloat(os.Args[len(os.Args)-1], 64)
+	if err != nil || secs <= 0 || secs > 120 {
+		fmt.Fprintln(os.Stderr, "usage: hog SECONDS (0 < SECONDS ≤ 120)")
+		os.Exit(2)
+	}
+	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	n := 0
+	for time.Now().Before(end) {
+		n++
+	}
+	fmt.Printf("hog: %d iterations\n", n)
 }
 
 // TestScripts runs testdata/script/*.txtar: the CLI end to end, including

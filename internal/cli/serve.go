@@ -19,12 +19,15 @@ metrics file (--metrics-json) every gate reads. Binds 127.0.0.1 unless
 --bind (or [server] bind) says otherwise: 0.0.0.0 lets swarms on other
 machines in (docs/scale-out.md); the gate's own runs stay on loopback.
 [metrics] http_listen also serves the metrics document at
-http://HOST:PORT/metrics for swarms that cannot read the file.
+http://HOST:PORT/metrics for swarms that cannot read the file;
+[metrics] prometheus_listen (--prometheus-listen) serves the same figures
+as a Prometheus exposition (docs/metrics.md), with or without the file.
 Flags override the config file. docs/server.md lists every config key;
 docs/faults.md the [faults] section (deliberate defects, off by default).
 
 On bind it prints "scalegate serve: listening on ADDR:PORT transport=NAME"
-(and "scalegate serve: metrics at URL" with http_listen) and writes the
+(and "scalegate serve: metrics at URL" with http_listen, "scalegate serve:
+prometheus metrics at URL" with prometheus_listen) and writes the
 metrics document once. SIGINT/SIGTERM: Notice(shutdown) to every
 peer, a final metrics write, exit 0. Exit 4: bad config (the key is named);
 5: the metrics file cannot be written (checked before binding, so nothing
@@ -44,6 +47,7 @@ type serveFlags struct {
 	port      int
 	transport string
 	metrics   string
+	promAddr  string
 	workers   int
 	bind      string
 }
@@ -59,6 +63,7 @@ func newServeFlagSet(f *serveFlags, env *Env) *flag.FlagSet {
 	fs.StringVar(&f.bind, "bind", server.BindHost, "IP `address` to bind (overrides [server] bind; 0.0.0.0 = every interface)")
 	fs.StringVar(&f.transport, "transport", "", "transport `name` (overrides [server] transport)")
 	fs.StringVar(&f.metrics, "metrics-json", "", "metrics file `path` (overrides [metrics] tick_json_path)")
+	fs.StringVar(&f.promAddr, "prometheus-listen", "", "serve a Prometheus exposition at http://`ADDR`/metrics (overrides [metrics] prometheus_listen; PORT binds 127.0.0.1, :PORT every interface)")
 	fs.IntVar(&f.workers, "sim-worker-threads", 0, "sim worker threads, 0 auto, 1 serial (overrides [world] sim_worker_threads)")
 	return fs
 }
@@ -72,7 +77,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return exitcode.Errorf(exitcode.Usage, "serve: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := loadServeConfig(fs, &f)
+	cfg, err := loadServeConfig(ctx, fs, &f)
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
@@ -83,7 +88,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
-	srv.SetReload(f.config, func() (server.Config, error) { return loadServeConfig(fs, &f) })
+	srv.SetReload(f.config, func(ctx context.Context) (server.Config, error) { return loadServeConfig(ctx, fs, &f) })
 	if err := srv.Listen(); err != nil {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))
 	}
@@ -97,6 +102,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if u := srv.MetricsURL(); u != "" {
 		fmt.Fprintf(env.Stdout, "scalegate serve: metrics at %s\n", u)
 	}
+	if u := srv.PrometheusURL(); u != "" {
+		fmt.Fprintf(env.Stdout, "scalegate serve: prometheus metrics at %s\n", u)
+	}
 	if err := srv.Run(ctx); err != nil {
 		return exitcode.With(exitcode.Internal, fmt.Errorf("serve: %w", err))
 	}
@@ -106,8 +114,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 // loadServeConfig reads the config file and applies the flags that were
 // given on the command line (and only those: an unset flag keeps the
 // file's value).
-func loadServeConfig(fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
-	cfg, err := server.LoadConfig(f.config)
+func loadServeConfig(ctx context.Context, fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
+	cfg, err := server.LoadConfigContext(ctx, f.config)
 	if err != nil {
 		return cfg, err
 	}
@@ -119,6 +127,8 @@ func loadServeConfig(fs *flag.FlagSet, f *serveFlags) (server.Config, error) {
 			cfg.Server.Transport = f.transport
 		case "metrics-json":
 			cfg.Metrics.TickJSONPath = f.metrics
+		case "prometheus-listen":
+			cfg.Metrics.PrometheusListen = f.promAddr
 		case "sim-worker-threads":
 			cfg.World.SimWorkerThreads = f.workers
 		case "bind":

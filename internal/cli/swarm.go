@@ -17,8 +17,10 @@ import (
 
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/swarm"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
@@ -61,6 +63,8 @@ type swarmFlags struct {
 	startAt    string
 	cpuProf    string
 	memProf    string
+	// promMap is --server-metrics-map (the Prometheus mapping file).
+	promMap string
 }
 
 // degradeFlags are the --degrade-* options: one impairment window on the
@@ -96,6 +100,9 @@ func newSwarmFlagSet(f *swarmFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.mix, "pattern-mix", "", "weighted mix, e.g. \"weave:80,aggressive:20\" or \"trace:t.flit:30,weave:70\" (supersedes --pattern)")
 	fs.StringVar(&f.jsonPath, "json", "", "write the JSON report to `path`")
 	fs.StringVar(&f.cfg.ServerMetrics, "server-metrics", "", "server metrics `source` to sample and embed as server_tick: a file path or an http(s) URL ([metrics] http_listen)")
+	fs.StringVar(&f.cfg.ServerMetricsPrometheus, "server-metrics-prometheus", "", "scrape the server's Prometheus `URL` (text or OpenMetrics) instead of a metrics file, and embed the figures over the hold as server_tick (docs/metrics.md, \"From Prometheus\")")
+	fs.StringVar(&f.promMap, "server-metrics-map", "", "JSON `file` mapping server_tick figures to the endpoint's series (with --server-metrics-prometheus; without it only rss_kb and cpu_pct, from process_*)")
+	fs.StringVar(&f.cfg.ServerMetricsFallback, "server-metrics-fallback-format", "", "exposition `format` assumed when the endpoint sends no usable Content-Type: text | openmetrics (default: such an answer is an error)")
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series (s)")
 	fs.StringVar(&f.cfg.EntityType, "entity-type", "builtin:debug-entity", "entity_type each client requests in its Join")
 	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing this long is lost; also the transport peer timeout (s)")
@@ -168,9 +175,18 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 	if err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}
-	for name, v := range map[string]float64{"duration": f.durationS, "ramp-ms": f.rampMs, "rss-sample-interval-s": f.rssS, "timeout-s": f.timeoutS, "test-busy-us": f.testBusyUs} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", name, v)
+	for _, d := range []struct {
+		name string
+		v    float64
+		unit time.Duration
+	}{{"duration", f.durationS, time.Second}, {"ramp-ms", f.rampMs, time.Millisecond}, {"rss-sample-interval-s", f.rssS, time.Second},
+		{"timeout-s", f.timeoutS, time.Second}, {"test-busy-us", f.testBusyUs, time.Microsecond}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
+			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", d.name, d.v)
+		}
+		// Checked before the conversion, which would overflow.
+		if limit := float64(swarm.MaxDuration / d.unit); d.v > limit {
+			return fmt.Errorf("swarm: --%s must be at most %g (7 days), got %g", d.name, limit, d.v)
 		}
 	}
 	if f.rssS <= 0 || f.timeoutS <= 0 {
@@ -194,6 +210,14 @@ func (f *swarmFlags) finish(env *Env, pos []string) error {
 		return fmt.Errorf("swarm: %w", err)
 	}
 	f.cfg.ImpairSeed = f.degrade.seed
+	if f.promMap != "" {
+		if f.cfg.ServerMetricsPrometheus == "" {
+			return errors.New("swarm: --server-metrics-map goes with --server-metrics-prometheus")
+		}
+		if f.cfg.ServerMetricsMap, err = promsource.LoadMap(f.promMap); err != nil {
+			return fmt.Errorf("swarm: --server-metrics-map: %w", err)
+		}
+	}
 	if err := f.cfg.Validate(); err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}
@@ -295,9 +319,9 @@ func runSwarm(ctx context.Context, env *Env, args []string) error {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
 	}
 	failed := swarm.Evaluate(f.asserts, res)
-	printSummary(env.Stdout, res)
+	writeSummary(env.Stdout, res)
 	for _, ar := range failed {
-		fmt.Fprintf(env.Stderr, "swarm: %s\n", swarm.FailureLine(ar))
+		fmt.Fprintf(env.Stderr, "swarm: %s\n", safetext.Terminal(swarm.FailureLine(ar)))
 	}
 	if f.jsonPath != "" {
 		if err := report.WriteJSONAtomic(f.jsonPath, res.Report); err != nil {
@@ -327,6 +351,11 @@ func swarmOutcome(res *swarm.Result, failed int) error {
 	}
 	return nil
 }
+
+// writeSummary prints the summary escaped for the terminal: it carries
+// what the server said (refuse and loss reasons, its metrics errors), the
+// impairment schedule's phase names and file names.
+func writeSummary(w io.Writer, res *swarm.Result) { printSummary(safetext.Writer(w), res) }
 
 // printSummary prints the human-readable outcome of a run.
 func printSummary(w io.Writer, res *swarm.Result) {

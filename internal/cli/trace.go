@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/trace"
 )
 
@@ -19,16 +20,17 @@ const traceUsage = `usage: scalegate trace inspect FILE|DIR...
 Summarises FLIT v1 input traces (docs/trace-format.md): records, duration,
 tick rate, the range of each control, button usage, and a truncated last
 record. A directory stands for its *.flit files. A file that is not a
-readable FLIT v1 trace is an error (exit 4) naming it; the others are still
-summarised. A file with no records is a warning: it is valid, but a replay
-refuses it.
+readable FLIT v1 trace, or that a replay refuses (no records, tick rate 0,
+a NaN or infinite control, ticks going backwards), is an error (exit 4)
+naming it and the reason; the others are still summarised. Only regular
+files are read (a FIFO or device is refused), at most 64 MiB each.
 `
 
 func init() {
 	register("trace", "inspect FLIT input traces (trace inspect FILE...)", runTrace)
 }
 
-func runTrace(_ context.Context, env *Env, args []string) error {
+func runTrace(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), traceUsage) }
 	if err := parseFlags(env, fs, args); err != nil {
@@ -43,34 +45,46 @@ func runTrace(_ context.Context, env *Env, args []string) error {
 		if fs.NArg() == 0 {
 			return exitcode.Errorf(exitcode.Usage, "trace inspect: no FILE given")
 		}
-		return inspectAll(env, fs.Args())
+		return inspectAll(ctx, env, fs.Args())
 	}
 	fmt.Fprint(env.Stderr, traceUsage)
 	return exitcode.Errorf(exitcode.Usage, "trace: want `trace inspect FILE...`")
 }
 
 // inspectAll summarises every file and returns an error naming how many
-// could not be read.
-func inspectAll(env *Env, args []string) error {
+// could not be read or would be refused by a replay. SIGINT (ctx) ends it
+// between files and abandons a read in progress.
+func inspectAll(ctx context.Context, env *Env, args []string) error {
 	files, err := expandTraceArgs(args)
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, fmt.Errorf("trace inspect: %w", err))
 	}
 	bad := 0
 	for i, path := range files {
+		if ctx.Err() != nil {
+			return exitcode.With(exitcode.Interrupted, fmt.Errorf("trace inspect: %w", ctx.Err()))
+		}
 		if i > 0 {
 			fmt.Fprintln(env.Stdout)
 		}
-		tr, err := trace.ReadFile(path)
+		tr, err := trace.ReadFile(ctx, path)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "scalegate: trace inspect: %v\n", err)
+			if ctx.Err() != nil {
+				return exitcode.With(exitcode.Interrupted, fmt.Errorf("trace inspect: %w", ctx.Err()))
+			}
+			fmt.Fprintf(env.Stderr, "scalegate: trace inspect: %s\n", safetext.Terminal(err.Error()))
 			bad++
 			continue
 		}
-		printTraceSummary(env.Stdout, env.Stderr, path, tr)
+		printTraceSummary(env.Stdout, path, tr)
+		// The replay's own validation: a file it refuses fails here too.
+		if err := tr.Validate(); err != nil {
+			fmt.Fprintf(env.Stderr, "scalegate: trace inspect: trace %s: %s: a replay refuses it\n", safetext.Terminal(path), safetext.Terminal(err.Error()))
+			bad++
+		}
 	}
 	if bad > 0 {
-		return exitcode.Errorf(exitcode.InvalidProfile, "trace inspect: %d of %d file(s) unreadable", bad, len(files))
+		return exitcode.Errorf(exitcode.InvalidProfile, "trace inspect: %d of %d file(s) unreadable or refused by a replay", bad, len(files))
 	}
 	return nil
 }
@@ -109,13 +123,12 @@ func (s *span) add(v float32) {
 // buttonNames are the documented bits (docs/protocol.md).
 var buttonNames = []string{"gun", "store_release", "afterburner"}
 
-func printTraceSummary(w, warn io.Writer, path string, tr *trace.Trace) {
+func printTraceSummary(w io.Writer, path string, tr *trace.Trace) {
 	n := len(tr.Records)
-	fmt.Fprintf(w, "%s\n", path)
+	fmt.Fprintf(w, "%s\n", safetext.Terminal(path))
 	fmt.Fprintf(w, "  format      FLIT v%d, tick rate %d/s\n", tr.Version, tr.TickRate)
 	if n == 0 {
 		fmt.Fprintf(w, "  records     0\n")
-		fmt.Fprintf(warn, "scalegate: trace inspect: warning: %s has no records (header only): a replay refuses it\n", path)
 	} else {
 		first, last := tr.Records[0].ServerTick, tr.Records[n-1].ServerTick
 		fmt.Fprintf(w, "  records     %d, ticks %d..%d\n", n, first, last)
@@ -127,9 +140,6 @@ func printTraceSummary(w, warn io.Writer, path string, tr *trace.Trace) {
 		fmt.Fprintf(w, "  truncated   yes: a partial last record of %d byte(s), ignored\n", tr.TruncatedBytes)
 	} else {
 		fmt.Fprintf(w, "  truncated   no\n")
-	}
-	if tr.TickRate == 0 {
-		fmt.Fprintf(warn, "scalegate: trace inspect: warning: %s has tick rate 0: a replay cannot pace it\n", path)
 	}
 }
 

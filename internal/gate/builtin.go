@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/hostload"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -246,6 +247,48 @@ func (e *evaluator) schema() {
 		c.MeasuredText, c.Status, c.Detail = "not validated", rundir.StatusUnevaluable, "the report was not validated against #Report: an unchecked report is not a valid one"
 	case e.in.SchemaErr != nil:
 		c.MeasuredText, c.Status, c.Detail = "invalid", rundir.StatusFail, e.in.SchemaErr.Error()
+	}
+	e.add(c)
+}
+
+// hostBusyPrefix starts the host check's detail on a busy host; the
+// host-busy softener keys on it.
+const hostBusyPrefix = "host busy: "
+
+// hostCheck records what else the machine did during the leg (the report's
+// host block, written by the runner's sampler) and decides, with the
+// profile's host policy, whether it was busy. It never fails or passes a
+// leg by itself (status recorded): a busy host turns the leg's failed
+// timing gates inconclusive (softeners), and a host that could not be
+// measured changes nothing and says so. Only legs the runner sampled have
+// the block; a report without one (made elsewhere) gets no host check.
+func (e *evaluator) hostCheck() {
+	h := e.r.Host
+	if h == nil {
+		return
+	}
+	pol := e.in.Profile.Host
+	d := hostload.Decide(h, hostload.Policy{MaxOtherCores: pol.MaxOtherCores,
+		MaxCPUPressureAvg10: pol.MaxCPUPressureAvg10, MaxStealPct: pol.MaxStealPct})
+	c := rundir.Check{Gate: "host", Title: "host contention (other processes' CPU over the hold)", Level: gatetable.LevelAdvisory,
+		Threshold: fmt.Sprintf("others ≤ %s cores", fmtNum(pol.MaxOtherCores)), Status: rundir.StatusRecorded, MeasuredText: "unmeasured"}
+	if h.OtherCores != nil {
+		mean := h.OtherCores.Mean
+		c.Measured = &mean
+		c.MeasuredText = fmt.Sprintf("others %.2f cores (max %.2f)", h.OtherCores.Mean, h.OtherCores.Max)
+	}
+	if h.StealPct != nil {
+		c.MeasuredText += fmt.Sprintf(", steal %.1f %%", h.StealPct.Mean)
+	}
+	if h.CPUPressureAvg10 != nil {
+		c.MeasuredText += fmt.Sprintf(", pressure %.1f", h.CPUPressureAvg10.Mean)
+	}
+	c.Detail = d.Reason
+	if d.Busy() && !strings.HasPrefix(c.Detail, hostBusyPrefix) {
+		c.Detail = hostBusyPrefix + c.Detail
+	}
+	for _, n := range d.Notes {
+		c.Detail = rundir.JoinDetail(c.Detail, n)
 	}
 	e.add(c)
 }

@@ -62,6 +62,7 @@ func Evaluate(in Input) []rundir.Check {
 	}
 	e.swarmAsserts()
 	e.harness()
+	e.hostCheck()
 	if _, ok := profile.TracePath(in.Leg.Pattern); ok {
 		e.add(traceCheck(e.r, nil))
 	}

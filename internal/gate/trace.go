@@ -68,19 +68,14 @@ func traceCheck(rep *report.Report, repErr error) rundir.Check {
 	if rep.InputsSent < t.RecordsReplayed {
 		why = append(why, fmt.Sprintf("inputs_sent %d < records_replayed %d", rep.InputsSent, t.RecordsReplayed))
 	}
-	st, err := rep.ServerTickParsed()
-	switch {
-	case err != nil:
-		c.Status, c.Detail = rundir.StatusUnevaluable, fmt.Sprintf("cannot prove the server took the inputs: %v", err)
+	accepted, err := gatetable.FromReport(rep).Tick("inputs_accepted")
+	if err != nil {
+		c.Status, c.Detail = rundir.StatusUnevaluable, fmt.Sprintf("cannot prove the server took the replayed inputs: %v (docs/metrics.md)", err)
 		return c
-	case st.InputsAccepted == nil:
-		c.Status, c.Detail = rundir.StatusUnevaluable, "server metrics carry no inputs_accepted: cannot prove the server took the replayed inputs (docs/metrics.md)"
-		return c
-	default:
-		c.MeasuredText += fmt.Sprintf("; server accepted %d of %d inputs", *st.InputsAccepted, rep.InputsSent)
-		if float64(*st.InputsAccepted) < traceAcceptedMin*float64(rep.InputsSent) || *st.InputsAccepted == 0 {
-			why = append(why, fmt.Sprintf("server accepted %d of the %d inputs sent", *st.InputsAccepted, rep.InputsSent))
-		}
+	}
+	c.MeasuredText += fmt.Sprintf("; server accepted %d of %d inputs", int64(accepted), rep.InputsSent)
+	if accepted < traceAcceptedMin*float64(rep.InputsSent) || accepted == 0 {
+		why = append(why, fmt.Sprintf("server accepted %d of the %d inputs sent", int64(accepted), rep.InputsSent))
 	}
 	c.Status = rundir.StatusPass
 	switch {

@@ -71,6 +71,9 @@ var (
 	SwarmCPU       = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
 )
 
+// WireKBsFields are the server_tick fields WireKBs reads.
+var WireKBsFields = []string{"wire_out_kbs_per_client", "wire_peers"}
+
 // TickPhases are the server's per-phase tick costs (mean ms), in the tick's
 // order: what the HTML report's phase chart draws.
 var TickPhases = []Figure{

@@ -95,7 +95,7 @@ func (m *Metrics) Tick(path ...string) (float64, error) {
 	for i, k := range path {
 		raw, ok := cur[k]
 		if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			return 0, fmt.Errorf("%s missing", name)
+			return 0, fmt.Errorf("%s missing%s", name, m.missingWhy(path[:i+1]))
 		}
 		if i == len(path)-1 {
 			var v float64
@@ -112,6 +112,26 @@ func (m *Metrics) Tick(path ...string) (float64, error) {
 	return 0, fmt.Errorf("%s: empty path", name)
 }
 
+// missingWhy is the metrics source's own account of a field it could not
+// produce (a Prometheus source names the metric and selector it did not
+// find: server_tick.prometheus.missing, keyed by the field's path or its
+// figure's), as " (…)", or "".
+func (m *Metrics) missingWhy(path []string) string {
+	var src struct {
+		Missing map[string]string `json:"missing"`
+	}
+	raw, ok := m.tick["prometheus"]
+	if !ok || json.Unmarshal(raw, &src) != nil {
+		return ""
+	}
+	for n := len(path); n > 0; n-- {
+		if why, ok := src.Missing[strings.Join(path[:n], ".")]; ok {
+			return " (" + why + ")"
+		}
+	}
+	return ""
+}
+
 // TickString reads a string field of the server block.
 func (m *Metrics) TickString(key string) (string, error) {
 	if m.tickErr != nil {
@@ -119,7 +139,7 @@ func (m *Metrics) TickString(key string) (string, error) {
 	}
 	raw, ok := m.tick[key]
 	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return "", fmt.Errorf("server_tick.%s missing", key)
+		return "", fmt.Errorf("server_tick.%s missing%s", key, m.missingWhy([]string{key}))
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

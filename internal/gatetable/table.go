@@ -127,6 +127,10 @@ type Gate struct {
 	Judge func(m *Metrics, want float64) Outcome
 	// Explain adds context to a measured check (e.g. the largest RSS step).
 	Explain func(*Metrics) string
+	// ServerFields are the server_tick fields the gate reads (paths as
+	// "tick_ms.p99"): a metrics source that cannot produce one makes the
+	// gate unevaluable on every run, which vet reports up front.
+	ServerFields []string
 	// Doc is what docs/gate.md says after the bound in its "passes when"
 	// column (the table there is generated from All: go generate).
 	Doc string
@@ -197,53 +201,56 @@ var All = []Gate{
 		Kind: Switch, Source: Clients, Dir: AtLeast, Flag: "assert-admission", Aliases: []string{"assert-no-refused"},
 		Judge: admission, Doc: "all the profile's clients connected; none refused; none dropped"},
 	{Name: "wire_kbs_max", Title: "wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client",
-		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-wire-kbs", Measure: WireKBs.Read, Doc: "(150 KB/s/client in the shipped profiles); `wire_peers` missing or 0 is unevaluable"},
+		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-wire-kbs", Measure: WireKBs.Read, Doc: "(150 KB/s/client in the shipped profiles); `wire_peers` missing or 0 is unevaluable", ServerFields: []string{"wire_out_kbs_per_client", "wire_peers"}},
 	{Name: "kbs_max", Title: "payload KB/s per client (max)", Metric: "report.downstream_kbs_per_client.max",
 		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-kbs", Measure: KBsMax.Read},
 	{Name: "tick_hz_min", Title: "observed server tick-Hz (min)", Metric: "report.observed_server_tick_hz.min",
 		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-min-tick-hz", Measure: TickHzMin.Read, Doc: "(the collapse tripwire, 30)"},
 	{Name: "tick_ms_p99_max", Title: "server tick ms p99", Metric: "server_tick.tick_ms.p99",
-		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: TickMsP99.Read, Doc: "see \"Tiers\" below"},
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: TickMsP99.Read, Doc: "see \"Tiers\" below", ServerFields: []string{"tick_ms.p99"}},
 	{Name: "rss_growth_kb_max", Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",
-		Unit: "KB", Dir: AtMost, Flag: "assert-max-rss-growth-kb", Measure: RSSGrowth.Read, Doc: "either field ≤ 0 (unavailable) is unevaluable"},
+		Unit: "KB", Dir: AtMost, Flag: "assert-max-rss-growth-kb", Measure: RSSGrowth.Read, Doc: "either field ≤ 0 (unavailable) is unevaluable", ServerFields: []string{"rss_kb", "rss_startup_kb"}},
 	{Name: "rss_slope_kb_per_min_max", Title: "server RSS slope KB/min", Metric: "report.rss_slope_kb_per_min",
-		Unit: "KB/min", Dir: AtMost, Flag: "assert-max-rss-slope-kb-per-min", Measure: RSSSlope.Read, Explain: rssStep, Doc: "`null` (series too short) is unevaluable; the largest RSS step is shown beside it"},
+		Unit: "KB/min", Dir: AtMost, Flag: "assert-max-rss-slope-kb-per-min", Measure: RSSSlope.Read, Explain: rssStep, Doc: "`null` (series too short) is unevaluable; the largest RSS step is shown beside it", ServerFields: []string{"rss_kb"}},
 	{Name: "entities_min", Title: "server entities", Metric: "server_tick.entities",
-		Dir: AtLeast, Flag: "assert-min-entities", Measure: Entities.Read},
+		Dir: AtLeast, Flag: "assert-min-entities", Measure: Entities.Read, ServerFields: []string{"entities"}},
 	{Name: "contacts_min", Title: "sensor contacts", Metric: "server_tick.contacts",
-		Dir: AtLeast, Flag: "assert-min-contacts", Measure: tick("contacts"), Doc: "the bots' sensors see the world (contact-table entries, read while the swarm is connected; a hollow world has 0)"},
+		Dir: AtLeast, Flag: "assert-min-contacts", Measure: tick("contacts"), Doc: "the bots' sensors see the world (contact-table entries, read while the swarm is connected; a hollow world has 0)", ServerFields: []string{"contacts"}},
 	{Name: "shots_min", Title: "shots fired", Metric: "server_tick.shots_fired_total",
-		Dir: AtLeast, Flag: "assert-min-shots", Measure: tick("shots_fired_total"), Doc: "the server fired the guns the swarm pressed"},
+		Dir: AtLeast, Flag: "assert-min-shots", Measure: tick("shots_fired_total"), Doc: "the server fired the guns the swarm pressed", ServerFields: []string{"shots_fired_total"}},
 	// Projectiles despawned since the server started (expired, struck
 	// something or the ground): proof the churn a profile names ran, since
 	// a server that spawns none, or never frees what it spawned, stays at 0.
 	{Name: "despawns_min", Title: "projectiles despawned", Metric: "server_tick.despawns_total",
-		Dir: AtLeast, Flag: "assert-min-despawns", Measure: tick("despawns_total"), Doc: "projectiles were spawned and freed again — the `test_projectile_rate` churn ran (a server that spawned none, or never frees one, has 0)"},
+		Dir: AtLeast, Flag: "assert-min-despawns", Measure: tick("despawns_total"), Doc: "projectiles were spawned and freed again — the `test_projectile_rate` churn ran (a server that spawned none, or never frees one, has 0)", ServerFields: []string{"despawns_total"}},
 	{Name: "inputs_accepted_ratio_min", Title: "inputs accepted / sent", Metric: "server_tick.inputs_accepted / report.inputs_sent",
 		Dir: AtLeast, Flag: "assert-min-inputs-accepted-ratio", Measure: InputsAccepted.Read,
-		Doc: "the server applied the Inputs the swarm sent: a server that ignores them still sends snapshots and passes every other gate; `inputs_accepted` missing or 0 Inputs sent is unevaluable"},
+		Doc: "the server applied the Inputs the swarm sent: a server that ignores them still sends snapshots and passes every other gate; `inputs_accepted` missing or 0 Inputs sent is unevaluable", ServerFields: []string{"inputs_accepted"}},
 	{Name: "spawn_took", Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
-		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count"},
+		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count", ServerFields: []string{"entities"}},
+	// The governor's load factor is the tick's work over its period: a
+	// server starved of CPU by the swarm or a neighbour reads higher for
+	// the same work, so it is a timing figure.
 	{Name: "load_factor_max", Title: "governor load_factor", Metric: "server_tick.load_factor",
-		Dir: AtMost, Flag: "assert-max-load-factor", Measure: tick("load_factor"), Doc: "the overrun governor engaged and did not spiral (docs/server.md)"},
+		Dir: AtMost, Timing: true, Flag: "assert-max-load-factor", Measure: tick("load_factor"), Doc: "the overrun governor engaged and did not spiral (docs/server.md)", ServerFields: []string{"load_factor"}},
 	// dropped_ticks counts ticks the loop skipped because it fell more than
 	// four periods behind wall time, which a process starved of CPU does
 	// whatever its own work: a timing figure.
 	{Name: "dropped_ticks_max", Title: "dropped ticks", Metric: "server_tick.dropped_ticks",
-		Dir: AtMost, Timing: true, Flag: "assert-max-dropped-ticks", Measure: tick("dropped_ticks"), Doc: "the overrun governor kept the loop from falling four periods behind (docs/server.md)"},
+		Dir: AtMost, Timing: true, Flag: "assert-max-dropped-ticks", Measure: tick("dropped_ticks"), Doc: "the overrun governor kept the loop from falling four periods behind (docs/server.md)", ServerFields: []string{"dropped_ticks"}},
 	// CPU per unit of work is the machine's (clock, turbo, SMT siblings, a
 	// debug build), so a hard ceiling binds only in the strict tier; and a
 	// swarm sharing the cores inflates the server's CPU for the same work
 	// (cache and memory-bandwidth contention), so on a harness-bound leg a
 	// failure is inconclusive.
 	{Name: "server_cpu_pct_max", Title: "server CPU % of one core", Metric: "server_tick.cpu_pct",
-		Unit: "%", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-server-cpu-pct", Measure: tick("cpu_pct"), Doc: "% of one core over the server's last metrics-write window (docs/metrics.md); a server that does not write `cpu_pct` is unevaluable; tiered like `tick_ms_p99_max`"},
+		Unit: "%", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-server-cpu-pct", Measure: tick("cpu_pct"), Doc: "% of one core over the server's last metrics-write window (docs/metrics.md); a server that does not write `cpu_pct` is unevaluable; tiered like `tick_ms_p99_max`", ServerFields: []string{"cpu_pct"}},
 	{Name: "recover_s_max", Title: "recovery after the last impairment phase", Metric: "report.phases[after].recover_s",
 		Unit: "s", Dir: AtMost, Flag: "assert-max-recover-s", Measure: recoverS, Doc: "`null` (never recovered) is unevaluable; needs an impairment"},
 	{Name: "congestion_engaged_hz", Title: "congestion min send Hz", Metric: "server_tick.congestion_min_send_hz",
-		Unit: "Hz", Dir: AtMost, Timing: true, Flag: "assert-congestion-engaged-hz", ZeroIsOff: true, Measure: tick("congestion_min_send_hz"), Doc: "the controller backed off (a run-long watermark)"},
+		Unit: "Hz", Dir: AtMost, Timing: true, Flag: "assert-congestion-engaged-hz", ZeroIsOff: true, Measure: tick("congestion_min_send_hz"), Doc: "the controller backed off (a run-long watermark)", ServerFields: []string{"congestion_min_send_hz"}},
 	{Name: "congestion_recovered_hz", Title: "congestion recovered send Hz", Metric: "server_tick.congestion_recovered_send_hz",
-		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz"), Doc: "the controller recovered (a run-long watermark)"},
+		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz"), Doc: "the controller recovered (a run-long watermark)", ServerFields: []string{"congestion_recovered_send_hz"}},
 }
 
 // Lookup finds a gate by profile name.

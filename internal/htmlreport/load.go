@@ -8,14 +8,8 @@
 package htmlreport
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
@@ -90,7 +84,7 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 		leg.Phases, leg.ReportErr = impairedPhases(reportPath, leg.Report.Phases)
 	} else {
 		csvPath := filepath.Join(legDir, "timeline.csv")
-		leg.Timeline, leg.TimelineErr = ReadTimelineCSV(csvPath)
+		leg.Timeline, leg.TimelineErr = rundir.ReadTimelineCSV(csvPath)
 		if leg.TimelineErr == nil {
 			leg.TimelineSource = "timeline.csv"
 		}
@@ -122,123 +116,4 @@ func impairedPhases(path string, stretches []report.Stretch) ([]Phase, error) {
 		}
 	}
 	return impaired, nil
-}
-
-// timelineHeader names the columns timelineRow reads (rundir.WriteTimelineCSV
-// writes them; older runs wrote rundir.TimelineColumnsV1, a prefix).
-var timelineHeader = rundir.TimelineColumns
-
-// ReadTimelineCSV reads a leg's timeline.csv.
-func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read timeline: %w", err)
-	}
-	defer f.Close()
-	tl, err := ParseTimelineCSV(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return tl, nil
-}
-
-// ParseTimelineCSV decodes timeline.csv. An empty cell is a figure not
-// measured that second and stays nil; anything unparsable is an error
-// naming its line and column.
-func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1 // checked against the header below
-	head, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("header: %w", err)
-	}
-	got := strings.Join(head, ",")
-	if got != strings.Join(timelineHeader, ",") && got != strings.Join(rundir.TimelineColumnsV1, ",") {
-		return nil, fmt.Errorf("header %q, want %q (or, from older runs, its first %d columns)",
-			got, strings.Join(timelineHeader, ","), len(rundir.TimelineColumnsV1))
-	}
-	var out []report.TimelinePoint
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(rec) != len(head) {
-			return nil, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
-		}
-		p, err := timelineRow(rec)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		out = append(out, p)
-	}
-}
-
-func timelineRow(rec []string) (report.TimelinePoint, error) {
-	var p report.TimelinePoint
-	var err error
-	cell := func(i int) (*float64, error) {
-		if rec[i] == "" {
-			return nil, nil
-		}
-		v, err := strconv.ParseFloat(rec[i], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", timelineHeader[i], err)
-		}
-		return &v, nil
-	}
-	req := func(i int) (float64, error) {
-		v, err := cell(i)
-		if err == nil && v == nil {
-			err = fmt.Errorf("%s: empty", timelineHeader[i])
-		}
-		if err != nil {
-			return 0, err
-		}
-		return *v, nil
-	}
-	if p.TS, err = req(0); err != nil {
-		return p, err
-	}
-	conn, err := req(1)
-	if err != nil {
-		return p, err
-	}
-	p.Connected = int(conn)
-	if p.TickHzMin, err = cell(2); err != nil {
-		return p, err
-	}
-	if p.KBs, err = req(3); err != nil {
-		return p, err
-	}
-	if p.RTTP95Ms, err = cell(4); err != nil {
-		return p, err
-	}
-	if p.TickMsP99, err = cell(5); err != nil {
-		return p, err
-	}
-	rss, err := cell(6)
-	if err != nil {
-		return p, err
-	}
-	if rss != nil {
-		kb := int64(*rss)
-		p.RSSKB = &kb
-	}
-	if len(rec) == len(timelineHeader) {
-		dt, err := cell(7)
-		if err != nil {
-			return p, err
-		}
-		if dt != nil {
-			p.WorkerDtP99 = *dt
-		}
-		if p.ServiceIntervalMeanMs, err = cell(8); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
 }

@@ -66,6 +66,9 @@ func (o *Options) Validate() error {
 	if strings.TrimSpace(o.Image) == "" {
 		errs = append(errs, errors.New("--image is required (build it from the Dockerfile at the repository root)"))
 	}
+	if o.Profile.Server.Prometheus() {
+		errs = append(errs, fmt.Errorf("profile %s reads its server's metrics from Prometheus: the pods cannot carry the mapping file yet; gate the merged report with the metrics file's URL (--server-metrics, [metrics] http_listen)", o.Profile.Name))
+	}
 	if err := validServer(o.Server); err != nil {
 		errs = append(errs, err)
 	}

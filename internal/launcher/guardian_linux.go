@@ -22,18 +22,39 @@ const guardianAvailable = true
 // forking; a tree still alive after it is reported in the log.
 const sweepLimit = 10 * time.Second
 
+// innerFlag is the first argument of the inner guardian (see RunGuardian).
+// The launcher's first argument is a resolved executable path, which
+// always holds a '/', so it can never be this.
+const innerFlag = "--inner"
+
 // RunGuardian is the guardian's main; args are the executable's resolved
 // path, then argv (argv[0] first). It expects the lifeline pipe's read end
 // on fd 3 and returns the exit status to use (it re-raises the signal that
 // killed the command, so the launcher sees the command's own status).
 //
-// It becomes a subreaper, starts the command in a process group of its own,
-// and forwards SIGINT/SIGTERM to every descendant. When the command exits,
-// or the lifeline reaches EOF (the gate died, even by SIGKILL, or the gate
-// asked for an immediate kill by closing it), it SIGKILLs every descendant
-// until none is left — ones that changed process group or session too,
-// because as a subreaper it adopts every orphan of its tree — then exits.
+// A guardian is two processes, each a subreaper, so that killing either
+// one, even with SIGKILL, leaves nothing running:
+//
+//   - the outer one (what the launcher starts) starts the inner one in a
+//     process group of its own, with a second lifeline whose only write
+//     end the outer one holds, and forwards SIGINT/SIGTERM to it;
+//   - the inner one starts the command in a process group of its own (with
+//     Pdeathsig SIGKILL) and forwards those signals to every descendant.
+//
+// Each one, when its lifeline reaches EOF (the launcher died or asked for
+// an immediate kill; for the inner one: the outer one died) or when its
+// child exits, SIGKILLs every descendant until none is left (ones that
+// changed process group or session too: as a subreaper it adopts every
+// orphan below it), then exits with its child's status. Kill the outer
+// one and the inner one's lifeline closes: it empties the tree. Kill the
+// inner one and everything it held is reparented to the outer one (the
+// nearest living subreaper), which empties it. One subreaper alone cannot
+// do this: its adopted orphans go to init with it.
 func RunGuardian(args []string) int {
+	inner := len(args) > 0 && args[0] == innerFlag
+	if inner {
+		args = args[1:]
+	}
 	if len(args) < 2 {
 		fmt.Fprintln(os.Stderr, "scalegate guardian: usage: PATH ARGV0 [ARGS...] (internal; started by the launcher)")
 		return 2
@@ -51,23 +72,47 @@ func RunGuardian(args []string) int {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	child, err := os.StartProcess(args[0], args[1:], &os.ProcAttr{
-		Env:   os.Environ(),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		// Pdeathsig: should the guardian itself be SIGKILLed, the command
-		// still dies with it.
-		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "scalegate guardian: start %s: %v\n", args[0], err)
-		return 127
+	var g *guardian
+	var innerLifeline *os.File // the outer one's write end of the inner one's lifeline
+	if inner {
+		child, err := os.StartProcess(args[0], args[1:], &os.ProcAttr{
+			Env:   os.Environ(),
+			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+			// Pdeathsig: should this guardian be SIGKILLed, the command
+			// dies with it at once (the outer guardian sweeps the rest).
+			Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scalegate guardian: start %s: %v\n", args[0], err)
+			return 127
+		}
+		g = newGuardian(child.Pid, true)
+	} else {
+		r, w, err := os.Pipe() // close-on-exec: only the inner guardian gets r, as its fd 3
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "scalegate guardian: inner lifeline: %v\n", err)
+			return 2
+		}
+		// /proc/self/exe: this very binary, even if its file was replaced.
+		child, err := os.StartProcess("/proc/self/exe", append([]string{os.Args[0], GuardianCommand, innerFlag}, args...), &os.ProcAttr{
+			Env:   os.Environ(),
+			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, r},
+			Sys:   &syscall.SysProcAttr{Setpgid: true},
+		})
+		r.Close()
+		if err != nil {
+			w.Close()
+			fmt.Fprintf(os.Stderr, "scalegate guardian: start the inner guardian: %v\n", err)
+			return 2
+		}
+		innerLifeline = w
+		g = newGuardian(child.Pid, false)
 	}
-	g := &guardian{self: os.Getpid(), child: child.Pid, exited: make(chan struct{}), empty: make(chan struct{})}
 	go g.reap()
 	lost := make(chan struct{})
 	go func() {
-		// The gate never writes: Read returns only at EOF, when every copy of
-		// the write end is closed.
+		// Nobody writes: Read returns only at EOF, when every copy of the
+		// write end is closed.
 		var b [1]byte
 		for {
 			if _, err := lifeline.Read(b[:]); err != nil {
@@ -76,27 +121,41 @@ func RunGuardian(args []string) int {
 			}
 		}
 	}()
-	g.supervise(sigs, lost)
+	g.supervise(sigs, lost, innerLifeline)
 	return g.exitStatus()
+}
+
+func newGuardian(child int, inner bool) *guardian {
+	return &guardian{self: os.Getpid(), child: child, inner: inner, exited: make(chan struct{}), empty: make(chan struct{})}
 }
 
 // guardian is the state of one guardian process.
 type guardian struct {
 	self, child int
+	inner       bool               // the child is the command (else the inner guardian)
 	status      syscall.WaitStatus // the command's, valid once exited is closed
 	exited      chan struct{}      // the command has been reaped
 	empty       chan struct{}      // no child left at all: the tree is gone
 }
 
-// supervise forwards signals until the command exits or the lifeline is
-// lost, then kills the rest of the tree.
-func (g *guardian) supervise(sigs chan os.Signal, lost <-chan struct{}) {
+// supervise forwards signals until the child exits or the lifeline is
+// lost, then kills the rest of the tree. The outer guardian forwards to
+// the inner one only (which forwards to the tree: each process gets a
+// signal once), and on a lost lifeline closes the inner one's first.
+func (g *guardian) supervise(sigs chan os.Signal, lost <-chan struct{}, innerLifeline *os.File) {
 	defer g.sweep()
 	defer signal.Stop(sigs)
+	if innerLifeline != nil {
+		defer innerLifeline.Close()
+	}
 	for {
 		select {
 		case s := <-sigs:
-			g.signalTree(s.(syscall.Signal))
+			if g.inner {
+				g.signalTree(s.(syscall.Signal))
+			} else {
+				_ = syscall.Kill(g.child, s.(syscall.Signal))
+			}
 		case <-g.exited:
 			return
 		case <-lost:

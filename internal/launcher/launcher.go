@@ -334,30 +334,77 @@ func (a *PortAllocator) Next() (int, error) {
 // ReadyFunc reports whether the server is ready (nil) or why not.
 type ReadyFunc func() error
 
-// WaitReady polls ready every interval until it returns nil, the process
-// exits, the timeout passes, or ctx ends. The error names the last reason
-// the server was not ready and where its log is.
+// ReadyContextFunc reports whether the server is ready (nil) or why not,
+// giving up when ctx ends.
+type ReadyContextFunc func(ctx context.Context) error
+
+// WaitReady is WaitReadyContext for a ready func without a context: a
+// call that blocks is abandoned at the timeout (WaitReadyContext says
+// how), so prefer a ReadyContextFunc that stops when told.
 func WaitReady(ctx context.Context, p *Process, ready ReadyFunc, timeout, interval time.Duration) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+	return WaitReadyContext(ctx, p, func(context.Context) error { return ready() }, timeout, interval)
+}
+
+// WaitReadyContext polls ready every interval until it returns nil, the
+// process exits, the timeout passes, or ctx ends. The error names the
+// last reason the server was not ready and where its log is.
+//
+// Each call runs on its own goroutine under a context that ends with the
+// timeout or ctx, and WaitReadyContext never waits for a call past that:
+// a ready func that blocks (a metrics path that is a FIFO, an endpoint
+// that accepts and never answers) cannot hold the gate past
+// ready_timeout_s or SIGINT. A call still running then is told to stop
+// through its context and left to finish on its own; a new call is never
+// started while one is still running.
+func WaitReadyContext(ctx context.Context, p *Process, ready ReadyContextFunc, timeout, interval time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	last := errors.New("not checked yet")
+	result := make(chan error, 1) // buffered: an abandoned call never blocks
+	check := func() {
+		go func() { result <- ready(wctx) }()
+	}
+	check()
+	running := true
 	for {
-		if last = ready(); last == nil {
-			return nil
-		}
 		select {
+		case err := <-result:
+			running = false
+			if err == nil {
+				return nil
+			}
+			last = err
+			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.Done():
-			if ready() == nil {
-				return fmt.Errorf("%s exited (status %d) right after becoming ready; see %s", p.spec.Name, p.ExitCode(), p.spec.LogPath)
+			if !running {
+				check()
+			}
+			select {
+			case err := <-result:
+				if err == nil {
+					return fmt.Errorf("%s exited (status %d) right after becoming ready; see %s", p.spec.Name, p.ExitCode(), p.spec.LogPath)
+				}
+				last = err
+			case <-wctx.Done():
 			}
 			return fmt.Errorf("%s exited (status %d) before it was ready (%v); see %s", p.spec.Name, p.ExitCode(), last, p.spec.LogPath)
-		case <-deadline.C:
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if running {
+				last = fmt.Errorf("%v; the last readiness check was still running at the timeout", last)
+			}
 			return fmt.Errorf("%s not ready after %s (%v); see %s", p.spec.Name, timeout, last, p.spec.LogPath)
 		case <-tick.C:
+			if !running {
+				running = true
+				check()
+			}
 		}
 	}
 }

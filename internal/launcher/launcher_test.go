@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -297,6 +298,53 @@ func TestWaitReady(t *testing.T) {
 	})
 }
 
+// TestWaitReadyNeverOutlivesTheTimeout: a readiness check that blocks
+// (a custom server made its metrics path a FIFO, and the check opened it)
+// cannot hold the wait past its timeout, nor past ctx; before, the gate sat
+// past ready_timeout_s for 10+ minutes.
+func TestWaitReadyNeverOutlivesTheTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	blocked := func() error { <-release; return nil } // ignores every context
+	p, _ := startShell(t, context.Background(), `sleep 300`, 100*time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- WaitReady(context.Background(), p, blocked, 200*time.Millisecond, 20*time.Millisecond) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not ready after 200ms") || !strings.Contains(err.Error(), "still running at the timeout") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitReady still waiting on a blocked check 30 s after a 200 ms timeout")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- WaitReady(ctx, p, blocked, time.Hour, 20*time.Millisecond) }()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitReady ignored its context while a check was blocked")
+	}
+	// A check that honours its context is told to stop at the timeout.
+	stopped := make(chan struct{})
+	err := WaitReadyContext(context.Background(), p, func(ctx context.Context) error {
+		<-ctx.Done()
+		close(stopped)
+		return ctx.Err()
+	}, 100*time.Millisecond, 20*time.Millisecond)
+	if err == nil {
+		t.Fatal("ready")
+	}
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the check's context did not end with the timeout")
+	}
+}
+
 func TestPortAllocatorDistinct(t *testing.T) {
 	var a PortAllocator
 	seen := map[int]bool{}
@@ -361,5 +409,94 @@ func TestGuardianRefusesWithoutLifeline(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the command ran without a lifeline")
+	}
+}
+
+// treeOf lists pid and every process below it (pids), from /proc.
+func treeOf(pid int) []int {
+	out := []int{pid}
+	for _, p := range descendants(pid) {
+		out = append(out, p.pid)
+	}
+	return out
+}
+
+// cmdline is a process's argv joined by spaces ("" once it is gone).
+func cmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
+}
+
+// TestKill9OfAGuardianLeavesNothing: kill -9 of either guardian process
+// (the one the launcher started, or the inner one holding the command)
+// leaves nothing of the tree running: the wrapper, its child and a
+// descendant that left the session (setsid) are all gone. A single
+// guardian could not do it: Pdeathsig killed the wrapper, and the setsid
+// daemon, orphaned with its subreaper gone, was adopted by init and lived.
+func TestKill9OfAGuardianLeavesNothing(t *testing.T) {
+	for _, victim := range []string{"outer", "inner"} {
+		t.Run(victim, func(t *testing.T) {
+			dir := t.TempDir()
+			marker := filepath.Join(dir, "m")
+			p, err := Start(context.Background(), Spec{Name: "wrapper", Path: "/bin/sh", Args: []string{"-c", daemonScript, marker},
+				LogPath: filepath.Join(dir, "log"), Grace: 200 * time.Millisecond, Guardian: self(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			daemon := waitPid(t, marker+".daemon")
+			tree := treeOf(p.Pid())
+			if !slices.Contains(tree, daemon) {
+				t.Fatalf("daemon %d not in the guardian's tree %v", daemon, tree)
+			}
+			target := p.Pid()
+			if victim == "inner" {
+				target = 0
+				for _, pid := range tree[1:] {
+					if strings.Contains(cmdline(pid), GuardianCommand) {
+						target = pid
+						break
+					}
+				}
+				if target == 0 {
+					t.Fatalf("no inner guardian in the tree %v", tree)
+				}
+			}
+			t.Cleanup(func() {
+				for _, pid := range tree {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			if err := syscall.Kill(target, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			// Acceptance: every process of the tree is gone (a deadline
+			// for a loaded machine: the sweep takes milliseconds).
+			deadline := time.Now().Add(10 * time.Second)
+			var left []int
+			for {
+				left = left[:0]
+				for _, pid := range tree {
+					if alive(pid) {
+						left = append(left, pid)
+					}
+				}
+				if len(left) == 0 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if len(left) > 0 {
+				var desc []string
+				for _, pid := range left {
+					desc = append(desc, fmt.Sprintf("%d (%s)", pid, cmdline(pid)))
+				}
+				t.Fatalf("10 s after kill -9 of the %s guardian, still running: %s", victim, strings.Join(desc, ", "))
+			}
+			select {
+			case <-p.Done():
+			case <-time.After(30 * time.Second):
+				t.Fatal("the launcher never saw the guardian end")
+			}
+		})
 	}
 }

@@ -42,7 +42,10 @@ type Profile struct {
 	Impairment         relay.Schedule `json:"impairment,omitempty"`
 	ImpairmentSeed     uint64         `json:"impairment_seed,omitempty"`
 	Harness            Harness        `json:"harness"`
-	Gates              Gates          `json:"gates"`
+	// Host says when the machine was too busy with other work for a timing
+	// verdict to describe the server (docs/host-contention.md).
+	Host  HostPolicy `json:"host"`
+	Gates Gates      `json:"gates"`
 
 	// TraceSHA256 is the SHA-256 of every recording a trace pattern
 	// replays, keyed by its path relative to the profile directory.
@@ -72,7 +75,29 @@ type Server struct {
 	Command            []string       `json:"command,omitempty"`
 	ConfigFormat       string         `json:"config_format,omitempty"`
 	Config             map[string]any `json:"config,omitempty"`
+	// Metrics says where the server's metrics come from; nil is the
+	// metrics file.
+	Metrics *ServerMetrics `json:"metrics,omitempty"`
 }
+
+// ServerMetrics is a server's metrics source: "file" (the JSON metrics
+// file) or "prometheus" (its endpoint at URL, read through Map).
+type ServerMetrics struct {
+	Source string `json:"source"`
+	// URL may hold {metrics_port}; empty for the reference server (its
+	// own /metrics).
+	URL string `json:"url,omitempty"`
+	// Map is the figure → series mapping as the profile wrote it
+	// (promsource.ParseMap reads it); nil for the reference server's own.
+	Map map[string]any `json:"map,omitempty"`
+	// FallbackFormat is the exposition format assumed when the endpoint
+	// sends no usable Content-Type.
+	FallbackFormat string `json:"fallback_format,omitempty"`
+}
+
+// Prometheus reports whether the server's metrics come from its
+// Prometheus endpoint.
+func (s Server) Prometheus() bool { return s.Metrics != nil && s.Metrics.Source == "prometheus" }
 
 // World holds the built-in server's [world] knobs. Optional knobs are kept
 // as a map so only what the profile set reaches the server's config.
@@ -109,6 +134,18 @@ type Harness struct {
 	// TestBusyUsPerClient slows the swarm on purpose (forwarded as the
 	// swarm's --test-busy-us): a test knob for the harness-bound bite test.
 	TestBusyUsPerClient float64 `json:"test_busy_us_per_client,omitempty"`
+}
+
+// HostPolicy bounds what other processes may use of the machine during a
+// leg before its failed timing gates are inconclusive instead of failed.
+type HostPolicy struct {
+	// MaxOtherCores: CPU other processes used on average over the hold, in
+	// cores.
+	MaxOtherCores float64 `json:"max_other_cores"`
+	// MaxCPUPressureAvg10 and MaxStealPct: optional further ceilings (CPU
+	// pressure some avg10 %, steal % of the machine).
+	MaxCPUPressureAvg10 *float64 `json:"max_cpu_pressure_avg10,omitempty"`
+	MaxStealPct         *float64 `json:"max_steal_pct,omitempty"`
 }
 
 // GateSpec is one gate as a profile declares it: a threshold gate carries

@@ -66,7 +66,11 @@ type Stats struct {
 	// Late counts held datagrams delivered more than LateThreshold after
 	// their due time (the relay fell behind its own schedule).
 	Late int64 `json:"late"`
-	// Stray counts datagrams from neither the server nor the link's client.
+	// Stray counts datagrams dropped because they came from neither the
+	// server nor the link's own client socket (Expect): anything else on
+	// this machine sending to a relay port. They never reach the server,
+	// never take a link over, and are the harness's business, not the
+	// server's.
 	Stray int64 `json:"stray"`
 }
 
@@ -90,19 +94,46 @@ type Relay struct {
 	links  []*link
 	sched  *scheduler
 	c      counters
+	gen    atomic.Uint64 // numbers the Expect calls
 	wg     sync.WaitGroup
 	once   sync.Once
 }
 
-// link is one client's socket. client is learnt from the first datagram
-// that does not come from the server; only the reader touches it.
+// link is one client's socket. It relays only for the client socket
+// Expect named: until then everything but nothing reaches the server, and
+// datagrams from any other source are stray. client is the concrete source
+// address of that socket, learnt from its first datagram; only the reader
+// touches client and clientGen.
 type link struct {
-	r        *Relay
-	idx      int
-	conn     *net.UDPConn
-	client   netip.AddrPort
-	down, up *model
-	rxDrops  uint32 // last kernel drop count seen (SO_RXQ_OVFL)
+	r         *Relay
+	idx       int
+	conn      *net.UDPConn
+	want      atomic.Pointer[expected]
+	client    netip.AddrPort
+	clientGen uint64 // the expected.gen client was learnt for
+	down, up  *model
+	rxDrops   uint32 // last kernel drop count seen (SO_RXQ_OVFL)
+}
+
+// expected is the client socket a link relays for.
+type expected struct {
+	addr netip.AddrPort // the socket's bound address
+	// any: bound to the unspecified address (0.0.0.0, ::): datagrams to
+	// the relay's loopback port come from a loopback address with its
+	// port.
+	any bool
+	gen uint64
+}
+
+// matches reports whether a datagram from from comes from the socket.
+func (e *expected) matches(from netip.AddrPort) bool {
+	if from.Port() != e.addr.Port() {
+		return false
+	}
+	if e.any {
+		return from.Addr().IsLoopback()
+	}
+	return from.Addr() == e.addr.Addr()
 }
 
 // New opens one loopback socket per link and starts relaying to
@@ -150,6 +181,32 @@ func New(cfg Config) (*Relay, error) {
 
 // Addr is the address client i must connect to instead of the server.
 func (r *Relay) Addr(i int) string { return r.links[i].conn.LocalAddr().String() }
+
+// Expect tells link i which socket its client sends from: local, the
+// client host's bound address ("0.0.0.0:PORT", "127.0.0.1:PORT"), given
+// before the client sends anything. The link relays that socket's
+// datagrams only; any other source is stray. Calling it again (a new
+// socket for the same client) moves the link to the new socket. Safe to
+// call from any goroutine.
+func (r *Relay) Expect(i int, local string) error {
+	if i < 0 || i >= len(r.links) {
+		return fmt.Errorf("relay: link %d of %d", i, len(r.links))
+	}
+	ap, err := netip.ParseAddrPort(local)
+	if err != nil {
+		return fmt.Errorf("relay: link %d: client address %q: %w", i, local, err)
+	}
+	ap = unmap(ap)
+	if ap.Port() == 0 {
+		return fmt.Errorf("relay: link %d: client address %s has no port yet (the socket must be bound before it sends)", i, local)
+	}
+	if !ap.Addr().IsUnspecified() && !ap.Addr().IsLoopback() {
+		return fmt.Errorf("relay: link %d: client address %s is not loopback", i, local)
+	}
+	r.gen.Add(1)
+	r.links[i].want.Store(&expected{addr: ap, any: ap.Addr().IsUnspecified(), gen: r.gen.Load()})
+	return nil
+}
 
 // Links is the number of client sockets.
 func (r *Relay) Links() int { return len(r.links) }
@@ -208,19 +265,22 @@ func (l *link) handle(b []byte, from netip.AddrPort, now time.Time) {
 	var dst netip.AddrPort
 	var m *model
 	dir := DirUp
+	want := l.want.Load()
 	switch {
 	case from == r.server:
-		if !l.client.IsValid() {
+		// Down only to the client the link expects, once it has spoken.
+		if want == nil || !l.client.IsValid() || l.clientGen != want.gen {
 			r.c.stray.Add(1)
 			return
 		}
 		dst, m, dir = l.client, l.down, DirDown
 		r.c.dgramsDown.Add(1)
-	case !l.client.IsValid() || from == l.client:
-		l.client = from
+	case want != nil && want.matches(from):
+		l.client, l.clientGen = from, want.gen
 		dst, m = r.server, l.up
 		r.c.dgramsUp.Add(1)
 	default:
+		// Not this link's client socket: never relayed, never learnt.
 		r.c.stray.Add(1)
 		return
 	}

@@ -89,10 +89,7 @@ func waitFor(t *testing.T, s *sink, what string, cond func() bool) {
 // is the relay, not a burst queueing in a socket buffer.
 func pump(t *testing.T, r *Relay, s *sink, n int) {
 	t.Helper()
-	cl, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(mustAddr(t, r.Addr(0))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := dialLink(t, r, 0)
 	defer cl.Close()
 	b := make([]byte, 64)
 	tick := time.NewTicker(time.Millisecond)
@@ -107,6 +104,20 @@ func pump(t *testing.T, r *Relay, s *sink, n int) {
 		}
 	}
 	waitFor(t, s, "the relay to read every datagram", func() bool { return r.Stats().DatagramsUp >= int64(n) })
+}
+
+// dialLink opens a client socket to link i and tells the relay it is that
+// link's client (as the swarm does after creating each client's host).
+func dialLink(t *testing.T, r *Relay, i int) *net.UDPConn {
+	t.Helper()
+	cl, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(mustAddr(t, r.Addr(i))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Expect(i, cl.LocalAddr().String()); err != nil {
+		t.Fatal(err)
+	}
+	return cl
 }
 
 func mustAddr(t *testing.T, s string) (a netip.AddrPort) {
@@ -210,10 +221,7 @@ func TestRelayLinksAndDirections(t *testing.T) {
 	defer r.Close()
 	seen := map[string]bool{}
 	for i := 0; i < r.Links(); i++ {
-		cl, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(mustAddr(t, r.Addr(i))))
-		if err != nil {
-			t.Fatal(err)
-		}
+		cl := dialLink(t, r, i)
 		_ = cl.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if _, err := cl.Write([]byte{byte(i)}); err != nil {
 			t.Fatal(err)
@@ -311,6 +319,7 @@ func benchForward(b *testing.B, direct bool, sched Schedule) {
 	})
 	defer func() { srv.Close(); wg.Wait() }()
 	target := srv.LocalAddr().String()
+	var rl *Relay
 	if !direct {
 		sched, _ = sched.Normalize()
 		r, err := New(Config{Server: target, Links: 1, Schedule: sched, Seed: 1})
@@ -318,7 +327,7 @@ func benchForward(b *testing.B, direct bool, sched Schedule) {
 			b.Fatal(err)
 		}
 		defer r.Close()
-		target = r.Addr(0)
+		target, rl = r.Addr(0), r
 	}
 	ap, _ := net.ResolveUDPAddr("udp4", target)
 	cl, err := net.DialUDP("udp4", nil, ap)
@@ -326,6 +335,11 @@ func benchForward(b *testing.B, direct bool, sched Schedule) {
 		b.Fatal(err)
 	}
 	defer cl.Close()
+	if rl != nil {
+		if err := rl.Expect(0, cl.LocalAddr().String()); err != nil {
+			b.Fatal(err)
+		}
+	}
 	payload := make([]byte, 200)
 	// At most 1024 datagrams in flight (the delayed case holds 50 ms of
 	// them), so no socket buffer overflows; the sink signals every 256.
@@ -342,4 +356,110 @@ func benchForward(b *testing.B, direct bool, sched Schedule) {
 		<-window
 	}
 	b.ReportMetric(float64(cpuNs()-cpu0)/float64(i), "cpu-ns/datagram")
+}
+
+// TestStraysNeverTakeOverALink: stray datagrams sent to every relay port
+// before the clients connect (anything else on the machine can send to a
+// loopback port) are dropped and counted, never relayed to the server,
+// and every client that then connects gets its link: its datagrams reach
+// the server and the server's answers come back to it. Before, a link
+// learnt its client from the first datagram: the strays took the links
+// over and 5 of 8 clients never connected, which the gate blamed on the
+// server.
+func TestStraysNeverTakeOverALink(t *testing.T) {
+	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var fromStray atomic.Int64
+	stray, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stray.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { // the server echoes every datagram; strays must never arrive
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := srv.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			if string(buf[:n]) == "stray" {
+				fromStray.Add(1)
+			}
+			srv.WriteToUDP(buf[:n], from)
+		}
+	})
+	defer srv.Close()
+	sched, _ := Schedule{{StartS: 3600, DurationS: 1, Settings: Settings{Loss: 1}}}.Normalize()
+	const links = 8
+	r, err := New(Config{Server: srv.LocalAddr().String(), Links: links, Schedule: sched, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const perLink = 4
+	for i := range links {
+		for range perLink {
+			if _, err := stray.WriteToUDP([]byte("stray"), net.UDPAddrFromAddrPort(mustAddr(t, r.Addr(i)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The strays are read (counted) before any client exists.
+	deadline := time.Now().Add(20 * time.Second)
+	for r.Stats().Stray < links*perLink {
+		if time.Now().After(deadline) {
+			t.Fatalf("stray %d, want %d", r.Stats().Stray, links*perLink)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := range links {
+		cl := dialLink(t, r, i)
+		defer cl.Close()
+		_ = cl.SetDeadline(time.Now().Add(10 * time.Second))
+		msg := []byte{'c', byte(i)}
+		if _, err := cl.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64)
+		n, err := cl.Read(buf)
+		if err != nil || string(buf[:n]) != string(msg) {
+			t.Fatalf("client %d: echo %q, %v: the link did not relay for its own client", i, buf[:n], err)
+		}
+		// The stray socket, still sending, stays stray.
+		stray.WriteToUDP([]byte("stray"), net.UDPAddrFromAddrPort(mustAddr(t, r.Addr(i))))
+	}
+	if n := fromStray.Load(); n != 0 {
+		t.Fatalf("%d stray datagram(s) reached the server", n)
+	}
+	st := r.Stats()
+	if st.DatagramsUp != links || st.DatagramsDown != links || st.Stray < links*perLink {
+		t.Fatalf("stats %+v: want %d up, %d down, at least %d stray", st, links, links, links*perLink)
+	}
+}
+
+func TestExpectRefuses(t *testing.T) {
+	sched, _ := Schedule{{StartS: 3600, DurationS: 1, Settings: Settings{Loss: 1}}}.Normalize()
+	r, err := New(Config{Server: "127.0.0.1:9", Links: 1, Schedule: sched, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, tc := range []struct {
+		i    int
+		addr string
+	}{{1, "127.0.0.1:5"}, {0, "127.0.0.1:0"}, {0, "10.0.0.1:5"}, {0, "nonsense"}} {
+		if err := r.Expect(tc.i, tc.addr); err == nil {
+			t.Errorf("Expect(%d, %q) accepted", tc.i, tc.addr)
+		}
+	}
+	for _, ok := range []string{"0.0.0.0:5", "[::]:5", "127.0.0.1:5"} {
+		if err := r.Expect(0, ok); err != nil {
+			t.Errorf("Expect(0, %q): %v", ok, err)
+		}
+	}
 }

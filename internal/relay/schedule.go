@@ -14,14 +14,16 @@ package relay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/boundedfile"
 )
 
 // Directions a phase applies to. Down is server → client, up is
@@ -31,6 +33,12 @@ const (
 	DirUp   = "up"
 	DirBoth = "both"
 )
+
+// MaxScheduleS bounds where a phase may end, in seconds from the run's
+// start: 7 days, longer than any gate run. Past about 292 years a time
+// would overflow (a phase "applied" never, with negative times), so a
+// bound is needed; this one is far below that and says so.
+const MaxScheduleS = 7 * 24 * 3600
 
 // DefaultPhaseName names a schedule's only unnamed phase; the report's
 // stretches around it are "before" and "after".
@@ -134,6 +142,9 @@ func (s Schedule) validate() error {
 		}
 		if !finite(p.DurationS) || p.DurationS <= 0 {
 			bad("duration_s must be a finite number > 0, got %g", p.DurationS)
+		}
+		if finite(p.StartS) && finite(p.DurationS) && p.StartS+p.DurationS > MaxScheduleS {
+			bad("ends at %gs (start_s %g + duration_s %g): a phase must end within %d s (7 days) of the run's start", p.StartS+p.DurationS, p.StartS, p.DurationS, MaxScheduleS)
 		}
 		switch p.Direction {
 		case DirDown, DirUp, DirBoth:
@@ -240,9 +251,13 @@ func ParseSchedule(b []byte) (Schedule, error) {
 	return s.Normalize()
 }
 
-// ReadSchedule reads and parses a schedule file, naming it on error.
+// maxScheduleBytes bounds a schedule file: a phase is about 200 bytes.
+const maxScheduleBytes = 1 << 20
+
+// ReadSchedule reads and parses a schedule file, naming it on error. Only
+// a regular file of at most 1 MiB is read (internal/boundedfile).
 func ReadSchedule(path string) (Schedule, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(context.Background(), path, maxScheduleBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read impairment schedule: %w", err)
 	}

@@ -20,6 +20,11 @@ func TestParseSchedule(t *testing.T) {
 		{"bad direction", `[{"start_s":0,"duration_s":10,"loss":0.1,"direction":"sideways"}]`, nil, `direction "sideways"`},
 		{"loss over 1", `[{"start_s":0,"duration_s":10,"loss":1.5}]`, nil, "loss must be"},
 		{"zero duration", `[{"start_s":0,"duration_s":0,"loss":0.1}]`, nil, "duration_s must be"},
+		// 1e10 s overflowed time.Duration: the phase was never applied and
+		// its times went negative.
+		{"overflowing duration", `[{"start_s":10,"duration_s":1e10,"loss":0.1}]`, nil, "ends at 1.000000001e+10s (start_s 10 + duration_s 1e+10): a phase must end within 604800 s (7 days)"},
+		{"overflowing start", `[{"start_s":1e300,"duration_s":1,"loss":0.1}]`, nil, "must end within 604800 s"},
+		{"ends at the bound", `[{"start_s":604700,"duration_s":100,"loss":0.1}]`, []string{"during"}, ""},
 		{"reserved name", `[{"name":"after","start_s":0,"duration_s":1,"loss":0.1}]`, nil, "reserved"},
 		{"duplicate name", `[{"name":"x","start_s":0,"duration_s":1,"loss":0.1},{"name":"x","start_s":2,"duration_s":1,"loss":0.1}]`, nil, "used twice"},
 		{"typo field", `[{"start_s":0,"duration_s":1,"los":0.1}]`, nil, `unknown field "los"`},

@@ -11,11 +11,13 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/stats"
 )
@@ -181,9 +183,19 @@ func ParseServerTick(b []byte) (*ServerTick, map[string]json.RawMessage, error) 
 }
 
 // ReadServerTick reads and parses a metrics document from a file path or
-// an http(s) URL (ReadServerMetrics), naming the source on error.
+// an http(s) URL (ReadServerMetrics), naming the source on error. The read
+// is bounded in size and in time (metricsReadTimeout).
 func ReadServerTick(path string) (*ServerTick, map[string]json.RawMessage, error) {
-	b, err := ReadServerMetrics(path)
+	ctx, cancel := context.WithTimeout(context.Background(), metricsReadTimeout)
+	defer cancel()
+	return ReadServerTickContext(ctx, path)
+}
+
+// ReadServerTickContext is ReadServerTick abandoning the read when ctx
+// ends: the gate's readiness wait passes its own context, so neither a
+// FIFO nor a hung endpoint can outlive ready_timeout_s.
+func ReadServerTickContext(ctx context.Context, path string) (*ServerTick, map[string]json.RawMessage, error) {
+	b, err := ReadServerMetricsContext(ctx, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read server metrics: %w", err)
 	}
@@ -253,6 +265,12 @@ type TimelinePoint struct {
 	KBsClients       int              `json:"kbs_clients,omitempty"`
 	RTTHist          *stats.Histogram `json:"rtt_hist,omitempty"`
 	ServiceIntervals int64            `json:"service_intervals,omitempty"`
+	// The host's figures of the same second (Host.Series joined in by the gate; the swarm
+	// does not measure them), absent when not measured that second. timeline.csv carries
+	// them as host_other_cores, host_steal_pct and host_cpu_pressure_avg10.
+	HostOtherCores       *float64 `json:"host_other_cores,omitempty"`
+	HostStealPct         *float64 `json:"host_steal_pct,omitempty"`
+	HostCPUPressureAvg10 *float64 `json:"host_cpu_pressure_avg10,omitempty"`
 }
 
 // Values of Report.WorkerPacing.
@@ -387,6 +405,9 @@ type Report struct {
 	Impairment []relay.Phase `json:"impairment,omitempty"`
 	Relay      *RelayStats   `json:"relay,omitempty"`
 	Phases     []Stretch     `json:"phases,omitempty"`
+	// Host is what else the machine was doing during the leg (docs/host-contention.md).
+	// The gate measures and adds it; absent when it was not measured.
+	Host *Host `json:"host,omitempty"`
 }
 
 // RelayStats is what the impairment relay did, with the seed that makes it
@@ -479,6 +500,9 @@ func ParseReport(b []byte) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
 	return &r, nil
 }
 
@@ -498,9 +522,20 @@ func requireFields(what string, raw map[string]json.RawMessage, keys ...string) 
 	return nil
 }
 
-// ReadReport reads and parses a report file, naming the path on error.
+// MaxReportBytes bounds a report file: a one-hour run of 10,000 clients
+// writes a few MB (a timeline row a second, a player row per client); 64
+// MiB is not a report. Counted on bytes read (internal/boundedfile).
+const MaxReportBytes = 64 << 20
+
+// ReadReport reads and parses a report file, naming the path on error. Only
+// a regular file of at most MaxReportBytes is read.
 func ReadReport(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	return ReadReportContext(context.Background(), path)
+}
+
+// ReadReportContext is ReadReport abandoning the read when ctx ends.
+func ReadReportContext(ctx context.Context, path string) (*Report, error) {
+	b, err := boundedfile.ReadFile(ctx, path, MaxReportBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}

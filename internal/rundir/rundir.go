@@ -76,7 +76,7 @@ func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
 // the swarm's own figures were added wrote only the first seven
 // (TimelineColumnsV1); readers accept both.
 var TimelineColumns = []string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
-	"worker_dt_p99_ms", "service_interval_mean_ms"}
+	"worker_dt_p99_ms", "service_interval_mean_ms", "host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"}
 
 // TimelineColumnsV1 is the column set of timeline.csv before
 // worker_dt_p99_ms and service_interval_mean_ms.
@@ -100,7 +100,8 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 			dt = &p.WorkerDtP99
 		}
 		_ = w.Write([]string{fmtCSV(p.TS), strconv.Itoa(p.Connected), optCSV(p.TickHzMin), fmtCSV(p.KBs),
-			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs)})
+			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs),
+			optCSV(p.HostOtherCores), optCSV(p.HostStealPct), optCSV(p.HostCPUPressureAvg10)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

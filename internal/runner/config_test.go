@@ -10,7 +10,7 @@ func TestBuiltinConfig(t *testing.T) {
 	c, _ := catalog.NewCatalog("")
 	p, _, _ := c.Load("entity-scale")
 	leg := p.Legs()[5]
-	cfg := BuiltinConfig(p, leg, 4242, "/m.json")
+	cfg := BuiltinConfig(p, leg, 4242, "/m.json", "")
 	w := cfg["world"].(map[string]any)
 	if w["test_spawn_ai_count"] != 5000 || w["sim_worker_threads"] != 2 || w["snapshot_budget_bytes"] == nil {
 		t.Errorf("world %v for leg %s", w, leg.ID)

@@ -90,6 +90,13 @@ type legRun struct {
 	report  string
 	facts   gate.Facts
 	ports   *launcher.PortAllocator
+	// startAt is the shards' shared start instant (zero: one swarm).
+	startAt time.Time
+	// host is what else the machine did during the hold (nil: not
+	// sampled, as for a report gated offline).
+	host *report.Host
+	// prom is the leg's Prometheus metrics source (nil: the metrics file).
+	prom *promLeg
 }
 
 // runLeg runs one leg and times it, whichever way it ends.
@@ -117,14 +124,19 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	host, err := startHostWatch(ctx)
+	if err != nil {
+		r.notRun(err)
+		return
+	}
+	defer host.s.Stop()
 	proc, err := launcher.Start(ctx, server.spec)
 	if err != nil {
 		r.notRun(err)
 		return
 	}
 	defer r.stopServer(proc)
-	ready := func() error { _, _, err := report.ReadServerTick(r.metrics); return err }
-	if err := launcher.WaitReady(ctx, proc, ready, server.readyTimeout, 50*time.Millisecond); err != nil {
+	if err := launcher.WaitReady(ctx, proc, r.ready(ctx), server.readyTimeout, 50*time.Millisecond); err != nil {
 		if ctx.Err() != nil {
 			r.facts.Interrupted = true
 			r.res.Error = "interrupted before the swarm started"
@@ -133,12 +145,19 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	p := r.o.Profile
+	zero := time.Now()
+	if !r.startAt.IsZero() {
+		zero = r.startAt
+	}
+	host.swarmStarts(zero, p.ClientsFor(r.leg), time.Duration(p.RampMs)*time.Millisecond, time.Duration(p.DurationS*float64(time.Second)))
 	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
 		r.notRun(err)
 		return
 	}
 	r.waitSwarms(ctx, swarms, proc, r.swarmLimit())
+	r.host = host.stop()
 	// A server gone before the gate stopped it died mid-run, whichever of
 	// the two the wait noticed first.
 	if ctx.Err() == nil && proc.Exited() {
@@ -179,6 +198,11 @@ func (r *legRun) prepare() (serverLaunch, []launcher.Spec, error) {
 		return serverLaunch{}, nil, err
 	}
 	r.res.Port = port
+	if r.o.Profile.Server.Prometheus() {
+		if err := r.preparePrometheus(); err != nil {
+			return serverLaunch{}, nil, err
+		}
+	}
 	server, err := r.serverSpec(port)
 	if err != nil {
 		return serverLaunch{}, nil, err
@@ -253,6 +277,9 @@ func (r *legRun) decide() {
 // (the gate package does not import CUE).
 func (r *legRun) evaluate() {
 	rep, err := report.ReadReport(r.report)
+	if err := attachHost(r.report, rep, r.host); err != nil {
+		r.artifactErr(err)
+	}
 	in := gate.Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
 	if rep != nil {
@@ -300,6 +327,10 @@ func (r *legRun) notRun(err error) {
 func (r *legRun) swarmSpec(port int, o swarmcmd.Options) (launcher.Spec, error) {
 	p := r.o.Profile
 	o.Host, o.Port, o.ServerMetrics, o.Strict, o.Asserts = "127.0.0.1", strconv.Itoa(port), r.metrics, r.o.Strict, true
+	if r.prom != nil {
+		o.ServerMetrics = ""
+		o.Prometheus = &swarmcmd.Prometheus{URL: r.prom.url, MapFile: r.prom.mapPath, Fallback: r.prom.fallback}
+	}
 	if o.Report == "" {
 		o.Report = r.report
 	}

@@ -22,7 +22,11 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 		return serverLaunch{spec: spec, readyTimeout: timeout}, err
 	}
 	cfgPath := filepath.Join(r.res.Dir, "server.toml")
-	b, err := launcher.RenderConfig("toml", BuiltinConfig(p, r.leg, port, r.metrics))
+	promListen := ""
+	if r.prom != nil {
+		promListen = "127.0.0.1:" + strconv.Itoa(r.prom.port)
+	}
+	b, err := launcher.RenderConfig("toml", BuiltinConfig(p, r.leg, port, r.metrics, promListen))
 	if err != nil {
 		return serverLaunch{}, err
 	}
@@ -30,8 +34,7 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 		return serverLaunch{}, fmt.Errorf("write server config: %w", err)
 	}
 	spec.Path = r.o.Self
-	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port),
-		"--transport", p.Transport, "--metrics-json", r.metrics}
+	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port), "--transport", p.Transport, "--metrics-json", r.metrics}
 	if r.leg.SimWorkers != nil {
 		spec.Args = append(spec.Args, "--sim-worker-threads", strconv.Itoa(*r.leg.SimWorkers))
 	}
@@ -44,8 +47,7 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error) {
 	p := r.o.Profile
 	cfgPath := filepath.Join(r.res.Dir, "server_config."+p.Server.ConfigFormat)
-	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
-		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
+	vars := r.templateVars(port, cfgPath)
 	if p.Server.Config != nil {
 		b, err := launcher.RenderConfig(p.Server.ConfigFormat, launcher.ExpandAll(p.Server.Config, vars))
 		if err != nil {
@@ -62,12 +64,29 @@ func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error)
 	return spec, nil
 }
 
+// templateVars are the placeholders of a custom server's command, config
+// and metrics URL: {port}, {metrics_json}, {metrics_port} (a Prometheus
+// source's), {config}, {transport} and {clients}.
+func (r *legRun) templateVars(port int, cfgPath string) map[string]string {
+	p := r.o.Profile
+	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
+		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
+	if r.prom != nil {
+		vars["metrics_port"] = strconv.Itoa(r.prom.port)
+	}
+	return vars
+}
+
 // BuiltinConfig is the reference server's TOML for a leg: the admission
 // limits a load test needs (all bots share 127.0.0.1 and ramp fast), the
 // profile's world and network knobs, the metrics file, the admin socket
 // (AdminSocket, beside the metrics file in the leg's directory, so a leg in
 // progress can be asked for `status` or `tickstats`), and any fault knobs.
-func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath string) map[string]any {
+//
+// With promListen set the server also serves /metrics there, and the gate
+// reads its figures through that endpoint alone; the metrics file is still
+// written, as an artifact to compare the two sources on one run.
+func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath, promListen string) map[string]any {
 	maxPeers := min(p.ClientsFor(leg)+16, proto.MaxClients)
 	world := map[string]any{}
 	for k, v := range p.World.Extra {
@@ -93,6 +112,9 @@ func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath st
 		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots, "congestion_control": p.Network.CongestionControl},
 		"metrics": map[string]any{"tick_json_path": metricsPath, "tick_json_interval_ms": p.Server.TickJSONIntervalMs},
 		"admin":   map[string]any{"socket": AdminSocket(filepath.Dir(metricsPath))},
+	}
+	if promListen != "" {
+		cfg["metrics"].(map[string]any)["prometheus_listen"] = promListen
 	}
 	if len(p.Server.Faults) > 0 {
 		cfg["faults"] = p.Server.Faults

@@ -44,7 +44,8 @@ func (r *legRun) swarmSpecs(port int) ([]launcher.Spec, error) {
 		return []launcher.Spec{s}, err
 	}
 	r.res.Shards = n
-	at := time.Now().Add(shardLead(n)).UTC().Format(time.RFC3339Nano)
+	r.startAt = time.Now().Add(shardLead(n))
+	at := r.startAt.UTC().Format(time.RFC3339Nano)
 	specs := make([]launcher.Spec, n)
 	for i := range specs {
 		s, err := r.swarmSpec(port, swarmcmd.Options{Report: r.shardReport(i), Shard: strconv.Itoa(i) + "/" + strconv.Itoa(n), StartAt: at})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -29,8 +30,9 @@ type adminJob struct {
 }
 
 // Reloader re-reads the configuration the server was started with: its
-// file and the command-line overrides on top of it.
-type Reloader func() (Config, error)
+// file and the command-line overrides on top of it. It must give up when
+// ctx ends (the server shuts down, or the reload took adminWait).
+type Reloader func(ctx context.Context) (Config, error)
 
 // SetReload tells the admin reload command which file the server was
 // started from and how to read it again (the CLI applies its flags on top).
@@ -198,12 +200,18 @@ func (s *Server) traceStop() []string {
 	}
 	err := r.Close()
 	st := r.Stats()
-	msg := fmt.Sprintf("stopped: %d record(s) in %d file(s) under %s, %d error(s)", st.Records, st.Files, r.Dir(), st.Errors)
+	msg := traceTotals("stopped", st, r.Dir())
 	s.log.Printf("admin trace-stop: %s", msg)
 	if err != nil {
 		return admin.Errorf("trace-stop: %s; %v", msg, err)
 	}
 	return []string{msg}
+}
+
+// traceTotals reports what a closed recorder wrote: the records that reached
+// a file, and apart from them the ones accepted but never written.
+func traceTotals(what string, st trace.RecorderStats, dir string) string {
+	return fmt.Sprintf("%s: %d record(s) written in %d file(s) under %s; %d record(s) lost, %d error(s)", what, st.Written, st.Files, dir, st.Lost, st.Errors)
 }
 
 // abandonedRecorder marks a trace-stop that no longer waits for the loop.
@@ -254,7 +262,16 @@ func (s *Server) reloadConfig() []string {
 	if s.reload == nil || s.reloadPath == "" {
 		return admin.Errorf("reload: the server was started without --config: there is no file to re-read")
 	}
-	next, err := s.reload()
+	// The read is bounded by the admin wait and by shutdown: a config
+	// path on a hung file system cannot hold this connection, and so the
+	// admin server's Close, past either.
+	parent := context.Background()
+	if s.adm != nil {
+		parent = s.adm.Context()
+	}
+	ctx, cancel := context.WithTimeout(parent, adminWait)
+	defer cancel()
+	next, err := s.reload(ctx)
 	if err != nil {
 		return admin.Errorf("reload %s: %v (nothing changed)", s.reloadPath, err)
 	}

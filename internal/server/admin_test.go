@@ -114,7 +114,7 @@ func TestAdminReload(t *testing.T) {
 	if n := len(ts.h.messagesOf(1, proto.TypeSnapshot)) - sent; ts.cc.on || n != 6 {
 		t.Fatalf("controller on %v, %d snapshots in 6 ticks after switching it off; want off and 6", ts.cc.on, n)
 	}
-	ts.SetReload("s.toml", func() (Config, error) {
+	ts.SetReload("s.toml", func(context.Context) (Config, error) {
 		return Config{}, &ConfigError{File: "s.toml", Key: "world.x", Msg: "unknown key"}
 	})
 	if got := ts.reloadConfig(); !strings.HasPrefix(got[0], admin.ErrorPrefix) || !strings.Contains(got[0], "nothing changed") {
@@ -164,7 +164,7 @@ func TestAdminTraceStartStop(t *testing.T) {
 	if got := adminOnTestLoop(t, ts, "trace-stop"); !strings.Contains(got[0], "not recording") {
 		t.Fatalf("trace-stop while idle: %q", got)
 	}
-	tdir := filepath.Join(dir, "traces")
+	tdir := filepath.Join(dir, "my traces") // the rest of the line: spaces allowed
 	if got := adminOnTestLoop(t, ts, "trace-start "+tdir); len(got) != 1 || !strings.HasPrefix(got[0], "recording every peer's accepted Input to "+tdir) {
 		t.Fatalf("trace-start: %q", got)
 	}
@@ -175,12 +175,12 @@ func TestAdminTraceStartStop(t *testing.T) {
 		ts.h.recv(1, inputMsg(seq))
 		ts.step()
 	}
-	if got := adminOnTestLoop(t, ts, "trace-stop"); len(got) != 1 || got[0] != "stopped: 3 record(s) in 1 file(s) under "+tdir+", 0 error(s)" {
+	if got := adminOnTestLoop(t, ts, "trace-stop"); len(got) != 1 || got[0] != "stopped: 3 record(s) written in 1 file(s) under "+tdir+"; 0 record(s) lost, 0 error(s)" {
 		t.Fatalf("trace-stop: %q", got)
 	}
 	ts.h.recv(1, inputMsg(5))
 	ts.step() // after trace-stop: not recorded
-	tr, err := trace.ReadFile(filepath.Join(tdir, trace.FileName(1, 0)))
+	tr, err := trace.ReadFile(context.Background(), filepath.Join(tdir, trace.FileName(1, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}

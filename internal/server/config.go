@@ -1,17 +1,18 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/trace"
 )
@@ -91,9 +92,15 @@ type NetworkConfig struct {
 // MetricsConfig is [metrics].
 type MetricsConfig struct {
 	TickJSONPath string `toml:"tick_json_path"`
-	// HTTPListen ("host:port") serves the metrics document over HTTP at
-	// /metrics as well; "" = no HTTP endpoint.
-	HTTPListen         string  `toml:"http_listen"`
+	// HTTPListen serves the metrics document over HTTP at /metrics as
+	// well: "PORT" on loopback, ":PORT" on every interface, "IP:PORT" on
+	// that address; "" = no HTTP endpoint.
+	HTTPListen string `toml:"http_listen"`
+	// PrometheusListen serves the same figures as a Prometheus exposition
+	// at /metrics (docs/metrics.md, "The reference server's Prometheus
+	// endpoint"), bound like HTTPListen: "PORT" on loopback, ":PORT" on
+	// every interface, "IP:PORT" on that address; "" = none.
+	PrometheusListen   string  `toml:"prometheus_listen"`
 	TickJSONIntervalMs int     `toml:"tick_json_interval_ms"`
 	SlowTickMs         float64 `toml:"slow_tick_ms"` // 0: 12.5 ms (3/4 of the 60 Hz period)
 }
@@ -163,17 +170,36 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("config %s: %s: %s", e.File, e.Key, e.Msg)
 }
 
+// MaxConfigBytes bounds a config file: a complete one is about 3 KB.
+const MaxConfigBytes = 1 << 20
+
 // LoadConfig reads a TOML file over the defaults. Unknown keys are errors
 // naming the key; so are values out of range (Validate).
 func LoadConfig(path string) (Config, error) {
-	cfg := DefaultConfig()
+	return LoadConfigContext(context.Background(), path)
+}
+
+// LoadConfigContext is LoadConfig abandoning the read when ctx ends (an
+// admin reload that cannot finish never holds the server). Only a regular
+// file of at most MaxConfigBytes is read: a FIFO or a device put in the
+// config's place is refused without blocking.
+func LoadConfigContext(ctx context.Context, path string) (Config, error) {
 	if path == "" {
+		cfg := DefaultConfig()
 		return cfg, cfg.Validate()
 	}
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(ctx, path, MaxConfigBytes)
 	if err != nil {
-		return cfg, &ConfigError{File: path, Key: "(file)", Msg: err.Error()}
+		return DefaultConfig(), &ConfigError{File: path, Key: "(file)", Msg: err.Error()}
 	}
+	return ParseConfig(path, b)
+}
+
+// ParseConfig decodes a TOML config (named file in errors) over the
+// defaults and validates it.
+func ParseConfig(file string, b []byte) (Config, error) {
+	cfg := DefaultConfig()
+	path := file
 	md, err := toml.Decode(string(b), &cfg)
 	if err != nil {
 		var pe toml.ParseError
@@ -225,7 +251,8 @@ func (c *Config) Validate() error {
 	checks := []check{
 		{"server.port", c.Server.Port >= 0 && c.Server.Port <= 65535, "must be 0..65535"},
 		{"server.bind", net.ParseIP(c.Server.Bind) != nil, "must be an IP address (127.0.0.1 keeps the server on loopback; 0.0.0.0 or :: every interface)"},
-		{"metrics.http_listen", c.Metrics.HTTPListen == "" || validHostPort(c.Metrics.HTTPListen), "must be HOST:PORT (e.g. 127.0.0.1:9100, :9100), or empty for none"},
+		{"metrics.http_listen", c.Metrics.HTTPListen == "" || validListen(c.Metrics.HTTPListen), "must be PORT (loopback: 9100), :PORT (every interface: :9100) or IP:PORT (127.0.0.1:9100), or empty for none"},
+		{"metrics.prometheus_listen", c.Metrics.PrometheusListen == "" || validListen(c.Metrics.PrometheusListen), "must be PORT (loopback: 9464), :PORT (every interface: :9464) or IP:PORT (127.0.0.1:9464), or empty for none"},
 		{"server.max_peers", c.Server.MaxPeers >= 1 && c.Server.MaxPeers <= MaxPeersCeiling, fmt.Sprintf("must be 1..%d", MaxPeersCeiling)},
 		{"server.transport", strings.TrimSpace(c.Server.Transport) != "", "must name a transport"},
 		{"server.idle_timeout_s", c.Server.IdleTimeoutS >= 1 && c.Server.IdleTimeoutS <= 3600, "must be 1..3600"},
@@ -249,7 +276,9 @@ func (c *Config) Validate() error {
 		{"world.test_projectile_rate", c.World.TestProjectileRate >= 0 && c.World.TestProjectileRate <= 10000, "must be 0 (off)..10000 per second"},
 		{"world.test_projectile_ttl_s", c.World.TestProjectileTTLS >= 1.0/TickHz && c.World.TestProjectileTTLS <= 600, "must be one tick (1/60 s)..600"},
 		{"metrics.tick_json_interval_ms", c.Metrics.TickJSONIntervalMs >= 10 && c.Metrics.TickJSONIntervalMs <= 600000, "must be 10..600000"},
-		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize, fmt.Sprintf("must be 0 (64 MiB) or ≥ %d (the header and one record)", trace.HeaderSize+trace.RecordSize)},
+		// Bounded above by what a reader loads, so every recording replays.
+		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize && c.Trace.MaxFileBytes <= trace.MaxFileBytes,
+			fmt.Sprintf("must be 0 (64 MiB) or %d (the header and one record) ..%d (64 MiB: the largest file a replay reads)", trace.HeaderSize+trace.RecordSize, trace.MaxFileBytes)},
 		{"metrics.slow_tick_ms", c.Metrics.SlowTickMs >= 0 && c.Metrics.SlowTickMs <= 10000, "must be 0 (default) ..10000"},
 		{"admin.socket", !strings.ContainsRune(c.Admin.Socket, 0), "must be a path (no NUL byte)"},
 	}
@@ -262,13 +291,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func validHostPort(s string) bool {
-	_, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return false
-	}
-	p, err := strconv.Atoi(port)
-	return err == nil && p >= 0 && p <= 65535
+// validListen accepts what boundedhttp.ResolveAddr resolves.
+func validListen(s string) bool {
+	_, err := boundedhttp.ResolveAddr(s)
+	return err == nil
 }
 
 // Workers is the effective number of sim workers (0 resolves to GOMAXPROCS).

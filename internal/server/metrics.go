@@ -94,6 +94,16 @@ type wireAcc struct {
 	bytesOut, bytesIn, dgramsOut, dgramsIn, seconds float64
 }
 
+// rates is the accumulated traffic as one sample over its whole span.
+func (a *wireAcc) rates() transport.WireRates {
+	if a.seconds <= 0 {
+		return transport.WireRates{}
+	}
+	return transport.WireRates{Interval: time.Duration(a.seconds * float64(time.Second)),
+		BytesOutPerSec: a.bytesOut / a.seconds, BytesInPerSec: a.bytesIn / a.seconds,
+		DatagramsOutPerSec: a.dgramsOut / a.seconds, DatagramsInPerSec: a.dgramsIn / a.seconds}
+}
+
 func (a *wireAcc) add(r transport.WireRates) {
 	s := r.Interval.Seconds()
 	a.bytesOut += r.BytesOutPerSec * s
@@ -112,7 +122,12 @@ func (a *wireAcc) add(r transport.WireRates) {
 // with the peak count at both of its ends exists, intervals that straddle a
 // join or a leave are no longer mixed in.
 func (m *metrics) sampleWire(h transport.Host, peers int) {
-	r := h.WireRates()
+	m.keepWire(h.WireRates(), peers)
+}
+
+// keepWire applies sampleWire's rule to a sample r taken with peers
+// joined.
+func (m *metrics) keepWire(r transport.WireRates, peers int) {
 	stable := peers == m.wirePrev
 	m.wirePrev = peers
 	if r.Interval <= 0 {

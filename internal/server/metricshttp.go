@@ -1,22 +1,21 @@
 package server
 
 import (
-	"context"
-	"errors"
-	"net"
 	"net/http"
 	"sync/atomic"
-	"time"
+
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 )
 
 // metricsHTTP serves the latest metrics document over HTTP ([metrics]
 // http_listen), so a swarm on another machine can sample the same
 // document the metrics file holds (`scalegate swarm --server-metrics
 // http://HOST:PORT/metrics`). The server owns it: started by Listen,
-// stopped by Run's shutdown.
+// stopped by Run's shutdown. It is a boundedhttp server: loopback unless
+// the address says otherwise, every connection timed out, at most
+// boundedhttp.DefaultMaxConns held.
 type metricsHTTP struct {
-	ln  net.Listener
-	srv *http.Server
+	srv *boundedhttp.Server
 	doc atomic.Pointer[[]byte] // nil until the first document is built
 }
 
@@ -24,19 +23,14 @@ type metricsHTTP struct {
 const MetricsPath = "/metrics"
 
 func startMetricsHTTP(addr string) (*metricsHTTP, error) {
-	ln, err := net.Listen("tcp", addr)
+	m := &metricsHTTP{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+MetricsPath, m.serve)
+	srv, err := boundedhttp.Listen(addr, mux, boundedhttp.Options{})
 	if err != nil {
 		return nil, &ListenError{Addr: addr + " ([metrics] http_listen)", Err: err}
 	}
-	m := &metricsHTTP{ln: ln}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+MetricsPath, m.serve)
-	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		// Serve returns ErrServerClosed on stop; anything else ends the
-		// endpoint, and readers then see it missing (never zeros).
-		_ = m.srv.Serve(ln)
-	}()
+	m.srv = srv
 	return m, nil
 }
 
@@ -56,13 +50,7 @@ func (m *metricsHTTP) serve(w http.ResponseWriter, _ *http.Request) {
 func (m *metricsHTTP) publish(b []byte) { m.doc.Store(&b) }
 
 // addr is the bound address (the port resolved when http_listen gave 0).
-func (m *metricsHTTP) addr() string { return m.ln.Addr().String() }
+func (m *metricsHTTP) addr() string { return m.srv.Addr() }
 
 // stop closes the endpoint, letting an answer in flight finish (bounded).
-func (m *metricsHTTP) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := m.srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		_ = m.srv.Close()
-	}
-}
+func (m *metricsHTTP) stop() { m.srv.Close() }

@@ -79,7 +79,8 @@ func TestBindAndHTTPListenValidated(t *testing.T) {
 	}{
 		{func(c *Config) { c.Server.Bind = "localhost" }, "server.bind"},
 		{func(c *Config) { c.Server.Bind = "" }, "server.bind"},
-		{func(c *Config) { c.Metrics.HTTPListen = "9100" }, "metrics.http_listen"},
+		{func(c *Config) { c.Metrics.HTTPListen = "localhost:9100" }, "metrics.http_listen"}, // a name could resolve anywhere
+		{func(c *Config) { c.Metrics.HTTPListen = "99999" }, "metrics.http_listen"},
 		{func(c *Config) { c.Metrics.HTTPListen = "127.0.0.1:99999" }, "metrics.http_listen"},
 	} {
 		c := DefaultConfig()
@@ -93,6 +94,10 @@ func TestBindAndHTTPListenValidated(t *testing.T) {
 	c.Server.Bind, c.Metrics.HTTPListen = "0.0.0.0", ":9100"
 	if err := c.Validate(); err != nil {
 		t.Errorf("0.0.0.0 and :9100 must be valid: %v", err)
+	}
+	c.Metrics.HTTPListen = "9100" // a bare port: loopback
+	if err := c.Validate(); err != nil {
+		t.Errorf("9100 must be valid: %v", err)
 	}
 }
 

@@ -28,7 +28,7 @@ func (s *Server) closeRecorder() error {
 	}
 	err := s.rec.Close()
 	st := s.rec.Stats()
-	s.log.Printf("trace: %d record(s) in %d file(s) under %s, %d error(s)", st.Records, st.Files, s.rec.Dir(), st.Errors)
+	s.log.Printf("%s", traceTotals("trace", st, s.rec.Dir()))
 	return err
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func TestRecordsAcceptedInputs(t *testing.T) {
 	if err := ts.shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := trace.ReadFile(filepath.Join(tdir, trace.FileName(1, 0)))
+	tr, err := trace.ReadFile(context.Background(), filepath.Join(tdir, trace.FileName(1, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestRecordsAcceptedInputs(t *testing.T) {
 			t.Errorf("record %d = %+v, want %+v", i, tr.Records[i], want[i])
 		}
 	}
-	tr2, err := trace.ReadFile(filepath.Join(tdir, trace.FileName(2, 0)))
+	tr2, err := trace.ReadFile(context.Background(), filepath.Join(tdir, trace.FileName(2, 0)))
 	if err != nil || len(tr2.Records) != 1 || tr2.Records[0].Throttle != 1 {
 		t.Fatalf("peer 2 trace: %+v %v", tr2, err)
 	}

@@ -25,14 +25,15 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/trace"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// BindHost is the only address the server binds: load traffic stays on
-// loopback.
+// BindHost is the address the server binds by default ([server] bind):
+// load traffic stays on loopback unless the config says otherwise.
 const BindHost = "127.0.0.1"
 
 // slotHeadroom is how many transport slots exist beyond max_peers, so a
@@ -137,8 +138,12 @@ type Server struct {
 	started   time.Time
 	lastWrite time.Time
 	http      *metricsHTTP // nil without [metrics] http_listen
-	lastSlow  time.Time
-	slowQuiet int64 // slow ticks not logged since the last line
+	prom      *promExport  // nil without [metrics] prometheus_listen
+	// wirePending sums the per-tick wire samples taken for prom until the
+	// next 30-tick interval of the metrics file.
+	wirePending wireAcc
+	lastSlow    time.Time
+	slowQuiet   int64 // slow ticks not logged since the last line
 	// lastKickLog and kickQuiet rate-limit the kick log line (logKick).
 	lastKickLog time.Time
 	kickQuiet   int64
@@ -238,10 +243,29 @@ func (s *Server) Listen() error {
 			return err
 		}
 		s.http = m
+		if boundedhttp.AllInterfaces(m.addr()) {
+			s.log.Printf("metrics over HTTP on every interface (%s): anyone who can reach this machine can read them", m.addr())
+		}
 	}
 	s.attach(h)
+	if a := s.cfg.Metrics.PrometheusListen; a != "" {
+		p := newPromExport(s.reported)
+		if err := p.listen(a, defaultPromLimits); err != nil {
+			if s.http != nil {
+				s.http.stop()
+			}
+			h.Close()
+			s.closeAdmin()
+			return err
+		}
+		s.prom = p
+	}
 	return nil
 }
+
+// PrometheusURL is the URL of the Prometheus exposition, "" without
+// [metrics] prometheus_listen.
+func (s *Server) PrometheusURL() string { return s.prom.url() }
 
 // MetricsURL is the URL the metrics document is served at, "" without
 // [metrics] http_listen.
@@ -369,6 +393,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.http != nil {
 		defer s.http.stop()
 	}
+	if s.prom != nil {
+		defer s.prom.stop()
+	}
 	defer s.closeAdmin()
 	if s.adm != nil {
 		s.adm.Serve(s.handleAdmin)
@@ -457,7 +484,20 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.gov.observe(ms(total))
 	s.met.record(start, total, &ph, build, send)
 	s.met.recordSensing(s.sim.SensorChecks)
-	if s.tick%wireSampleTicks == 0 {
+	if s.prom != nil {
+		// The Prometheus byte counters take the traffic every tick, so a
+		// rate over a scrape window is exact to a tick at its edges; the
+		// metrics file still keeps 30-tick intervals, the same samples
+		// summed.
+		r := s.host.WireRates()
+		s.prom.addWire(r)
+		s.wirePending.add(r)
+		if s.tick%wireSampleTicks == 0 {
+			s.met.keepWire(s.wirePending.rates(), len(s.viewers))
+			s.wirePending = wireAcc{}
+		}
+		s.prom.publish(s, total)
+	} else if s.tick%wireSampleTicks == 0 {
 		s.met.sampleWire(s.host, len(s.viewers))
 	}
 	if ms(total) > s.cfg.SlowTick() {

@@ -121,6 +121,14 @@ func (w *Window) Len() int {
 	return w.next
 }
 
+// Values returns a copy of the samples held, oldest first.
+func (w *Window) Values() []float64 {
+	if !w.full {
+		return append([]float64(nil), w.buf[:w.next]...)
+	}
+	return append(append([]float64(nil), w.buf[w.next:]...), w.buf[:w.next]...)
+}
+
 // Summary summarises the samples held without allocating; NaN samples are
 // held (they count in Len) but ignored, as Summarize ignores them.
 func (w *Window) Summary() Summary {

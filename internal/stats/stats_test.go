@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -143,6 +144,19 @@ func TestWindow(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { w.Add(1); _ = w.Summary() }); n != 0 {
 		t.Fatalf("Window.Summary allocates %v per run", n)
+	}
+}
+
+func TestWindowValues(t *testing.T) {
+	w := NewWindow(3)
+	if len(w.Values()) != 0 {
+		t.Fatal("empty window has values")
+	}
+	for _, v := range []float64{1, 2, 3, 4} {
+		w.Add(v)
+	}
+	if got := w.Values(); !slices.Equal(got, []float64{2, 3, 4}) {
+		t.Fatalf("Values = %v, want [2 3 4] (oldest first)", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"fmt"
+	"github.com/scalegate/scalegate/internal/relay"
 	"math"
 	"time"
 
@@ -47,7 +48,8 @@ type client struct {
 	patternName string
 	pattern     Pattern
 	host        transport.Host
-	addr        string // where it connects: the server, or its relay socket
+	addr        string       // where it connects: the server, or its relay socket
+	relay       *relay.Relay // the impairment relay, nil without one
 	peer        transport.PeerID
 	phase       phase
 	reason      string // refuse reason or loss reason

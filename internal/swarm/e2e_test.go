@@ -48,6 +48,9 @@ type refServer struct {
 	port    string
 	metrics string
 	done    chan struct{}
+	// prom receives the Prometheus URL the server announces
+	// ([metrics] prometheus_listen).
+	prom chan string
 }
 
 // startRefServer starts the reference server with the load-test admission
@@ -57,7 +60,7 @@ func startRefServer(t *testing.T, maxPeers int, extra string) *refServer {
 	t.Helper()
 	dir := t.TempDir()
 	metrics := filepath.Join(dir, "metrics.json")
-	conf := fmt.Sprintf(`[server]
+	return startRefServerConf(t, dir, metrics, fmt.Sprintf(`[server]
 port = 0
 max_peers = %d
 [security]
@@ -67,7 +70,13 @@ max_connections_per_ip = 1024
 [metrics]
 tick_json_path = %q
 tick_json_interval_ms = 250
-%s`, maxPeers, metrics, extra)
+%s`, maxPeers, metrics, extra))
+}
+
+// startRefServerConf starts the reference server with the whole config
+// conf (written into dir); metrics is its metrics file.
+func startRefServerConf(t *testing.T, dir, metrics, conf string) *refServer {
+	t.Helper()
 	cpath := filepath.Join(dir, "server.toml")
 	if err := os.WriteFile(cpath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -84,7 +93,7 @@ tick_json_interval_ms = 250
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &refServer{cmd: cmd, metrics: metrics, done: make(chan struct{})}
+	s := &refServer{cmd: cmd, metrics: metrics, done: make(chan struct{}), prom: make(chan string, 1)}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -92,6 +101,9 @@ tick_json_interval_ms = 250
 			if rest, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
 				a, _, _ := strings.Cut(rest, " ")
 				addr <- a
+			}
+			if u, ok := strings.CutPrefix(sc.Text(), "scalegate serve: prometheus metrics at "); ok {
+				s.prom <- u
 			}
 		}
 		cmd.Wait()

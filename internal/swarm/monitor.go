@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
@@ -33,6 +34,10 @@ type monitor struct {
 	// connected (captureFinal); finalErr why that read failed.
 	final    []byte
 	finalErr error
+
+	// prom is the Prometheus source (--server-metrics-prometheus), nil
+	// when the metrics come from a file or URL document or not at all.
+	prom *promSampler
 }
 
 func newMonitor(cfg *Config, workers []*worker, start time.Time) *monitor {
@@ -58,15 +63,15 @@ func (m *monitor) loop(done <-chan struct{}) {
 	}
 }
 
-// sampleServer reads the metrics file (nil when not wired or unreadable)
-// and records an RSS sample when one is due.
-func (m *monitor) sampleServer(now time.Time) *report.ServerTick {
-	if m.cfg.ServerMetrics == "" {
-		return nil
-	}
-	st, _, err := report.ReadServerTick(m.cfg.ServerMetrics)
+// sampleServer reads the server's metrics (nil when not wired or
+// unreadable) and records an RSS sample when one is due.
+func (m *monitor) sampleServer(now time.Time) *serverFigures {
+	f, err := m.readServer(now)
 	if err != nil {
 		m.srvErr = err
+		return nil
+	}
+	if f == nil {
 		return nil
 	}
 	m.srvReads++
@@ -74,17 +79,33 @@ func (m *monitor) sampleServer(now time.Time) *report.ServerTick {
 		for !now.Before(m.nextRSS) {
 			m.nextRSS = m.nextRSS.Add(m.cfg.RSSSampleInterval)
 		}
-		if st.RSSKB > 0 {
-			m.rss = append(m.rss, report.RSSPoint{TS: round3(now.Sub(m.start).Seconds()), RSSKB: st.RSSKB})
-		} else {
+		if f.rssKB != nil {
+			m.rss = append(m.rss, report.RSSPoint{TS: round3(now.Sub(m.start).Seconds()), RSSKB: *f.rssKB})
+		} else if f.rssZero {
 			m.rssZero = true
 		}
 	}
-	return st
+	return f
+}
+
+// readServer is one read of the metrics file, URL document or Prometheus
+// endpoint; nil, nil when none is wired.
+func (m *monitor) readServer(now time.Time) (*serverFigures, error) {
+	if m.prom != nil {
+		return m.prom.sample(now)
+	}
+	if m.cfg.ServerMetrics == "" {
+		return nil, nil
+	}
+	st, _, err := report.ReadServerTick(m.cfg.ServerMetrics)
+	if err != nil {
+		return nil, err
+	}
+	return figuresOfFile(st), nil
 }
 
 // point aggregates the workers' last second into one timeline row.
-func (m *monitor) point(now time.Time, st *report.ServerTick) report.TimelinePoint {
+func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 	p := report.TimelinePoint{TS: round3(now.Sub(m.start).Seconds())}
 	var hz, rtt []float64
 	var kbsSum float64
@@ -126,12 +147,7 @@ func (m *monitor) point(now time.Time, st *report.ServerTick) report.TimelinePoi
 		p.WorkerDtP99 = dt
 	}
 	if st != nil {
-		p99 := st.TickMs.P99
-		p.TickMsP99 = &p99
-		if st.RSSKB > 0 {
-			rss := st.RSSKB
-			p.RSSKB = &rss
-		}
+		p.TickMsP99, p.RSSKB = st.tickP99, st.rssKB
 	}
 	return p
 }
@@ -154,7 +170,7 @@ func (m *monitor) progress(now time.Time, p report.TimelinePoint) {
 	if m.cfg.Progress == nil {
 		return
 	}
-	line := m.statusLine(p)
+	line := safetext.Terminal(m.statusLine(p)) // nothing from outside may act on the terminal
 	if m.cfg.ProgressTTY {
 		pad := max(0, m.statusLen-len(line))
 		fmt.Fprintf(m.cfg.Progress, "\r%s%*s", line, pad, "")
@@ -182,6 +198,10 @@ func (m *monitor) clearStatus() {
 // finish reads it only after the workers (released after this returns)
 // are done.
 func (m *monitor) captureFinal() {
+	if m.prom != nil {
+		m.prom.captureFinal(time.Now())
+		return
+	}
 	if m.cfg.ServerMetrics == "" {
 		return
 	}
@@ -193,6 +213,12 @@ func (m *monitor) captureFinal() {
 func (m *monitor) finish(res *Result, end time.Time) {
 	r := res.Report
 	r.Timeline = m.timeline
+	if m.prom != nil {
+		r.ServerMetricsPath = m.cfg.ServerMetricsPrometheus
+		m.prom.finish(res, r)
+		m.fitRSS(r)
+		return
+	}
 	if m.cfg.ServerMetrics == "" {
 		return
 	}

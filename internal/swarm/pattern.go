@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/mix"
 	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/trace"
 )
 
 // Control is one frame of flight controls a pattern produces; the client adds
@@ -240,11 +242,12 @@ func (e *TraceError) Error() string { return e.Err.Error() }
 func (e *TraceError) Unwrap() error { return e.Err }
 
 // factories resolves every pattern of the mix to its factory, loading each
-// trace once; every client replaying it shares the loaded records
-// read-only.
-func (m Mix) factories() (map[string]PatternFactory, []*replaySet, error) {
+// trace once (all of them together at most trace.MaxSetBytes of files);
+// every client replaying it shares the loaded records read-only.
+func (m Mix) factories(ctx context.Context) (map[string]PatternFactory, []*replaySet, error) {
 	out := make(map[string]PatternFactory, len(m))
 	var sets []*replaySet
+	budget := trace.NewSetBudget("the trace files of this swarm")
 	for _, e := range m {
 		if err := checkPatternName(e.Name); err != nil {
 			return nil, nil, err
@@ -254,7 +257,7 @@ func (m Mix) factories() (map[string]PatternFactory, []*replaySet, error) {
 			out[e.Name] = patterns[e.Name]
 			continue
 		}
-		rs, err := loadReplay(e.Name, path)
+		rs, err := loadReplay(ctx, e.Name, path, budget)
 		if err != nil {
 			return nil, nil, &TraceError{Err: err}
 		}

@@ -38,7 +38,7 @@ func TestShardsPartitionTheRun(t *testing.T) {
 	}
 	collect := func(cfg Config) []key {
 		var out []key
-		factories, _, err := cfg.Mix.factories()
+		factories, _, err := cfg.Mix.factories(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
@@ -32,9 +33,15 @@ import (
 
 // Defaults of Config's zero values.
 const (
-	DefaultClients           = 32
-	DefaultDuration          = 30 * time.Second
-	DefaultRateHz            = 60
+	DefaultClients  = 32
+	DefaultDuration = 30 * time.Second
+	// MaxDuration bounds --duration (and every other time given in
+	// seconds): 7 days. A float of seconds past about 292 years overflows
+	// a time.Duration into a negative one.
+	MaxDuration   = 7 * 24 * time.Hour
+	DefaultRateHz = 60
+	// MinRateHz is the lowest Input and worker loop rate.
+	MinRateHz                = 1
 	DefaultTransport         = "enet"
 	DefaultRamp              = 20 * time.Millisecond
 	DefaultRSSSampleInterval = 30 * time.Second
@@ -99,6 +106,14 @@ type Config struct {
 	// ramp (client i at StartAt + i·Ramp) and counts its duration and
 	// timeline from this instant. Zero: start now.
 	StartAt time.Time
+	// ServerMetricsPrometheus is a Prometheus endpoint to scrape instead
+	// of a metrics file (internal/promsource); ServerMetricsMap says which
+	// series gives which figure (the process_* defaults are added), and
+	// ServerMetricsFallback the exposition format assumed when the
+	// endpoint's Content-Type names none ("", "text", "openmetrics").
+	ServerMetricsPrometheus string
+	ServerMetricsMap        promsource.Map
+	ServerMetricsFallback   string
 }
 
 // AutoThreads is the default worker count: min(cores, ceil(clients/32)),
@@ -138,10 +153,6 @@ func (c *Config) defaults() {
 	}
 }
 
-// MaxDuration bounds a run: a day, as the profile schema's duration_s
-// (a longer soak is several runs).
-const MaxDuration = 24 * time.Hour
-
 // Validate reports every problem with c at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -154,8 +165,11 @@ func (c *Config) Validate() error {
 	if c.Duration <= 0 || c.Duration > MaxDuration {
 		errs = append(errs, fmt.Errorf("duration must be in (0, %s], got %s", MaxDuration, c.Duration))
 	}
-	if !(c.RateHz >= 1 && c.RateHz <= 1000) {
-		errs = append(errs, fmt.Errorf("rate must be in [1, 1000] Hz (at least one Input a second), got %g", c.RateHz))
+	// The rate is also the worker loop's: below 1 Hz a client's transport
+	// is serviced too rarely to keep its connection, and a rate near 0
+	// made the loop interval overflow into a negative one (a flood).
+	if !(c.RateHz >= MinRateHz && c.RateHz <= 1000) {
+		errs = append(errs, fmt.Errorf("rate must be in [%g, 1000] Hz, got %g", float64(MinRateHz), c.RateHz))
 	}
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
@@ -183,6 +197,22 @@ func (c *Config) Validate() error {
 		} else if c.Clients > 0 && c.Shard.Count > c.Clients {
 			errs = append(errs, fmt.Errorf("shard %s: %d shards of %d clients would leave a shard with none", c.Shard, c.Shard.Count, c.Clients))
 		}
+	}
+	if c.ServerMetrics != "" && c.ServerMetricsPrometheus != "" {
+		errs = append(errs, errors.New("server metrics: give a metrics file/URL or a Prometheus endpoint, not both"))
+	}
+	if c.ServerMetricsPrometheus != "" {
+		if !report.IsMetricsURL(c.ServerMetricsPrometheus) {
+			errs = append(errs, fmt.Errorf("server metrics: the Prometheus endpoint %q is not an http(s) URL", c.ServerMetricsPrometheus))
+		}
+		if err := c.ServerMetricsMap.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("server metrics map: %w", err))
+		}
+	}
+	switch c.ServerMetricsFallback {
+	case "", promsource.FormatText, promsource.FormatOpenMetrics:
+	default:
+		errs = append(errs, fmt.Errorf("server metrics fallback format %q: want text or openmetrics", c.ServerMetricsFallback))
 	}
 	if c.RSSSampleInterval < 0 {
 		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
@@ -214,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	factories, traces, err := cfg.Mix.factories()
+	factories, traces, err := cfg.Mix.factories(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -226,9 +256,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	start, late := waitStart(ctx, cfg.StartAt)
 	cpu0 := processCPU()
+	var prom *promSampler
+	if cfg.ServerMetricsPrometheus != "" {
+		if prom, err = newPromSampler(&cfg, start); err != nil {
+			return nil, err
+		}
+	}
 	rl, err := startRelay(&cfg, start)
 	if err != nil {
 		return nil, err
+	}
+	if rl != nil && relayStarted != nil {
+		relayStarted(rl)
 	}
 	workers := buildWorkers(&cfg, factories, backend, start, time.Now(), rl)
 	held := pacing(&cfg, backend, rl != nil, len(workers))
@@ -239,6 +278,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cancel()
 
 	mon := newMonitor(&cfg, workers, start)
+	mon.prom = prom
 	// Every worker parks before disconnecting its clients; once all have,
 	// the metrics file is read one last time, then they are released.
 	var parked sync.WaitGroup
@@ -267,6 +307,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		rl.Close()
 		res.Report.Impairment = cfg.Impairment
 		res.Report.Relay = &report.RelayStats{Seed: cfg.ImpairSeed, Stats: rl.Stats()}
+		if n := res.Report.Relay.Stray; n > 0 {
+			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("relay: %d stray datagram(s) dropped: sent to a relay port by neither the server nor that link's own client (something else on this machine); they never reached the server and are not its doing", n))
+		}
 		res.Report.Phases = buildPhases(&cfg, workers, start, end)
 	}
 	res.Report.Shard = shardInfo(&cfg, start, late)
@@ -322,13 +365,17 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 		c := newClient(i, name, p, slot)
 		c.addr = cfg.Addr
 		if rl != nil {
-			c.addr = rl.Addr(i)
+			c.addr, c.relay = rl.Addr(i), rl
 			c.stretch = make([]stretchAcc, len(sts))
 		}
 		workers[(i-lo)%threads].add(c)
 	}
 	return workers
 }
+
+// relayStarted, when set (tests only), is called with the relay before
+// any client exists: the stray test sends to its ports then.
+var relayStarted func(*relay.Relay)
 
 // startRelay opens the impairment relay in front of the server when the
 // run has a schedule: one socket per client, the schedule timed from start.

@@ -37,7 +37,7 @@ func recordings(t *testing.T, s *refServer, dir string) []*trace.Trace {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.flit"))
 	var out []*trace.Trace
 	for _, p := range paths {
-		tr, err := trace.ReadFile(p)
+		tr, err := trace.ReadFile(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

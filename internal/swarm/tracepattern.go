@@ -1,12 +1,14 @@
 package swarm
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/trace"
 )
@@ -47,9 +49,11 @@ type replaySet struct {
 }
 
 // loadReplay loads PATH (a file, or every *.flit of a directory in name
-// order). Every problem that would make the replay measure nothing or
-// something else is an error naming the file.
-func loadReplay(name, path string) (*replaySet, error) {
+// order), charging what it reads to budget (the trace files of the whole
+// swarm together). Every problem that would make the replay measure nothing
+// or something else is an error naming the file; a FIFO or device is
+// refused without blocking, and a read stops when ctx ends.
+func loadReplay(ctx context.Context, name, path string, budget *boundedfile.Budget) (*replaySet, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("pattern %s: %w", name, err)
@@ -66,7 +70,7 @@ func loadReplay(name, path string) (*replaySet, error) {
 	}
 	rs := &replaySet{name: name}
 	for _, p := range paths {
-		f, err := loadReplayFile(p)
+		f, err := loadReplayFile(ctx, p, budget)
 		if err != nil {
 			return nil, fmt.Errorf("pattern %s: %w", name, err)
 		}
@@ -75,45 +79,22 @@ func loadReplay(name, path string) (*replaySet, error) {
 	return rs, nil
 }
 
-func loadReplayFile(path string) (*replayFile, error) {
-	tr, err := trace.ReadFile(path)
+func loadReplayFile(ctx context.Context, path string, budget *boundedfile.Budget) (*replayFile, error) {
+	tr, err := trace.ReadFileBudget(ctx, path, budget)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case len(tr.Records) == 0:
-		return nil, fmt.Errorf("trace %s: no records (header only): nothing to replay", path)
-	case tr.TickRate == 0:
-		return nil, fmt.Errorf("trace %s: tick rate 0 in the header: replay cannot be paced", path)
+	// The one validation trace inspect and the gate's vet use too.
+	if err := tr.Validate(); err != nil {
+		return nil, fmt.Errorf("trace %s: %w", path, err)
 	}
 	f := &replayFile{path: path, tickRate: tr.TickRate, recs: tr.Records, at: make([]float64, len(tr.Records)), truncated: tr.TruncatedBytes}
 	first := tr.Records[0].ServerTick
 	for i := range tr.Records {
-		r := &tr.Records[i]
-		if err := checkRecord(r); err != nil {
-			return nil, fmt.Errorf("trace %s: record %d: %w", path, i, err)
-		}
-		if i > 0 && r.ServerTick < tr.Records[i-1].ServerTick {
-			return nil, fmt.Errorf("trace %s: record %d: server tick %d is before the previous record's %d (records must be in tick order)", path, i, r.ServerTick, tr.Records[i-1].ServerTick)
-		}
-		f.at[i] = float64(r.ServerTick-first) / float64(tr.TickRate)
+		f.at[i] = float64(tr.Records[i].ServerTick-first) / float64(tr.TickRate)
 	}
 	f.period = f.at[len(f.at)-1] + 1/float64(tr.TickRate)
 	return f, nil
-}
-
-// checkRecord refuses controls no server accepts: a NaN or infinite float
-// would be dropped as malformed, so the replay would send nothing real.
-func checkRecord(r *trace.Record) error {
-	for _, v := range []struct {
-		name string
-		v    float32
-	}{{"throttle", r.Throttle}, {"elevator", r.Elevator}, {"aileron", r.Aileron}, {"rudder", r.Rudder}} {
-		if f := float64(v.v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%s is %v", v.name, f)
-		}
-	}
-	return nil
 }
 
 // factory makes client index's cursor: file index mod the file count, its
@@ -172,14 +153,7 @@ func (p *replay) Control(t float64, c *Control) bool {
 	}
 	// Too far behind: skip to the newest record that is due (never past it).
 	if p.due() < t-maxReplayLag {
-		for {
-			ni, nl := p.following(p.idx, p.lap)
-			if p.dueAt(ni, nl) > t {
-				break
-			}
-			p.idx, p.lap = ni, nl
-			p.skipped++
-		}
+		p.skipTo(t)
 	}
 	p.last = p.f.recs[p.idx]
 	p.advance()
@@ -192,6 +166,65 @@ func (p *replay) Control(t float64, c *Control) bool {
 func (p *replay) put(t float64, c *Control) {
 	p.lastSent = t
 	*c = Control{Throttle: p.last.Throttle, Elevator: p.last.Elevator, Aileron: p.last.Aileron, Rudder: p.last.Rudder, Buttons: p.last.Buttons}
+}
+
+// skipTo moves the cursor to the newest record due at t, counting every
+// record passed as skipped. The work is bounded whatever the recording: the
+// whole passes over the file in between are counted arithmetically and the
+// record within the last pass is found by binary search, so a file of
+// millions of records on one tick (every one due at once, a pass lasting
+// one tick) costs one step O(log n), never a walk over the records.
+func (p *replay) skipTo(t float64) {
+	n := len(p.f.recs)
+	x := t + p.f.at[p.offset] // trace time of the file, counted from pass 0
+	lap := int(math.Floor(x / p.f.period))
+	idx := sort.Search(n, func(i int) bool { return p.f.at[i] > x-float64(lap)*p.f.period }) - 1
+	if idx < 0 { // rounding put x just before this pass: the last record of the previous one
+		lap, idx = lap-1, n-1
+	}
+	// Float rounding may land one record off: correct it (bounded).
+	for range 2 {
+		if ni, nl := p.following(idx, lap); p.dueAt(ni, nl) <= t {
+			idx, lap = ni, nl
+		}
+	}
+	for range 2 {
+		if p.dueAt(idx, lap) > t {
+			if idx == 0 {
+				idx, lap = n-1, lap-1
+			} else {
+				idx--
+			}
+		}
+	}
+	if lap < p.lap || lap == p.lap && idx <= p.idx {
+		return // never backwards
+	}
+	// Records passed: the rest of the current pass, the whole passes
+	// between, and the last pass up to idx (each term non-negative).
+	passed := int64(idx - p.idx)
+	if lap > p.lap {
+		passed = satAdd(satMul(int64(lap-p.lap-1), int64(n)), int64(n-p.idx+idx))
+	}
+	p.skipped = satAdd(p.skipped, passed)
+	p.idx, p.lap = idx, lap
+}
+
+// satMul and satAdd saturate at MaxInt64 (non-negative operands): a count
+// of skipped records past it means the same thing (the swarm could not
+// keep up) and must not wrap.
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // addTraceReport adds one traces[] entry per replayed pattern and a warning
@@ -234,23 +267,34 @@ func addTraceReport(r *report.Report, sets []*replaySet, workers []*worker) {
 
 // covered counts the distinct records some client's cursor passed: each
 // client's span runs from its offset over sent + skipped records, wrapping.
+// The spans are merged as intervals (sorted by start), so the cost is in
+// the number of clients, never in the records of the file.
 func (rs *replaySet) covered() int64 {
-	seen := map[*replayFile][]bool{}
-	var n int64
+	spans := map[*replayFile][][2]int64{}
 	for _, p := range rs.clients {
-		marks := seen[p.f]
-		if marks == nil {
-			marks = make([]bool, len(p.f.recs))
-			seen[p.f] = marks
+		n := int64(len(p.f.recs))
+		span := min(satAdd(p.sent, p.skipped), n)
+		if span == 0 {
+			continue
 		}
-		span := min(p.sent+p.skipped, int64(len(marks)))
-		for k := int64(0); k < span; k++ {
-			i := (p.offset + int(k)) % len(marks)
-			if !marks[i] {
-				marks[i] = true
-				n++
-			}
+		from, to := int64(p.offset), int64(p.offset)+span
+		if to > n { // wraps past the end: two intervals
+			spans[p.f] = append(spans[p.f], [2]int64{from, n}, [2]int64{0, to - n})
+		} else {
+			spans[p.f] = append(spans[p.f], [2]int64{from, to})
 		}
 	}
-	return n
+	var total int64
+	for _, iv := range spans {
+		sort.Slice(iv, func(i, j int) bool { return iv[i][0] < iv[j][0] })
+		end := int64(0)
+		for _, s := range iv {
+			from := max(s[0], end)
+			if s[1] > from {
+				total += s[1] - from
+			}
+			end = max(end, s[1])
+		}
+	}
+	return total
 }

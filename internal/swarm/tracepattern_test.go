@@ -1,11 +1,15 @@
 package swarm
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/trace"
@@ -54,7 +58,7 @@ func ticks(n int, hz float64, jitter func(i int) float64) []float64 {
 
 func loadSet(t *testing.T, path string) *replaySet {
 	t.Helper()
-	rs, err := loadReplay(TracePrefix+path, path)
+	rs, err := loadReplay(context.Background(), TracePrefix+path, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +210,7 @@ func TestReplayBadFiles(t *testing.T) {
 		{filepath.Join(dir, "missing.flit"), "no such file"},
 	}
 	for _, c := range cases {
-		_, err := loadReplay(TracePrefix+c.path, c.path)
+		_, err := loadReplay(context.Background(), TracePrefix+c.path, c.path, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
 			t.Errorf("%s: err %v, want it to name the path and say %q", filepath.Base(c.path), err, c.want)
 		}
@@ -231,7 +235,125 @@ func TestMixWithTrace(t *testing.T) {
 	if m[0].Name != "trace:some/dir/x.flit" || m[0].Weight != 20 || m.String() != "trace:some/dir/x.flit:20,weave:80" {
 		t.Fatalf("mix %+v %q", m, m.String())
 	}
-	if _, _, err := m.factories(); err == nil || !strings.Contains(err.Error(), "some/dir/x.flit") {
+	if _, _, err := m.factories(context.Background()); err == nil || !strings.Contains(err.Error(), "some/dir/x.flit") {
 		t.Fatalf("factories with a missing trace: %v", err)
+	}
+}
+
+// naiveSkip is the walk skipTo replaces: record by record to the newest
+// due one. It is the reference the bounded version must agree with.
+func naiveSkip(p *replay, t float64) {
+	for {
+		ni, nl := p.following(p.idx, p.lap)
+		if p.dueAt(ni, nl) > t {
+			return
+		}
+		p.idx, p.lap = ni, nl
+		p.skipped++
+	}
+}
+
+// TestReplaySkipMatchesTheWalk: on recordings with runs of records on one
+// tick, pauses and several passes, the bounded skip lands on the same
+// record, pass and skipped count as walking every record.
+func TestReplaySkipMatchesTheWalk(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + rng.IntN(300)
+		recs := make([]trace.Record, n)
+		tick := uint64(rng.IntN(1000))
+		for i := range recs {
+			if rng.IntN(3) == 0 {
+				tick += uint64(rng.IntN(90))
+			}
+			recs[i] = trace.Record{ServerTick: tick}
+		}
+		path := filepath.Join(dir, fmt.Sprintf("t%d.flit", trial))
+		os.WriteFile(path, trace.Encode(uint32(1+rng.IntN(240)), recs), 0o644)
+		rs := loadSet(t, path)
+		clients := 1 + rng.IntN(5)
+		for c := range clients {
+			a := rs.factory(c, clients).(*replay)
+			b := *a
+			for step := 0; step < 5; step++ {
+				at := float64(step)*rng.Float64()*7 + rng.Float64()
+				if a.due() < at-maxReplayLag {
+					a.skipTo(at)
+					naiveSkip(&b, at)
+				}
+				if a.idx != b.idx || a.lap != b.lap || a.skipped != b.skipped {
+					t.Fatalf("trial %d client %d t=%.4f: skip at (%d, lap %d, skipped %d), the walk at (%d, lap %d, skipped %d)",
+						trial, c, at, a.idx, a.lap, a.skipped, b.idx, b.lap, b.skipped)
+				}
+				a.advance()
+				b.advance()
+			}
+		}
+	}
+}
+
+// TestReplayDenseTraceDoesNotStallAWorker: 1,000 records on one tick of a
+// 1 GHz recording are 10^10 passes over the file in 10 s of trace time;
+// walking them record by record never ends. One Control step must return
+// (the deadline is a hang detector for a loaded machine, not a speed
+// figure: BenchmarkReplaySkipDense has the figure).
+func TestReplayDenseTraceDoesNotStallAWorker(t *testing.T) {
+	recs := make([]trace.Record, 1000)
+	for i := range recs {
+		recs[i] = trace.Record{ServerTick: 7, Buttons: uint32(i)}
+	}
+	path := filepath.Join(t.TempDir(), "dense.flit")
+	os.WriteFile(path, trace.Encode(1_000_000_000, recs), 0o644)
+	rs := loadSet(t, path)
+	p := rs.factory(0, 1)
+	done := make(chan []int, 1)
+	go func() { done <- play(p, []float64{0.001, 10.001}) }()
+	select {
+	case got := <-done:
+		if got[1] != 999 {
+			t.Errorf("sent record %d after the stall, want 999 (the newest due)", got[1])
+		}
+		if sk := rs.clients[0].skipped; sk < 9_000_000_000_000 {
+			t.Errorf("skipped %d, want about 10^13 (10^10 passes of 1,000 records)", sk)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("one Control step still running after 60 s: the skip walks the records")
+	}
+}
+
+// TestReplayCoveredCountsIntervals: covered merges the clients' spans,
+// wrapping ones included, without walking records.
+func TestReplayCoveredCountsIntervals(t *testing.T) {
+	rs := loadSet(t, writeTrace(t, t.TempDir(), "a.flit", 60, 100, 1))
+	for i, span := range []struct {
+		offset int
+		sent   int64
+	}{{0, 10}, {5, 10}, {95, 10}, {50, 0}} {
+		p := rs.factory(i, 4).(*replay)
+		p.offset, p.sent = span.offset, span.sent
+	}
+	// [0,15) ∪ [95,100) ∪ [0,5): 20 records.
+	if got := rs.covered(); got != 20 {
+		t.Fatalf("covered %d, want 20", got)
+	}
+}
+
+func BenchmarkReplaySkipDense(b *testing.B) {
+	recs := make([]trace.Record, 2_000_000)
+	for i := range recs {
+		recs[i] = trace.Record{ServerTick: uint64(i / 500_000)}
+	}
+	path := filepath.Join(b.TempDir(), "dense.flit")
+	os.WriteFile(path, trace.Encode(60, recs), 0o644)
+	rs, err := loadReplay(context.Background(), TracePrefix+path, path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := rs.factory(0, 1).(*replay)
+	at := 0.0
+	for b.Loop() {
+		at += 2
+		p.skipTo(at)
 	}
 }

@@ -286,6 +286,19 @@ func (w *worker) start(c *client, now time.Time) {
 	if w.spoken == "" {
 		w.spoken = h.Backend()
 	}
+	// Behind the relay, the client's link relays for this socket only
+	// (anything else sending to it is stray), so it is named before the
+	// first datagram leaves.
+	if c.relay != nil {
+		if err := c.relay.Expect(c.index, h.Addr()); err != nil {
+			if w.firstDialErr == nil {
+				w.firstDialErr = err
+			}
+			h.Close()
+			c.end(phaseFailed, failDial, now)
+			return
+		}
+	}
 	c.host, c.issuedAt = h, now
 	peer, err := h.Connect(c.addr, proto.ConnectData)
 	if err != nil {

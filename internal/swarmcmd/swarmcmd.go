@@ -26,6 +26,9 @@ type Options struct {
 	Report string
 	// ServerMetrics is the server's metrics file or URL; "" for none.
 	ServerMetrics string
+	// Prometheus, instead, has the swarm scrape the server's Prometheus
+	// endpoint through a mapping file.
+	Prometheus *Prometheus
 	// ImpairmentFile is where the profile's impairment schedule was
 	// written (--degrade-schedule); "" when the profile has none.
 	ImpairmentFile string
@@ -39,6 +42,13 @@ type Options struct {
 	Shard, StartAt string
 	// Progress is the --progress mode ("" for the swarm's default).
 	Progress string
+}
+
+// Prometheus is a server metrics source scraped from a Prometheus
+// endpoint: its URL, the JSON mapping file, and the exposition format
+// assumed when the endpoint sends no usable Content-Type ("" for none).
+type Prometheus struct {
+	URL, MapFile, Fallback string
 }
 
 // Args is the swarm's arguments after the `swarm` subcommand.
@@ -55,6 +65,12 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 	}
 	if o.ServerMetrics != "" {
 		args = append(args, "--server-metrics", o.ServerMetrics)
+	}
+	if pm := o.Prometheus; pm != nil {
+		args = append(args, "--server-metrics-prometheus", pm.URL, "--server-metrics-map", pm.MapFile)
+		if pm.Fallback != "" {
+			args = append(args, "--server-metrics-fallback-format", pm.Fallback)
+		}
 	}
 	args = append(args, "--rss-sample-interval-s", fmtFlag(p.RSSSampleIntervalS))
 	switch {

@@ -51,15 +51,21 @@ type Recorder struct {
 	closed   bool
 	records  int64
 
-	// Written by the writer goroutine.
-	files, errs atomic.Int64
-	mu          sync.Mutex
-	lastErr     string
+	// Written by the writer goroutine (lost also by Record's caller, when
+	// the writer's backlog is full).
+	files, errs   atomic.Int64
+	written, lost atomic.Int64
+	mu            sync.Mutex
+	lastErr       string
 }
 
-// RecorderStats are a Recorder's running totals.
+// RecorderStats are a Recorder's running totals. After Close, Records =
+// Written + Lost: every accepted record was either written to a file or
+// lost (and counted in Errors).
 type RecorderStats struct {
-	Records int64 // records accepted (written or queued)
+	Records int64 // records accepted (written, queued, or lost)
+	Written int64 // records the writer put in a file
+	Lost    int64 // records never written: their chunk was dropped, or its file could not be created or written
 	Files   int64 // files created
 	Errors  int64 // failed creates, writes and closes, and chunks dropped
 	// LastError is the most recent failure, "" when none.
@@ -70,6 +76,7 @@ type RecorderStats struct {
 // the size of the file it goes to.
 type peerChunk struct {
 	buf  []byte
+	recs int64 // records in buf
 	size int64 // bytes of the current file, header included; 0: no file open
 }
 
@@ -85,6 +92,7 @@ type op struct {
 	kind opKind
 	peer uint32
 	data []byte
+	recs int64 // records in data (opWrite)
 }
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkBytes); return &b }}
@@ -119,7 +127,7 @@ func (r *Recorder) Stats() RecorderStats {
 	r.mu.Lock()
 	last := r.lastErr
 	r.mu.Unlock()
-	return RecorderStats{Records: r.records, Files: r.files.Load(), Errors: r.errs.Load(), LastError: last}
+	return RecorderStats{Records: r.records, Written: r.written.Load(), Lost: r.lost.Load(), Files: r.files.Load(), Errors: r.errs.Load(), LastError: last}
 }
 
 // Record appends rec to peer's recording, opening or rolling its file as
@@ -145,6 +153,7 @@ func (r *Recorder) Record(peer uint32, rec *Record) error {
 		r.flush(peer, pc)
 	}
 	pc.buf = AppendRecord(r.chunk(pc), rec)
+	pc.recs++
 	pc.size += RecordSize
 	r.records++
 	return nil
@@ -161,8 +170,8 @@ func (r *Recorder) chunk(pc *peerChunk) []byte {
 // flush hands the peer's chunk to the writer.
 func (r *Recorder) flush(peer uint32, pc *peerChunk) {
 	if len(pc.buf) > 0 {
-		r.send(op{kind: opWrite, peer: peer, data: pc.buf})
-		pc.buf = nil
+		r.send(op{kind: opWrite, peer: peer, data: pc.buf, recs: pc.recs})
+		pc.buf, pc.recs = nil, 0
 	}
 }
 
@@ -183,6 +192,7 @@ func (r *Recorder) send(o op) {
 	select {
 	case r.ops <- o:
 	default:
+		r.lost.Add(o.recs)
 		r.fail(fmt.Errorf("trace recorder: writer backlog full (%d chunks): %d byte(s) of peer %d dropped", queueChunks, len(o.data), o.peer))
 	}
 }
@@ -239,11 +249,18 @@ func (r *Recorder) write() {
 			files[o.peer] = f
 			r.files.Add(1)
 		case opWrite:
-			if f := files[o.peer]; f != nil {
+			f := files[o.peer]
+			switch {
+			case f == nil: // its create failed (counted then), or an earlier write
+				r.lost.Add(o.recs)
+			default:
 				if _, err := f.Write(o.data); err != nil {
+					r.lost.Add(o.recs) // a short write may have put part of it: a truncated last record, which readers skip
 					r.fail(fmt.Errorf("trace %s: %w", f.Name(), err))
 					f.Close()
 					delete(files, o.peer)
+				} else {
+					r.written.Add(o.recs)
 				}
 			}
 			b := o.data[:0]

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,7 +45,7 @@ func TestRecorderRollsAtCap(t *testing.T) {
 		if st.Size() > cap {
 			t.Fatalf("%s is %d bytes, over the %d cap", path, st.Size(), cap)
 		}
-		tr, err := ReadFile(path)
+		tr, err := ReadFile(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func TestRecorderNeverOverwrites(t *testing.T) {
 		t.Fatalf("existing file overwritten: %q", b)
 	}
 	for n, want := range map[int]Record{1: rec, 2: rec2} {
-		tr, err := ReadFile(filepath.Join(dir, FileName(2, n)))
+		tr, err := ReadFile(context.Background(), filepath.Join(dir, FileName(2, n)))
 		if err != nil || len(tr.Records) != 1 || tr.Records[0] != want {
 			t.Fatalf("trace_peer2_%d.flit: %+v, %v; want one record %+v", n, tr, err, want)
 		}
@@ -181,7 +182,7 @@ func TestRecorderChunks(t *testing.T) {
 	for p := uint32(0); p < 3; p++ {
 		var got []Record
 		for n := 0; n < 3; n++ {
-			tr, err := ReadFile(filepath.Join(dir, FileName(p, n)))
+			tr, err := ReadFile(context.Background(), filepath.Join(dir, FileName(p, n)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,5 +194,38 @@ func TestRecorderChunks(t *testing.T) {
 	}
 	if s := r.Stats(); s.Records != 15000 || s.Files != 9 || s.Errors != 0 {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestRecorderCountsWhatWasNeverWritten: records whose file could not be
+// created are accepted but lost, and the totals say so: trace-stop must not
+// report records that never reached a file.
+func TestRecorderCountsWhatWasNeverWritten(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	r, err := NewRecorder(dir, 60, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil { // every create now fails
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		r.Record(1, &Record{ServerTick: uint64(i)})
+	}
+	if err := r.Close(); err == nil {
+		t.Fatal("Close reported no error")
+	}
+	st := r.Stats()
+	if st.Records != 5 || st.Written != 0 || st.Lost != 5 || st.Errors < 1 {
+		t.Fatalf("stats %+v: want 5 accepted, 0 written, 5 lost", st)
+	}
+	// And a good recording: everything written, nothing lost.
+	r, _ = NewRecorder(t.TempDir(), 60, 0)
+	for i := range 700 { // more than one chunk
+		r.Record(2, &Record{ServerTick: uint64(i)})
+	}
+	r.Close()
+	if st := r.Stats(); st.Written != 700 || st.Lost != 0 || st.Records != 700 {
+		t.Fatalf("stats %+v: want 700 written", st)
 	}
 }

@@ -7,11 +7,13 @@
 package trace
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"os"
+
+	"github.com/scalegate/scalegate/internal/boundedfile"
 )
 
 // Format constants of FLIT v1.
@@ -150,24 +152,43 @@ func Decode(b []byte) (*Trace, error) {
 	return t, nil
 }
 
-// MaxFileBytes bounds what ReadFile loads (about 38 million records, a week
-// of one peer at 60 Hz): a bigger file is refused rather than exhausting
-// memory.
-const MaxFileBytes = 1 << 30
+// MaxFileBytes bounds one file ReadFile loads: the recorder's default file
+// cap (64 MiB, about 2.4 million records, 11 hours of one peer at 60 Hz),
+// so every file a recorder writes with the default cap can be read back.
+// Bigger is refused by bytes actually read, never by trusting stat.
+const MaxFileBytes = DefaultMaxFileBytes
 
-// ReadFile reads and decodes the file at path; errors name it.
-func ReadFile(path string) (*Trace, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
+// MaxSetBytes bounds the files one command loads together (the files of a
+// trace directory, every trace pattern of one swarm): 256 MiB of files
+// hold about 9.6 million records, 345 MB once decoded with their replay
+// times.
+const MaxSetBytes = 256 << 20
+
+// NewSetBudget is the budget for the trace files one command loads
+// together (MaxSetBytes); what names them in the error ("the trace files
+// of this swarm").
+func NewSetBudget(what string) *boundedfile.Budget {
+	return boundedfile.NewBudget(what, MaxSetBytes)
+}
+
+// ReadFile reads and decodes the file at path; errors name it. Only a
+// regular file is read (a FIFO, a device or a symlink to one is refused
+// without blocking), at most MaxFileBytes of it, and the read is abandoned
+// when ctx ends.
+func ReadFile(ctx context.Context, path string) (*Trace, error) {
+	return ReadFileBudget(ctx, path, nil)
+}
+
+// ReadFileBudget is ReadFile charging the bytes read to budget (nil: no
+// budget beyond MaxFileBytes), for commands that load several files.
+func ReadFileBudget(ctx context.Context, path string, budget *boundedfile.Budget) (*Trace, error) {
+	var b []byte
+	var err error
+	if budget != nil {
+		b, err = budget.ReadFile(ctx, path, MaxFileBytes)
+	} else {
+		b, err = boundedfile.ReadFile(ctx, path, MaxFileBytes)
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("trace %s: is a directory", path)
-	}
-	if st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("trace %s: %d bytes is over the %d-byte limit", path, st.Size(), MaxFileBytes)
-	}
-	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
@@ -180,6 +201,45 @@ func ReadFile(path string) (*Trace, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// Validate reports the first reason a replay refuses the trace, nil when
+// it can be replayed: no records (header only), tick rate 0 (it cannot be
+// paced), a NaN or infinite control (the server would drop the Input as
+// malformed, so the replay would send nothing real), or a record whose
+// tick is before the previous one's (records must be in tick order).
+// trace inspect, the swarm and the gate's vet all use it, so a file one
+// of them accepts none refuses.
+func (t *Trace) Validate() error {
+	switch {
+	case len(t.Records) == 0:
+		return errors.New("no records (header only): nothing to replay")
+	case t.TickRate == 0:
+		return errors.New("tick rate 0 in the header: replay cannot be paced")
+	}
+	for i := range t.Records {
+		r := &t.Records[i]
+		if err := r.Check(); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		if i > 0 && r.ServerTick < t.Records[i-1].ServerTick {
+			return fmt.Errorf("record %d: server tick %d is before the previous record's %d (records must be in tick order)", i, r.ServerTick, t.Records[i-1].ServerTick)
+		}
+	}
+	return nil
+}
+
+// Check refuses controls no server accepts: a NaN or infinite float.
+func (r *Record) Check() error {
+	for _, v := range []struct {
+		name string
+		v    float32
+	}{{"throttle", r.Throttle}, {"elevator", r.Elevator}, {"aileron", r.Aileron}, {"rudder", r.Rudder}} {
+		if f := float64(v.v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s is %v", v.name, f)
+		}
+	}
+	return nil
 }
 
 // Duration is the span of the recording in seconds: (last tick − first

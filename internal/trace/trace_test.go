@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -100,12 +101,12 @@ func TestErrorMessages(t *testing.T) {
 		if err := os.WriteFile(path, unhex(t, c.hex), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ReadFile(path)
+		_, err := ReadFile(context.Background(), path)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: err %v, want it to name %s and say %q", c.name, err, path, c.want)
 		}
 	}
-	if _, err := ReadFile(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := ReadFile(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("ReadFile(dir): %v, want \"is a directory\"", err)
 	}
 }

@@ -74,7 +74,10 @@ func (backend) Dial(opt transport.Options) (transport.Host, error) {
 	if peers == 0 {
 		peers = 1
 	}
-	h, err := create(false, netip.Addr{}, 0, peers, opt)
+	// Bound now (every interface, an ephemeral port: what the first send
+	// would bind anyway), so Addr names the socket before anything is
+	// sent: the impairment relay relays for that socket only.
+	h, err := create(true, netip.IPv4Unspecified(), 0, peers, opt)
 	if err != nil {
 		return nil, fmt.Errorf("enet: dial: %w", err)
 	}

@@ -1,0 +1,111 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Validate refuses a report whose counts cannot describe a run: a negative
+// count, an outcome count larger than the clients, a disconnected count
+// larger than the admitted one, a non-finite or negative rate or duration,
+// a player outside the clients, or a shard block that is not a part of a
+// run (Shard.Validate). A report that fails it is not evidence: reading it
+// is an error naming the field, never a gate input. ParseReport calls it,
+// so every reader of report.json (the gate, merge, compare, the HTML
+// report) refuses the same reports.
+func (r *Report) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if r.Clients < 0 {
+		bad("clients is %d: a count cannot be negative", r.Clients)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"clients_connected", r.ClientsConnected}, {"clients_refused", r.ClientsRefused},
+		{"clients_disconnected", r.ClientsDisconnected}, {"clients_never_connected", r.ClientsNeverConnected}, {"threads", r.Threads}} {
+		switch {
+		case c.v < 0:
+			bad("%s is %d: a count cannot be negative", c.name, c.v)
+		case c.name != "threads" && c.v > r.Clients:
+			bad("%s is %d, more than the report's %d clients", c.name, c.v, r.Clients)
+		}
+	}
+	if r.ClientsDisconnected > r.ClientsConnected && r.ClientsConnected >= 0 {
+		bad("clients_disconnected is %d, more than the %d clients_connected (only an admitted client can be lost)", r.ClientsDisconnected, r.ClientsConnected)
+	}
+	if r.ClientsConnected+r.ClientsRefused > r.Clients && r.ClientsConnected >= 0 && r.ClientsRefused >= 0 {
+		bad("clients_connected %d + clients_refused %d is more than the %d clients", r.ClientsConnected, r.ClientsRefused, r.Clients)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"snapshots_received", r.SnapshotsReceived}, {"snapshot_decode_errors", r.SnapshotDecodeErrors},
+		{"inputs_sent", r.InputsSent}, {"snapshots_decoded", r.SnapshotsDecoded}, {"protocol_errors", r.ProtocolErrors},
+		{"client_ticks", r.ClientTicks}} {
+		if c.v < 0 {
+			bad("%s is %d: a count cannot be negative", c.name, c.v)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"rate_hz", r.RateHz}, {"duration_s", r.DurationS}} {
+		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 {
+			bad("%s is %v: want a finite number ≥ 0", c.name, c.v)
+		}
+	}
+	for name, m := range map[string]map[string]int{"pattern_counts": r.PatternCounts, "refused_by_reason": r.RefusedByReason,
+		"disconnected_by_reason": r.DisconnectedByReason, "never_connected_by_reason": r.NeverConnectedByReason} {
+		for k, v := range m {
+			if v < 0 {
+				bad("%s[%q] is %d: a count cannot be negative", name, k, v)
+			}
+		}
+	}
+	if r.Shard != nil {
+		if err := r.Shard.Validate(r.Clients); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	total := r.Clients
+	if r.Shard != nil && r.Shard.ClientsTotal > total {
+		total = r.Shard.ClientsTotal
+	}
+	for i, p := range r.Players {
+		if p.Index < 0 || p.Index >= total {
+			bad("players[%d]: index %d is outside the run's %d clients", i, p.Index, total)
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate refuses a shard block that cannot be a part of a run of its
+// own clients_total: Count ≥ 1, 0 ≤ Index < Count, 0 ≤ FirstClient, and
+// FirstClient + clients (the report's own) ≤ ClientsTotal; StartLateMs a
+// finite number ≥ 0.
+func (s *ShardInfo) Validate(clients int) error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("shard: "+format, a...)) }
+	if s.Count < 1 {
+		bad("count is %d: want ≥ 1", s.Count)
+	}
+	if s.Index < 0 || s.Index >= max(s.Count, 1) {
+		bad("index is %d: want 0..%d (count %d)", s.Index, max(s.Count, 1)-1, s.Count)
+	}
+	if s.ClientsTotal < 0 {
+		bad("clients_total is %d: a count cannot be negative", s.ClientsTotal)
+	}
+	if s.FirstClient < 0 {
+		bad("first_client is %d: want ≥ 0", s.FirstClient)
+	}
+	if s.FirstClient >= 0 && clients >= 0 && s.ClientsTotal >= 0 && s.FirstClient+clients > s.ClientsTotal {
+		bad("first_client %d + this shard's %d clients is more than clients_total %d", s.FirstClient, clients, s.ClientsTotal)
+	}
+	if math.IsNaN(s.StartLateMs) || math.IsInf(s.StartLateMs, 0) || s.StartLateMs < 0 {
+		bad("start_late_ms is %v: want a finite number ≥ 0", s.StartLateMs)
+	}
+	return errors.Join(errs...)
+}

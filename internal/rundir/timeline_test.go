@@ -1,0 +1,64 @@
+package rundir
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseTimelineCSV(t *testing.T) {
+	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n" // runs before the swarm's columns
+	head2 := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n"
+	head3 := strings.Join(TimelineColumns, ",") + "\n"
+	tests := []struct {
+		name, in, err string
+		rows          int
+	}{
+		{"empty cells are missing", head + "1,0,,0,,3.9,27944\n2,8,59.5,70.1,47,8.1,\n", "", 2},
+		{"with the swarm's columns", head2 + "1,0,,0,,3.9,27944,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7\n", "", 2},
+		{"older row under the new header", head2 + "1,0,,0,,3.9,27944\n", "line 2: wrong number of fields", 0},
+		{"bad service interval", head2 + "1,0,,0,,3.9,27944,1.8,x\n", "line 2: service_interval_mean_ms", 0},
+		{"with the host's columns", head3 + "1,0,,0,,3.9,27944,,,,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7,0.91,0,12.5\n", "", 2},
+		{"header only", head, "", 0},
+		{"wrong header", "t,connected\n", "header", 0},
+		{"bad number", head + "1,0,x,0,,,\n", "line 2: tick_hz_min", 0},
+		{"required empty", head + ",0,,0,,,\n", "line 2: t_s: empty", 0},
+		{"short row", head + "1,0\n", "wrong number of fields", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tl, err := ParseTimelineCSV(strings.NewReader(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(tl) != tc.rows {
+				t.Fatalf("%d rows, err %v", len(tl), err)
+			}
+			if tc.rows == 2 && (tl[0].TickHzMin != nil || tl[1].RSSKB != nil || *tl[1].TickHzMin != 59.5 || *tl[0].RSSKB != 27944) {
+				t.Errorf("cells: %+v %+v", tl[0], tl[1])
+			}
+			if strings.HasPrefix(tc.in, head2) && tc.rows == 2 && (tl[0].WorkerDtP99 != 0 || tl[0].ServiceIntervalMeanMs != nil ||
+				tl[1].WorkerDtP99 != 1.8 || *tl[1].ServiceIntervalMeanMs != 16.7) {
+				t.Errorf("swarm cells: %+v %+v", tl[0], tl[1])
+			}
+			if strings.HasPrefix(tc.in, head3) && (tl[0].HostOtherCores != nil || tl[1].HostOtherCores == nil || *tl[1].HostOtherCores != 0.91 ||
+				*tl[1].HostStealPct != 0 || *tl[1].HostCPUPressureAvg10 != 12.5) {
+				t.Errorf("host cells: %+v %+v", tl[0], tl[1])
+			}
+		})
+	}
+}
+
+func FuzzParseTimelineCSV(f *testing.F) {
+	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n1,0,,0,,3.9,27944\n"))
+	f.Add([]byte("t_s,connected\n\"x"))
+	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n1,0,,0,,3.9,27944,2.5,16.7\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tl, err := ParseTimelineCSV(strings.NewReader(string(b)))
+		if err != nil && tl != nil {
+			t.Fatalf("rows returned with an error: %v", err)
+		}
+	})
+}

@@ -1,0 +1,148 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/promsource"
+	"github.com/scalegate/scalegate/internal/report"
+)
+
+// serverFigures are what one read of the server's metrics gives the
+// timeline and the RSS series: the tick p99 and the RSS, each nil when the
+// read did not carry it (missing, never zero).
+type serverFigures struct {
+	tickP99 *float64
+	rssKB   *int64
+	rssZero bool // the server reported rss_kb ≤ 0: unavailable on its platform
+}
+
+// figuresOfFile is a metrics file's share of a timeline row.
+func figuresOfFile(st *report.ServerTick) *serverFigures {
+	p99 := st.TickMs.P99
+	f := &serverFigures{tickP99: &p99}
+	if st.RSSKB > 0 {
+		rss := st.RSSKB
+		f.rssKB = &rss
+	} else {
+		f.rssZero = true
+	}
+	return f
+}
+
+// promScrapeTimeout bounds one scrape from the monitor: the scraper's own
+// client timeout plus slack, so a wedged endpoint costs one second's row.
+const promScrapeTimeout = promsource.DefaultTimeout + time.Second
+
+// promSampler is the monitor's Prometheus source (--server-metrics-
+// prometheus): it scrapes on the monitor's schedule and keeps the windows
+// the figures need. The monitor loop and captureFinal (on its own
+// goroutine, while the loop still runs) both scrape, so mu guards src.
+type promSampler struct {
+	mu     sync.Mutex
+	src    *promsource.Source
+	holdAt time.Time // every client of the run has had its connect slot
+
+	final    *promsource.Block // captured while every client was connected
+	finalErr error
+}
+
+func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
+	src, err := promsource.New(promsource.Config{
+		Scraper: promsource.Scraper{URL: cfg.ServerMetricsPrometheus, Fallback: cfg.ServerMetricsFallback},
+		Map:     cfg.ServerMetricsMap, Start: start,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server metrics map: %w", err)
+	}
+	// The whole run's last connect slot: the same instant in every shard.
+	holdAt := start.Add(time.Duration(max(cfg.Clients-1, 0)) * cfg.Ramp)
+	return &promSampler{src: src, holdAt: holdAt}, nil
+}
+
+// sample scrapes once and returns the trailing window's figures for the
+// timeline row.
+func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
+	defer cancel()
+	if err := p.src.Sample(ctx, now, !now.Before(p.holdAt)); err != nil {
+		return nil, err
+	}
+	b := p.src.Recent()
+	f := &serverFigures{}
+	if v, ok := b.Phase("tick_ms", "p99"); ok {
+		f.tickP99 = &v
+	}
+	if v, ok := b.Number("rss_kb"); ok {
+		if v > 0 {
+			rss := int64(v)
+			f.rssKB = &rss
+		} else {
+			f.rssZero = true
+		}
+	}
+	return f, nil
+}
+
+// captureFinal takes the last scrape while every client is connected and
+// fixes the figures over the hold.
+func (p *promSampler) captureFinal(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
+	defer cancel()
+	if err := p.src.Sample(ctx, now, true); err != nil {
+		p.finalErr = err
+		return
+	}
+	p.final = p.src.Final()
+}
+
+// finish embeds the figures over the hold as the report's server_tick,
+// or records why there are none. Every missing figure becomes a warning
+// naming its series; the block carries the same reasons under
+// prometheus.missing for the gate.
+func (p *promSampler) finish(res *Result, r *report.Report) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.final == nil && p.finalErr == nil {
+		// The run ended before the workers parked (every client gone):
+		// scrape now, as the file source reads the file now.
+		ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
+		defer cancel()
+		if err := p.src.Sample(ctx, time.Now(), true); err != nil {
+			p.finalErr = err
+		} else {
+			p.final = p.src.Final()
+		}
+	}
+	if p.finalErr != nil {
+		r.ServerMetricsError = p.finalErr.Error()
+		return
+	}
+	b, err := json.Marshal(p.final)
+	if err != nil {
+		r.ServerMetricsError = fmt.Sprintf("%s: %v", p.src.URL(), err)
+		return
+	}
+	r.ServerTick = b
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err == nil {
+		res.ServerTickRaw = raw
+	}
+	for _, path := range p.final.MissingPaths() {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (prometheus): %s missing: %s", path, p.final.Missing[path]))
+	}
+	if !p.final.Window.Hold {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (prometheus): no scrape between the last connect slot and the end of the run; the figures cover t=%.1f–%.1f s, ramp included",
+			p.final.Window.FromS, p.final.Window.ToS))
+	}
+	if ok, failed, last := p.src.Scrapes(); failed > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (prometheus): %d of %d scrapes failed, the last: %v", failed, ok+failed, last))
+	}
+}
