@@ -26,7 +26,7 @@ func init() {
 // initFlags are scalegate init's flags.
 type initFlags struct {
 	dir, name, command, transport, patterns string
-	metrics, configFormat                   string
+	metrics, metricsURL, configFormat       string
 	portKey, metricsKey                     string
 	clients                                 int
 	duration                                float64
@@ -82,10 +82,11 @@ func parseInitFlags(env *Env, args []string) (*initFlags, *flag.FlagSet, error) 
 	fs.IntVar(&f.clients, "clients", 32, "bots per leg")
 	fs.Float64Var(&f.duration, "duration", 30, "seconds per leg")
 	fs.StringVar(&f.patterns, "patterns", "weave,idle", "flight patterns, one leg each (comma-separated)")
-	fs.StringVar(&f.metrics, "metrics", "file", "how your server reports: file (the JSON metrics file, docs/metrics.md)")
+	fs.StringVar(&f.metrics, "metrics", "file", "how your server reports: file (it writes the JSON metrics file of docs/metrics.md) or prometheus (its endpoint is scraped)")
+	fs.StringVar(&f.metricsURL, "metrics-url", "http://127.0.0.1:{metrics_port}/metrics", "with --metrics prometheus: the endpoint; {metrics_port} is picked per leg")
 	fs.StringVar(&f.configFormat, "config-format", "toml", "toml, json or yaml: the format {config} is written in")
 	fs.StringVar(&f.portKey, "port-key", "", "config key (dotted) that gets the port, when the command has {config} and no {port} (default port)")
-	fs.StringVar(&f.metricsKey, "metrics-key", "", "config key (dotted) that gets the metrics file path, when the command has {config} and no {metrics_json} (default metrics_path)")
+	fs.StringVar(&f.metricsKey, "metrics-key", "", "config key (dotted) that gets the metrics file path ({metrics_json}; default metrics_path), or with --metrics prometheus the endpoint's port ({metrics_port}; default metrics_port), when the command has {config} and not the placeholder")
 	fs.Var(f.config, "config", "a further config value, `KEY=VALUE` (repeatable): security.max_connections_per_ip=64")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: scalegate init --server-command "CMD ARGS..." [--name NAME] [--transport enet|quic] [--clients N] [--duration S]
@@ -133,7 +134,7 @@ func runInit(_ context.Context, env *Env, args []string) error {
 		}
 		return exitcode.With(exitcode.Internal, fmt.Errorf("init: %w", err))
 	}
-	printNext(env, f.dir, opts.Name, files)
+	printNext(env, f.dir, opts, files)
 	return nil
 }
 
@@ -142,12 +143,18 @@ var initName = regexp.MustCompile(`[^a-z0-9-]+`)
 // options turns the flags into scaffold options.
 func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 	var o scaffold.Options
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	metricsURL := ""
 	switch f.metrics {
 	case "file":
+		if given["metrics-url"] {
+			return o, errors.New("--metrics-url goes with --metrics prometheus; the metrics file needs none")
+		}
 	case "prometheus":
-		return o, errors.New("--metrics prometheus: this scalegate's profile schema has no Prometheus source for a server's metrics yet; use --metrics file: your server writes the JSON metrics file (docs/metrics.md)")
+		metricsURL = f.metricsURL
 	default:
-		return o, fmt.Errorf("--metrics %q: want file", f.metrics)
+		return o, fmt.Errorf("--metrics %q: want file or prometheus", f.metrics)
 	}
 	if f.command == "" {
 		return o, errors.New("--server-command is required: how to start your server, e.g. --server-command \"./bin/server --config {config}\"")
@@ -169,20 +176,23 @@ func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 		}
 	}
 	o = scaffold.Options{Name: name, Command: cmd, Transport: f.transport, Clients: f.clients, DurationS: f.duration,
-		ConfigFormat: f.configFormat, PortKey: f.portKey, MetricsKey: f.metricsKey, Config: f.config}
+		ConfigFormat: f.configFormat, Metrics: f.metrics, MetricsURL: metricsURL,
+		PortKey: f.portKey, MetricsKey: f.metricsKey, Config: f.config}
 	for _, p := range strings.Split(f.patterns, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			o.Patterns = append(o.Patterns, p)
 		}
 	}
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	if strings.Contains(f.command, "{config}") {
 		if !strings.Contains(f.command, "{port}") && !given["port-key"] {
 			o.PortKey = "port"
 		}
-		if !strings.Contains(f.command, "{metrics_json}") && !given["metrics-key"] {
+		switch {
+		case given["metrics-key"]:
+		case f.metrics == "file" && !strings.Contains(f.command, "{metrics_json}"):
 			o.MetricsKey = "metrics_path"
+		case f.metrics == "prometheus" && !strings.Contains(f.command, "{metrics_port}") && strings.Contains(metricsURL, "{metrics_port}"):
+			o.MetricsKey = "metrics_port"
 		}
 	}
 	o.ActionRef, o.ActionVersion = "main", ""
@@ -220,7 +230,8 @@ func vetScaffold(env *Env, name string, files []scaffold.File) error {
 }
 
 // printNext says what was written and the three commands to run next.
-func printNext(env *Env, dir, name string, files []scaffold.File) {
+func printNext(env *Env, dir string, o scaffold.Options, files []scaffold.File) {
+	name := o.Name
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = f.Path
@@ -230,7 +241,11 @@ func printNext(env *Env, dir, name string, files []scaffold.File) {
 	if dir != "." {
 		fmt.Fprintf(w, " in %s", dir)
 	}
-	fmt.Fprintln(w, "\n\nNext, from the repository root:")
+	fmt.Fprintln(w)
+	if o.Metrics == "prometheus" {
+		fmt.Fprintf(w, "\nserver.metrics.map in %s/%s.cue names the reference server's series: rename each to your\nserver's before the first run (docs/metrics.md, \"From Prometheus\").\n", scaffold.ProfileDir, name)
+	}
+	fmt.Fprintln(w, "\nNext, from the repository root:")
 	fmt.Fprintf(w, "  1. check the profile (every mistake as file:line:col):\n       scalegate vet --profiles %s\n", scaffold.ProfileDir)
 	fmt.Fprintf(w, "  2. the first run; if every gate holds it records the baseline (read its report.html,\n     then commit %s/scale-gate-baseline.json):\n       scalegate --profiles %s --profile %s --update-baseline\n", scaffold.BaselineDir, scaffold.ProfileDir, name)
 	fmt.Fprintf(w, "  3. the gate, as %s runs it on every pull request:\n       scalegate --profiles %s --profile %s\n", scaffold.WorkflowPath, scaffold.ProfileDir, name)

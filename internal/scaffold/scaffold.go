@@ -37,9 +37,14 @@ type Options struct {
 	Patterns []string
 	// ConfigFormat is how config is rendered to {config}: toml, json, yaml.
 	ConfigFormat string
+	// Metrics is where the server's figures come from: "file" (the JSON
+	// metrics file the server writes to {metrics_json}) or "prometheus"
+	// (its endpoint, scraped at MetricsURL, served on {metrics_port}).
+	Metrics, MetricsURL string
 	// PortKey and MetricsKey are dotted paths in the server's config that
-	// receive "{port}" and "{metrics_json}", used when Command has {config}
-	// and does not carry the placeholder itself. Empty: not in the config.
+	// receive "{port}" and the metrics placeholder ("{metrics_json}", or
+	// "{metrics_port}" for Prometheus), used when Command has {config} and
+	// does not carry the placeholder itself. Empty: not in the config.
 	PortKey, MetricsKey string
 	// Config holds further config values by dotted path
 	// ("security.max_connections_per_ip" → 64).
@@ -97,7 +102,28 @@ func (o Options) uses(p string) bool {
 	return false
 }
 
+// metricsPlaceholder is what tells the server where its figures go: the
+// metrics file's path, or the port its Prometheus endpoint listens on.
+func (o Options) metricsPlaceholder() string {
+	if o.Metrics == "prometheus" {
+		return "metrics_port"
+	}
+	return "metrics_json"
+}
+
 func (o Options) check() error {
+	switch o.Metrics {
+	case "file":
+		if o.MetricsURL != "" {
+			return errors.New("a metrics URL goes with Prometheus; the metrics file needs none")
+		}
+	case "prometheus":
+		if !strings.HasPrefix(o.MetricsURL, "http://") && !strings.HasPrefix(o.MetricsURL, "https://") {
+			return fmt.Errorf("metrics URL %q: want http://… or https://…, e.g. http://127.0.0.1:{metrics_port}/metrics", o.MetricsURL)
+		}
+	default:
+		return fmt.Errorf("metrics %q: want file or prometheus", o.Metrics)
+	}
 	if !nameRE.MatchString(o.Name) {
 		return fmt.Errorf("name %q: lower-case letters, digits and '-', starting with a letter", o.Name)
 	}
@@ -108,9 +134,20 @@ func (o Options) check() error {
 	if !config && (len(o.Config) > 0 || o.PortKey != "" || o.MetricsKey != "") {
 		return errors.New("config values are given but the server command has no {config}: add {config} where your server takes its config file")
 	}
+	what := "metrics file path"
+	if o.Metrics == "prometheus" {
+		what = "metrics port"
+	}
 	for _, p := range []struct{ placeholder, key, flag string }{
-		{"port", o.PortKey, "port"}, {"metrics_json", o.MetricsKey, "metrics"},
+		{"port", o.PortKey, "port"}, {o.metricsPlaceholder(), o.MetricsKey, what},
 	} {
+		if p.placeholder == "metrics_port" && !strings.Contains(o.MetricsURL, "{metrics_port}") {
+			// A fixed endpoint: the server listens where the URL says.
+			if o.uses(p.placeholder) || p.key != "" {
+				return fmt.Errorf("metrics URL %s has no {metrics_port}, yet the server is told one: put {metrics_port} in the URL, or drop it from the server", o.MetricsURL)
+			}
+			continue
+		}
 		if o.uses(p.placeholder) && p.key != "" {
 			return fmt.Errorf("the command carries {%s} and the config key %s would too: give one", p.placeholder, p.key)
 		}
@@ -182,12 +219,19 @@ func (o Options) profile() ([]byte, error) {
 		w("config_format: %s\n", lit(o.ConfigFormat))
 		w("config: %s\n", config)
 	}
+	if o.Metrics == "prometheus" {
+		o.writePrometheus(w)
+	}
 	w("}\n")
 	w("gates: {\n")
 	w("// Every client admitted; none refused, none dropped.\n")
 	w("admission: {}\n")
-	w("// The server's wire KB/s per client: your metrics file must write\n")
-	w("// wire_out_kbs_per_client and wire_peers (a missing field fails the gate).\n")
+	if o.Metrics == "prometheus" {
+		w("// The server's wire KB/s per client: wire_out_kbs over the peers (map above).\n")
+	} else {
+		w("// The server's wire KB/s per client: your metrics file must write\n")
+		w("// wire_out_kbs_per_client and wire_peers (a missing field fails the gate).\n")
+	}
 	w("wire_kbs_max: threshold: 150\n")
 	w("// The tick rate the clients observe never collapses below this.\n")
 	w("tick_hz_min: threshold: 30\n")
@@ -199,6 +243,38 @@ func (o Options) profile() ([]byte, error) {
 		return nil, fmt.Errorf("render %s.cue: %w", o.Name, err)
 	}
 	return out, nil
+}
+
+// promMap is the mapping the scaffold starts from: the reference server's
+// series (scalegate serve --prometheus-listen, docs/metrics.md), giving
+// exactly the figures the scaffold's gates, the transport check and the
+// wire baseline read. A team renames each to its own series.
+var promMap = []struct{ figure, value string }{
+	{"tick_ms", `{histogram: "scalegate_tick_duration_seconds", scale: 1000}`},
+	{"peers", `{gauge: "scalegate_peers"}`},
+	{"wire_out_kbs", `{counter_rate: "scalegate_wire_sent_bytes_total", scale: 0.001}`},
+	{"transport", `{info: "scalegate_server_info", label: "transport"}`},
+}
+
+// writePrometheus writes the server.metrics block of a Prometheus source.
+func (o Options) writePrometheus(w func(string, ...any)) {
+	w("// The figures come from the server's Prometheus endpoint, scraped by the\n")
+	w("// swarm ({metrics_port} is picked per leg like {port}).\n")
+	w("metrics: {\n")
+	w("source: \"prometheus\"\n")
+	w("url: %s\n", lit(o.MetricsURL))
+	w("// Which series gives each figure the gates read (docs/metrics.md, \"From\n")
+	w("// Prometheus\"). These are the reference server's series: rename each to\n")
+	w("// yours. tick_ms: the tick duration histogram (seconds × 1000); peers:\n")
+	w("// connected players; wire_out_kbs: bytes sent (× 0.001 for KB/s);\n")
+	w("// transport: an info series whose label says enet or quic. RSS and CPU come\n")
+	w("// from the process collector every client library exports.\n")
+	w("map: {\n")
+	for _, f := range promMap {
+		w("%s: %s\n", f.figure, f.value)
+	}
+	w("}\n")
+	w("}\n")
 }
 
 // config builds the config struct from the keys and renders it as JSON,
@@ -244,7 +320,7 @@ func (o Options) config() (string, error) {
 		}
 	}
 	if o.MetricsKey != "" {
-		if err := set(o.MetricsKey, "{metrics_json}"); err != nil {
+		if err := set(o.MetricsKey, "{"+o.metricsPlaceholder()+"}"); err != nil {
 			return "", err
 		}
 	}

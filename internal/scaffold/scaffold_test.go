@@ -18,7 +18,7 @@ import (
 func base() Options {
 	return Options{Name: "mygame", Command: []string{"./bin/mygame-server", "--config", "{config}"},
 		Transport: "enet", Clients: 32, DurationS: 30, Patterns: []string{"weave", "idle"},
-		ConfigFormat: "yaml", PortKey: "port", MetricsKey: "metrics_path",
+		ConfigFormat: "yaml", Metrics: "file", PortKey: "port", MetricsKey: "metrics_path",
 		Config: map[string]any{"max_players": int64(48)}, ActionRef: "v0.1.0", ActionVersion: "0.1.0"}
 }
 
@@ -53,6 +53,16 @@ func TestProfileLoads(t *testing.T) {
 			o.Config = map[string]any{"net.bind": "127.0.0.1", "if": true, "rate": 2.5, "note": `a "quoted" <word>`}
 		}},
 		{"quic", func(o *Options) { o.Transport = "quic"; o.DurationS = 2.5 }},
+		{"prometheus, port in the config", func(o *Options) {
+			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "http://127.0.0.1:{metrics_port}/metrics", "metrics.port"
+		}},
+		{"prometheus, port in the command", func(o *Options) {
+			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "http://127.0.0.1:{metrics_port}/metrics", ""
+			o.Command = append(o.Command, "--prom", "127.0.0.1:{metrics_port}")
+		}},
+		{"prometheus, a fixed endpoint", func(o *Options) {
+			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "https://game.internal:9100/metrics", ""
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := base()
@@ -77,6 +87,21 @@ func TestProfileLoads(t *testing.T) {
 				if got := lookup(p.Server.Config, o.PortKey); got != "{port}" {
 					t.Errorf("config %s = %v, want {port}", o.PortKey, got)
 				}
+			}
+			if o.MetricsKey != "" {
+				want := "{metrics_json}"
+				if o.Metrics == "prometheus" {
+					want = "{metrics_port}"
+				}
+				if got := lookup(p.Server.Config, o.MetricsKey); got != want {
+					t.Errorf("config %s = %v, want %s", o.MetricsKey, got, want)
+				}
+			}
+			if p.Server.Prometheus() != (o.Metrics == "prometheus") {
+				t.Errorf("server.metrics = %+v, want source %s", p.Server.Metrics, o.Metrics)
+			}
+			if o.Metrics == "prometheus" && (p.Server.Metrics.URL != o.MetricsURL || len(p.Server.Metrics.Map) != len(promMap)) {
+				t.Errorf("server.metrics = %+v, want url %s and the %d-figure map", p.Server.Metrics, o.MetricsURL, len(promMap))
 			}
 			for k, v := range o.Config {
 				got := lookup(p.Server.Config, k)
@@ -157,6 +182,15 @@ func TestRefused(t *testing.T) {
 		{"value under a table", func(o *Options) { o.Config = map[string]any{"a": 1, "a.b": 2} }, "a is a value, not a table"},
 		{"not a number", func(o *Options) { o.Config = map[string]any{"x": math.NaN()} }, "not a number"},
 		{"a list", func(o *Options) { o.Config = map[string]any{"x": []string{"a"}} }, "want a string, number or boolean"},
+		{"no metrics source", func(o *Options) { o.Metrics = "" }, `metrics "": want file or prometheus`},
+		{"a URL for the file", func(o *Options) { o.MetricsURL = "http://x/metrics" }, "goes with Prometheus"},
+		{"not a URL", func(o *Options) { o.Metrics, o.MetricsURL = "prometheus", "127.0.0.1:9100" }, "want http://"},
+		{"prometheus port never told", func(o *Options) {
+			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "http://127.0.0.1:{metrics_port}/metrics", ""
+		}, "never told its metrics port"},
+		{"a fixed endpoint told a port", func(o *Options) {
+			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "http://127.0.0.1:9100/metrics", "metrics.port"
+		}, "has no {metrics_port}, yet the server is told one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := base()
