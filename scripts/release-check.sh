@@ -19,6 +19,9 @@
 #    from DIR (file://), checks it against SHA256SUMS and passes smoke; a
 #    tampered tarball fails the step with exit 6 before anything runs.
 #
+# Every check runs even when an earlier one failed; the exit status is 1
+# when any did, with the list at the end.
+#
 # Each real run is the built-in smoke profile (8 clients, 3 s, the default
 # harness bounds): on a machine too loaded for the swarm to keep its
 # cadence it is inconclusive (exit 3), which fails this check; rerun it on a
@@ -35,14 +38,21 @@ static="scalegate_${ver}_linux_amd64_static"
 for f in SHA256SUMS "$amd64.tar.gz" "$static.tar.gz"; do
   [ -f "$dir/$f" ] || { echo "release-check: $dir/$f is missing" >&2; exit 1; }
 done
+command -v unshare >/dev/null 2>&1 || { echo "release-check: unshare (util-linux) is required" >&2; exit 1; }
 
 step() { printf '\n== %s\n' "$*"; }
-fail() { echo "release-check: FAIL: $*" >&2; exit 1; }
+# Every check runs whatever an earlier one found, so one run says all that
+# is wrong; the exit status is 1 when any failed.
+failed=()
+fail() {
+  echo "release-check: FAIL: $*" >&2
+  failed+=("$*")
+}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 step "1. SHA256SUMS"
-(cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match"
+(cd "$dir" && sha256sum -c SHA256SUMS) || fail "1: SHA256SUMS does not match"
 
 step "2. $amd64.tar.gz with the system libenet hidden"
 mkdir "$work/amd64" "$work/amd64-run"
@@ -81,12 +91,18 @@ cd "$RUN"
 code=0
 "$PKG/bin/scalegate" --profile smoke --out smoke || code=$?
 echo "exit $code"
-exit "$code"
+# 10: the packaging held, the smoke gate did not pass.
+[ "$code" -eq 0 ] || exit 10
 EOF
 ns=(unshare -m)
 [ "$(id -u)" -eq 0 ] || ns=(unshare -rm)
-CONTROL="$work/control" PKG="$pkg" RUN="$work/amd64-run" "${ns[@]}" bash "$work/hidden.sh" ||
-  fail "$amd64 with the system libenet hidden (above)"
+code=0
+CONTROL="$work/control" PKG="$pkg" RUN="$work/amd64-run" "${ns[@]}" bash "$work/hidden.sh" || code=$?
+case $code in
+0) ;;
+10) fail "2: $amd64 loads its own libenet with the system one hidden, but smoke did not pass (above)" ;;
+*) fail "2: $amd64 with the system libenet hidden (above)" ;;
+esac
 
 step "3. $static.tar.gz: smoke on QUIC, ENet refused"
 mkdir "$work/static" "$work/static-run"
@@ -98,14 +114,15 @@ cd "$work/static-run"
 code=0
 "$sbin" --profile smoke --set transport=quic --out quic || code=$?
 echo "exit $code"
-[ "$code" -eq 0 ] || fail "static build, smoke on QUIC: exit $code"
+[ "$code" -eq 0 ] || fail "3: static build, smoke on QUIC: exit $code"
 code=0
 "$sbin" --profile smoke --out enet 2>"$work/enet.err" || code=$?
 cat "$work/enet.err"
 echo "exit $code"
-[ "$code" -eq 2 ] || fail "static build asked for ENet: exit $code, want 2"
-grep -q 'transport "enet" is not available in this build' "$work/enet.err" || fail "static build: no clear refusal of ENet"
-[ ! -e enet ] || fail "static build created a run directory for a transport it cannot speak"
+[ "$code" -eq 2 ] || fail "3: static build asked for ENet: exit $code, want 2"
+grep -q 'transport "enet" is not available in this build' "$work/enet.err" || fail "3: static build: no clear refusal of ENet"
+[ ! -e enet ] || fail "3: static build created a run directory for a transport it cannot speak"
+cd "$work"
 
 step "4. the action fetching this release"
 action_step() { # action_step RELEASE_URL WORKSPACE: run scripts/action.sh as a step; prints its files.
@@ -122,17 +139,23 @@ action_step() { # action_step RELEASE_URL WORKSPACE: run scripts/action.sh as a 
   return "$code"
 }
 mkdir "$work/ws"
-action_step "file://$(dirname "$dir")" "$work/ws" || { cat "$work/ws/.gh/log"; fail "the action on release $ver"; }
-grep -q "fetching file://" "$work/ws/.gh/log" || fail "the action did not fetch the release"
-grep -q "^verdict=passed$" "$work/ws/.gh/output" || fail "the action's verdict is not passed"
-grep -q "^## scalegate: profile \`smoke\`" "$work/ws/.gh/summary" || fail "the job summary lacks the run"
+action_step "file://$(dirname "$dir")" "$work/ws" || { tail -n 30 "$work/ws/.gh/log"; fail "4: the action on release $ver"; }
+grep -q "fetching file://" "$work/ws/.gh/log" || fail "4: the action did not fetch the release"
+grep "^scalegate $ver " "$work/ws/.gh/log" || fail "4: the action did not run the release's binary"
+grep -q "^verdict=passed$" "$work/ws/.gh/output" || fail "4: the action's verdict is not passed"
+grep -q "^## scalegate: profile \`smoke\`" "$work/ws/.gh/summary" || fail "4: the job summary lacks the run"
 mkdir -p "$work/tampered/v$ver" "$work/ws2"
 cp "$dir"/* "$work/tampered/v$ver/"
 printf 'x' >>"$work/tampered/v$ver/$amd64.tar.gz"
 code=0
 action_step "file://$work/tampered" "$work/ws2" || code=$?
 grep "does not match" "$work/ws2/.gh/log" || true
-[ "$code" -eq 6 ] || { cat "$work/ws2/.gh/log"; fail "a tampered tarball: exit $code, want 6"; }
-[ ! -e "$work/ws2/results" ] || fail "a tampered tarball still ran"
+[ "$code" -eq 6 ] || { cat "$work/ws2/.gh/log"; fail "4: a tampered tarball: exit $code, want 6"; }
+[ ! -e "$work/ws2/results" ] || fail "4: a tampered tarball still ran"
 
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '\nrelease-check: %s: %d check(s) failed:\n' "$dir" "${#failed[@]}"
+  printf '  %s\n' "${failed[@]}"
+  exit 1
+fi
 printf '\nrelease-check: %s passed every check\n' "$dir"
