@@ -342,7 +342,7 @@ func WaitReady(ctx context.Context, p *Process, ready ReadyFunc, timeout, interv
 	defer deadline.Stop()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	last := errors.New("not checked yet")
+	var last error // why the server was not ready at the last look
 	for {
 		if last = ready(); last == nil {
 			return nil

@@ -3,7 +3,6 @@ package swarm
 import (
 	"context"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -47,11 +46,6 @@ func startFakeServer(t testing.TB, bodyFormat string, body []byte, refuseNth int
 
 // kill stops the server without telling its peers, like a crashed process.
 func (s *fakeServer) kill() { s.stop() }
-
-func (s *fakeServer) port() string {
-	_, p, _ := net.SplitHostPort(s.addr)
-	return p
-}
 
 func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 	defer close(s.done)
@@ -122,10 +116,4 @@ func (s *fakeServer) joined() []proto.Join {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]proto.Join(nil), s.joins...)
-}
-
-// portInt is the fake server's port as an int (for CLI tests).
-func (s *fakeServer) portInt() int {
-	p, _ := strconv.Atoi(s.port())
-	return p
 }
