@@ -169,6 +169,11 @@ func (k *Task) Done() <-chan struct{} { return k.done }
 // Err is what the task's function returned; valid once Done is closed.
 func (k *Task) Err() error { return k.err }
 
+// Cancel cancels the task's context without waiting: the function is
+// asked to stop (a server starts its shutdown) while the test carries on;
+// Stop, or the test's end, then waits for it.
+func (k *Task) Cancel() { k.cancel() }
+
 // Stop cancels the task's context and waits for its function, at most
 // Wait. It returns the function's error (a context cancellation counts as
 // a clean stop), or an error saying the task did not stop. Only the first
