@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet"
@@ -22,8 +23,7 @@ type fakeServer struct {
 	body       []byte // snapshot body sent as is
 	refuseNth  int
 
-	stop   func()
-	done   chan struct{}
+	task   *livetest.Task
 	mu     sync.Mutex
 	inputs int
 	joins  []proto.Join // every Join received, in order
@@ -36,19 +36,18 @@ func startFakeServer(t testing.TB, bodyFormat string, body []byte, refuseNth int
 		t.Fatalf("fake server listen: %v", err)
 	}
 	_, port, _ := net.SplitHostPort(h.Addr())
-	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = func() { cancel(); <-s.done }
-	go s.loop(ctx, h)
-	t.Cleanup(s.stop)
+	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth}
+	s.task = livetest.Go(t, "fake server", func(ctx context.Context) error {
+		s.loop(ctx, h)
+		return nil
+	})
 	return s
 }
 
 // kill stops the server without telling its peers, like a crashed process.
-func (s *fakeServer) kill() { s.stop() }
+func (s *fakeServer) kill() { _ = s.task.Stop() }
 
 func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
-	defer close(s.done)
 	defer h.Close()
 	joined := map[transport.PeerID]bool{}
 	joins := 0
