@@ -84,7 +84,7 @@ func (e *TimeoutError) Error() string {
 
 // Poll runs pump (when not nil) and checks cond, round after round, until
 // cond holds (nil), within passes (a *TimeoutError with the last reason) or
-// ctx ends (ctx's error, with the last reason). It never fails a test, so
+// ctx ends (its cause, with the last reason). It never fails a test, so
 // goroutines other than the test's may use it; it also serves a test whose
 // assertion is that something does not happen within a bound.
 func Poll(ctx context.Context, within time.Duration, pump func() int, cond Cond) error {
@@ -111,14 +111,14 @@ func Poll(ctx context.Context, within time.Duration, pump func() int, cond Cond)
 		if delivered > 0 {
 			pause = firstPause
 			if ctx.Err() != nil {
-				return fmt.Errorf("%w (last: %s)", ctx.Err(), why)
+				return fmt.Errorf("%w (last: %s)", context.Cause(ctx), why)
 			}
 			continue
 		}
 		timer.Reset(min(pause, left))
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %s)", ctx.Err(), why)
+			return fmt.Errorf("%w (last: %s)", context.Cause(ctx), why)
 		case <-timer.C:
 		}
 		pause = min(2*pause, maxPause)
