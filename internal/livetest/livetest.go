@@ -50,6 +50,19 @@ func Holds(what string, ok func() bool) Cond {
 	}
 }
 
+// Closed is a Cond that holds once ch is closed (a process reaped, a
+// goroutine finished); while it is open its reason is "not yet: " + what.
+func Closed[T any](what string, ch <-chan T) Cond {
+	return Holds(what, func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	})
+}
+
 // Eventually checks cond until it holds, for at most within; then it fails
 // t with cond's last reason. Call it from the test's goroutine; others use
 // Poll.

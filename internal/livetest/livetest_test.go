@@ -97,6 +97,17 @@ func TestEventually(t *testing.T) {
 	}
 }
 
+func TestClosed(t *testing.T) {
+	ch := make(chan struct{})
+	if ok, why := Closed("the reaper", ch)(); ok || why != "not yet: the reaper" {
+		t.Fatalf("open channel: %v %q", ok, why)
+	}
+	close(ch)
+	if ok, _ := Closed("the reaper", ch)(); !ok {
+		t.Fatal("closed channel does not hold")
+	}
+}
+
 func TestGo(t *testing.T) {
 	t.Run("cleanup cancels and waits", func(t *testing.T) {
 		r := &recorder{TB: t}

@@ -254,14 +254,7 @@ func TestAdminCommandsOnTheLoop(t *testing.T) {
 	// Keep the client alive (its acknowledgements) while the answers come.
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
-	liveserver.PumpUntil(t, cs, livetest.Holds("every admin answer", func() bool {
-		select {
-		case <-finished:
-			return true
-		default:
-			return false
-		}
-	}))
+	liveserver.PumpUntil(t, cs, livetest.Closed("every admin answer", finished))
 	close(errs)
 	for e := range errs {
 		t.Error(e)

@@ -94,14 +94,7 @@ func (s *Server) Shutdown() { s.task.Cancel() }
 func (s *Server) Stop(t testing.TB, cs ...*Client) *report.ServerTick {
 	t.Helper()
 	s.task.Cancel()
-	livetest.EventuallyPumping(t, livetest.Wait, pumpAll(cs), func() (bool, string) {
-		select {
-		case <-s.task.Done():
-			return true, ""
-		default:
-			return false, "the server's Run has not returned since its shutdown began"
-		}
-	})
+	livetest.EventuallyPumping(t, livetest.Wait, pumpAll(cs), livetest.Closed("the server's Run returned after its shutdown began", s.task.Done()))
 	if err := s.task.Stop(); err != nil {
 		t.Fatal(err)
 	}
