@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -143,11 +144,7 @@ func TestQUICBogusFragmentsKicked(t *testing.T) {
 		sent++
 		time.Sleep(time.Millisecond)
 	}
-	select {
-	case <-conn.Context().Done():
-	case <-time.After(livetest.Wait):
-		t.Fatalf("not kicked after %d bogus fragment datagrams", sent)
-	}
+	livetest.Eventually(t, livetest.Wait, livetest.Closed(fmt.Sprintf("the kick after %d bogus fragment datagrams", sent), conn.Context().Done()))
 	var ae *quicgo.ApplicationError
 	if err := context.Cause(conn.Context()); !errors.As(err, &ae) || ae.ErrorCode != quicgo.ApplicationErrorCode(proto.NoticeKicked) {
 		t.Fatalf("connection ended with %v after %d bogus datagrams, want the kick (code %d)", err, sent, proto.NoticeKicked)

@@ -67,11 +67,7 @@ func TestMisbehavingClients(t *testing.T) {
 			}
 			_ = s.Close()
 			transporttest.WaitUntil(t, "protocol error counted", func() bool { return quicHost(server).Stats().ProtocolErrors > before }, server)
-			select {
-			case <-c.Context().Done():
-			case <-time.After(livetest.Wait):
-				t.Fatal("server did not close the connection")
-			}
+			livetest.Eventually(t, livetest.Wait, livetest.Closed("the server closing the connection", c.Context().Done()))
 			var ae *quicgo.ApplicationError
 			if cause := context.Cause(c.Context()); !errors.As(cause, &ae) || ae.ErrorCode != codeProtocolError {
 				t.Errorf("closed with %v, want application error %#x", cause, codeProtocolError)
