@@ -18,13 +18,13 @@ import (
 // sink is a fake server: it records when each numbered datagram arrived
 // and from which address, and echoes nothing.
 type sink struct {
-	conn  *net.UDPConn
-	base  time.Time
-	mu    sync.Mutex
-	lat   []float64 // arrival − send time, ms
-	from  map[string]int
-	n     int
-	wg    sync.WaitGroup
+	conn *net.UDPConn
+	base time.Time
+	mu   sync.Mutex
+	lat  []float64 // arrival − send time, ms
+	from map[string]int
+	n    int
+	wg   sync.WaitGroup
 }
 
 func newSink(t *testing.T) *sink {
