@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,9 +43,12 @@ func TestAdminReloadFlipsGovernorLive(t *testing.T) {
 		}
 	}
 	write(false)
-	env, _, errb := serveEnv()
+	env, out, errb := serveEnv()
 	serve := serveTask(t, env, "--config", cfg)
-	livetest.Eventually(t, livetest.Wait, livetest.Holds("the admin socket", func() bool { _, err := os.Stat(sock); return err == nil }))
+	// Ready when serve says it listens (Listen has bound and is listening on
+	// the admin socket too). The socket file alone is not the event: it
+	// appears at bind, a moment before the listen that accepts connections.
+	waitOutput(t, out, regexp.MustCompile(`scalegate serve: listening on `))
 
 	status := func() string {
 		t.Helper()
