@@ -58,9 +58,6 @@ plain_only=(
   "./internal/server TestSchedulerStarvesNobody"
   # The loss model over 5.2 million datagrams on one goroutine: likewise.
   "./internal/relay TestLossMatchesConfiguration"
-  # A latency measurement (50 ± 3 ms added at p50): the relay's goroutines
-  # are raced by its loss, links and close tests.
-  "./internal/relay TestRelayDelayOverSockets"
   # 64 clients for 20 s judged on real-time rates (tick-Hz within 1 of 60,
   # inputs near 60/s): the detector's slowdown makes the harness the
   # bottleneck. The other end-to-end swarm tests run under it.
