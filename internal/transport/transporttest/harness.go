@@ -159,6 +159,14 @@ func ConnectPair(t testing.TB, backend string, data uint32, sopt, copt transport
 // a relay in front of it) and completes the pair as ConnectPair does.
 func ConnectTo(t testing.TB, backend string, server *Endpoint, addr string, data uint32, copt transport.Options) *Pair {
 	t.Helper()
+	return ConnectVia(t, backend, server, addr, data, copt, nil)
+}
+
+// ConnectVia is ConnectTo with prepare (nil: none) called on the dialled
+// client host before it connects: a relay in between must learn the
+// client's socket (relay.Expect) before the client sends anything.
+func ConnectVia(t testing.TB, backend string, server *Endpoint, addr string, data uint32, copt transport.Options, prepare func(transport.Host)) *Pair {
+	t.Helper()
 	caps, err := transport.CapabilitiesOf(backend)
 	if err != nil {
 		t.Fatalf("backend under test: %v", err)
@@ -166,6 +174,9 @@ func ConnectTo(t testing.TB, backend string, server *Endpoint, addr string, data
 	ch, err := transport.Dial(backend, copt)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
+	}
+	if prepare != nil {
+		prepare(ch)
 	}
 	client := NewEndpoint(t, "client", ch)
 	cPeer, err := ch.Connect(addr, data)
