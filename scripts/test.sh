@@ -75,7 +75,7 @@ plain_only=(
   # Counts allocations per message (testing.AllocsPerRun): under the
   # detector sync.Pool drops items at random, so the count is the
   # detector's, not the code's.
-  "./internal/swarm TestHotPathAllocatesNothing"
+  "./internal/swarm TestProtocolHotPathAllocatesNothing"
 )
 
 # stage NAME CMD...: runs CMD and prints the stage's wall time.
