@@ -202,7 +202,7 @@ func TestStateWithoutTickStretch(t *testing.T) {
 	}
 }
 
-// TestHotPathAllocatesNothing: through the Protocol interface, one v1
+// TestProtocolHotPathAllocatesNothing: through the Protocol interface, one v1
 // state update (opaque, and a decoded sg-entities body) and one tick's
 // Input allocate nothing per client-tick, as before the interface.
 func TestProtocolHotPathAllocatesNothing(t *testing.T) {
