@@ -108,7 +108,7 @@ func pick(in []Input) ([]Input, *report.ShardsInfo) {
 		}
 		byIndex[i] = s
 	}
-	info := &report.ShardsInfo{Count: n, Merged: []int{}}
+	info := &report.ShardsInfo{Count: n, Merged: []int{}, ClientsTotal: in[0].Report.Shard.ClientsTotal}
 	var picked []Input
 	for _, i := range slices.Sorted(maps.Keys(byIndex)) {
 		info.Merged = append(info.Merged, i)

@@ -192,6 +192,11 @@ func TestMergeMissingAndDuplicateAreIncomplete(t *testing.T) {
 		if m.Clients != tc.clients {
 			t.Errorf("%s: clients %d, want %d (a duplicate must not count twice)", tc.name, m.Clients, tc.clients)
 		}
+		// A partial merge is still a report the gate reads: its players keep
+		// their run-wide indices, read against the run's clients_total.
+		if err := m.Validate(); err != nil {
+			t.Errorf("%s: the partial merge does not validate: %v", tc.name, err)
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ type ShardsInfo struct {
 	Missing    []int `json:"missing,omitempty"`
 	Duplicated []int `json:"duplicated,omitempty"`
 	Complete   bool  `json:"complete"`
+	// ClientsTotal is the whole run's client count (every shard's), so a
+	// partial merge's player indices are read against the run, not the part.
+	ClientsTotal int `json:"clients_total,omitempty"`
 	// StartLateMsMax is the latest any merged shard started.
 	StartLateMsMax float64 `json:"start_late_ms_max"`
 }

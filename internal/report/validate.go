@@ -73,6 +73,9 @@ func (r *Report) Validate() error {
 	if r.Shard != nil && r.Shard.ClientsTotal > total {
 		total = r.Shard.ClientsTotal
 	}
+	if r.Shards != nil && r.Shards.ClientsTotal > total {
+		total = r.Shards.ClientsTotal
+	}
 	for i, p := range r.Players {
 		if p.Index < 0 || p.Index >= total {
 			bad("players[%d]: index %d is outside the run's %d clients", i, p.Index, total)

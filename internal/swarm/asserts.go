@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
@@ -59,6 +60,8 @@ func Evaluate(a Asserts, res *Result) []report.AssertResult {
 func assertResult(g gatetable.Gate, o gatetable.Outcome, thr float64) report.AssertResult {
 	ar := report.AssertResult{Name: g.Flag, Threshold: thr, Measured: o.Measured, Passed: o.Err == nil && o.Pass}
 	switch {
+	case o.Err != nil && strings.HasPrefix(o.Err.Error(), g.Metric):
+		ar.Detail = o.Err.Error() // it already names the figure
 	case o.Err != nil:
 		ar.Detail = fmt.Sprintf("%s missing: %v", g.Metric, o.Err)
 	case o.Detail != "":
