@@ -36,9 +36,13 @@ func TestAbortRules(t *testing.T) {
 		{"nothing opts in", func(*Profile) {}, ""},
 		{"global", func(p *Profile) { p.AbortOnBreach = &AbortPolicy{AfterS: 5, MarginPct: 10} },
 			"wire_kbs_max:150:5:10 kbs_max:100:5:10 tick_hz_min:30:5:10"},
-		{"one gate, defaults", func(p *Profile) { p.Gates["tick_hz_min"] = GateSpec{Threshold: num(30.0), Level: "hard", AbortAfterS: num(2)} },
+		{"one gate, defaults", func(p *Profile) {
+			p.Gates["tick_hz_min"] = GateSpec{Threshold: num(30.0), Level: "hard", AbortAfterS: num(2)}
+		},
 			"tick_hz_min:30:2:20"},
-		{"margin alone opts in", func(p *Profile) { p.Gates["kbs_max"] = GateSpec{Threshold: num(100.0), Level: "hard", AbortMarginPct: num(0.0)} },
+		{"margin alone opts in", func(p *Profile) {
+			p.Gates["kbs_max"] = GateSpec{Threshold: num(100.0), Level: "hard", AbortMarginPct: num(0.0)}
+		},
 			"kbs_max:100:3:0"},
 		{"gate over global, 0 opts out", func(p *Profile) {
 			p.AbortOnBreach = &AbortPolicy{AfterS: 5, MarginPct: 10}
