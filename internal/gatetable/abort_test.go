@@ -118,3 +118,33 @@ func TestAbortWatch(t *testing.T) {
 		t.Fatal("a nil watch aborted")
 	}
 }
+
+func TestHarnessShort(t *testing.T) {
+	lim := &report.FDLimit{Soft: 256, Hard: 256, SoftBefore: 256, Needed: 1064, Clients: 1000, PerClient: 1, Spare: 64}
+	for _, tc := range []struct {
+		name    string
+		r       report.Report
+		why     []string
+		excused bool
+	}{
+		{"none", report.Report{Clients: 8, HarnessErrors: &report.HarnessErrors{FDLimit: lim}}, nil, false},
+		{"no block", report.Report{Clients: 8}, nil, false},
+		{"fd limit", report.Report{Clients: 1000, ClientsNeverConnected: 800,
+			HarnessErrors: &report.HarnessErrors{Socket: 800, FDExhausted: 800, FirstError: "enet: dial: too many open files", FDLimit: lim}},
+			[]string{"could not start 800 of 1000 clients", "ulimit -n 256 < 1064 needed for 1000 clients (hard limit 256)", "first error: enet: dial: too many open files"}, true},
+		{"server refused too", report.Report{Clients: 10, ClientsRefused: 2, HarnessErrors: &report.HarnessErrors{Dial: 1}},
+			[]string{"could not start 1 of 10 clients itself (0 no socket, 1 connect not issued)"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			why, ok := HarnessShort(&tc.r)
+			if ok != tc.excused || (len(tc.why) == 0) != (why == "") {
+				t.Fatalf("HarnessShort = %q, %v", why, ok)
+			}
+			for _, w := range tc.why {
+				if !strings.Contains(why, w) {
+					t.Errorf("%q lacks %q", why, w)
+				}
+			}
+		})
+	}
+}

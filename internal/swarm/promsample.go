@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/report"
 )
@@ -18,12 +19,25 @@ type serverFigures struct {
 	tickP99 *float64
 	rssKB   *int64
 	rssZero bool // the server reported rss_kb ≤ 0: unavailable on its platform
+	// wireKBs is the wire KB/s per client as the server's metrics stood,
+	// read by the wire_kbs_max gate's own rule (gatetable.WireKBs).
+	wireKBs *float64
+}
+
+// wireFigure reads the wire KB/s per client of a metrics block by the
+// gate's rule: nil when the block did not measure one.
+func wireFigure(raw map[string]json.RawMessage) *float64 {
+	v, err := gatetable.WireKBs.Value(gatetable.FromServerTick(raw))
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 // figuresOfFile is a metrics file's share of a timeline row.
-func figuresOfFile(st *report.ServerTick) *serverFigures {
+func figuresOfFile(st *report.ServerTick, raw map[string]json.RawMessage) *serverFigures {
 	p99 := st.TickMs.P99
-	f := &serverFigures{tickP99: &p99}
+	f := &serverFigures{tickP99: &p99, wireKBs: wireFigure(raw)}
 	if st.RSSKB > 0 {
 		rss := st.RSSKB
 		f.rssKB = &rss
@@ -86,6 +100,15 @@ func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
 			f.rssZero = true
 		}
 	}
+	raw := map[string]json.RawMessage{}
+	for _, k := range gatetable.WireKBsFields {
+		if v, ok := b.Number(k); ok {
+			if j, err := json.Marshal(v); err == nil {
+				raw[k] = j
+			}
+		}
+	}
+	f.wireKBs = wireFigure(raw)
 	return f, nil
 }
 
