@@ -52,7 +52,9 @@ func TestOutcomeIsTheLoadRule(t *testing.T) {
 		{"assert failed", nil, 1, exitcode.GateFailed, ""},
 		{"aborted", func(r *report.Report) { r.Aborted = "interrupted" }, 0, exitcode.Interrupted, "interrupted"},
 		// An early end on a breach is a failure of the gate it names.
-		{"ended early", func(r *report.Report) { r.AbortedAtS, r.AbortGate, r.AbortReason = ptr(4.0), "tick_hz_min", "tick_hz_min: 3 s under 24 Hz" }, 0,
+		{"ended early", func(r *report.Report) {
+			r.AbortedAtS, r.AbortGate, r.AbortReason = ptr(4.0), "tick_hz_min", "tick_hz_min: 3 s under 24 Hz"
+		}, 0,
 			exitcode.GateFailed, "ended early at 4.0s: tick_hz_min: 3 s under 24 Hz"},
 		{"every client ended", func(r *report.Report) {
 			r.ClientsConnected, r.ClientsRefused = 0, 4
