@@ -155,7 +155,7 @@ func (a AbortRule) reason(last, worst float64, seconds int, from, to float64) st
 	if a.Gate.Unit != "" {
 		unit = " " + a.Gate.Unit
 	}
-	return fmt.Sprintf("%s: %s %s%s %s %s%s (threshold %s%s %s%s %%) for %d consecutive seconds (t=%s–%s s; worst %s%s): the gate can no longer pass",
+	return fmt.Sprintf("%s: %s %s%s %s %s%s (threshold %s%s %s%s %%) for %d consecutive seconds (t=%.1f–%.1f s; worst %s%s): the gate can no longer pass",
 		a.Gate.Name, a.Gate.Title, FormatNumber(last), unit, side, FormatNumber(a.Bound()), unit,
-		FormatNumber(a.Threshold), unit, sign, FormatNumber(a.MarginPct), seconds, FormatNumber(from), FormatNumber(to), FormatNumber(worst), unit)
+		FormatNumber(a.Threshold), unit, sign, FormatNumber(a.MarginPct), seconds, from, to, FormatNumber(worst), unit)
 }

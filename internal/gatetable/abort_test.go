@@ -83,13 +83,13 @@ func TestAbortWatch(t *testing.T) {
 		reason string
 	}{
 		{"collapse", []AbortRule{tick}, []report.TimelinePoint{hz(1, f(60)), hz(2, f(16)), hz(3, f(15)), hz(4, f(17))},
-			"tick_hz_min", 4, "17 Hz under 24 Hz (threshold 30 Hz −20 %) for 3 consecutive seconds (t=2–4 s; worst 15 Hz)"},
+			"tick_hz_min", 4, "17 Hz under 24 Hz (threshold 30 Hz −20 %) for 3 consecutive seconds (t=2.0–4.0 s; worst 15 Hz)"},
 		{"a holding second restarts", []AbortRule{tick}, []report.TimelinePoint{hz(1, f(16)), hz(2, f(16)), hz(3, f(59)), hz(4, f(16)), hz(5, f(16))}, "", 0, ""},
 		{"a missing second restarts", []AbortRule{tick}, []report.TimelinePoint{hz(1, f(16)), hz(2, f(16)), hz(3, nil), hz(4, f(16)), hz(5, f(16))}, "", 0, ""},
 		{"within the margin", []AbortRule{tick}, []report.TimelinePoint{hz(1, f(25)), hz(2, f(25)), hz(3, f(25)), hz(4, f(25))}, "", 0, ""},
 		{"payload over", []AbortRule{tick, kbs}, []report.TimelinePoint{
 			{TS: 1, KBs: 130, KBsClients: 4}, {TS: 2, KBs: 0, KBsClients: 0}, {TS: 3, KBs: 130, KBsClients: 4}, {TS: 4, KBs: 140, KBsClients: 4}},
-			"kbs_max", 4, "for 2 consecutive seconds (t=3–4 s; worst 140 KB/s)"},
+			"kbs_max", 4, "for 2 consecutive seconds (t=3.0–4.0 s; worst 140 KB/s)"},
 		{"wire over", []AbortRule{wire}, []report.TimelinePoint{{TS: 1, WireKBsPerClient: f(151)}, {TS: 2, WireKBsPerClient: f(160)}},
 			"wire_kbs_max", 2, "wire_kbs_max: wire KB/s per client 160 KB/s over 150 KB/s"},
 		{"no rules", nil, []report.TimelinePoint{hz(1, f(0)), hz(2, f(0)), hz(3, f(0))}, "", 0, ""},

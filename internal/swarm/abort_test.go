@@ -166,3 +166,25 @@ func TestCheckFileLimitRaisesTheSoftLimit(t *testing.T) {
 		t.Errorf("advice %q", adv)
 	}
 }
+
+// A short limit leaves the swarm its spare: only the room after it goes to
+// clients, and the rest fail as descriptor-limit harness errors.
+func TestFDBudget(t *testing.T) {
+	if fdBudget(&report.FDLimit{Soft: 2000, Needed: 1064, Clients: 1000, PerClient: 1, Spare: 64}) != nil {
+		t.Fatal("a limit above the need got a budget")
+	}
+	var none *fdRoom
+	if none.take() != nil {
+		t.Fatal("no budget refused a client")
+	}
+	b := fdBudget(&report.FDLimit{Soft: 70, Hard: 70, Needed: 1064, Clients: 1000, PerClient: 2, Spare: 64})
+	for i := range 3 {
+		if err := b.take(); err != nil {
+			t.Fatalf("client %d of the room of 3: %v", i, err)
+		}
+	}
+	err := b.take()
+	if !fdExhausted(err) || !strings.Contains(err.Error(), "ulimit -n 70 leaves room for 3 of 1000 clients") {
+		t.Fatalf("past the room: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package swarm
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/scalegate/scalegate/internal/report"
@@ -60,6 +61,37 @@ func FileLimitAdvice(l *report.FDLimit) string {
 		"raise the limit to %d (ulimit -n %d in the shell that starts the run; above the hard limit: LimitNOFILE= in the systemd unit, "+
 		"nofile in /etc/security/limits.conf, docker run --ulimit nofile=%d) or split the clients over shards",
 		l.Soft, l.Needed, l.Clients, extra, l.Spare, l.Hard, max(0, (l.Soft-int64(l.Spare))/int64(max(1, l.PerClient))), l.Needed, l.Needed, l.Needed)
+}
+
+// fdBudget is how many clients may still take a socket when the limit is
+// below the need: the room left after the spare, shared by the workers, so
+// the swarm never takes the descriptors it needs to read the server's
+// metrics and write its report. nil: no budget (the limit is enough, or
+// unknown).
+func fdBudget(l *report.FDLimit) *fdRoom {
+	if !l.Short() {
+		return nil
+	}
+	r := &fdRoom{limit: l, room: max(0, (l.Soft-int64(l.Spare))/int64(max(1, l.PerClient)))}
+	r.left.Store(r.room)
+	return r
+}
+
+// fdRoom is the shared descriptor budget of a run whose limit is short.
+type fdRoom struct {
+	limit *report.FDLimit
+	room  int64
+	left  atomic.Int64
+}
+
+// take reserves one client's sockets, or says why there is no room (an
+// error that is the descriptor limit: it wraps EMFILE).
+func (r *fdRoom) take() error {
+	if r == nil || r.left.Add(-1) >= 0 {
+		return nil
+	}
+	return fmt.Errorf("descriptor limit: ulimit -n %d leaves room for %d of %d clients (%d descriptors kept for the swarm itself): %w",
+		r.limit.Soft, r.room, r.limit.Clients, r.limit.Spare, syscall.EMFILE)
 }
 
 // harnessFail records one client the harness itself failed to start: its

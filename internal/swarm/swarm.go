@@ -295,8 +295,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	workers := buildWorkers(&cfg, factories, backend, start, time.Now(), rl)
 	held := pacing(&cfg, backend, rl != nil, len(workers))
+	fds := fdBudget(fdLimit)
 	for _, w := range workers {
-		w.held = held
+		w.held, w.fds = held, fds
 	}
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()

@@ -53,8 +53,10 @@ type worker struct {
 	spoken         string // Backend() of the first host this worker made
 	firstDialErr   error
 	// Clients the harness itself failed to start (harnessFail): no socket,
-	// no connect issued, and of those the descriptor-limit ones.
+	// no connect issued, and of those the descriptor-limit ones; fds is
+	// the run's descriptor budget (nil: none needed).
 	socketErrs, dialErrs, fdErrs int
+	fds                          *fdRoom
 	// clock and perSec serve impaired runs: the stretch a time falls in,
 	// and the snapshots that arrived in each second of the run.
 	clock  *phaseClock
@@ -305,6 +307,11 @@ func (w *worker) onBatchEvent(item int, at time.Time, ev transport.Event) {
 
 // start creates the client's own host (its own UDP socket) and connects.
 func (w *worker) start(c *client, now time.Time) {
+	if err := w.fds.take(); err != nil {
+		w.harnessFail(err, true)
+		c.end(phaseFailed, failDial, now)
+		return
+	}
 	h, err := w.backend.Dial(transport.Options{Timeout: w.cfg.Timeout})
 	if err != nil {
 		w.harnessFail(err, true)
