@@ -90,7 +90,7 @@ func TestAbortWatch(t *testing.T) {
 		{"payload over", []AbortRule{tick, kbs}, []report.TimelinePoint{
 			{TS: 1, KBs: 130, KBsClients: 4}, {TS: 2, KBs: 0, KBsClients: 0}, {TS: 3, KBs: 130, KBsClients: 4}, {TS: 4, KBs: 140, KBsClients: 4}},
 			"kbs_max", 4, "for 2 consecutive seconds (t=3.0–4.0 s; worst 140 KB/s)"},
-		{"wire over", []AbortRule{wire}, []report.TimelinePoint{{TS: 1, WireKBsPerClient: f(151)}, {TS: 2, WireKBsPerClient: f(160)}},
+		{"wire over", []AbortRule{wire}, []report.TimelinePoint{{TS: 1, TimelineServer: report.TimelineServer{WireKBsPerClient: f(151)}}, {TS: 2, TimelineServer: report.TimelineServer{WireKBsPerClient: f(160)}}},
 			"wire_kbs_max", 2, "wire_kbs_max: wire KB/s per client 160 KB/s over 150 KB/s"},
 		{"no rules", nil, []report.TimelinePoint{hz(1, f(0)), hz(2, f(0)), hz(3, f(0))}, "", 0, ""},
 	} {

@@ -66,6 +66,9 @@ func TestEvaluateRules(t *testing.T) {
 		{"despawns at threshold", "despawns_min", strings.Replace(tickJSON, `"nothing":null`, `"despawns_total":1000`, 1), nil, 1000, true, ""},
 		{"no churn ran", "despawns_min", strings.Replace(tickJSON, `"nothing":null`, `"despawns_total":0`, 1), nil, 1, false, ""},
 		{"despawns not written", "despawns_min", tickJSON, nil, 1, false, "despawns_total missing"},
+		{"fused at threshold", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":900,"fused_contacts":400`, 1), nil, 400, true, ""},
+		{"datalink fused nothing", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":500,"fused_contacts":0`, 1), nil, 1, false, ""},
+		{"fused not written", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":500`, 1), nil, 1, false, "fused_contacts missing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

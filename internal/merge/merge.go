@@ -82,6 +82,7 @@ func sameRun(in []Input) error {
 			{"clients_total", r.Shard.ClientsTotal, f.Shard.ClientsTotal},
 			{"start_at", r.Shard.StartAt, f.Shard.StartAt},
 			{"transport", r.Transport, f.Transport},
+			{"protocol", r.Protocol, f.Protocol},
 			{"pattern", r.Pattern, f.Pattern},
 			{"rate_hz", r.RateHz, f.RateHz},
 		} {
@@ -127,7 +128,7 @@ func pick(in []Input) ([]Input, *report.ShardsInfo) {
 // skeleton is an empty merged report with the run's identity.
 func skeleton(f *report.Report) *report.Report {
 	return &report.Report{
-		SchemaVersion: report.ReportSchemaVersion, Transport: f.Transport, Pattern: f.Pattern, RateHz: f.RateHz,
+		SchemaVersion: report.ReportSchemaVersion, Transport: f.Transport, Protocol: f.Protocol, Pattern: f.Pattern, RateHz: f.RateHz,
 		PatternCounts: map[string]int{}, RefusedByReason: map[string]int{}, DisconnectedByReason: map[string]int{},
 		NeverConnectedByReason: map[string]int{}, Asserts: []report.AssertResult{}, Passed: true,
 		Histograms: &report.Histograms{},

@@ -25,6 +25,7 @@ type FaultConfig struct {
 	FattenRecordsBytes   int      `toml:"fatten_records_bytes"`   // padding paid for out of the snapshot budget
 	IgnoreInputs         bool     `toml:"ignore_inputs"`          // drop every Input unapplied, uncounted, unrecorded
 	HollowSensors        bool     `toml:"hollow_sensors"`         // sensors are checked but detect nothing
+	DisableDatalink      bool     `toml:"disable_datalink"`       // no track is shared: each table is its owner's own
 	IgnoreFireButtons    bool     `toml:"ignore_fire_buttons"`    // the gun and store buttons do nothing
 	// DisableCongestionControl turns the congestion controller off whatever
 	// [network] says: a server that never backs off on a bad link.
@@ -37,6 +38,20 @@ type FaultConfig struct {
 	// without a shutdown (no Notice, no final metrics write): a crash, the
 	// server death a leg must end on at once.
 	ExitAfterS float64 `toml:"exit_after_s"`
+	// OnlyOnTransport scopes every fault above to a server speaking this
+	// transport: on another, New turns them all off. A profile that runs
+	// each leg on several transports passes one [faults] table to all of
+	// them; this makes a defect of one transport's legs only.
+	OnlyOnTransport string `toml:"only_on_transport"`
+}
+
+// scoped is the faults as they apply to a server speaking transport: all
+// of them, or none when they are scoped to another transport.
+func (f FaultConfig) scoped(transport string) FaultConfig {
+	if f.OnlyOnTransport == "" || f.OnlyOnTransport == transport {
+		return f
+	}
+	return FaultConfig{OnlyOnTransport: f.OnlyOnTransport}
 }
 
 // CrashFault is what Run returns when the exit_after_s fault fires: the
@@ -72,6 +87,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes == 0 || f.InflateSnapshotBytes == 0, "cannot be combined with inflate_snapshot_bytes"},
 		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
 		{"faults.exit_after_s", f.ExitAfterS >= 0 && f.ExitAfterS <= 86400, "must be 0..86400"},
+		{"faults.only_on_transport", len(f.OnlyOnTransport) <= 64 && strings.TrimSpace(f.OnlyOnTransport) == f.OnlyOnTransport, "must be a transport name (\"enet\", \"quic\") or empty"},
 	}
 }
 
@@ -95,6 +111,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.FattenRecordsBytes > 0, "fatten_records_bytes", f.FattenRecordsBytes)
 	add(f.IgnoreInputs, "ignore_inputs", true)
 	add(f.HollowSensors, "hollow_sensors", true)
+	add(f.DisableDatalink, "disable_datalink", true)
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)

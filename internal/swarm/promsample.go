@@ -19,9 +19,10 @@ type serverFigures struct {
 	tickP99 *float64
 	rssKB   *int64
 	rssZero bool // the server reported rss_kb ≤ 0: unavailable on its platform
-	// wireKBs is the wire KB/s per client as the server's metrics stood,
-	// read by the wire_kbs_max gate's own rule (gatetable.WireKBs).
-	wireKBs *float64
+	// diag are the server's per-second diagnostics (CPU, wire, slow ticks,
+	// GC, send queue) from a metrics file; from a Prometheus source only
+	// the wire rate (the early-abort rule of wire_kbs_max reads it).
+	diag report.TimelineServer
 }
 
 // wireFigure reads the wire KB/s per client of a metrics block by the
@@ -35,9 +36,9 @@ func wireFigure(raw map[string]json.RawMessage) *float64 {
 }
 
 // figuresOfFile is a metrics file's share of a timeline row.
-func figuresOfFile(st *report.ServerTick, raw map[string]json.RawMessage) *serverFigures {
+func figuresOfFile(st *report.ServerTick) *serverFigures {
 	p99 := st.TickMs.P99
-	f := &serverFigures{tickP99: &p99, wireKBs: wireFigure(raw)}
+	f := &serverFigures{tickP99: &p99}
 	if st.RSSKB > 0 {
 		rss := st.RSSKB
 		f.rssKB = &rss
@@ -108,7 +109,7 @@ func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
 			}
 		}
 	}
-	f.wireKBs = wireFigure(raw)
+	f.diag.WireKBsPerClient = wireFigure(raw)
 	return f, nil
 }
 
