@@ -3,6 +3,7 @@ package swarm
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -186,5 +187,39 @@ func TestFDBudget(t *testing.T) {
 	err := b.take()
 	if !fdExhausted(err) || !strings.Contains(err.Error(), "ulimit -n 70 leaves room for 3 of 1000 clients") {
 		t.Fatalf("past the room: %v", err)
+	}
+}
+
+// The wire ceiling is the server's own figure: read from its metrics each
+// second by the gate's rule, it ends the run when over the bound; a file
+// whose wire_peers is 0 measured nothing and never does.
+func TestRunAbortsOnWireCeiling(t *testing.T) {
+	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 100), 0)
+	for _, tc := range []struct {
+		name, file string
+		abort      bool
+	}{
+		{"over", metricsFile, true},
+		{"nothing measured", strings.Replace(metricsFile, `"wire_peers":8`, `"wire_peers":0`, 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.json")
+			if err := report.WriteFileAtomic(path, []byte(tc.file)); err != nil {
+				t.Fatal(err)
+			}
+			dur := 60 * time.Second
+			if !tc.abort {
+				dur = 4 * time.Second
+			}
+			cfg := Config{Addr: srv.addr, Clients: 2, Duration: dur, Ramp: 10 * time.Millisecond, Threads: 1, ServerMetrics: path,
+				RSSSampleInterval: time.Second, Abort: []gatetable.AbortRule{abortRule(t, "wire_kbs_max", 15, 2, 20)}}
+			r := runSwarm(t, context.Background(), cfg, 45*time.Second).Report
+			if got := r.AbortedAtS != nil; got != tc.abort {
+				t.Fatalf("ended early %v (%q), want %v", got, r.AbortReason, tc.abort)
+			}
+			if tc.abort && (r.AbortGate != "wire_kbs_max" || !strings.Contains(r.AbortReason, "wire KB/s per client 21.50 KB/s over 18 KB/s")) {
+				t.Fatalf("gate %q reason %q", r.AbortGate, r.AbortReason)
+			}
+		})
 	}
 }
