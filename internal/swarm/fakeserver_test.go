@@ -3,11 +3,11 @@ package swarm
 import (
 	"context"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet"
@@ -27,8 +27,7 @@ type fakeServer struct {
 	// observed tick-Hz) while it still sends at 60 Hz.
 	tickEvery int
 
-	stop   func()
-	done   chan struct{}
+	task   *livetest.Task
 	mu     sync.Mutex
 	inputs int
 	joins  []proto.Join // every Join received, in order
@@ -48,24 +47,18 @@ func startFakeServerTicking(t testing.TB, bodyFormat string, body []byte, refuse
 		t.Fatalf("fake server listen: %v", err)
 	}
 	_, port, _ := net.SplitHostPort(h.Addr())
-	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, tickEvery: max(1, tickEvery), done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = func() { cancel(); <-s.done }
-	go s.loop(ctx, h)
-	t.Cleanup(s.stop)
+	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, tickEvery: max(1, tickEvery)}
+	s.task = livetest.Go(t, "fake server", func(ctx context.Context) error {
+		s.loop(ctx, h)
+		return nil
+	})
 	return s
 }
 
 // kill stops the server without telling its peers, like a crashed process.
-func (s *fakeServer) kill() { s.stop() }
-
-func (s *fakeServer) port() string {
-	_, p, _ := net.SplitHostPort(s.addr)
-	return p
-}
+func (s *fakeServer) kill() { _ = s.task.Stop() }
 
 func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
-	defer close(s.done)
 	defer h.Close()
 	joined := map[transport.PeerID]bool{}
 	joins := 0
@@ -135,10 +128,4 @@ func (s *fakeServer) joined() []proto.Join {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]proto.Join(nil), s.joins...)
-}
-
-// portInt is the fake server's port as an int (for CLI tests).
-func (s *fakeServer) portInt() int {
-	p, _ := strconv.Atoi(s.port())
-	return p
 }
