@@ -352,6 +352,7 @@ func (c *checker) crossCheck() {
 	c.checkImpairment()
 	c.checkGatePhases()
 	c.checkMetrics()
+	c.checkAbort()
 }
 
 // checkImpairment applies the relay's own schedule rules (phases in order,

@@ -123,6 +123,24 @@ clinets: 5
 			`FILE:1:7: name: is "Bad Name" but the file is badname.cue: they must match`,
 			`FILE:1:7: name: invalid value "Bad Name" (out of bound =~"^[a-z][a-z0-9-]*$")`,
 		}},
+		// Early abort: only gates with a per-second figure, hard and
+		// unscoped, unsharded; abort_on_breach must apply to something.
+		{"abortgate", goodAs("abortgate") + "gates: entities_min: {threshold: 1, abort_after_s: 3}\n", []string{
+			`FILE:9:52: gates.entities_min.abort_after_s: entities_min cannot end a leg early: it has no per-second figure (those that can: wire_kbs_max, kbs_max, tick_hz_min)`,
+		}},
+		{"abortadvisory", goodAs("abortadvisory") + "gates: tick_hz_min: {threshold: 30, level: \"advisory\", abort_margin_pct: 0}\n", []string{
+			`FILE:9:74: gates.tick_hz_min.abort_margin_pct: tick_hz_min is advisory: an advisory gate never fails a leg, so it cannot end one`,
+		}},
+		{"abortnothing", goodAs("abortnothing") + "abort_on_breach: {}\ngates: entities_min: threshold: 1\n", []string{
+			`FILE:9:18: abort_on_breach: no gate it could apply to: declare one of wire_kbs_max, kbs_max, tick_hz_min, hard and not scoped to a phase`,
+		}},
+		{"abortshards", goodAs("abortshards") + "shards: 2\nabort_on_breach: after_s: 2\ngates: tick_hz_min: threshold: 30\n", []string{
+			`FILE:9:9: shards: is 2 but the profile ends legs early on a breach (abort_on_breach / abort_after_s): each shard sees only its own clients, so early abort needs an unsharded leg`,
+		}},
+		{"abortrange", goodAs("abortrange") + "abort_on_breach: {after_s: 0, margin_pct: 150}\ngates: tick_hz_min: threshold: 30\n", []string{
+			`FILE:9:28: abort_on_breach.after_s: invalid value 0 (out of bound >=1)`,
+			`FILE:9:43: abort_on_breach.margin_pct: invalid value 150 (out of bound <=100)`,
+		}},
 		{"neither", strings.Replace(goodAs("neither"), `patterns: ["weave"]`, "", 1), []string{
 			`FILE:1:1: patterns: the profile declares neither patterns nor pattern_mix: exactly one is required`,
 		}},

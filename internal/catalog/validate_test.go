@@ -23,11 +23,25 @@ func TestValidateRealFiles(t *testing.T) {
 	}
 }
 
+// An aborted report with harness errors, as the swarm writes one, is valid.
+func TestValidateAbortedReport(t *testing.T) {
+	b, _ := os.ReadFile("testdata/report.json")
+	add := `"clients": 8, "aborted_at_s": 4.2, "abort_reason": "tick_hz_min: 3 s under 24 Hz", "abort_gate": "tick_hz_min",
+		"harness_errors": {"socket": 3, "dial": 0, "fd_exhausted": 3, "first_error": "socket: too many open files",
+		"fd_limit": {"soft": 256, "hard": 256, "soft_before": 256, "needed": 1064, "clients": 1000, "per_client": 1, "spare": 64}}`
+	if err := ValidateJSON("#Report", "report.json", bytes.Replace(b, []byte(`"clients": 8`), []byte(add), 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestValidateRejects(t *testing.T) {
 	b, _ := os.ReadFile("testdata/report.json")
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"transport not a string", `"transport": "enet"`, `"transport": 7`, "transport"},
 		{"negative clients", `"clients": 8`, `"clients": -1`, "clients"},
+		{"abort time without reason", `"clients": 8`, `"clients": 8, "aborted_at_s": 4.2`, "abort_reason"},
+		{"negative abort time", `"clients": 8`, `"clients": 8, "aborted_at_s": -1, "abort_reason": "x"`, "aborted_at_s"},
+		{"negative harness count", `"clients": 8`, `"clients": 8, "harness_errors": {"socket": -2, "dial": 0, "fd_exhausted": 0}`, "socket"},
 	} {
 		bad := bytes.Replace(b, []byte(tc.from), []byte(tc.to), 1)
 		if bytes.Equal(bad, b) {

@@ -81,6 +81,7 @@ func (e *evaluator) loadHappened() {
 	if why := gatetable.LoadHappened(r); len(why) > 0 {
 		c.Status, c.Detail = rundir.StatusFail, strings.Join(why, "; ")+": the load this leg names did not happen"
 	}
+	e.endedOn(&c)
 	e.add(c)
 }
 

@@ -60,8 +60,10 @@ func Evaluate(in Input) []rundir.Check {
 	if in.Profile.Baselined {
 		e.baseline()
 	}
+	e.earlyEnd()
 	e.swarmAsserts()
 	e.harness()
+	e.harnessErrors()
 	e.hostCheck()
 	if _, ok := profile.TracePath(in.Leg.Pattern); ok {
 		e.add(traceCheck(e.r, nil))
@@ -155,6 +157,9 @@ func (e *evaluator) declared(g gatetable.Gate, spec profile.GateSpec) {
 			why = rundir.JoinDetail(fmt.Sprintf("%s = %s, must be %s", g.Metric, c.MeasuredText, c.Threshold), o.Detail)
 		}
 		c.Status, c.Detail = rundir.StatusFail, rundir.JoinDetail(why, c.Detail)
+	}
+	if spec.Phase == "" {
+		e.endedOn(&c)
 	}
 	e.add(c)
 }

@@ -17,8 +17,15 @@ import (
 //     may touch are in softeners. The built-in checks (alwaysHard) are
 //     never softened: a run on the wrong transport, without load, without
 //     the declared impairment or with a broken report measured something
-//     else, whatever the harness or the shards did. Unevaluable is never
-//     softened either: unread is not clean.
+//     else, whatever the harness or the shards did. One exception, named in
+//     its rule (builtins): when the swarm could not start its clients
+//     itself (harness_errors inconclusive: its sockets or descriptors ran
+//     out, and the server refused and lost none of the clients that
+//     reached it), the load not happening is the harness's doing, so the
+//     load check is softened with the rest. Unevaluable is never softened
+//     either: unread is not clean. An early end (abort.go) fails the
+//     check it names before softening, as a failure of that gate: it is
+//     softened exactly when that gate's own failure would be.
 //  3. The leg's verdict (LegVerdict): interrupted, then launch failure (the
 //     leg did not run as declared: it could not start, the server died,
 //     the swarm overran or wrote no report; the checks stay as evidence),
@@ -32,15 +39,18 @@ import (
 var alwaysHard = map[string]bool{
 	"report": true, "report_schema": true, "transport": true, "load": true,
 	"impairment": true, "shards": true, "harness": true, "swarm_run": true, "trace_replay": true,
-	"host": true,
+	"host": true, "harness_errors": true, "abort": true,
 }
 
 // softener is one rule of step 2: when trigger holds on a leg's checks,
-// every failed check that covers says is inconclusive, with note.
+// every failed check that covers says is inconclusive, with note. builtins
+// are the always-hard checks this rule may soften all the same (none
+// unless its comment says why).
 type softener struct {
-	trigger func([]rundir.Check) bool
-	covers  func(rundir.Check) bool
-	note    string
+	trigger  func([]rundir.Check) bool
+	covers   func(rundir.Check) bool
+	note     string
+	builtins map[string]bool
 }
 
 // hostBusy triggers on the host check of a leg whose machine other
@@ -73,6 +83,14 @@ var softeners = []softener{
 	// server look fast enough to matter.
 	{trigger: hostBusy, covers: isTiming,
 		note: "the host was busy with other work: a timing failure here cannot be attributed to the server"},
+	// The swarm could not start part of its clients itself (no socket, no
+	// descriptor: gatetable.HarnessShort) and the server refused and lost
+	// none of those that reached it: every failure was measured on less
+	// load than the leg names, and the load check failing is the harness's
+	// own doing, so it is softened too (the one built-in any rule may
+	// touch, and only here). Exit 3, naming the limit hit.
+	{trigger: inconclusive("harness_errors"), covers: func(rundir.Check) bool { return true },
+		note: "the swarm could not start all its clients itself (harness errors): a failure on part of the load cannot be attributed to the server", builtins: map[string]bool{"load": true}},
 }
 
 // inconclusive triggers on the named check being inconclusive.
@@ -94,7 +112,7 @@ func soften(checks []rundir.Check) []rundir.Check {
 			continue
 		}
 		for i, c := range checks {
-			if c.Status == rundir.StatusFail && !alwaysHard[c.Gate] && s.covers(c) {
+			if c.Status == rundir.StatusFail && (!alwaysHard[c.Gate] || s.builtins[c.Gate]) && s.covers(c) {
 				checks[i].Status = rundir.StatusInconclusive
 				checks[i].Detail = rundir.JoinDetail(c.Detail, s.note)
 			}

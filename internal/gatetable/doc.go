@@ -32,8 +32,17 @@ func MarkdownTable() string {
 	return b.String()
 }
 
-// passesWhen is the bound in words, then the entry's Doc.
+// passesWhen is the bound in words, then the entry's Doc, then whether
+// the gate can end a leg early.
 func (g Gate) passesWhen() string {
+	s := g.passesWhenBound()
+	if g.CanAbort() {
+		s += "; can end a leg early (`abort_on_breach`)"
+	}
+	return s
+}
+
+func (g Gate) passesWhenBound() string {
 	var bound string
 	switch {
 	case g.Judge != nil:

@@ -11,6 +11,8 @@ package gatetable
 import (
 	"fmt"
 	"strings"
+
+	"github.com/scalegate/scalegate/internal/report"
 )
 
 // Direction says which side of the threshold holds.
@@ -131,6 +133,10 @@ type Gate struct {
 	Judge func(m *Metrics, want float64) Outcome
 	// Explain adds context to a measured check (e.g. the largest RSS step).
 	Explain func(*Metrics) string
+	// PerSecond reads the gate's figure in one second of a run (a timeline
+	// row), false when that second does not have it; nil: the gate has no
+	// per-second figure and cannot end a leg early (abort.go).
+	PerSecond func(report.TimelinePoint) (float64, bool)
 	// ServerFields are the server_tick fields the gate reads (paths as
 	// "tick_ms.p99"): a metrics source that cannot produce one makes the
 	// gate unevaluable on every run, which vet reports up front.
@@ -205,11 +211,11 @@ var All = []Gate{
 		Kind: Switch, Source: Clients, Dir: AtLeast, Flag: "assert-admission", Aliases: []string{"assert-no-refused"},
 		Judge: admission, Doc: "all the profile's clients connected; none refused; none dropped"},
 	{Name: "wire_kbs_max", Title: "wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client",
-		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-wire-kbs", Measure: WireKBs.Read, Doc: "(150 KB/s/client in the shipped profiles); `wire_peers` missing or 0 is unevaluable", ServerFields: []string{"wire_out_kbs_per_client", "wire_peers"}},
+		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-wire-kbs", Measure: WireKBs.Read, PerSecond: wireSecond, Doc: "(150 KB/s/client in the shipped profiles); `wire_peers` missing or 0 is unevaluable", ServerFields: []string{"wire_out_kbs_per_client", "wire_peers"}},
 	{Name: "kbs_max", Title: "payload KB/s per client (max)", Metric: "report.downstream_kbs_per_client.max",
-		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-kbs", Measure: KBsMax.Read},
+		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-kbs", Measure: KBsMax.Read, PerSecond: kbsSecond},
 	{Name: "tick_hz_min", Title: "observed server tick-Hz (min)", Metric: "report.observed_server_tick_hz.min",
-		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-min-tick-hz", Measure: TickHzMin.Read, Doc: "(the collapse tripwire, 30)"},
+		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-min-tick-hz", Measure: TickHzMin.Read, PerSecond: tickHzSecond, Doc: "(the collapse tripwire, 30)"},
 	{Name: "tick_ms_p99_max", Title: "server tick ms p99", Metric: "server_tick.tick_ms.p99",
 		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: TickMsP99.Read, Doc: "see \"Tiers\" below", ServerFields: []string{"tick_ms.p99"}},
 	{Name: "rss_growth_kb_max", Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",

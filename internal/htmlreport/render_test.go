@@ -387,3 +387,30 @@ func TestSweepMatrix(t *testing.T) {
 		t.Error("the matrix must come before the legs")
 	}
 }
+
+// TestAbortShown: a leg that ended early says when and why at its head.
+func TestAbortShown(t *testing.T) {
+	dir := copyRun(t, fixture)
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	leg := sum["legs"].([]any)[0].(map[string]any)
+	leg["aborted_at_s"], leg["abort_reason"] = 3.04, "server tick-Hz 4.1 below 30 for 3 s <of> 60"
+	b, _ = json.Marshal(sum)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, dir)
+	if want := "Ended early at 3.0 s: server tick-Hz 4.1 below 30 for 3 s &lt;of&gt; 60"; !strings.Contains(page, want) {
+		t.Errorf("page lacks %q", want)
+	}
+	if strings.Contains(render(t, copyRun(t, fixture)), "Ended early") {
+		t.Error("a leg that ran its course is not marked as ended early")
+	}
+}

@@ -89,6 +89,12 @@ func buildSuite(r *rundir.RunResult, l rundir.LegResult) Suite {
 			{"verdict", string(l.Verdict)}, {"pattern", l.Leg.PatternLabel()}, {"baseline_key", l.Leg.BaselineKey},
 			{"transport", r.Profile.TransportFor(l.Leg)}, {"clients", fmt.Sprint(r.Profile.ClientsFor(l.Leg))}, {"tier", r.Tier},
 		}}
+	if l.AbortedAtS != nil {
+		// An early end is the first thing a reader of a red leg needs: when
+		// and why the load stopped (the check it names fails as its own case).
+		su.Properties = append(su.Properties, Property{"aborted_at_s", fmt.Sprintf("%.1f", *l.AbortedAtS)},
+			Property{"abort_reason", l.AbortReason})
+	}
 	class := "scalegate." + r.Profile.Name + "." + l.Leg.ID
 	skipWhy := ""
 	if l.Verdict == rundir.VerdictInconclusive {

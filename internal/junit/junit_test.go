@@ -114,3 +114,22 @@ func TestCounts(t *testing.T) {
 		t.Errorf("inconclusive skip must carry the reason: %+v", s)
 	}
 }
+
+// TestAbortProperties: an early end is on the leg's suite, when and why.
+func TestAbortProperties(t *testing.T) {
+	r := fixedRun()
+	at := 3.04
+	r.Legs[1].AbortedAtS, r.Legs[1].AbortReason = &at, "server died (exit 6)"
+	props := map[string]string{}
+	for _, p := range Build(r).Suites[1].Properties {
+		props[p.Name] = p.Value
+	}
+	if props["aborted_at_s"] != "3.0" || props["abort_reason"] != "server died (exit 6)" {
+		t.Errorf("properties %v lack the early end", props)
+	}
+	for _, p := range Build(fixedRun()).Suites[1].Properties {
+		if p.Name == "aborted_at_s" {
+			t.Error("a leg that ran its course has no aborted_at_s")
+		}
+	}
+}

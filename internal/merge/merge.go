@@ -177,6 +177,8 @@ func add(out *report.Report, s Input) {
 	if r.Aborted != "" {
 		out.Aborted = joinNonEmpty(out.Aborted, fmt.Sprintf("shard %d/%d: %s", r.Shard.Index, r.Shard.Count, r.Aborted))
 	}
+	addAbort(out, r)
+	out.HarnessErrors = addHarnessErrors(out.HarnessErrors, r.HarnessErrors)
 	for _, w := range r.Warnings {
 		if !slices.Contains(out.Warnings, w) {
 			out.Warnings = append(out.Warnings, w)
@@ -376,4 +378,38 @@ func Files(paths []string) (*report.Report, error) {
 		in = append(in, Input{Name: p, Report: r})
 	}
 	return Reports(in)
+}
+
+// addAbort keeps the earliest early end of any shard: the run ended when its
+// first shard stopped driving load, for the reason that shard gave.
+func addAbort(out, r *report.Report) {
+	if r.AbortedAtS == nil || (out.AbortedAtS != nil && *out.AbortedAtS <= *r.AbortedAtS) {
+		return
+	}
+	out.AbortedAtS = ptr(*r.AbortedAtS)
+	out.AbortReason = fmt.Sprintf("shard %d/%d: %s", r.Shard.Index, r.Shard.Count, r.AbortReason)
+	out.AbortGate = r.AbortGate
+}
+
+// addHarnessErrors sums the shards' harness failures; the first error text
+// is the first shard's that had one, and the descriptor limit is the
+// tightest shard's (each shard is its own process with its own limit).
+func addHarnessErrors(kept, h *report.HarnessErrors) *report.HarnessErrors {
+	if h == nil {
+		return kept
+	}
+	if kept == nil {
+		c := *h
+		return &c
+	}
+	kept.Socket += h.Socket
+	kept.Dial += h.Dial
+	kept.FDExhausted += h.FDExhausted
+	if kept.FirstError == "" {
+		kept.FirstError = h.FirstError
+	}
+	if h.FDLimit != nil && (kept.FDLimit == nil || h.FDLimit.Soft-h.FDLimit.Needed < kept.FDLimit.Soft-kept.FDLimit.Needed) {
+		kept.FDLimit = h.FDLimit
+	}
+	return kept
 }

@@ -304,3 +304,34 @@ func TestMergeRowServerFiguresFirstShard(t *testing.T) {
 		t.Errorf("rss_kb %v, want a copy of 1000", m.RSSKB)
 	}
 }
+
+// TestMergeKeepsEarliestAbortAndSumsHarnessErrors: the merged run ended when
+// its first shard ended, for that shard's reason; the harness failures of
+// every shard count, and the tightest descriptor limit is the one shown.
+func TestMergeKeepsEarliestAbortAndSumsHarnessErrors(t *testing.T) {
+	all := run(40)
+	in := make([]Input, 4)
+	for i := range in {
+		in[i] = shardReport(t, all, i, 4)
+	}
+	at := func(s float64) *float64 { return &s }
+	in[1].Report.AbortedAtS, in[1].Report.AbortReason, in[1].Report.AbortGate = at(7), "tick collapsed", "tick_hz_min"
+	in[3].Report.AbortedAtS, in[3].Report.AbortReason, in[3].Report.AbortGate = at(3), "server died", "server"
+	in[0].Report.HarnessErrors = &report.HarnessErrors{Socket: 2, FDExhausted: 2, FirstError: "too many open files",
+		FDLimit: &report.FDLimit{Soft: 256, Needed: 300}}
+	in[2].Report.HarnessErrors = &report.HarnessErrors{Dial: 1, FDLimit: &report.FDLimit{Soft: 1024, Needed: 30}}
+	m, err := Reports(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.AbortedAtS == nil || *m.AbortedAtS != 3 || m.AbortGate != "server" || m.AbortReason != "shard 3/4: server died" {
+		t.Errorf("abort: at %v gate %q reason %q, want the earliest (shard 3 at 3 s, server)", m.AbortedAtS, m.AbortGate, m.AbortReason)
+	}
+	h := m.HarnessErrors
+	if h == nil || h.Socket != 2 || h.Dial != 1 || h.FDExhausted != 2 || h.FirstError != "too many open files" || h.FDLimit.Soft != 256 {
+		t.Errorf("harness errors %+v, want socket 2, dial 1, fd_exhausted 2, the first error and the 256 limit", h)
+	}
+	if in[0].Report.HarnessErrors.Dial != 0 {
+		t.Error("the merge wrote into a shard's own report")
+	}
+}

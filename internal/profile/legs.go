@@ -213,6 +213,60 @@ func (l Leg) IDWithoutClients() string {
 	return strings.Replace(l.ID, sweepSuffix(l.Clients, "c"), "", 1)
 }
 
+// AbortSetting is the gate's early-abort setting as declared (the gate's
+// own fields over the profile's abort_on_breach over the defaults), ok
+// false when the gate does not opt in. It does not say whether the gate
+// can end a leg: AbortRules and vet do.
+func (p *Profile) AbortSetting(name string) (afterS int, marginPct float64, ok bool) {
+	spec, declared := p.Gates[name]
+	if !declared {
+		return 0, 0, false
+	}
+	afterS, marginPct = gatetable.DefaultAbortAfterS, gatetable.DefaultAbortMarginPct
+	if g := p.AbortOnBreach; g != nil {
+		afterS, marginPct, ok = g.AfterS, g.MarginPct, true
+	}
+	if spec.AbortAfterS != nil {
+		afterS, ok = *spec.AbortAfterS, true
+	}
+	if spec.AbortMarginPct != nil {
+		marginPct, ok = *spec.AbortMarginPct, true
+	}
+	if afterS == 0 {
+		return 0, 0, false // abort_after_s: 0 opts the gate out
+	}
+	return afterS, marginPct, ok
+}
+
+// AbortRules are a leg's early-abort rules, in table order: one for each
+// declared gate that opts in, can end a leg early (a per-second figure),
+// is hard in the tier (an advisory gate never fails a leg, so it cannot
+// end one) and reads the whole run (a phase-scoped gate is judged on its
+// stretch, after the run). A sharded leg has none: each shard sees part
+// of the load and the gates read the merged report.
+func (p *Profile) AbortRules(leg Leg, strict bool) []gatetable.AbortRule {
+	if p.Shards > 1 {
+		return nil
+	}
+	var out []gatetable.AbortRule
+	tier := p.EffectiveTier(strict)
+	for _, g := range gatetable.All {
+		spec, declared := p.Gates[g.Name]
+		if !declared || !g.CanAbort() || spec.Phase != "" {
+			continue
+		}
+		if level, _ := g.LevelIn(spec.Level, tier); level != gatetable.LevelHard {
+			continue
+		}
+		afterS, margin, ok := p.AbortSetting(g.Name)
+		thr, has := p.GateThreshold(g, leg)
+		if ok && has {
+			out = append(out, gatetable.AbortRule{Gate: g, Threshold: thr, AfterS: afterS, MarginPct: margin})
+		}
+	}
+	return out
+}
+
 // IDWithoutTransport is the leg's ID without its transport part: what the
 // legs of one load on different transports share ("weave" for
 // "weave_quic").

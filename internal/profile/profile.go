@@ -52,8 +52,11 @@ type Profile struct {
 	Swarm *Swarm `json:"swarm,omitempty"`
 	// Host says when the machine was too busy with other work for a timing
 	// verdict to describe the server (docs/host-contention.md).
-	Host  HostPolicy `json:"host"`
-	Gates Gates      `json:"gates"`
+	Host HostPolicy `json:"host"`
+	// AbortOnBreach opts every gate that can end a leg early into doing
+	// so (nil: only gates that opt in themselves); see AbortRules.
+	AbortOnBreach *AbortPolicy `json:"abort_on_breach,omitempty"`
+	Gates         Gates        `json:"gates"`
 
 	// TraceSHA256 is the SHA-256 of every recording a trace pattern
 	// replays, keyed by its path relative to the profile directory.
@@ -175,6 +178,18 @@ type GateSpec struct {
 	// Phase scopes the gate to one stretch of an impaired run ("" = the
 	// whole run); see gatetable.Metrics.Narrow.
 	Phase string `json:"phase,omitempty"`
+	// AbortAfterS and AbortMarginPct are the gate's own early-abort
+	// setting (either opts it in; AbortAfterS 0 opts it out of the
+	// profile's abort_on_breach); nil takes the profile's.
+	AbortAfterS    *int     `json:"abort_after_s,omitempty"`
+	AbortMarginPct *float64 `json:"abort_margin_pct,omitempty"`
+}
+
+// AbortPolicy is abort_on_breach: AfterS consecutive seconds beyond a
+// gate's threshold by more than MarginPct of it end the leg.
+type AbortPolicy struct {
+	AfterS    int     `json:"after_s"`
+	MarginPct float64 `json:"margin_pct"`
 }
 
 // Gates is what a profile requires to hold, keyed by the gate's name in

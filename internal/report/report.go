@@ -456,7 +456,21 @@ type Report struct {
 	Timeline            []TimelinePoint `json:"timeline,omitempty"`
 	Asserts             []AssertResult  `json:"asserts"`
 	Passed              bool            `json:"passed"`
-	Aborted             string          `json:"aborted,omitempty"`
+	// Aborted is "interrupted" when a signal cut the run short.
+	Aborted string `json:"aborted,omitempty"`
+	// AbortedAtS is when (seconds from the run's start) the run ended
+	// early because a hard gate could no longer pass, AbortReason why in
+	// words and AbortGate the check it names (a gate of the table, or
+	// "load" when every client ended, or "server" when the server died).
+	// Absent when the run was not ended early. An abort is never a pass:
+	// the named check fails.
+	AbortedAtS  *float64 `json:"aborted_at_s,omitempty"`
+	AbortReason string   `json:"abort_reason,omitempty"`
+	AbortGate   string   `json:"abort_gate,omitempty"`
+	// HarnessErrors are the swarm's own failures to drive the load (its
+	// sockets and descriptors, never the server's doing); absent when the
+	// swarm did not check (a report from before it did).
+	HarnessErrors *HarnessErrors `json:"harness_errors,omitempty"`
 	// Added by the swarm (additive, name-keyed).
 	DisconnectedByReason   map[string]int `json:"disconnected_by_reason"`
 	NeverConnectedByReason map[string]int `json:"never_connected_by_reason"`
@@ -498,6 +512,62 @@ type Report struct {
 	// The gate measures and adds it; absent when it was not measured.
 	Host *Host `json:"host,omitempty"`
 }
+
+// Abort gates that are not entries of the gate table.
+const (
+	// AbortLoad: every client ended (refused, lost, failed) before the
+	// run's duration; the built-in load check names it.
+	AbortLoad = "load"
+	// AbortServer: the server process died mid-run (recorded by the gate,
+	// which stops the swarm).
+	AbortServer = "server"
+)
+
+// HarnessErrors are failures on the swarm's side of the wire: the harness
+// ran out of something (descriptors, ports, buffers) and could not open a
+// client's socket or issue its connect. The server never saw those
+// clients, so what they did not do says nothing about it.
+type HarnessErrors struct {
+	// Socket counts clients whose own socket (transport host) could not
+	// be created; Dial those whose connect could not be issued locally.
+	Socket int `json:"socket"`
+	Dial   int `json:"dial"`
+	// FDExhausted counts the ones among them whose error was a descriptor
+	// limit: the process's (EMFILE) or the system's (ENFILE).
+	FDExhausted int `json:"fd_exhausted"`
+	// FirstError is the first of those errors as the system gave it.
+	FirstError string `json:"first_error,omitempty"`
+	// FDLimit is the process's descriptor limit against what the run
+	// needed; nil where the platform has none to read.
+	FDLimit *FDLimit `json:"fd_limit,omitempty"`
+}
+
+// Clients is how many clients the harness failed to start.
+func (h *HarnessErrors) Clients() int {
+	if h == nil {
+		return 0
+	}
+	return h.Socket + h.Dial
+}
+
+// FDLimit is RLIMIT_NOFILE as the swarm ran with it, and its need.
+type FDLimit struct {
+	// Soft is the limit the run had (after the swarm raised it), Hard its
+	// ceiling, SoftBefore the soft limit the swarm found.
+	Soft       int64 `json:"soft"`
+	Hard       int64 `json:"hard"`
+	SoftBefore int64 `json:"soft_before"`
+	// Needed is Clients × PerClient + Spare: one socket per client (its
+	// own host), one more per client behind the impairment relay, and
+	// the process's own descriptors.
+	Needed    int64 `json:"needed"`
+	Clients   int   `json:"clients"`
+	PerClient int   `json:"per_client"`
+	Spare     int   `json:"spare"`
+}
+
+// Short reports whether the limit the run had is below its need.
+func (l *FDLimit) Short() bool { return l != nil && l.Soft < l.Needed }
 
 // RelayStats is what the impairment relay did, with the seed that makes it
 // reproducible.

@@ -64,6 +64,25 @@ func (r *Report) Validate() error {
 			}
 		}
 	}
+	switch a := r.AbortedAtS; {
+	case a != nil && (math.IsNaN(*a) || math.IsInf(*a, 0) || *a < 0):
+		bad("aborted_at_s is %v: want a finite number ≥ 0", *a)
+	case a != nil && r.AbortReason == "":
+		bad("aborted_at_s is set without an abort_reason: an early end must say why")
+	case a == nil && (r.AbortReason != "" || r.AbortGate != ""):
+		bad("abort_reason/abort_gate without aborted_at_s: an early end must say when")
+	}
+	if h := r.HarnessErrors; h != nil {
+		if h.Socket < 0 || h.Dial < 0 || h.FDExhausted < 0 {
+			bad("harness_errors: a count cannot be negative (socket %d, dial %d, fd_exhausted %d)", h.Socket, h.Dial, h.FDExhausted)
+		}
+		if h.FDExhausted > h.Socket+h.Dial {
+			bad("harness_errors.fd_exhausted %d is more than socket %d + dial %d", h.FDExhausted, h.Socket, h.Dial)
+		}
+		if l := h.FDLimit; l != nil && (l.Soft < 0 || l.Hard < 0 || l.Needed < 0 || l.Clients < 0 || l.PerClient < 0 || l.Spare < 0) {
+			bad("harness_errors.fd_limit: a limit or count cannot be negative")
+		}
+	}
 	if r.Shard != nil {
 		if err := r.Shard.Validate(r.Clients); err != nil {
 			errs = append(errs, err)

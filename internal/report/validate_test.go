@@ -20,6 +20,12 @@ func TestReportValidate(t *testing.T) {
 	if err := good().Validate(); err != nil {
 		t.Fatalf("a valid report refused: %v", err)
 	}
+	aborted := good()
+	aborted.AbortedAtS, aborted.AbortReason, aborted.AbortGate = ptr(4.0), "tick_hz_min: 3 s under 24 Hz", "tick_hz_min"
+	aborted.HarnessErrors = &HarnessErrors{Socket: 2, FDExhausted: 2, FDLimit: &FDLimit{Soft: 256, Hard: 256, SoftBefore: 256, Needed: 1064, Clients: 1000, PerClient: 1, Spare: 64}}
+	if err := aborted.Validate(); err != nil {
+		t.Fatalf("a valid aborted report refused: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		mut  func(r *Report)
@@ -38,6 +44,13 @@ func TestReportValidate(t *testing.T) {
 		{"shard overflows the run", func(r *Report) { r.Shard.FirstClient = 12 }, "first_client 12 + this shard's 8 clients is more than clients_total 16"},
 		{"shard late NaN", func(r *Report) { r.Shard.StartLateMs = math.Inf(1) }, "start_late_ms is +Inf"},
 		{"player outside", func(r *Report) { r.Players[1].Index = 16 }, "players[1]: index 16 is outside the run's 16 clients"},
+		{"abort without reason", func(r *Report) { r.AbortedAtS = ptr(4.0) }, "aborted_at_s is set without an abort_reason"},
+		{"abort reason without time", func(r *Report) { r.AbortReason = "x" }, "abort_reason/abort_gate without aborted_at_s"},
+		{"abort at NaN", func(r *Report) { r.AbortedAtS, r.AbortReason = ptr(math.NaN()), "x" }, "aborted_at_s is NaN"},
+		{"abort before the start", func(r *Report) { r.AbortedAtS, r.AbortReason = ptr(-1.0), "x" }, "aborted_at_s is -1"},
+		{"negative harness count", func(r *Report) { r.HarnessErrors = &HarnessErrors{Socket: -1} }, "harness_errors: a count cannot be negative"},
+		{"fd errors beyond the failures", func(r *Report) { r.HarnessErrors = &HarnessErrors{Socket: 1, FDExhausted: 2} }, "fd_exhausted 2 is more than"},
+		{"negative fd limit", func(r *Report) { r.HarnessErrors = &HarnessErrors{FDLimit: &FDLimit{Soft: -1}} }, "harness_errors.fd_limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := good()
@@ -97,3 +110,5 @@ func TestReadServerTickContextEndsWithTheContext(t *testing.T) {
 		t.Fatalf("err = %v, want the context's", err)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -83,6 +83,12 @@ type LegResult struct {
 	ServerExit *int        `json:"server_exit,omitempty"`
 	StartedAt  string      `json:"started_at"`
 	ElapsedS   float64     `json:"elapsed_s"`
+	// AbortedAtS and AbortReason: the leg ended early, this many seconds
+	// after its swarm started, and why (a hard gate could no longer pass,
+	// every client ended, the server died); absent when it took its
+	// duration.
+	AbortedAtS  *float64 `json:"aborted_at_s,omitempty"`
+	AbortReason string   `json:"abort_reason,omitempty"`
 	// Shards is how many swarm processes ran the leg (profile shards > 1);
 	// ShardExits their exit statuses, by shard index.
 	Shards     int   `json:"shards,omitempty"`

@@ -39,10 +39,16 @@ func WriteTable(w io.Writer, r *RunResult) error {
 		if l.Shards > 1 {
 			line += fmt.Sprintf(" (%d swarm shards, merged)", l.Shards)
 		}
+		if l.AbortedAtS != nil {
+			line += fmt.Sprintf(" (ended early at %.1f s)", *l.AbortedAtS)
+		}
 		if l.Error != "" {
 			line += " — " + safetext.Terminal(l.Error)
 		}
 		fmt.Fprintln(w, line)
+		if l.AbortedAtS != nil {
+			fmt.Fprintf(w, "  ended early at %.1f s: %s\n", *l.AbortedAtS, safetext.Terminal(l.AbortReason))
+		}
 		for _, c := range l.Checks {
 			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
 				fmt.Fprintf(w, "  %s: %s\n", safetext.Terminal(c.Title), safetext.Terminal(c.Detail))
@@ -125,6 +131,9 @@ func Markdown(r *RunResult) string {
 		}
 		if l.Error != "" {
 			fmt.Fprintf(&b, "> %s\n\n", safetext.MarkdownText(l.Error))
+		}
+		if l.AbortedAtS != nil {
+			fmt.Fprintf(&b, "**Ended early** at %.1f s of %s s: %s\n\n", *l.AbortedAtS, gatetable.FormatNumber(r.Profile.DurationS), safetext.MarkdownText(l.AbortReason))
 		}
 		if len(l.Checks) > 0 {
 			b.WriteString(checksMarkdown(l.Checks))

@@ -52,17 +52,25 @@ func (h *hostWatch) stop() *report.Host {
 	return series.Host(h.zero, h.from, h.to)
 }
 
-// attachHost records the host block in the leg's report (and its
-// timeline's host columns), rewriting report.json, so the report the gate
-// reads and the artifacts carry one account of the leg.
-func attachHost(path string, rep *report.Report, h *report.Host) error {
-	if rep == nil || h == nil {
+// amendReport records in the leg's report what only the gate knows: the
+// host block (and its timeline's host columns) and, when the server died
+// mid-run and the swarm recorded no early end of its own, that death as the
+// run's early end (abort_gate "server"). It rewrites report.json once, so
+// the report the gate reads and the artifacts carry one account of the leg.
+func amendReport(path string, rep *report.Report, h *report.Host, died *serverDeath) error {
+	if rep == nil || (h == nil && died == nil) {
 		return nil
 	}
-	rep.Host = h
-	hostload.JoinTimeline(rep.Timeline, h)
+	if h != nil {
+		rep.Host = h
+		hostload.JoinTimeline(rep.Timeline, h)
+	}
+	if died != nil && rep.AbortedAtS == nil {
+		at := died.atS
+		rep.AbortedAtS, rep.AbortReason, rep.AbortGate = &at, died.reason, report.AbortServer
+	}
 	if err := report.WriteJSONAtomic(path, rep); err != nil {
-		return fmt.Errorf("record the host block in %s: %w", path, err)
+		return fmt.Errorf("record the host block and early end in %s: %w", path, err)
 	}
 	return nil
 }

@@ -110,6 +110,19 @@ type legRun struct {
 	host *report.Host
 	// prom is the leg's Prometheus metrics source (nil: the metrics file).
 	prom *promLeg
+	// zero is the swarms' start (the leg's clock origin); serverGone when
+	// the wait saw the server exit, and died the server's death mid-run as
+	// the leg's early end (nil: it did not die).
+	zero       time.Time
+	serverGone time.Time
+	died       *serverDeath
+}
+
+// serverDeath is a server that exited before the gate stopped it: when
+// (seconds from the swarms' start) and what the summary says of it.
+type serverDeath struct {
+	atS    float64
+	reason string
 }
 
 // runLeg runs one leg and times it, whichever way it ends.
@@ -163,6 +176,7 @@ func (r *legRun) run(ctx context.Context) {
 	if !r.startAt.IsZero() {
 		zero = r.startAt
 	}
+	r.zero = zero
 	host.swarmStarts(zero, p.ClientsFor(r.leg), time.Duration(p.RampMs)*time.Millisecond, time.Duration(p.DurationS*float64(time.Second)))
 	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
@@ -176,6 +190,7 @@ func (r *legRun) run(ctx context.Context) {
 	if ctx.Err() == nil && proc.Exited() {
 		r.facts.NotRun = fmt.Sprintf("server exited (status %d) during the run; see %s", proc.ExitCode(), filepath.Join(r.res.Dir, "server.log"))
 		r.res.Error = rundir.JoinDetail(r.res.Error, r.facts.NotRun)
+		r.recordDeath(proc.ExitCode())
 	}
 	code := r.swarmExit(swarms)
 	r.res.SwarmExit = &code
@@ -258,6 +273,7 @@ func (r *legRun) waitSwarms(ctx context.Context, swarms []*launcher.Process, ser
 			continue
 		case <-ctx.Done():
 		case <-server.Done():
+			r.serverGone = time.Now()
 		case <-timer.C:
 			// The harness failing to produce its output, not a finding
 			// about the server: the report it wrote when stopped is cut
@@ -269,6 +285,22 @@ func (r *legRun) waitSwarms(ctx context.Context, swarms []*launcher.Process, ser
 		stopAll(swarms)
 		return
 	}
+}
+
+// recordDeath makes a server that died mid-run the leg's early end: when
+// the wait saw it go (or now, when the swarm ended first), in seconds from
+// the swarms' start, and why. The leg stays a launch failure (Facts.NotRun):
+// nothing the swarm measured after the death is about the server.
+func (r *legRun) recordDeath(status int) {
+	gone := r.serverGone
+	if gone.IsZero() {
+		gone = time.Now()
+	}
+	at := max(0, gone.Sub(r.zero).Seconds())
+	at = float64(int64(at*10+0.5)) / 10
+	r.died = &serverDeath{atS: at, reason: fmt.Sprintf("server exited (status %d) at %.1f s of the %s s run: the leg ended there (see %s)",
+		status, at, strconv.FormatFloat(r.o.Profile.DurationS, 'f', -1, 64), filepath.Join(r.res.Dir, "server.log"))}
+	r.res.AbortedAtS, r.res.AbortReason = &r.died.atS, r.died.reason
 }
 
 func (r *legRun) stopServer(server *launcher.Process) {
@@ -294,8 +326,12 @@ func (r *legRun) evaluate(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportReadTimeout)
 	defer cancel()
 	rep, err := report.ReadReportContext(ctx, r.report)
-	if err := attachHost(r.report, rep, r.host); err != nil {
+	if err := amendReport(r.report, rep, r.host, r.died); err != nil {
 		r.artifactErr(err)
+	}
+	if rep != nil && rep.AbortedAtS != nil && r.res.AbortedAtS == nil {
+		at := *rep.AbortedAtS
+		r.res.AbortedAtS, r.res.AbortReason = &at, rep.AbortReason
 	}
 	in := gate.Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}

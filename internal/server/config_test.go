@@ -101,6 +101,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"[metrics]\ntick_json_interval_ms = 1\n", "metrics.tick_json_interval_ms"},
 		{"[faults]\nomit_metrics = [\"tick_mss\"]\n", "faults.omit_metrics"},
 		{"[faults]\nextra_tick_ms = -1\n", "faults.extra_tick_ms"},
+		{"[faults]\nexit_after_s = -1\n", "faults.exit_after_s"},
 		{"[faults]\nleak = 1\n", "faults.leak"},
 	}
 	for _, c := range cases {

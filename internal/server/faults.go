@@ -34,6 +34,10 @@ type FaultConfig struct {
 	// back, so a peer that was congested stays slow (recovery never comes).
 	CongestionStuckAtFloor bool    `toml:"congestion_stuck_at_floor"`
 	AllocChurnMBPerS       float64 `toml:"alloc_churn_mb_per_s"` // short-lived garbage allocated per second
+	// ExitAfterS: this many seconds after the bind the server stops dead,
+	// without a shutdown (no Notice, no final metrics write): a crash, the
+	// server death a leg must end on at once.
+	ExitAfterS float64 `toml:"exit_after_s"`
 	// OnlyOnTransport scopes every fault above to a server speaking this
 	// transport: on another, New turns them all off. A profile that runs
 	// each leg on several transports passes one [faults] table to all of
@@ -48,6 +52,17 @@ func (f FaultConfig) scoped(transport string) FaultConfig {
 		return f
 	}
 	return FaultConfig{OnlyOnTransport: f.OnlyOnTransport}
+}
+
+// CrashFault is what Run returns when the exit_after_s fault fires: the
+// server stopped on purpose, mid-run, without a shutdown.
+type CrashFault struct {
+	// After is the time since the bind at which it fired.
+	After time.Duration
+}
+
+func (e *CrashFault) Error() string {
+	return fmt.Sprintf("fault exit_after_s: stopped dead %.1fs after the bind (a deliberate crash, no shutdown)", e.After.Seconds())
 }
 
 func (f *FaultConfig) checks() []check {
@@ -71,6 +86,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes >= 0 && f.FattenRecordsBytes <= 65535, "must be 0..65535"},
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes == 0 || f.InflateSnapshotBytes == 0, "cannot be combined with inflate_snapshot_bytes"},
 		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
+		{"faults.exit_after_s", f.ExitAfterS >= 0 && f.ExitAfterS <= 86400, "must be 0..86400"},
 		{"faults.only_on_transport", len(f.OnlyOnTransport) <= 64 && strings.TrimSpace(f.OnlyOnTransport) == f.OnlyOnTransport, "must be a transport name (\"enet\", \"quic\") or empty"},
 	}
 }
@@ -100,6 +116,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)
 	add(f.AllocChurnMBPerS > 0, "alloc_churn_mb_per_s", f.AllocChurnMBPerS)
+	add(f.ExitAfterS > 0, "exit_after_s", f.ExitAfterS)
 	return out
 }
 

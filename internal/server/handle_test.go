@@ -2,10 +2,14 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -464,6 +468,46 @@ func TestExtraTickFaultCostsTime(t *testing.T) {
 	}
 	if s := ts.met.phase[PhaseOther].Summary(); s.Max < 5 {
 		t.Fatalf("busy work not attributed to other_ms: %+v", s)
+	}
+}
+
+// The exit_after_s fault stops the server dead once its time since the
+// bind has come, and not before: Run returns a *CrashFault (no shutdown).
+func TestExitAfterFaultCrashes(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.Faults.ExitAfterS = 5 })
+	if err := ts.crashDue(ts.started.Add(4900 * time.Millisecond)); err != nil {
+		t.Fatalf("crashed at 4.9 s of 5: %v", err)
+	}
+	err := ts.crashDue(ts.started.Add(5 * time.Second))
+	var cf *CrashFault
+	if !errors.As(err, &cf) || cf.After != 5*time.Second {
+		t.Fatalf("at 5 s: %v, want a *CrashFault after 5s", err)
+	}
+	if !slices.Contains(ts.cfg.Faults.Active(), "exit_after_s=5") {
+		t.Fatalf("faults %v do not list exit_after_s", ts.cfg.Faults.Active())
+	}
+	off := newTestServer(t, nil)
+	if err := off.crashDue(off.started.Add(24 * time.Hour)); err != nil {
+		t.Fatalf("fault off: %v", err)
+	}
+}
+
+// Run itself returns the crash, promptly, without waiting for ctx.
+func TestExitAfterFaultEndsRun(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.World.SimWorkerThreads = 1
+	cfg.Faults.ExitAfterS = 0.2
+	s, err := New(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.attach(newFakeHost())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = s.Run(ctx)
+	var cf *CrashFault
+	if !errors.As(err, &cf) || ctx.Err() != nil {
+		t.Fatalf("Run = %v (ctx %v), want a *CrashFault before the deadline", err, ctx.Err())
 	}
 }
 

@@ -419,6 +419,9 @@ func (s *Server) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		now := time.Now()
+		if err := s.crashDue(now); err != nil {
+			return err
+		}
 		if wait := s.pacer.Next(now); wait > 0 {
 			t.Reset(wait)
 			select {
@@ -441,6 +444,21 @@ func (s *Server) Run(ctx context.Context) error {
 			return s.shutdown()
 		}
 	}
+}
+
+// crashDue is the exit_after_s fault: once its time since the bind has
+// come, Run returns at once without the shutdown (no Notice(shutdown) to
+// the peers, no final metrics write), as a crashed process would.
+func (s *Server) crashDue(now time.Time) error {
+	d := s.cfg.Faults.ExitAfterS
+	if d <= 0 {
+		return nil
+	}
+	if up := now.Sub(s.started); up >= time.Duration(d*float64(time.Second)) {
+		s.log.Printf("FAULT exit_after_s=%g: stopping dead %.1fs after the bind (a deliberate crash)", d, up.Seconds())
+		return &CrashFault{After: up}
+	}
+	return nil
 }
 
 // fillDiag adds the why-was-it-slow figures to a metrics write and starts

@@ -48,12 +48,18 @@ func Evaluate(a Asserts, res *Result) []report.AssertResult {
 			thr = float64(r.Clients)
 		}
 		ar := assertResult(g, g.Evaluate(m, thr), thr)
+		if r.AbortGate == g.Name && r.AbortedAtS != nil {
+			// The run ended early on this gate: it failed, whatever its
+			// figure over the shortened run says.
+			ar.Passed = false
+			ar.Detail = strings.TrimPrefix(ar.Detail+"; ended the run early: "+r.AbortReason, "; ")
+		}
 		r.Asserts = append(r.Asserts, ar)
 		if !ar.Passed {
 			failed = append(failed, ar)
 		}
 	}
-	r.Passed = len(failed) == 0 && r.Aborted == "" && len(gatetable.LoadHappened(r)) == 0
+	r.Passed = len(failed) == 0 && r.Aborted == "" && r.AbortedAtS == nil && len(gatetable.LoadHappened(r)) == 0
 	return failed
 }
 

@@ -22,6 +22,10 @@ type fakeServer struct {
 	bodyFormat string
 	body       []byte // snapshot body sent as is
 	refuseNth  int
+	// tickEvery > 1 advances the tick number only every tickEvery sends:
+	// a server whose simulation runs at 60/tickEvery Hz (the swarm's
+	// observed tick-Hz) while it still sends at 60 Hz.
+	tickEvery int
 
 	task   *livetest.Task
 	mu     sync.Mutex
@@ -31,12 +35,19 @@ type fakeServer struct {
 
 func startFakeServer(t testing.TB, bodyFormat string, body []byte, refuseNth int) *fakeServer {
 	t.Helper()
+	return startFakeServerTicking(t, bodyFormat, body, refuseNth, 1)
+}
+
+// startFakeServerTicking is startFakeServer whose tick number advances
+// every tickEvery sends.
+func startFakeServerTicking(t testing.TB, bodyFormat string, body []byte, refuseNth, tickEvery int) *fakeServer {
+	t.Helper()
 	h, err := transport.Listen("enet", "127.0.0.1:0", transport.Options{MaxPeers: 256})
 	if err != nil {
 		t.Fatalf("fake server listen: %v", err)
 	}
 	_, port, _ := net.SplitHostPort(h.Addr())
-	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth}
+	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, tickEvery: max(1, tickEvery)}
 	s.task = livetest.Go(t, "fake server", func(ctx context.Context) error {
 		s.loop(ctx, h)
 		return nil
@@ -53,7 +64,7 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 	joins := 0
 	tk := time.NewTicker(time.Second / 60)
 	defer tk.Stop()
-	var tick uint32
+	var tick, sends uint32
 	buf := make([]byte, 0, 2048)
 	for {
 		select {
@@ -61,7 +72,9 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 			return
 		case <-tk.C:
 		}
-		tick++
+		if sends++; sends%uint32(s.tickEvery) == 0 {
+			tick++
+		}
 		h.Service(func(ev transport.Event) {
 			if ev.Kind == transport.EventDisconnect {
 				delete(joined, ev.Peer)
@@ -96,7 +109,7 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 			buf = proto.AppendSnapshotHeader(buf[:0], proto.SnapshotHeader{Tick: tick})
 			buf = append(buf, s.body...)
 			h.Send(p, transport.Unreliable, buf)
-			if tick%60 == 0 {
+			if sends%60 == 0 {
 				h.Send(p, transport.Unreliable, proto.AppendPeerDelay(buf[:0], 12))
 			}
 		}

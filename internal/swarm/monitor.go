@@ -39,10 +39,16 @@ type monitor struct {
 	// prom is the Prometheus source (--server-metrics-prometheus), nil
 	// when the metrics come from a file or URL document or not at all.
 	prom *promSampler
+
+	// watch applies the run's early-abort rules to each row; abort is the
+	// one that fired (nil: none), and stop ends the run when it does.
+	watch *gatetable.AbortWatch
+	abort *gatetable.Abort
+	stop  func()
 }
 
 func newMonitor(cfg *Config, workers []*worker, start time.Time) *monitor {
-	return &monitor{cfg: cfg, workers: workers, start: start, nextRSS: start, lastLog: start}
+	return &monitor{cfg: cfg, workers: workers, start: start, nextRSS: start, lastLog: start, watch: gatetable.NewAbortWatch(cfg.Abort)}
 }
 
 // loop runs until done is closed (every worker has returned).
@@ -60,6 +66,7 @@ func (m *monitor) loop(done <-chan struct{}) {
 			p := m.point(now, st)
 			m.timeline = append(m.timeline, p)
 			m.progress(now, p)
+			m.watchAbort(p)
 		}
 	}
 }
@@ -156,6 +163,26 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 		p.TimelineServer = st.diag
 	}
 	return p
+}
+
+// watchAbort ends the run at the first row an early-abort rule fires on:
+// the workers stop as at the end of the duration (the last metrics read
+// while the clients are connected, then the report), and the report says
+// when and why.
+func (m *monitor) watchAbort(p report.TimelinePoint) {
+	if m.abort != nil {
+		return
+	}
+	if a := m.watch.Observe(p); a != nil {
+		m.abort = a
+		if m.cfg.Progress != nil {
+			m.clearStatus()
+			fmt.Fprintf(m.cfg.Progress, "swarm: ending the run early at %.1fs: %s\n", a.AtS, safetext.Terminal(a.Reason))
+		}
+		if m.stop != nil {
+			m.stop()
+		}
+	}
 }
 
 func (m *monitor) statusLine(p report.TimelinePoint) string {

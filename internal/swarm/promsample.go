@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/report"
 )
@@ -19,8 +20,19 @@ type serverFigures struct {
 	rssKB   *int64
 	rssZero bool // the server reported rss_kb ≤ 0: unavailable on its platform
 	// diag are the server's per-second diagnostics (CPU, wire, slow ticks,
-	// GC, send queue) from a metrics file; empty from a Prometheus source.
+	// GC, send queue) from a metrics file; from a Prometheus source only
+	// the wire rate (the early-abort rule of wire_kbs_max reads it).
 	diag report.TimelineServer
+}
+
+// wireFigure reads the wire KB/s per client of a metrics block by the
+// gate's rule: nil when the block did not measure one.
+func wireFigure(raw map[string]json.RawMessage) *float64 {
+	v, err := gatetable.WireKBs.Value(gatetable.FromServerTick(raw))
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 // figuresOfFile is a metrics file's share of a timeline row.
@@ -89,6 +101,15 @@ func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
 			f.rssZero = true
 		}
 	}
+	raw := map[string]json.RawMessage{}
+	for _, k := range gatetable.WireKBsFields {
+		if v, ok := b.Number(k); ok {
+			if j, err := json.Marshal(v); err == nil {
+				raw[k] = j
+			}
+		}
+	}
+	f.diag.WireKBsPerClient = wireFigure(raw)
 	return f, nil
 }
 

@@ -130,6 +130,17 @@ func TestPrometheusSampledAndEmbedded(t *testing.T) {
 	if rows < 2 {
 		t.Errorf("%d timeline rows carry the endpoint's tick p99 and RSS: %+v", rows, r.Timeline)
 	}
+	// The wire rate per client of each second (what wire_kbs_max's early
+	// abort reads) comes from the endpoint too, by the gate's rule.
+	wire := 0
+	for _, p := range r.Timeline {
+		if w := p.WireKBsPerClient; w != nil && math.Abs(*w-1) < 0.2 {
+			wire++
+		}
+	}
+	if wire < 1 {
+		t.Errorf("no timeline row carries the endpoint's wire KB/s per client: %+v", r.Timeline)
+	}
 	// The asserts read the embedded block like the file's.
 	a := NoAsserts()
 	a["tick_ms_p99_max"] = 16

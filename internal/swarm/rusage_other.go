@@ -7,5 +7,8 @@ import "math"
 // processCPU is unavailable on this platform.
 func processCPU() float64 { return math.NaN() }
 
-// raiseFileLimit has nothing to raise on this platform.
-func raiseFileLimit(int) {}
+// fileLimit: this platform has no descriptor limit to read.
+func fileLimit() (soft, hard int64, ok bool) { return 0, 0, false }
+
+// setSoftFileLimit has nothing to set on this platform.
+func setSoftFileLimit(int64) error { return nil }

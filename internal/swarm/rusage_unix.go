@@ -21,17 +21,29 @@ func tvSeconds(tv syscall.Timeval) float64 {
 	return float64(tv.Sec) + float64(tv.Usec)/1e6
 }
 
-// raiseFileLimit lifts the soft RLIMIT_NOFILE toward want (capped by the
-// hard limit): every client holds its own socket. Failure is harmless: a
-// dial that runs out of descriptors is reported per client.
-func raiseFileLimit(want int) {
+// fileLimit is RLIMIT_NOFILE (soft, hard), false when unreadable.
+func fileLimit() (soft, hard int64, ok bool) {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return
+		return 0, 0, false
 	}
-	if rl.Cur >= uint64(want) {
-		return
+	return clampLimit(rl.Cur), clampLimit(rl.Max), true
+}
+
+// clampLimit turns RLIM_INFINITY (and anything past int64) into MaxInt64.
+func clampLimit(v uint64) int64 {
+	if v > math.MaxInt64 {
+		return math.MaxInt64
 	}
-	rl.Cur = min(uint64(want), rl.Max)
-	_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl)
+	return int64(v)
+}
+
+// setSoftFileLimit sets the soft RLIMIT_NOFILE, keeping the hard one.
+func setSoftFileLimit(n int64) error {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return err
+	}
+	rl.Cur = uint64(n)
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl)
 }

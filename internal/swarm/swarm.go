@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
@@ -119,6 +120,10 @@ type Config struct {
 	// Protocol is the game protocol the clients speak; nil is load
 	// protocol v1 (LoadV1).
 	Protocol Protocol
+	// Abort are the early-abort rules: the run ends as soon as one fires
+	// (gatetable.AbortWatch over the timeline), and the report says when
+	// and why. None: the run takes its duration.
+	Abort []gatetable.AbortRule
 }
 
 // protocol is the run's protocol, v1 unless the config names another.
@@ -222,6 +227,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("server metrics map: %w", err))
 		}
 	}
+	for _, r := range c.Abort {
+		if err := r.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("abort on breach: %w", err))
+		}
+	}
 	switch c.ServerMetricsFallback {
 	case "", promsource.FormatText, promsource.FormatOpenMetrics:
 	default:
@@ -266,11 +276,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fds := cfg.ShardClients() + 64
-	if len(cfg.Impairment) > 0 {
-		fds += cfg.Clients // one relay socket per client of the whole run (see buildWorkers)
-	}
-	raiseFileLimit(fds)
+	fdLimit := CheckFileLimit(&cfg)
 
 	start, late := waitStart(ctx, cfg.StartAt)
 	cpu0 := processCPU()
@@ -289,14 +295,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	workers := buildWorkers(&cfg, factories, backend, start, time.Now(), rl)
 	held := pacing(&cfg, backend, rl != nil, len(workers))
+	fds := fdBudget(fdLimit)
 	for _, w := range workers {
-		w.held = held
+		w.held, w.fds = held, fds
 	}
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 
 	mon := newMonitor(&cfg, workers, start)
-	mon.prom = prom
+	mon.prom, mon.stop = prom, cancel
 	// Every worker parks before disconnecting its clients; once all have,
 	// the metrics file is read one last time, then they are released.
 	var parked sync.WaitGroup
@@ -346,6 +353,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			break
 		}
 	}
+	res.Report.HarnessErrors = harnessErrors(workers, fdLimit)
+	if fdLimit.Short() {
+		res.Report.Warnings = append(res.Report.Warnings, FileLimitAdvice(fdLimit))
+	}
+	recordEarlyEnd(res.Report, &cfg, mon.abort, ctx.Err() != nil, start, end)
 	return res, nil
 }
 

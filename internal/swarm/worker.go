@@ -52,6 +52,11 @@ type worker struct {
 	protocolErrors int64
 	spoken         string // Backend() of the first host this worker made
 	firstDialErr   error
+	// Clients the harness itself failed to start (harnessFail): no socket,
+	// no connect issued, and of those the descriptor-limit ones; fds is
+	// the run's descriptor budget (nil: none needed).
+	socketErrs, dialErrs, fdErrs int
+	fds                          *fdRoom
 	// clock and perSec serve impaired runs: the stretch a time falls in,
 	// and the snapshots that arrived in each second of the run.
 	clock  *phaseClock
@@ -302,11 +307,14 @@ func (w *worker) onBatchEvent(item int, at time.Time, ev transport.Event) {
 
 // start creates the client's own host (its own UDP socket) and connects.
 func (w *worker) start(c *client, now time.Time) {
+	if err := w.fds.take(); err != nil {
+		w.harnessFail(err, true)
+		c.end(phaseFailed, failDial, now)
+		return
+	}
 	h, err := w.backend.Dial(transport.Options{Timeout: w.cfg.Timeout})
 	if err != nil {
-		if w.firstDialErr == nil {
-			w.firstDialErr = err
-		}
+		w.harnessFail(err, true)
 		c.end(phaseFailed, failDial, now)
 		return
 	}
@@ -318,9 +326,7 @@ func (w *worker) start(c *client, now time.Time) {
 	// first datagram leaves.
 	if c.relay != nil {
 		if err := c.relay.Expect(c.index, h.Addr()); err != nil {
-			if w.firstDialErr == nil {
-				w.firstDialErr = err
-			}
+			w.harnessFail(err, false)
 			h.Close()
 			c.end(phaseFailed, failDial, now)
 			return
@@ -329,9 +335,7 @@ func (w *worker) start(c *client, now time.Time) {
 	c.host, c.issuedAt = h, now
 	peer, err := h.Connect(c.addr, w.connectData)
 	if err != nil {
-		if w.firstDialErr == nil {
-			w.firstDialErr = err
-		}
+		w.harnessFail(err, false)
 		c.end(phaseFailed, failConnect, now)
 		return
 	}

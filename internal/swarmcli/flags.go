@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/swarm"
@@ -23,9 +24,14 @@ const usageTail = `host and port default to $SCALEGATE_HOST (else 127.0.0.1) and
 $SCALEGATE_PORT.
 
 Asserts whose threshold is < 0 are off (the default); the congestion pair is
-off at 0. An assert whose metric is missing fails. Exit status: 0 passed,
-1 an assert failed or clients were lost, 2 usage (or a --transport this build
-cannot speak), 130 interrupted (the report is still written, marked aborted).
+off at 0. An assert whose metric is missing fails. --abort-on-breach ends the
+run as soon as an assert's figure is beyond its threshold (by more than the
+margin) for that many consecutive seconds; the report says when and why. Exit
+status: 0 passed, 1 an assert failed, clients were lost or the run ended early
+on a breach, 2 usage (or a --transport this build cannot speak), 3 the swarm
+could not start all its clients itself (its sockets or descriptors: a harness
+error, not the server's), 130 interrupted (the report is still written, marked
+aborted).
 
 options:
 `
@@ -58,6 +64,8 @@ type Flags struct {
 	memProf    string
 	// promMap is --server-metrics-map (the Prometheus mapping file).
 	promMap string
+	// abortOn are the --abort-on-breach values, in order.
+	abortOn []string
 }
 
 // degradeFlags are the --degrade-* options: one impairment window on the
@@ -109,7 +117,44 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run to `path` (where the harness spends its time)")
 	fs.StringVar(&f.memProf, "memprofile", "", "write a pprof allocation profile to `path` at the end of the run")
 	declareAssertFlags(fs, *a)
+	fs.Func("abort-on-breach", "`GATE:AFTER_S[:MARGIN_PCT]`: end the run once GATE's figure is beyond its --assert-* threshold by more than MARGIN_PCT % of it (default "+
+		strconv.Itoa(gatetable.DefaultAbortMarginPct)+") for AFTER_S consecutive seconds (repeatable; GATE one of "+strings.Join(gatetable.Abortable(), ", ")+")",
+		func(s string) error { f.abortOn = append(f.abortOn, s); return nil })
 	return fs
+}
+
+// parseAbort resolves the --abort-on-breach values against the asserts:
+// each names a gate that can end a run early and whose assert is on (its
+// threshold is the assert's).
+func (f *Flags) parseAbort() error {
+	f.Cfg.Abort = nil
+	for _, v := range f.abortOn {
+		parts := strings.Split(v, ":")
+		g, ok := gatetable.Lookup(parts[0])
+		if len(parts) < 2 || len(parts) > 3 || !ok {
+			return fmt.Errorf("swarm: --abort-on-breach %q: want GATE:AFTER_S[:MARGIN_PCT], GATE one of %s", v, strings.Join(gatetable.Abortable(), ", "))
+		}
+		after, err := strconv.Atoi(parts[1])
+		if err != nil {
+			return fmt.Errorf("swarm: --abort-on-breach %q: AFTER_S %q is not a whole number of seconds", v, parts[1])
+		}
+		margin := float64(gatetable.DefaultAbortMarginPct)
+		if len(parts) == 3 {
+			if margin, err = strconv.ParseFloat(parts[2], 64); err != nil {
+				return fmt.Errorf("swarm: --abort-on-breach %q: MARGIN_PCT %q is not a number", v, parts[2])
+			}
+		}
+		thr, on := f.Asserts[g.Name]
+		if !on && g.CanAbort() {
+			return fmt.Errorf("swarm: --abort-on-breach %s needs --%s: the threshold it watches is the assert's", g.Name, g.Flag)
+		}
+		r := gatetable.AbortRule{Gate: g, Threshold: thr, AfterS: after, MarginPct: margin}
+		if err := r.Validate(); err != nil {
+			return fmt.Errorf("swarm: --abort-on-breach %q: %w", v, err)
+		}
+		f.Cfg.Abort = append(f.Cfg.Abort, r)
+	}
+	return nil
 }
 
 // Parse parses `[host] [port] [options]` (positionals may come before,
@@ -210,6 +255,9 @@ func (f *Flags) finish(env *Env, pos []string) error {
 	f.Cfg.HoldThreads = f.hold
 	f.Cfg.TestBusy = time.Duration(f.testBusyUs * float64(time.Microsecond))
 	if err := f.parseShard(); err != nil {
+		return err
+	}
+	if err := f.parseAbort(); err != nil {
 		return err
 	}
 	if f.Cfg.Threads == 0 {

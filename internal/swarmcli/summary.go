@@ -23,6 +23,12 @@ func printSummary(w io.Writer, res *swarm.Result) {
 	}
 	fmt.Fprintf(w, "  admitted %d  refused %d %v  disconnected %d %v  never connected %d %v\n",
 		r.ClientsConnected, r.ClientsRefused, r.RefusedByReason, r.ClientsDisconnected, r.DisconnectedByReason, r.ClientsNeverConnected, r.NeverConnectedByReason)
+	if r.AbortedAtS != nil {
+		fmt.Fprintf(w, "  ENDED EARLY at %.1fs (%s): %s\n", *r.AbortedAtS, r.AbortGate, r.AbortReason)
+	}
+	if h := r.HarnessErrors; h.Clients() > 0 {
+		fmt.Fprintf(w, "  harness errors: %d clients without a socket, %d connects not issued, %d at the descriptor limit; first: %s\n", h.Socket, h.Dial, h.FDExhausted, h.FirstError)
+	}
 	if h := r.ObservedServerTickHz; h != nil {
 		fmt.Fprintf(w, "  observed tick-Hz min/mean/max %.2f / %.2f / %.2f\n", h.Min, h.Mean, h.Max)
 	}

@@ -123,6 +123,7 @@ func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
 	case "tty", "plain":
 		f.Cfg.Progress, f.Cfg.ProgressTTY = env.Stderr, f.progress == "tty"
 	}
+	warnFileLimit(env.Stderr, swarm.CheckFileLimit(&f.Cfg))
 	stopProf, err := startProfiles(f.cpuProf, f.memProf)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
@@ -157,18 +158,40 @@ func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
 	return outcome(res, len(failed))
 }
 
+// warnFileLimit says, before the run, that the descriptor limit is below
+// what the run needs and what to raise, or that the swarm raised it.
+func warnFileLimit(w io.Writer, l *report.FDLimit) {
+	switch {
+	case l.Short():
+		fmt.Fprintf(w, "swarm: %s\n", swarm.FileLimitAdvice(l))
+	case l != nil && l.Soft > l.SoftBefore:
+		fmt.Fprintf(w, "swarm: raised the descriptor soft limit from %d to %d (hard %d) for %d clients\n", l.SoftBefore, l.Soft, l.Hard, l.Clients)
+	}
+}
+
 // outcome maps a finished run to its exit status: interrupted, then the
-// load not happening (the gate's own rule, gatetable.LoadHappened), then a
-// failed assert.
+// harness falling short on its own (the gate's rule,
+// gatetable.HarnessShort: inconclusive), then an early end on a breach,
+// then the load not happening (gatetable.LoadHappened), then a failed
+// assert.
 func outcome(res *swarm.Result, failed int) error {
 	r := res.Report
 	if r.Aborted != "" {
 		return exitcode.Errorf(exitcode.Interrupted, "swarm: interrupted after %.1fs; report marked aborted", r.DurationS)
 	}
+	if why, excused := gatetable.HarnessShort(r); excused {
+		return exitcode.Errorf(exitcode.Inconclusive, "swarm: inconclusive: %s: the load was not driven as declared, which says nothing about the server", why)
+	}
+	if r.AbortedAtS != nil && r.AbortGate != report.AbortLoad {
+		return exitcode.Errorf(exitcode.GateFailed, "swarm: ended early at %.1fs: %s", *r.AbortedAtS, r.AbortReason)
+	}
 	if why := gatetable.LoadHappened(r); len(why) > 0 {
 		msg := "swarm: " + strings.Join(why, "; ")
 		if r.ClientsConnected == 0 && res.DialError != nil {
 			msg += fmt.Sprintf("; first error: %v", res.DialError)
+		}
+		if r.AbortedAtS != nil {
+			msg += "; " + r.AbortReason
 		}
 		return exitcode.Errorf(exitcode.GateFailed, "%s", msg)
 	}

@@ -95,6 +95,7 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 	}
 	if o.Asserts {
 		args = append(args, AssertFlags(p, leg, o.Strict)...)
+		args = append(args, AbortFlags(p, leg, o.Strict)...)
 	}
 	if o.Progress != "" {
 		args = append(args, "--progress", o.Progress)
@@ -128,6 +129,18 @@ func AssertFlags(p *profile.Profile, leg profile.Leg, strict bool) []string {
 		if thr, ok := p.GateThreshold(g, leg); ok {
 			out = append(out, "--"+g.Flag, fmtFlag(thr))
 		}
+	}
+	return out
+}
+
+// AbortFlags are the swarm --abort-on-breach flags of the leg's early-abort
+// rules (profile.AbortRules), one per gate, as GATE:AFTER_S:MARGIN_PCT.
+// Each names a gate AssertFlags forwards, whose threshold the swarm reads
+// from that assert.
+func AbortFlags(p *profile.Profile, leg profile.Leg, strict bool) []string {
+	var out []string
+	for _, r := range p.AbortRules(leg, strict) {
+		out = append(out, "--abort-on-breach", r.Gate.Name+":"+strconv.Itoa(r.AfterS)+":"+fmtFlag(r.MarginPct))
 	}
 	return out
 }

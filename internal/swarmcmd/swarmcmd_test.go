@@ -56,6 +56,29 @@ func TestAssertFlags(t *testing.T) {
 	}
 }
 
+// The leg's early-abort rules reach the swarm as --abort-on-breach, each
+// beside the assert whose threshold it reads; none without asserts.
+func TestAbortFlags(t *testing.T) {
+	p := testProfile()
+	leg := p.Legs()[0]
+	if got := AbortFlags(p, leg, false); len(got) != 0 {
+		t.Fatalf("no opt-in, flags %q", got)
+	}
+	p.AbortOnBreach = &profile.AbortPolicy{AfterS: 4, MarginPct: 12.5}
+	args := strings.Join(Args(p, leg, Options{Host: "h", Port: "1", Asserts: true}), " ")
+	for _, want := range []string{"--abort-on-breach wire_kbs_max:4:12.5", "--abort-on-breach tick_hz_min:4:12.5", "--assert-min-tick-hz 30"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if strings.Contains(args, "kbs_max:") && !strings.Contains(args, "wire_kbs_max:") || strings.Count(args, "--abort-on-breach") != 2 {
+		t.Errorf("the phase-scoped kbs_max must not abort: %q", args)
+	}
+	if got := strings.Join(Args(p, leg, Options{Host: "h", Port: "1"}), " "); strings.Contains(got, "--abort-on-breach") {
+		t.Errorf("without asserts, no abort flags: %q", got)
+	}
+}
+
 // TestArgs: one builder for the local run, a shard and a pod. Every load
 // flag the profile sets reaches the swarm whoever builds the line (the
 // Kubernetes Job once dropped --test-busy-us because it built its own).
