@@ -24,7 +24,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"statusClass":  statusClass,
 	"upper":        func(v rundir.Verdict) string { return strings.ToUpper(string(v)) },
 	"num":          numText,
-	"deref64": func(v *float64) float64 { return *v },
+	"deref64":      func(v *float64) float64 { return *v },
 	"deref": func(b *bool) string {
 		if b == nil {
 			return "unknown"
