@@ -28,7 +28,7 @@ import (
 
 // alwaysHard are the built-in checks no softening rule touches.
 var alwaysHard = map[string]bool{
-	"report": true, "report_schema": true, "transport": true, "load": true,
+	"report": true, "report_schema": true, "transport": true, "load": true, "delivery": true,
 	"impairment": true, "shards": true, "harness": true, "swarm_run": true, "trace_replay": true,
 	"host": true,
 }

@@ -206,8 +206,32 @@ var All = []Gate{
 		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-kbs", Measure: KBsMax.Read},
 	{Name: "tick_hz_min", Title: "observed server tick-Hz (min)", Metric: "report.observed_server_tick_hz.min",
 		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-min-tick-hz", Measure: TickHzMin.Read, Doc: "(the collapse tripwire, 30)"},
+	// Percentile budgets of the server's tick time: one gate per
+	// statistic, named as every gate is, the figure's path plus its
+	// direction (server_tick.tick_ms.max → tick_ms_max_max), so a budget
+	// reads "p95 ≤ 16.6, p99 ≤ 33, max ≤ 100" as three gates with their
+	// own rows, levels and swarm flags. tick_ms_p99_max keeps its flag.
+	{Name: "tick_ms_p50_max", Title: "server tick ms p50", Metric: "server_tick.tick_ms.p50",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-p50", Measure: TickMsP50.Read, Doc: "tiered like `tick_ms_p99_max`; a server that does not write `tick_ms.p50` is unevaluable", ServerFields: []string{"tick_ms.p50"}},
+	{Name: "tick_ms_p95_max", Title: "server tick ms p95", Metric: "server_tick.tick_ms.p95",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-p95", Measure: TickMsP95.Read, Doc: "tiered like `tick_ms_p99_max`", ServerFields: []string{"tick_ms.p95"}},
 	{Name: "tick_ms_p99_max", Title: "server tick ms p99", Metric: "server_tick.tick_ms.p99",
 		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: TickMsP99.Read, Doc: "see \"Tiers\" below", ServerFields: []string{"tick_ms.p99"}},
+	{Name: "tick_ms_max_max", Title: "server tick ms max", Metric: "server_tick.tick_ms.max",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-max", Measure: TickMsMax.Read, Doc: "the longest tick of the server's window (after the warm-up); tiered like `tick_ms_p99_max`", ServerFields: []string{"tick_ms.max"}},
+	// The client-observed time between two consecutive state updates,
+	// pooled over the joined clients after the warm-up: the "ms per step"
+	// a player sees, which the server's own tick time does not show (a
+	// server that ticks on time and sends late, or drops, is caught here).
+	// It shares the CPU with the swarm: a timing figure.
+	{Name: "state_interval_ms_p50_max", Title: "state update interval ms p50", Metric: "report.state_interval_ms.p50",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p50", Measure: StateIntervalP50.Read, Doc: "the client-observed time between two state updates, pooled over the clients (after the warm-up); phase-scopable"},
+	{Name: "state_interval_ms_p95_max", Title: "state update interval ms p95", Metric: "report.state_interval_ms.p95",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p95", Measure: StateIntervalP95.Read, Doc: "as `state_interval_ms_p50_max`"},
+	{Name: "state_interval_ms_p99_max", Title: "state update interval ms p99", Metric: "report.state_interval_ms.p99",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p99", Measure: StateIntervalP99.Read, Doc: "as `state_interval_ms_p50_max`"},
+	{Name: "max_snapshot_gap_ms_max", Title: "max snapshot gap ms", Metric: "report.max_snapshot_gap_ms",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-snapshot-gap-ms", Measure: MaxGap.Read, Doc: "the longest time between two consecutive state updates of any client (after the warm-up); phase-scopable; the built-in `delivery` check also bounds the time from a client's admission to its first update and from its last to its end"},
 	{Name: "rss_growth_kb_max", Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",
 		Unit: "KB", Dir: AtMost, Flag: "assert-max-rss-growth-kb", Measure: RSSGrowth.Read, Doc: "either field ≤ 0 (unavailable) is unevaluable", ServerFields: []string{"rss_kb", "rss_startup_kb"}},
 	{Name: "rss_slope_kb_per_min_max", Title: "server RSS slope KB/min", Metric: "report.rss_slope_kb_per_min",

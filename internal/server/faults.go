@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -33,6 +34,15 @@ type FaultConfig struct {
 	// back, so a peer that was congested stays slow (recovery never comes).
 	CongestionStuckAtFloor bool    `toml:"congestion_stuck_at_floor"`
 	AllocChurnMBPerS       float64 `toml:"alloc_churn_mb_per_s"` // short-lived garbage allocated per second
+	// SnapshotsThenSilent: each joined peer is sent this many snapshots
+	// after its Welcome, then nothing at all (no Snapshot, no PeerDelay):
+	// the server that answers the join and falls silent.
+	SnapshotsThenSilent int `toml:"snapshots_then_silent"`
+	// SnapshotIntervalMs: each joined peer is sent a snapshot only every
+	// this many milliseconds (a whole number of ticks); the tick numbers
+	// in them still advance at the tick rate, so the observed tick-Hz
+	// stays at 60 while almost nothing is delivered.
+	SnapshotIntervalMs float64 `toml:"snapshot_interval_ms"`
 }
 
 func (f *FaultConfig) checks() []check {
@@ -56,6 +66,8 @@ func (f *FaultConfig) checks() []check {
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes >= 0 && f.FattenRecordsBytes <= 65535, "must be 0..65535"},
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes == 0 || f.InflateSnapshotBytes == 0, "cannot be combined with inflate_snapshot_bytes"},
 		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
+		{"faults.snapshots_then_silent", f.SnapshotsThenSilent >= 0, "must be ≥ 0 (0 off)"},
+		{"faults.snapshot_interval_ms", f.SnapshotIntervalMs >= 0 && f.SnapshotIntervalMs <= 60000, "must be 0..60000"},
 	}
 }
 
@@ -83,7 +95,46 @@ func (f *FaultConfig) Active() []string {
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)
 	add(f.AllocChurnMBPerS > 0, "alloc_churn_mb_per_s", f.AllocChurnMBPerS)
+	add(f.SnapshotsThenSilent > 0, "snapshots_then_silent", f.SnapshotsThenSilent)
+	add(f.SnapshotIntervalMs > 0, "snapshot_interval_ms", f.SnapshotIntervalMs)
 	return out
+}
+
+// deliveryFault is the snapshots_then_silent and snapshot_interval_ms
+// faults: which joined peers may be sent a snapshot this tick, and which
+// are sent nothing at all any more.
+type deliveryFault struct {
+	silentAfter int64  // snapshots per peer, then silence (0: off)
+	every       uint32 // ticks between two snapshots to a peer (0: off)
+}
+
+func newDeliveryFault(f *FaultConfig) deliveryFault {
+	d := deliveryFault{silentAfter: int64(f.SnapshotsThenSilent)}
+	if f.SnapshotIntervalMs > 0 {
+		d.every = uint32(max(1, math.Round(f.SnapshotIntervalMs/1000*TickHz)))
+	}
+	return d
+}
+
+func (d deliveryFault) on() bool { return d.silentAfter > 0 || d.every > 0 }
+
+// silent reports whether p is sent nothing any more.
+func (d deliveryFault) silent(p *peer) bool {
+	return d.silentAfter > 0 && p.faultSnaps >= d.silentAfter
+}
+
+// allow decides whether p, owed a snapshot on tick, is sent one, and
+// counts it when it is.
+func (d deliveryFault) allow(p *peer, tick uint32) bool {
+	if !d.on() {
+		return true
+	}
+	if d.silent(p) || (d.every > 0 && p.faultSnaps > 0 && tick-p.faultLastTick < d.every) {
+		return false
+	}
+	p.faultSnaps++
+	p.faultLastTick = tick
+	return true
 }
 
 // metricFieldNames are the JSON names of report.ServerTick, the only names

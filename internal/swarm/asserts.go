@@ -32,7 +32,8 @@ func (a Asserts) Set(g gatetable.Gate, thr float64) {
 // stores the outcomes in the report (asserts, passed) and returns the
 // failures. A missing metric fails: an unevaluable gate is not a passed
 // gate. passed also requires an unaborted run in which the load happened
-// (gatetable.LoadHappened: the gate's own rule).
+// and state was delivered (gatetable.LoadHappened and Delivered with the
+// run's policy: the gate's own rules).
 func Evaluate(a Asserts, res *Result) []report.AssertResult {
 	r := res.Report
 	r.Asserts = []report.AssertResult{}
@@ -52,7 +53,7 @@ func Evaluate(a Asserts, res *Result) []report.AssertResult {
 			failed = append(failed, ar)
 		}
 	}
-	r.Passed = len(failed) == 0 && r.Aborted == "" && len(gatetable.LoadHappened(r)) == 0
+	r.Passed = len(failed) == 0 && r.Aborted == "" && len(gatetable.LoadHappened(r)) == 0 && gatetable.Delivered(r, res.Delivery).OK()
 	return failed
 }
 

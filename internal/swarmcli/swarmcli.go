@@ -158,8 +158,8 @@ func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
 }
 
 // outcome maps a finished run to its exit status: interrupted, then the
-// load not happening (the gate's own rule, gatetable.LoadHappened), then a
-// failed assert.
+// load not happening (the gate's own rules, gatetable.LoadHappened and
+// gatetable.Delivered), then a failed assert.
 func outcome(res *swarm.Result, failed int) error {
 	r := res.Report
 	if r.Aborted != "" {
@@ -171,6 +171,9 @@ func outcome(res *swarm.Result, failed int) error {
 			msg += fmt.Sprintf("; first error: %v", res.DialError)
 		}
 		return exitcode.Errorf(exitcode.GateFailed, "%s", msg)
+	}
+	if d := gatetable.Delivered(r, res.Delivery); !d.OK() {
+		return exitcode.Errorf(exitcode.GateFailed, "swarm: delivery: %s", d.Why())
 	}
 	if failed > 0 {
 		return exitcode.Printed(exitcode.GateFailed)
