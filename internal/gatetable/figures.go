@@ -59,11 +59,11 @@ var (
 	// RSSGrowth is rss_kb − rss_startup_kb. A value ≤ 0 in either field
 	// means the server could not read its RSS on its platform:
 	// unavailable, which is missing, never "no growth".
-	RSSGrowth          = Figure{Name: "rss_growth_kb", Title: "server RSS growth KB", Path: "server_tick.rss_kb - server_tick.rss_startup_kb", Unit: "KB", Read: rssGrowth}
-	RSSSlope           = Figure{Name: "rss_slope_kb_per_min", Title: "server RSS slope KB/min", Path: "report.rss_slope_kb_per_min", Unit: "KB/min", Read: rssSlope}
-	RTTP95             = Figure{Name: "rtt_p95_ms", Title: "RTT ms p95", Path: "report.rtt_ms.p95", Unit: "ms", Read: pct("report.rtt_ms", "no client measured a round trip", func(r *report.Report) *report.Percentiles { return r.RTTMs }, p95)}
-	ConnectP95         = Figure{Name: "connect_p95_ms", Title: "connect ms p95", Path: "report.connect_ms.p95", Unit: "ms", Read: pct("report.connect_ms", "no client connected", func(r *report.Report) *report.Percentiles { return r.ConnectMs }, p95)}
-	MaxGap             = Figure{Name: "max_snapshot_gap_ms", Title: "max snapshot gap ms", Path: "report.max_snapshot_gap_ms", Unit: "ms", Read: optional("report.max_snapshot_gap_ms", "no client received two snapshots", func(r *report.Report) *float64 { return r.MaxSnapshotGapMs })}
+	RSSGrowth  = Figure{Name: "rss_growth_kb", Title: "server RSS growth KB", Path: "server_tick.rss_kb - server_tick.rss_startup_kb", Unit: "KB", Read: rssGrowth}
+	RSSSlope   = Figure{Name: "rss_slope_kb_per_min", Title: "server RSS slope KB/min", Path: "report.rss_slope_kb_per_min", Unit: "KB/min", Read: rssSlope}
+	RTTP95     = Figure{Name: "rtt_p95_ms", Title: "RTT ms p95", Path: "report.rtt_ms.p95", Unit: "ms", Read: pct("report.rtt_ms", "no client measured a round trip", func(r *report.Report) *report.Percentiles { return r.RTTMs }, p95)}
+	ConnectP95 = Figure{Name: "connect_p95_ms", Title: "connect ms p95", Path: "report.connect_ms.p95", Unit: "ms", Read: pct("report.connect_ms", "no client connected", func(r *report.Report) *report.Percentiles { return r.ConnectMs }, p95)}
+	MaxGap     = Figure{Name: "max_snapshot_gap_ms", Title: "max snapshot gap ms", Path: "report.max_snapshot_gap_ms", Unit: "ms", Read: optional("report.max_snapshot_gap_ms", "no client received two snapshots", func(r *report.Report) *float64 { return r.MaxSnapshotGapMs })}
 	// StateInterval* are the client-observed times between two
 	// consecutive state updates, pooled over the joined clients (after the
 	// warm-up): the "ms per step" a player sees.
@@ -73,9 +73,9 @@ var (
 	// UpdatesPerSMin is the slowest client's state updates per second over
 	// its joined time; DeliveryGap the longest any client went without one
 	// (its admission and its end included).
-	UpdatesPerSMin = Figure{Name: "updates_per_s_min", Title: "state updates/s per client min", Path: "report.delivery.updates_per_s.min", Read: updatesPerSMin}
-	DeliveryGap    = Figure{Name: "delivery_gap_ms", Title: "longest time without state ms", Path: "report.delivery.max_gap_ms", Unit: "ms", Read: deliveryGap}
-	WorkerDtP99    = Figure{Name: "worker_dt_p99_ms", Title: "swarm worker dt p99 ms", Path: "report.worker_loop_dt_ms.p99", Unit: "ms", Read: pct("report.worker_loop_dt_ms", "no worker iteration was timed", func(r *report.Report) *report.Percentiles { return r.WorkerLoopDtMs }, p99)}
+	UpdatesPerSMin     = Figure{Name: "updates_per_s_min", Title: "state updates/s per client min", Path: "report.delivery.updates_per_s.min", Read: updatesPerSMin}
+	DeliveryGap        = Figure{Name: "delivery_gap_ms", Title: "longest time without state ms", Path: "report.delivery.max_gap_ms", Unit: "ms", Read: deliveryGap}
+	WorkerDtP99        = Figure{Name: "worker_dt_p99_ms", Title: "swarm worker dt p99 ms", Path: "report.worker_loop_dt_ms.p99", Unit: "ms", Read: pct("report.worker_loop_dt_ms", "no worker iteration was timed", func(r *report.Report) *report.Percentiles { return r.WorkerLoopDtMs }, p99)}
 	ServiceIntervalP99 = Figure{Name: "service_interval_p99_ms", Title: "per-client service interval p99 ms", Path: "report.service_interval_ms.p99", Unit: "ms", Read: pct("report.service_interval_ms", "no client was serviced twice while joined", func(r *report.Report) *report.Percentiles { return r.ServiceIntervalMs }, p99)}
 	// InputsAccepted is the share of the Inputs the swarm sent that the
 	// server applied (server_tick.inputs_accepted / report.inputs_sent):

@@ -127,10 +127,10 @@ type Server struct {
 	dfault deliveryFault
 	warm   warmup
 	admit  admission
-	joins int64
-	input inputScratch
-	rec   *trace.Recorder // nil: [trace] input_trace_dir unset
-	trRec trace.Record    // reused: a fresh one per Input would escape
+	joins  int64
+	input  inputScratch
+	rec    *trace.Recorder // nil: [trace] input_trace_dir unset
+	trRec  trace.Record    // reused: a fresh one per Input would escape
 	// traceErrsLogged is the recorder error count already logged.
 	traceErrsLogged int64
 	// traceMaxBytes is [trace] max_file_bytes, for a recorder started by
