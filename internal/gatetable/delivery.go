@@ -152,7 +152,7 @@ func Delivered(r *report.Report, p DeliveryPolicy) DeliveryResult {
 	default:
 		frac := dl.UpdatesPerS.Min / ref
 		d.Measured = &frac
-		parts = append(parts, fmt.Sprintf("slowest %s updates/s (%s of %s Hz, %s), mean %s", FormatNumber(dl.UpdatesPerS.Min), FormatNumber(frac), FormatNumber(ref), src, FormatNumber(dl.UpdatesPerS.Mean)))
+		parts = append(parts, fmt.Sprintf("slowest %s updates/s (%s %% of %s Hz, %s), mean %s", FormatNumber(dl.UpdatesPerS.Min), FormatNumber(frac*100), FormatNumber(ref), src, FormatNumber(dl.UpdatesPerS.Mean)))
 		if need := p.MinRateFraction * ref; dl.UpdatesPerS.Min < need {
 			d.Problems = append(d.Problems, fmt.Sprintf("client %s received %s state updates/s over its joined time, under %s × %s Hz (%s) = %s",
 				clientIndex(dl.SlowestClient), FormatNumber(dl.UpdatesPerS.Min), FormatNumber(p.MinRateFraction), FormatNumber(ref), src, FormatNumber(need)))

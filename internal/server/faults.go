@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -104,16 +103,12 @@ func (f *FaultConfig) Active() []string {
 // faults: which joined peers may be sent a snapshot this tick, and which
 // are sent nothing at all any more.
 type deliveryFault struct {
-	silentAfter int64  // snapshots per peer, then silence (0: off)
-	every       uint32 // ticks between two snapshots to a peer (0: off)
+	silentAfter int64         // snapshots per peer, then silence (0: off)
+	every       time.Duration // wall time between two snapshots to a peer (0: off)
 }
 
 func newDeliveryFault(f *FaultConfig) deliveryFault {
-	d := deliveryFault{silentAfter: int64(f.SnapshotsThenSilent)}
-	if f.SnapshotIntervalMs > 0 {
-		d.every = uint32(max(1, math.Round(f.SnapshotIntervalMs/1000*TickHz)))
-	}
-	return d
+	return deliveryFault{silentAfter: int64(f.SnapshotsThenSilent), every: time.Duration(f.SnapshotIntervalMs * float64(time.Millisecond))}
 }
 
 func (d deliveryFault) on() bool { return d.silentAfter > 0 || d.every > 0 }
@@ -123,17 +118,18 @@ func (d deliveryFault) silent(p *peer) bool {
 	return d.silentAfter > 0 && p.faultSnaps >= d.silentAfter
 }
 
-// allow decides whether p, owed a snapshot on tick, is sent one, and
-// counts it when it is.
-func (d deliveryFault) allow(p *peer, tick uint32) bool {
+// allow decides whether p, owed a snapshot now, is sent one, and counts it
+// when it is. The interval is wall time, not ticks: a server that falls
+// behind and runs its late ticks back to back must not shorten it.
+func (d deliveryFault) allow(p *peer, now time.Time) bool {
 	if !d.on() {
 		return true
 	}
-	if d.silent(p) || (d.every > 0 && p.faultSnaps > 0 && tick-p.faultLastTick < d.every) {
+	if d.silent(p) || (d.every > 0 && p.faultSnaps > 0 && now.Sub(p.faultLastAt) < d.every) {
 		return false
 	}
 	p.faultSnaps++
-	p.faultLastTick = tick
+	p.faultLastAt = now
 	return true
 }
 

@@ -47,10 +47,10 @@ type peer struct {
 	strikes     *stats.SlidingCount // malformed messages within garbageWindow
 	lastSeq     uint32              // newest Input applied
 	haveSeq     bool
-	// faultSnaps and faultLastTick: the snapshots the delivery faults let
-	// through to this peer, and the tick of the latest (deliveryFault).
-	faultSnaps    int64
-	faultLastTick uint32
+	// faultSnaps and faultLastAt: the snapshots the delivery faults let
+	// through to this peer, and when the latest went (deliveryFault).
+	faultSnaps  int64
+	faultLastAt time.Time
 }
 
 // notice is a Notice to send.

@@ -540,8 +540,12 @@ func (s *Server) buildSnapshots() {
 func (s *Server) pickDue() {
 	owed := s.cc.schedule(s.host, s.vpeers, s.tick)
 	s.due, s.duePeers = s.due[:0], s.duePeers[:0]
+	var now time.Time
+	if s.dfault.on() {
+		now = time.Now()
+	}
 	for i, v := range s.viewers {
-		if owed[i] && s.gov.snapshotDue(s.tick, v.stagger()) && s.dfault.allow(s.vpeers[i], s.tick) {
+		if owed[i] && s.gov.snapshotDue(s.tick, v.stagger()) && s.dfault.allow(s.vpeers[i], now) {
 			s.due, s.duePeers = append(s.due, v), append(s.duePeers, s.vpeers[i])
 		}
 	}
