@@ -127,3 +127,24 @@ func TestSchemaClientCapIsMaxClients(t *testing.T) {
 		}
 	}
 }
+
+// The schema's delivery defaults are the gate's (gatetable's constants,
+// which the swarm's flags default to): a profile that leaves the block out
+// is judged by the same policy on both sides.
+func TestSchemaDeliveryDefaultsMatchGatetable(t *testing.T) {
+	d := schemaDef(t, "#Profile").LookupPath(cue.ParsePath("delivery"))
+	for _, f := range []struct {
+		path string
+		want float64
+	}{{"min_rate_fraction", gatetable.DefaultMinRateFraction}, {"max_gap_ms", gatetable.DefaultMaxGapMs}} {
+		v, ok := d.LookupPath(cue.ParsePath(f.path)).Default()
+		if !ok {
+			t.Errorf("#Profile.delivery.%s has no default", f.path)
+			continue
+		}
+		got, err := v.Float64()
+		if err != nil || got != f.want {
+			t.Errorf("#Profile.delivery.%s default %v (%v), gatetable %v", f.path, got, err, f.want)
+		}
+	}
+}

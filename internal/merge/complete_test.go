@@ -23,6 +23,7 @@ var notMerged = map[string]string{
 	// report carries its block and no error; with no shard reading them
 	// the errors are joined (TestMergeRowServerFiguresFirstShard).
 	"ServerMetricsError": "cleared when a shard read the server's metrics (the fixture's shard 1 did)",
+	"Host":               "the gate measures the host during the leg and adds it to the report it gates (the merged one); no shard's swarm writes it",
 }
 
 // histType is filled with a real histogram, not field by field.
