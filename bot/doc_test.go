@@ -60,6 +60,9 @@ func TestOwnProtocolSnippetCompiles(t *testing.T) {
 			readme = append(readme, b)
 		}
 	}
+	if len(readme) == 0 {
+		t.Fatal("README.md's \"Gate your own server\" marks no compiled bot snippet")
+	}
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

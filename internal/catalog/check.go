@@ -16,6 +16,7 @@ import (
 	"github.com/scalegate/scalegate/internal/relay"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
+	"github.com/scalegate/scalegate/internal/transport"
 )
 
 // checker collects every problem of one profile. It looks at the user's
@@ -344,6 +345,7 @@ func (c *checker) crossCheck() {
 		}
 	}
 	c.checkPatterns()
+	c.checkTransports()
 	c.checkSweep()
 	c.checkRamp()
 	c.checkWarmup()
@@ -374,6 +376,16 @@ func (c *checker) checkImpairment() {
 	if dv, ok := c.valid("duration_s"); ok {
 		if d, err := dv.Float64(); err == nil && norm[0].StartS >= d {
 			c.at("impairment", "the first phase starts at %gs, at or after the run ends (duration_s %g): it would impair nothing", norm[0].StartS, d)
+		}
+	}
+	if tv, ok := c.concrete("transport"); ok {
+		name, _ := tv.String()
+		// Only a transport this build knows can be judged; the swarm
+		// refuses an unimpairable one at run time as well.
+		if _, known := transport.CapabilitiesOf(name); known == nil {
+			if err := transport.CheckImpairable(name); err != nil {
+				c.at("impairment", "%v", err)
+			}
 		}
 	}
 }
@@ -476,6 +488,43 @@ func schemaStrings(v cue.Value) []string {
 	return out
 }
 
+// checkTransports: exactly one of transport and transports, no transport
+// twice, and the cross-transport gate only where both legs exist. A
+// profile with transports compares, it never baselines (the schema's own
+// rule says only "conflicting values").
+func (c *checker) checkTransports() {
+	one, many := c.has("transport"), c.has("transports")
+	switch {
+	case !one && !many:
+		c.at("transport", `the profile declares neither transport nor transports: exactly one is required (transport: "enet", or transports: ["enet", "quic"] to run every leg on each)`)
+	case one && many:
+		c.at("transports", "the profile declares both transport and transports: exactly one is allowed (transports runs every leg on each of its transports; transport pins one)")
+	}
+	var list []string
+	if v, ok := c.concrete("transports"); ok && v.Decode(&list) == nil {
+		seen := map[string]bool{}
+		for _, t := range list {
+			if seen[t] {
+				c.at("transports", "transport %q listed twice (one leg per transport)", t)
+			}
+			seen[t] = true
+		}
+		if many && c.has("baselined") {
+			if v, ok := c.concrete("baselined"); ok {
+				if b, err := v.Bool(); err == nil && b {
+					c.instead("baselined", "must be false in a profile with transports: it compares transports, it never baselines")
+				}
+			}
+		}
+	}
+	if c.has("gates.transport_overhead_kbs_max") && !(slices.Contains(list, "enet") && slices.Contains(list, "quic")) {
+		c.at("gates.transport_overhead_kbs_max", `needs transports: ["enet", "quic"]: it compares the wire bytes of the two legs of each load`)
+	}
+	if c.has("server.faults.only_on_transport") && !many {
+		c.at("server.faults.only_on_transport", "needs transports: with one transport the faults apply to every leg or none")
+	}
+}
+
 // checkSweep: a sweep needs points, and is a characterisation, never a
 // baseline (the schema's own rule says only "conflicting values").
 func (c *checker) checkSweep() {
@@ -483,8 +532,8 @@ func (c *checker) checkSweep() {
 		return
 	}
 	var s profile.Sweep
-	if v, ok := c.concrete("sweep"); ok && v.Decode(&s) == nil && len(s.Clients)+len(s.EntityCounts)+len(s.SimWorkerThreads) == 0 {
-		c.at("sweep", "needs at least one axis: clients, entity_counts or sim_worker_threads")
+	if v, ok := c.concrete("sweep"); ok && v.Decode(&s) == nil && len(s.Clients)+len(s.EntityCounts)+len(s.SimWorkerThreads)+len(s.SnapshotBudgetBytes) == 0 {
+		c.at("sweep", "needs at least one axis: clients, entity_counts, sim_worker_threads or snapshot_budget_bytes")
 	}
 	if v, ok := c.concrete("baselined"); ok {
 		if b, err := v.Bool(); err == nil && b {

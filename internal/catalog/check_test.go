@@ -94,7 +94,28 @@ clinets: 5
 			`FILE:9:9: shards: is 3 but sweep.clients goes down to 2: every shard needs at least one client`,
 		}},
 		{"noaxis", goodAs("noaxis") + "sweep: {}\n", []string{
-			`FILE:9:8: sweep: needs at least one axis: clients, entity_counts or sim_worker_threads`,
+			`FILE:9:8: sweep: needs at least one axis: clients, entity_counts, sim_worker_threads or snapshot_budget_bytes`,
+		}},
+		// Exactly one of transport and transports; the cross-transport
+		// gate and the per-transport fault scope need both legs.
+		{"notransport", strings.Replace(goodAs("notransport"), "transport: \"enet\"\n", "", 1), []string{
+			`FILE:1:1: transport: the profile declares neither transport nor transports: exactly one is required (transport: "enet", or transports: ["enet", "quic"] to run every leg on each)`,
+		}},
+		{"bothtransports", goodAs("bothtransports") + "transports: [\"enet\", \"quic\"]\n", []string{
+			`FILE:9:13: transports: the profile declares both transport and transports: exactly one is allowed (transports runs every leg on each of its transports; transport pins one)`,
+		}},
+		{"twicetransport", strings.Replace(goodAs("twicetransport"), "transport: \"enet\"", "transports: [\"quic\", \"quic\"]", 1) +
+			"gates: transport_overhead_kbs_max: threshold: 3\n", []string{
+			`FILE:3:13: transports: transport "quic" listed twice (one leg per transport)`,
+			`FILE:9:36: gates.transport_overhead_kbs_max: needs transports: ["enet", "quic"]: it compares the wire bytes of the two legs of each load`,
+		}},
+		{"overheadsingle", goodAs("overheadsingle") + "gates: transport_overhead_kbs_max: threshold: 3\nserver: faults: only_on_transport: \"quic\"\n", []string{
+			`FILE:9:36: gates.transport_overhead_kbs_max: needs transports: ["enet", "quic"]: it compares the wire bytes of the two legs of each load`,
+			`FILE:10:36: server.faults.only_on_transport: needs transports: with one transport the faults apply to every leg or none`,
+		}},
+		{"transportsbaselined", strings.Replace(strings.Replace(goodAs("transportsbaselined"), "transport: \"enet\"", "transports: [\"enet\", \"quic\"]", 1),
+			"baselined: false", "baselined: true", 1), []string{
+			`FILE:7:12: baselined: must be false in a profile with transports: it compares transports, it never baselines`,
 		}},
 		// Two mistakes in one field are two lines: the name breaks the
 		// schema's pattern and does not match the file.

@@ -1,8 +1,12 @@
 package catalog
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	_ "github.com/scalegate/scalegate/internal/transport/udp" // registers "udp"
+	_ "github.com/scalegate/scalegate/internal/transport/ws"  // registers "ws", "wss"
 )
 
 // TestVetPrometheusSource: vet refuses a Prometheus source that cannot
@@ -39,5 +43,23 @@ func TestVetPrometheusSource(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestVetRefusesImpairedWebSocket: the impairment relay impairs datagrams;
+// a profile that impairs a WebSocket leg is refused at vet, naming why.
+func TestVetRefusesImpairedWebSocket(t *testing.T) {
+	const src = "name: \"w\"\ndescription: \"d\"\ntransport: \"%s\"\nclients: 4\nduration_s: 20\npatterns: [\"weave\"]\nbaselined: false\nimpairment: [{start_s: 5, duration_s: 5, loss: 0.1}]\n"
+	for _, tc := range []struct{ transport, want string }{{"ws", "runs over TCP"}, {"udp", ""}} {
+		dir := t.TempDir()
+		writeProfile(t, dir, "w", fmt.Sprintf(src, tc.transport))
+		cat, err := NewCatalog(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = cat.Load("w")
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(FormatError(err), tc.want)) {
+			t.Errorf("%s: %v", tc.transport, err)
+		}
 	}
 }

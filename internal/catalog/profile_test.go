@@ -15,7 +15,7 @@ func TestEmbeddedProfilesValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, _ := c.Names()
-	want := []string{"burst-loss", "capacity", "congestion", "congestion-enet", "entity-churn", "entity-scale", "overrun", "pr", "pr-prometheus", "reference", "reference-enet", "smoke", "soak", "trace", "weapons"}
+	want := []string{"burst-loss", "capacity", "congestion", "congestion-enet", "entity-churn", "entity-scale", "overrun", "pr", "pr-prometheus", "reference", "reference-enet", "smoke", "soak", "trace", "transports", "weapons"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("profiles %v, want %v", names, want)
 	}
@@ -54,6 +54,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"weapons", "quic", "strict", 128, 1, false},
 		{"capacity", "enet", "pr", 32, 5, false},
 		{"trace", "enet", "pr", 128, 1, false},
+		{"transports", "", "pr", 64, 4, false}, // transports: enet and quic
 	}
 	for _, tc := range tests {
 		p, _, err := c.Load(tc.name)

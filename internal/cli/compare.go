@@ -15,20 +15,25 @@ func init() {
 	register("compare", "set two run directories side by side: per leg and metric A, B and the delta", runCompare)
 }
 
-// runCompare: scalegate compare [--markdown PATH] RUN_A RUN_B. It exits 0
+// runCompare: scalegate compare [--markdown PATH] [--legs-by profile|name]
+// RUN_A RUN_B. It exits 0
 // only when every leg of both runs was compared; a refused leg (different
 // load, or in one run only) exits 2 after the legs that could be compared
 // are printed.
 func runCompare(_ context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("scalegate compare", flag.ContinueOnError)
 	md := fs.String("markdown", "", "also write the comparison as Markdown to this file")
+	legsBy := fs.String("legs-by", compare.LegsByProfile, "how legs are matched: \"profile\" (both runs of one profile, legs by ID) or \"name\" (legs by ID across two profiles, e.g. entity-churn against entity-scale)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate compare [--markdown PATH] RUN_A RUN_B")
+		fmt.Fprintln(fs.Output(), "usage: scalegate compare [--markdown PATH] [--legs-by profile|name] RUN_A RUN_B")
 		fs.PrintDefaults()
 	}
 	dirs, err := parseInterleaved(env, fs, args)
 	if err != nil {
 		return err
+	}
+	if *legsBy != compare.LegsByProfile && *legsBy != compare.LegsByName {
+		return exitcode.Errorf(exitcode.Usage, "compare: --legs-by %q: want %q or %q", *legsBy, compare.LegsByProfile, compare.LegsByName)
 	}
 	if len(dirs) != 2 {
 		return exitcode.Errorf(exitcode.Usage, "compare: want two run directories, got %d argument(s)", len(dirs))
@@ -41,7 +46,7 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}
-	res := compare.Compare(a, b)
+	res := compare.CompareWith(a, b, compare.Options{LegsBy: *legsBy})
 	if err := res.WriteTable(env.Stdout); err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,58 +50,68 @@ func hog() {
 // real gate runs against the reference server with its fault knobs (the
 // "gate bites" tests). Each real leg is 8 clients for 4 s.
 func TestScripts(t *testing.T) {
+	t.Cleanup(func() {
+		if exampleBins.dir != "" {
+			os.RemoveAll(exampleBins.dir)
+		}
+	})
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"gatestatus": cmdGateStatus,
-			"waitfile":   cmdWaitFile,
-			"waitmatch":  cmdWaitMatch,
-			"noorphans":  cmdNoOrphans,
-			"gone":       cmdGone,
-			"mkflit":     cmdMkFlit,
-			"killswarm":  cmdKillSwarm,
-			"samerun":    cmdSameRun,
+			"gatestatus":   cmdGateStatus,
+			"waitfile":     cmdWaitFile,
+			"waitmatch":    cmdWaitMatch,
+			"noorphans":    cmdNoOrphans,
+			"gone":         cmdGone,
+			"mkflit":       cmdMkFlit,
+			"killswarm":    cmdKillSwarm,
+			"samerun":      cmdSameRun,
+			"buildexample": cmdBuildExample,
 		},
 	})
 }
 
 // cmdGateStatus: gatestatus RUNDIR LEG GATE STATUS [LEVEL] asserts one
-// check of summary.json.
+// check of summary.json; LEG "(run)" names the run's checks across legs.
 func cmdGateStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 4 {
 		ts.Fatalf("usage: gatestatus RUNDIR LEG GATE STATUS [LEVEL]")
 	}
+	type check struct{ Gate, Status, Level, Detail string }
 	var sum struct {
-		Legs []struct {
+		Checks []check
+		Legs   []struct {
 			Leg    struct{ ID string }
-			Checks []struct {
-				Gate, Status, Level, Detail string
-			}
+			Checks []check
 		}
 	}
 	b := ts.ReadFile(filepath.Join(args[0], "summary.json"))
 	if err := json.Unmarshal([]byte(b), &sum); err != nil {
 		ts.Fatalf("summary.json: %v", err)
 	}
+	found := args[1] == "(run)"
+	checks := sum.Checks
 	for _, l := range sum.Legs {
-		if l.Leg.ID != args[1] {
+		if l.Leg.ID == args[1] {
+			found, checks = true, l.Checks
+		}
+	}
+	if !found {
+		ts.Fatalf("no leg %s in %s/summary.json", args[1], args[0])
+	}
+	for _, c := range checks {
+		if c.Gate != args[2] {
 			continue
 		}
-		for _, c := range l.Checks {
-			if c.Gate != args[2] {
-				continue
-			}
-			ok := c.Status == args[3] && (len(args) < 5 || c.Level == args[4])
-			if ok == neg {
-				ts.Fatalf("leg %s gate %s: status %s level %s (%s); want %s %v", args[1], args[2], c.Status, c.Level, c.Detail, args[3:], !neg)
-			}
-			ts.Logf("leg %s gate %s: %s %s — %s", args[1], args[2], c.Status, c.Level, c.Detail)
-			return
+		ok := c.Status == args[3] && (len(args) < 5 || c.Level == args[4])
+		if ok == neg {
+			ts.Fatalf("leg %s gate %s: status %s level %s (%s); want %s %v", args[1], args[2], c.Status, c.Level, c.Detail, args[3:], !neg)
 		}
-		ts.Fatalf("leg %s has no %s check", args[1], args[2])
+		ts.Logf("leg %s gate %s: %s %s — %s", args[1], args[2], c.Status, c.Level, c.Detail)
+		return
 	}
-	ts.Fatalf("no leg %s in %s/summary.json", args[1], args[0])
+	ts.Fatalf("leg %s has no %s check", args[1], args[2])
 }
 
 // cmdWaitFile: waitfile PATH waits up to 60 s for PATH to exist.
@@ -257,4 +268,65 @@ func TestProcessesMentioning(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// exampleBins caches the example game binaries the scripts build: each
+// is built once per test binary, then copied into a script's $WORK/bin.
+var exampleBins = struct {
+	sync.Mutex
+	dir  string
+	done map[string]error
+}{done: map[string]error{}}
+
+// cmdBuildExample: buildexample GAME builds examples/GAME's server and bot
+// (a team's own game and its bot built with the bot package) and puts
+// them in $WORK/bin as GAME-server and GAME-bot.
+func cmdBuildExample(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: buildexample GAME")
+	}
+	game := args[0]
+	bin := ts.MkAbs("bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	for _, part := range []string{"server", "bot"} {
+		built, err := buildExample(game, part)
+		if err != nil {
+			ts.Fatalf("build examples/%s/%s: %v", game, part, err)
+		}
+		b, err := os.ReadFile(built)
+		if err != nil {
+			ts.Fatalf("%v", err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, game+"-"+part), b, 0o755); err != nil {
+			ts.Fatalf("%v", err)
+		}
+	}
+}
+
+// buildExample builds one example binary once (go build, the build cache
+// makes a rebuild cheap) and returns its path.
+func buildExample(game, part string) (string, error) {
+	exampleBins.Lock()
+	defer exampleBins.Unlock()
+	if exampleBins.dir == "" {
+		dir, err := os.MkdirTemp("", "scalegate-examples-")
+		if err != nil {
+			return "", err
+		}
+		exampleBins.dir = dir
+	}
+	out := filepath.Join(exampleBins.dir, game+"-"+part)
+	key := game + "/" + part
+	if err, ok := exampleBins.done[key]; ok {
+		return out, err
+	}
+	cmd := exec.Command("go", "build", "-o", out, "github.com/scalegate/scalegate/examples/"+game+"/"+part)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("%w: %s", err, b)
+	}
+	exampleBins.done[key] = err
+	return out, err
 }

@@ -51,6 +51,11 @@ func TestParseSwarmArgs(t *testing.T) {
 				t.Errorf("addr %q", f.Cfg.Addr)
 			}
 		}},
+		{"options around positionals", nil, []string{"--timeout-s", "2", "127.0.0.1", "5000", "--clients", "4"}, func(t *testing.T, f *swarmcli.Flags) {
+			if f.Cfg.Addr != "127.0.0.1:5000" || f.Cfg.Clients != 4 || f.Cfg.Timeout != 2*time.Second {
+				t.Errorf("cfg %+v", f.Cfg)
+			}
+		}},
 		{"positionals after options", nil, []string{"--clients", "128", "127.0.0.1", "5000"}, func(t *testing.T, f *swarmcli.Flags) {
 			if f.Cfg.Addr != "127.0.0.1:5000" || f.Cfg.Clients != 128 || f.Cfg.Threads != swarm.AutoThreads(128) {
 				t.Errorf("cfg %+v", f.Cfg)

@@ -96,8 +96,28 @@ func (r *Result) Refused() []string {
 	return out
 }
 
-// Compare matches the runs' legs by ID, in A's order then B's extras.
-func Compare(a, b *Run) *Result {
+// How legs are matched (Options.LegsBy).
+const (
+	// LegsByProfile: the two runs are of one profile; legs match by ID.
+	LegsByProfile = "profile"
+	// LegsByName: legs match by ID whatever profile each run is of (two
+	// sweeps over the same points, e.g. entity-churn against entity-scale);
+	// the load must still match on pattern, clients and transport.
+	LegsByName = "name"
+)
+
+// Options are how a comparison matches legs.
+type Options struct {
+	// LegsBy is LegsByProfile ("" means it) or LegsByName.
+	LegsBy string
+}
+
+// Compare matches the runs' legs by ID, in A's order then B's extras; the
+// two runs must be of one profile.
+func Compare(a, b *Run) *Result { return CompareWith(a, b, Options{}) }
+
+// CompareWith compares as o says.
+func CompareWith(a, b *Run, o Options) *Result {
 	res := &Result{A: a.Dir, B: b.Dir}
 	bLegs := map[string]rundir.LegResult{}
 	for _, l := range b.Summary.Legs {
@@ -111,7 +131,7 @@ func Compare(a, b *Run) *Result {
 			res.Legs = append(res.Legs, Leg{ID: la.Leg.ID, Refused: "only in run A"})
 			continue
 		}
-		res.Legs = append(res.Legs, compareLeg(a, b, la, lb))
+		res.Legs = append(res.Legs, compareLeg(a, b, la, lb, o))
 	}
 	for _, lb := range b.Summary.Legs {
 		if !seen[lb.Leg.ID] {
@@ -121,9 +141,9 @@ func Compare(a, b *Run) *Result {
 	return res
 }
 
-func compareLeg(a, b *Run, la, lb rundir.LegResult) Leg {
+func compareLeg(a, b *Run, la, lb rundir.LegResult, o Options) Leg {
 	leg := Leg{ID: la.Leg.ID}
-	if why := mismatch(a.Summary.Profile, b.Summary.Profile, la.Leg, lb.Leg); why != "" {
+	if why := mismatch(a.Summary.Profile, b.Summary.Profile, la.Leg, lb.Leg, o.LegsBy == LegsByName); why != "" {
 		leg.Refused = why
 		return leg
 	}
@@ -138,10 +158,12 @@ func compareLeg(a, b *Run, la, lb rundir.LegResult) Leg {
 }
 
 // mismatch names what makes two legs run different loads ("" if none).
-func mismatch(pa, pb *profile.Profile, la, lb profile.Leg) string {
+// acrossProfiles (--legs-by name) lets the profiles differ: the legs are
+// matched by name, and the note says the profiles differ.
+func mismatch(pa, pb *profile.Profile, la, lb profile.Leg, acrossProfiles bool) string {
 	var why []string
-	if pa.Name != pb.Name {
-		why = append(why, fmt.Sprintf("profile %s vs %s", pa.Name, pb.Name))
+	if pa.Name != pb.Name && !acrossProfiles {
+		why = append(why, fmt.Sprintf("profile %s vs %s (--legs-by name compares the legs of two profiles by name)", pa.Name, pb.Name))
 	}
 	if la.PatternLabel() != lb.PatternLabel() {
 		why = append(why, fmt.Sprintf("pattern %s vs %s", la.PatternLabel(), lb.PatternLabel()))
@@ -150,8 +172,8 @@ func mismatch(pa, pb *profile.Profile, la, lb profile.Leg) string {
 	if ca, cb := pa.ClientsFor(la), pb.ClientsFor(lb); ca != cb {
 		why = append(why, fmt.Sprintf("clients %d vs %d", ca, cb))
 	}
-	if pa.Transport != pb.Transport {
-		why = append(why, fmt.Sprintf("transport %s vs %s", pa.Transport, pb.Transport))
+	if ta, tb := pa.TransportFor(la), pb.TransportFor(lb); ta != tb {
+		why = append(why, fmt.Sprintf("transport %s vs %s", ta, tb))
 	}
 	if len(why) == 0 {
 		return ""
@@ -165,6 +187,9 @@ func profileNote(pa, pb *profile.Profile) string {
 	hb, errB := profile.Hash(pb)
 	if errA != nil || errB != nil || ha == hb {
 		return ""
+	}
+	if pa.Name != pb.Name {
+		return fmt.Sprintf("legs matched by name across profiles %s and %s (sha256 %.12s vs %.12s): their worlds and gates may differ; read the deltas with that in mind", pa.Name, pb.Name, ha, hb)
 	}
 	return fmt.Sprintf("the resolved profiles differ in other settings (sha256 %.12s vs %.12s): read the deltas with that in mind", ha, hb)
 }

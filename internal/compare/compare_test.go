@@ -47,6 +47,7 @@ func TestCompareFixedRuns(t *testing.T) {
 		{"wire KB/s per client", 70.8346, 69.5027, -1.88},
 		{"server tick ms p99", 7.8074, 39.1006, 400.8},
 		{"swarm worker dt p99 ms", 6.2574, 15.4552, 147},
+		{"server slow ticks (since start)", 8, 98, 1125},
 	}
 	for _, tc := range tests {
 		r := row(t, leg, tc.metric)
@@ -63,6 +64,13 @@ func TestCompareFixedRuns(t *testing.T) {
 	}
 	if r := row(t, leg, "server RSS slope KB/min"); r.A != nil || r.Delta() != nil {
 		t.Errorf("a slope neither run fitted must stay missing: %+v", r)
+	}
+	// The fixtures predate the CPU window and the other diagnostics: their
+	// rows are there, missing on both sides, with no delta.
+	for _, f := range []string{"server CPU % of one core, mean over the tick window", "server GC cycles (since start)", "datalink-fused contacts"} {
+		if r := row(t, leg, f); r.A != nil || r.B != nil || r.Delta() != nil {
+			t.Errorf("%s: a figure neither run's server wrote must stay missing: %+v", f, r)
+		}
 	}
 	if r := row(t, leg, "leg verdict"); r.AText != "passed" || r.BText != "inconclusive" {
 		t.Errorf("verdicts %q %q", r.AText, r.BText)
@@ -84,7 +92,9 @@ func TestRefusesDifferentLoad(t *testing.T) {
 	}{
 		{"clients", func(s map[string]any) { s["profile"].(map[string]any)["clients"] = 32 }, "different load: clients 64 vs 32"},
 		{"transport", func(s map[string]any) { s["profile"].(map[string]any)["transport"] = "quic" }, "different load: transport enet vs quic"},
-		{"profile", func(s map[string]any) { s["profile"].(map[string]any)["name"] = "reference-enet" }, "different load: profile pr vs reference-enet"},
+		{"profile", func(s map[string]any) { s["profile"].(map[string]any)["name"] = "reference-enet" }, "different load: profile pr vs reference-enet (--legs-by name compares the legs of two profiles by name)"},
+		// A leg of a profile with transports carries its own transport.
+		{"leg transport", func(s map[string]any) { s["profile"].(map[string]any)["transport"] = ""; leg(s)["transport"] = "quic" }, "different load: transport enet vs quic"},
 		{"pattern", func(s map[string]any) { leg(s)["pattern"] = "idle" }, "different load: pattern weave vs idle"},
 		{"only in A", func(s map[string]any) { leg(s)["id"] = "weave2" }, "only in run A"},
 	}
@@ -99,6 +109,26 @@ func TestRefusesDifferentLoad(t *testing.T) {
 				t.Errorf("a refused leg must have no rows and be listed: %+v", res.Legs[0])
 			}
 		})
+	}
+}
+
+// TestLegsByName: --legs-by name compares the legs of two profiles by
+// name (with a note that the profiles differ), and still refuses a leg whose
+// load differs.
+func TestLegsByName(t *testing.T) {
+	renamed := editedCopy(t, "testdata/b", func(s map[string]any) { s["profile"].(map[string]any)["name"] = "entity-churn" })
+	res := CompareWith(load(t, "testdata/a"), load(t, renamed), Options{LegsBy: LegsByName})
+	l := res.Legs[0]
+	if l.Refused != "" || len(l.Rows) == 0 || !strings.Contains(l.Note, "legs matched by name across profiles pr and entity-churn") {
+		t.Fatalf("leg %+v", l)
+	}
+	other := editedCopy(t, "testdata/b", func(s map[string]any) {
+		s["profile"].(map[string]any)["name"] = "entity-churn"
+		s["profile"].(map[string]any)["clients"] = 32
+	})
+	res = CompareWith(load(t, "testdata/a"), load(t, other), Options{LegsBy: LegsByName})
+	if got := res.Legs[0].Refused; got != "different load: clients 64 vs 32" {
+		t.Errorf("refused %q", got)
 	}
 }
 

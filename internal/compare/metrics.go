@@ -6,7 +6,8 @@ import (
 )
 
 // metrics are the figures a reviewer asks about, in the summary's order:
-// admission, what the clients saw, what the server spent, the harness.
+// admission, what the clients saw, what the server spent (and why a tick
+// was slow: gatetable.Diagnostics), the harness.
 // Each is read through the gate table's reader, so a figure the server or
 // the swarm left out compares as missing, never as 0, and a figure means
 // here what it means in the gate.
@@ -22,6 +23,15 @@ var metrics = []gatetable.Figure{
 	gatetable.TickMsMean,
 	gatetable.TickMsP99,
 	gatetable.SerializeMs,
+	gatetable.Contacts,
+	gatetable.FusedContacts,
+	gatetable.CPUPctMean,
+	gatetable.CPUPctMax,
+	gatetable.SlowTicks,
+	gatetable.GCPauseP99,
+	gatetable.GCCount,
+	gatetable.SendQueueMax,
+	gatetable.SlowSends,
 	gatetable.RSSGrowth,
 	gatetable.RSSSlope,
 	gatetable.RTTP95,

@@ -7,6 +7,7 @@ import (
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/hostload"
 	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
 
@@ -21,14 +22,19 @@ import (
 // something else, and a side that did not say (an empty Welcome transport, a
 // metrics file without "transport") is unevaluable, never a pass.
 func (e *evaluator) transport() {
-	want := e.in.Profile.Transport
+	want := e.in.Profile.TransportFor(e.in.Leg)
 	c := rundir.Check{Gate: "transport", Title: "transport identity", Level: gatetable.LevelHard, Threshold: "= " + want}
 	serverSide, err := e.m.TickString("transport")
 	c.MeasuredText = fmt.Sprintf("swarm %s, Welcome %s, server %s", orMissing(e.r.Transport), orMissing(e.r.ServerTransport), orMissing(serverSide))
 	var problems, unread []string
-	for _, side := range []struct{ who, got string }{
-		{"swarm spoke", e.r.Transport}, {"server Welcome says", e.r.ServerTransport},
-	} {
+	sides := []struct{ who, got string }{{"swarm spoke", e.r.Transport}, {"server Welcome says", e.r.ServerTransport}}
+	if ownProtocol(e.r) {
+		// A team's own protocol says nothing of its transport in its join
+		// answer: the swarm's side and the server's metrics must agree.
+		sides = sides[:1]
+		c.MeasuredText = fmt.Sprintf("swarm %s (protocol %s), server %s", orMissing(e.r.Transport), e.r.Protocol, orMissing(serverSide))
+	}
+	for _, side := range sides {
 		switch {
 		case side.got == "":
 			unread = append(unread, side.who+" nothing (empty)")
@@ -51,6 +57,12 @@ func (e *evaluator) transport() {
 		c.Status = rundir.StatusPass
 	}
 	e.add(c)
+}
+
+// ownProtocol reports whether the swarm spoke a team's own protocol (a
+// bot built with the bot package), not load protocol v1.
+func ownProtocol(r *report.Report) bool {
+	return r.Protocol != "" && r.Protocol != report.ProtocolLoadV1
 }
 
 // loadHappened is checked on every leg whatever gates the profile

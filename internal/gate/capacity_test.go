@@ -88,3 +88,52 @@ func TestCapacityOnlyForClientSweeps(t *testing.T) {
 		t.Errorf("entity sweep produced a capacity curve: %+v", c)
 	}
 }
+
+// A server that holds its tick rate on a saturated CPU is at its knee: 98 %
+// of each thread its tick may use (sim_worker_threads), and a server that
+// does not report its CPU is not judged on it (and the verdict says so).
+func TestCapacityCPUKnee(t *testing.T) {
+	p := testProfile()
+	p.Baselined = false
+	p.Sweep = &profile.Sweep{Clients: []int{32, 64, 128}}
+	leg := func(clients int, cpu, workers any) rundir.LegResult {
+		tick := healthyTick()
+		if cpu != nil {
+			tick["cpu_pct_mean"] = cpu
+		}
+		if workers != nil {
+			tick["sim_worker_threads"] = workers
+		}
+		r := healthyReport(tick)
+		r.Clients, r.ClientsConnected = clients, clients
+		l := profile.Leg{ID: fmt.Sprintf("weave_c%d", clients), Pattern: "weave", Clients: &clients}
+		checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: l, Report: r})
+		return rundir.LegResult{Leg: l, Verdict: LegVerdict(checks, Facts{}), Checks: checks, Report: r}
+	}
+	cases := []struct {
+		name    string
+		legs    []rundir.LegResult
+		knee    int
+		verdict string
+	}{
+		{"one thread saturated at 128", []rundir.LegResult{leg(32, 40.0, 1), leg(64, 80.0, 1), leg(128, 98.0, 1)}, 128,
+			"knee at 128 clients: every check held, but the server's CPU was saturated (cpu_pct_mean 98 % ≥ 98 %) (last count that held: 64)"},
+		{"two threads: 150 % is headroom", []rundir.LegResult{leg(32, 60.0, 2), leg(64, 120.0, 2), leg(128, 150.0, 2)}, 0, "no knee up to 128"},
+		{"two threads saturated", []rundir.LegResult{leg(32, 60.0, 2), leg(64, 197.0, 2), leg(128, 199.0, 2)}, 64, "cpu_pct_mean 197 % ≥ 196 %"},
+		{"threads unreported: one", []rundir.LegResult{leg(32, 99.5, nil), leg(64, 99.0, nil), leg(128, 99.0, nil)}, 32, "knee at 32 clients"},
+		{"CPU unreported is not judged", []rundir.LegResult{leg(32, nil, 1), leg(64, 97.9, 1), leg(128, nil, 1)}, 0,
+			"no knee up to 128 clients: every check held at every count (the server reported no cpu_pct_mean at 2 of 3 counts: CPU saturation was not judged there)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			curves := Capacity(&rundir.RunResult{Profile: p, Legs: tc.legs})
+			if len(curves) != 1 {
+				t.Fatalf("curves %+v", curves)
+			}
+			c := curves[0]
+			if got := deref(c.Knee); got != tc.knee || !strings.Contains(c.Verdict, tc.verdict) {
+				t.Errorf("knee %d %q; want %d %q", got, c.Verdict, tc.knee, tc.verdict)
+			}
+		})
+	}
+}

@@ -102,7 +102,7 @@ func declaredGates(p *profile.Profile) []string {
 		names = append(names, "shards")
 	}
 	for _, g := range gatetable.All {
-		if p.Gates.Has(g.Name) {
+		if p.Gates.Has(g.Name) && g.Source != gatetable.AcrossTransports {
 			names = append(names, g.Name)
 		}
 	}

@@ -108,3 +108,26 @@ func TestSchemaCheck(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestTransportOwnProtocol: a swarm speaking a team's own protocol has no
+// Welcome to say the transport; the swarm's side and the server's metrics
+// decide, and a mismatch between them still fails.
+func TestTransportOwnProtocol(t *testing.T) {
+	p := testProfile()
+	r := healthyReport(healthyTick())
+	r.Protocol, r.ServerTransport = "udpgame/1", ""
+	c, _ := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "transport")
+	if c.Status != rundir.StatusPass {
+		t.Fatalf("own protocol, both sides enet: %+v", c)
+	}
+	r.Transport = "udp"
+	c, _ = find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "transport")
+	if c.Status != rundir.StatusFail {
+		t.Fatalf("own protocol, swarm spoke udp for an enet profile: %+v", c)
+	}
+	r.Transport, r.Protocol = "enet", report.ProtocolLoadV1
+	c, _ = find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "transport")
+	if c.Status != rundir.StatusUnevaluable {
+		t.Fatalf("load protocol v1 without a Welcome transport must stay unevaluable: %+v", c)
+	}
+}

@@ -39,12 +39,18 @@ func fixedRun() *rundir.RunResult {
 		return rundir.LegResult{Leg: legs[i], Dir: "results/t_20261130T000000Z/" + legs[i].ID, Port: 40000 + i,
 			Verdict: LegVerdict(checks, Facts{}), Checks: checks, SwarmExit: &exit, ServerExit: &exit,
 			ServerCmd: "scalegate serve --config server.toml", SwarmCmd: "scalegate swarm 127.0.0.1 40000 --clients 8",
-			StartedAt: "2026-11-30T00:00:00Z", ElapsedS: 21.5}
+			StartedAt: "2026-11-30T00:00:00Z", ElapsedS: 21.5, Report: r}
 	}
 	res := &rundir.RunResult{Profile: p, Tier: "pr", Dir: "results/t_20261130T000000Z",
 		StartedAt: "2026-11-30T00:00:00Z", FinishedAt: "2026-11-30T00:01:05Z"}
 	res.Legs = []rundir.LegResult{
-		mk(0, nil),
+		// The diagnostics a reference server writes: the line shows them;
+		// the other legs' server wrote none, and their line says missing.
+		mk(0, func(tick map[string]any, r *report.Report) {
+			tick["window_s"], tick["cpu_pct_mean"], tick["cpu_pct_max"] = 9.98, 41.3, 57.25
+			tick["slow_ticks"], tick["gc_count"], tick["send_queue_max"], tick["slow_sends"] = 3, 12, 0, 1
+			tick["gc_pause_ms"] = map[string]any{"max": 0.9, "p99": 0.41}
+		}),
 		mk(1, func(tick map[string]any, r *report.Report) {
 			tick["wire_out_kbs_per_client"] = 180.0
 			r.DownstreamKBsPerClient.Mean = 70

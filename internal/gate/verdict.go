@@ -24,7 +24,9 @@ import (
 //     the swarm overran or wrote no report; the checks stay as evidence),
 //     then failed (a hard check failed or was unevaluable, or an artifact
 //     could not be written), then inconclusive (a check was), then passed.
-//  4. The run's verdict (RunVerdict) folds the legs the same way.
+//  4. The run's verdict (RunVerdict) folds the legs the same way, and the
+//     run's own checks across legs (RunChecks) as if they were one more
+//     leg's: a hard one failed or unevaluable fails the run.
 
 // alwaysHard are the built-in checks no softening rule touches.
 var alwaysHard = map[string]bool{
@@ -165,6 +167,9 @@ func RunVerdict(r *rundir.RunResult) rundir.Verdict {
 	has := map[rundir.Verdict]bool{}
 	for _, l := range r.Legs {
 		has[l.Verdict] = true
+	}
+	if len(r.Checks) > 0 {
+		has[LegVerdict(r.Checks, Facts{})] = true
 	}
 	for _, v := range []rundir.Verdict{rundir.VerdictInterrupted, rundir.VerdictFailed, rundir.VerdictLaunchFailed, rundir.VerdictNotRun, rundir.VerdictInconclusive} {
 		if has[v] {

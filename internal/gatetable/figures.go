@@ -83,8 +83,33 @@ var (
 	// that drops every Input still sends snapshots and passes every other
 	// gate.
 	InputsAccepted = Figure{Name: "inputs_accepted_ratio", Title: "inputs accepted / sent", Path: "server_tick.inputs_accepted / report.inputs_sent", Read: inputsAccepted}
-	SwarmCPU       = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
+	// Contacts is the sensor contact-table entries; FusedContacts those
+	// of them known only through the team datalink (fusion's share).
+	Contacts      = tickFigure("contacts", "sensor contacts", "", "contacts")
+	FusedContacts = tickFigure("fused_contacts", "datalink-fused contacts", "", "fused_contacts")
+	SwarmCPU      = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
 )
+
+// The server's why-was-it-slow figures (docs/metrics.md, "Why a tick was
+// slow"). CPUPct covers the server's last metrics-write window (250 ms
+// under the gate); CPUPctMean and CPUPctMax the tick window (window_s).
+var (
+	CPUPct       = tickFigure("cpu_pct", "server CPU % of one core (last write window)", "%", "cpu_pct")
+	CPUPctMean   = tickFigure("cpu_pct_mean", "server CPU % of one core, mean over the tick window", "%", "cpu_pct_mean")
+	CPUPctMax    = tickFigure("cpu_pct_max", "server CPU % of one core, busiest second of the tick window", "%", "cpu_pct_max")
+	SlowTicks    = tickFigure("slow_ticks", "server slow ticks (since start)", "", "slow_ticks")
+	GCPauseP99   = tickFigure("gc_pause_p99_ms", "server GC pause p99 ms (since start)", "ms", "gc_pause_ms", "p99")
+	GCCount      = tickFigure("gc_count", "server GC cycles (since start)", "", "gc_count")
+	SendQueueMax = tickFigure("send_queue_max", "server send queue max (last write window)", "", "send_queue_max")
+	SlowSends    = tickFigure("slow_sends", "server slow sends (since start)", "", "slow_sends")
+	// SimWorkers is how many threads the server's tick may use at once
+	// (the reference server's sim worker pool, its loop goroutine included).
+	SimWorkers = tickFigure("sim_worker_threads", "server sim worker threads", "", "sim_worker_threads")
+)
+
+// Diagnostics are the figures that say why a tick was slow, in the order
+// the summary's diagnostics line and compare show them.
+var Diagnostics = []Figure{CPUPctMean, CPUPctMax, SlowTicks, GCPauseP99, GCCount, SendQueueMax, SlowSends}
 
 // WireKBsFields are the server_tick fields WireKBs reads.
 var WireKBsFields = []string{"wire_out_kbs_per_client", "wire_peers"}
@@ -244,4 +269,31 @@ func inputsAccepted(m *Metrics) (float64, error) {
 		return 0, errors.New(scoped(m, "report.inputs_sent") + " is 0: the swarm sent no Input, so none could be taken")
 	}
 	return accepted / float64(m.Report.InputsSent), nil
+}
+
+// timelineFigures read the server columns of a timeline row, by column
+// name (report.TimelineServer.Fields).
+var timelineFigures = map[string]Figure{
+	"server_cpu_pct":      CPUPct,
+	"wire_kbs_per_client": WireKBs,
+	"slow_ticks":          SlowTicks,
+	"gc_count":            GCCount,
+	"gc_pause_p99_ms":     GCPauseP99,
+	"send_queue_max":      SendQueueMax,
+	"slow_sends":          SlowSends,
+}
+
+// TimelineServer is one timeline row's server figures, read from the
+// metrics file the swarm sampled that second (FromServerTick of its fields
+// by name) through each figure's reader: a field the server did not write
+// stays nil, and the wire rate is nil until the server kept a sample with
+// peers connected.
+func TimelineServer(m *Metrics) report.TimelineServer {
+	var s report.TimelineServer
+	for _, f := range s.Fields() {
+		if v, err := timelineFigures[f.Name].Value(m); err == nil {
+			*f.V = v
+		}
+	}
+	return s
 }

@@ -15,6 +15,9 @@ import (
 // that let nobody in, or sent nothing, a pass.
 func LoadHappened(r *report.Report) []string {
 	var why []string
+	if k := absent(r, "clients_disconnected", "snapshots_received"); k != "" {
+		why = append(why, "report."+k+" missing: the load cannot be shown to have happened without it")
+	}
 	if r.Clients < 1 {
 		why = append(why, "the swarm ran no clients")
 	}

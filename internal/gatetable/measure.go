@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/scalegate/scalegate/internal/report"
 )
 
 // recoverS is the "after" stretch's recover_s: null (never recovered) is
@@ -39,6 +41,9 @@ func rssStep(m *Metrics) string {
 // refused, none dropped mid-run, none left unconnected.
 func admission(m *Metrics, want float64) Outcome {
 	r := m.Report
+	if missing := absent(r, "clients_refused", "clients_disconnected", "clients_never_connected"); missing != "" {
+		return Outcome{Text: "missing", Err: fmt.Errorf("report.%s missing: admission cannot be shown without it", missing)}
+	}
 	held := float64(r.ClientsConnected - r.ClientsDisconnected)
 	o := Outcome{Measured: &held, Pass: true,
 		Text: fmt.Sprintf("%d/%d connected, %d refused, %d dropped", r.ClientsConnected, r.Clients, r.ClientsRefused, r.ClientsDisconnected)}
@@ -59,4 +64,15 @@ func admission(m *Metrics, want float64) Outcome {
 		o.Pass, o.Detail = false, strings.Join(why, "; ")
 	}
 	return o
+}
+
+// absent names the first of keys a parsed report left out ("" when it has
+// them all): a count a custom swarm did not write is missing, not 0.
+func absent(r *report.Report, keys ...string) string {
+	for _, k := range keys {
+		if !r.Has(k) {
+			return k
+		}
+	}
+	return ""
 }

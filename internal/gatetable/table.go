@@ -92,6 +92,10 @@ const (
 	SweepEntities
 	// Clients: the client count the run asked for.
 	Clients
+	// AcrossTransports: the profile's threshold, checked once for the run
+	// on the difference of Measure between the QUIC and the ENet leg of
+	// each load (internal/gate TransportOverhead), never on one leg.
+	AcrossTransports
 )
 
 // Gate is one entry of the table.
@@ -239,7 +243,11 @@ var All = []Gate{
 	{Name: "entities_min", Title: "server entities", Metric: "server_tick.entities",
 		Dir: AtLeast, Flag: "assert-min-entities", Measure: Entities.Read, ServerFields: []string{"entities"}},
 	{Name: "contacts_min", Title: "sensor contacts", Metric: "server_tick.contacts",
-		Dir: AtLeast, Flag: "assert-min-contacts", Measure: tick("contacts"), Doc: "the bots' sensors see the world (contact-table entries, read while the swarm is connected; a hollow world has 0)", ServerFields: []string{"contacts"}},
+		Dir: AtLeast, Flag: "assert-min-contacts", Measure: Contacts.Read, Doc: "the bots' sensors see the world (contact-table entries, read while the swarm is connected; a hollow world has 0)", ServerFields: []string{"contacts"}},
+	// Contacts alone pass with each owner's own tracks: a datalink that
+	// shares nothing leaves most of them in place.
+	{Name: "fused_contacts_min", Title: "datalink-fused contacts", Metric: "server_tick.fused_contacts",
+		Dir: AtLeast, Flag: "assert-min-fused-contacts", Measure: FusedContacts.Read, Doc: "the team datalink shared tracks: contact-table entries their owner knows only from a teammate (a datalink that fuses nothing has 0 while `contacts_min` still passes); a server that does not write `fused_contacts` is unevaluable", ServerFields: []string{"fused_contacts"}},
 	{Name: "shots_min", Title: "shots fired", Metric: "server_tick.shots_fired_total",
 		Dir: AtLeast, Flag: "assert-min-shots", Measure: tick("shots_fired_total"), Doc: "the server fired the guns the swarm pressed", ServerFields: []string{"shots_fired_total"}},
 	// Projectiles despawned since the server started (expired, struck
@@ -250,6 +258,9 @@ var All = []Gate{
 	{Name: "inputs_accepted_ratio_min", Title: "inputs accepted / sent", Metric: "server_tick.inputs_accepted / report.inputs_sent",
 		Dir: AtLeast, Flag: "assert-min-inputs-accepted-ratio", Measure: InputsAccepted.Read,
 		Doc: "the server applied the Inputs the swarm sent: a server that ignores them still sends snapshots and passes every other gate; `inputs_accepted` missing or 0 Inputs sent is unevaluable", ServerFields: []string{"inputs_accepted"}},
+	{Name: "transport_overhead_kbs_max", Title: "QUIC − ENet wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client (quic leg − enet leg)",
+		Unit: "KB/s", Dir: AtMost, Source: AcrossTransports, Measure: WireKBs.Read, ServerFields: WireKBsFields,
+		Doc: "(a profile with `transports: [\"enet\", \"quic\"]`; checked once per pattern and sweep point after both legs ran: QUIC's per-client wire rate minus ENet's at the same load); inconclusive when the two legs' observed tick-Hz means are more than 2 % apart (not the same payload); either leg's figure missing is unevaluable"},
 	{Name: "spawn_took", Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
 		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count", ServerFields: []string{"entities"}},
 	// The governor's load factor is the tick's work over its period: a

@@ -85,6 +85,9 @@ func TestEvaluateRules(t *testing.T) {
 		{"state interval missing", "state_interval_ms_p50_max", tickJSON, nil, 100, false, "no client received two state updates"},
 		{"snapshot gap over", "max_snapshot_gap_ms_max", tickJSON, func(r *report.Report) { r.MaxSnapshotGapMs = ptr(4500) }, 250, false, ""},
 		{"snapshot gap missing", "max_snapshot_gap_ms_max", tickJSON, nil, 250, false, "no client received two snapshots"},
+		{"fused at threshold", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":900,"fused_contacts":400`, 1), nil, 400, true, ""},
+		{"datalink fused nothing", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":500,"fused_contacts":0`, 1), nil, 1, false, ""},
+		{"fused not written", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":500`, 1), nil, 1, false, "fused_contacts missing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -183,6 +183,7 @@ func TestReportInBrowser(t *testing.T) {
 	}{
 		{"pr run", func(*testing.T, string) {}},
 		{"capacity curve", withCapacity},
+		{"server diagnostics", withDiagnostics},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyRun(t, fixture)

@@ -37,6 +37,7 @@ func capacityCharts(c rundir.CapacityCurve) []Chart {
 		curveChart(c, "Observed tick-Hz (min) vs clients", "Hz", fig(func(p rundir.CapacityPoint) *float64 { return p.TickHzMin })),
 		curveChart(c, "Server tick ms p99 vs clients", "ms", fig(func(p rundir.CapacityPoint) *float64 { return p.TickMsP99 })),
 		curveChart(c, "Payload KB/s per client vs clients", "KB/s", fig(func(p rundir.CapacityPoint) *float64 { return p.KBsMean })),
+		curveChart(c, "Server CPU % of one core (tick-window mean) vs clients", "%", fig(func(p rundir.CapacityPoint) *float64 { return p.CPUPctMean })),
 		curveChart(c, "Swarm worker dt p99 vs clients", "ms", fig(func(p rundir.CapacityPoint) *float64 { return p.WorkerDtP99Ms })),
 		curveChart(c, "Per-client service interval p99 vs clients", "ms", fig(func(p rundir.CapacityPoint) *float64 { return p.ServiceIntervalP99Ms })),
 	}

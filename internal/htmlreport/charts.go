@@ -16,6 +16,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/rundir"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
@@ -36,11 +37,12 @@ const (
 )
 
 var (
-	lineColor  = color.RGBA{R: 0x1f, G: 0x5f, B: 0xbf, A: 0xff}
-	fitColor   = color.RGBA{R: 0xd0, G: 0x60, B: 0x00, A: 0xff}
-	stepColor  = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
-	phaseColor = color.NRGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
-	gridGrey   = color.RGBA{R: 0x6e, G: 0x77, B: 0x81, A: 0xff}
+	lineColor      = color.RGBA{R: 0x1f, G: 0x5f, B: 0xbf, A: 0xff}
+	fitColor       = color.RGBA{R: 0xd0, G: 0x60, B: 0x00, A: 0xff}
+	stepColor      = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
+	phaseColor     = color.NRGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
+	gridGrey       = color.RGBA{R: 0x6e, G: 0x77, B: 0x81, A: 0xff}
+	thresholdColor = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
 )
 
 // opt reads an optional timeline figure; NaN marks "not measured".
@@ -51,8 +53,10 @@ func opt(v *float64) float64 {
 	return *v
 }
 
-// legCharts builds every chart of a leg, in page order.
-func legCharts(l *Leg) []Chart {
+// legCharts builds every chart of a leg, in page order. Where the profile
+// declares a gate on the charted figure, its threshold is drawn as a
+// dashed red line (thresholdLine).
+func legCharts(run *Run, l *Leg) []Chart {
 	tl := l.Timeline
 	series := func(f func(report.TimelinePoint) float64) plotter.XYs {
 		xy := make(plotter.XYs, len(tl))
@@ -69,22 +73,132 @@ func legCharts(l *Leg) []Chart {
 		}
 		return math.NaN()
 	})
+	gate := func(name string) *threshold { return gateThreshold(run, l, name) }
 	charts := []Chart{
-		timeChart(l, "Connected clients", "clients", series(func(p report.TimelinePoint) float64 { return float64(p.Connected) })),
-		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) })),
-		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(func(p report.TimelinePoint) float64 { return p.KBs })),
-		timeChart(l, "Server tick ms p99", "ms", series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) })),
+		timeChart(l, "Connected clients", "clients", series(func(p report.TimelinePoint) float64 { return float64(p.Connected) }), nil),
+		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) }), gate("tick_hz_min")),
+		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(func(p report.TimelinePoint) float64 { return p.KBs }), nil),
+		timeChart(l, "Server tick ms p99", "ms", series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) }), gate("tick_ms_p99_max")),
 		phaseChart(l),
 		rssChart(l),
-		timeChart(l, "Swarm worker loop dt p99 (max over workers)", "ms", dt),
+		timeChart(l, "Swarm worker loop dt p99 (max over workers)", "ms", dt, nil),
 		timeChart(l, "Swarm service interval mean per client (the input period when the harness keeps up)", "ms",
-			series(func(p report.TimelinePoint) float64 { return opt(p.ServiceIntervalMeanMs) })),
+			series(func(p report.TimelinePoint) float64 { return opt(p.ServiceIntervalMeanMs) }), nil),
 	}
-	return charts
+	return append(charts, diagCharts(l, series, gate)...)
 }
 
-// timeChart draws one per-second figure against run time.
-func timeChart(l *Leg, title, unit string, xy plotter.XYs) Chart {
+// diagCharts are the server's why-was-it-slow figures against run time,
+// from the metrics file as the swarm read it each second: its CPU and wire
+// rate as written, and its run-long counters (slow ticks, GC cycles, slow
+// sends) as per-second rates between two reads.
+func diagCharts(l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) []Chart {
+	cpu := timeChart(l, "Server CPU % of one core (its last metrics-write window, read each second)", "%",
+		series(func(p report.TimelinePoint) float64 { return opt(p.ServerCPUPct) }), gate("server_cpu_pct_max"))
+	cpu.Note = joinNotes(cpu.Note, cpuNote(l.Server))
+	gc := timeChart(l, "Server GC cycles per second", "cycles/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.GCCount }), nil)
+	gc.Note = joinNotes(gc.Note, figureNote(l.Server, "GC pause p99 since start (end of run)", gatetable.GCPauseP99))
+	return []Chart{
+		cpu,
+		timeChart(l, "Server wire KB/s per client (the rate the wire ceiling reads, as kept at each read)", "KB/s",
+			series(func(p report.TimelinePoint) float64 { return opt(p.WireKBsPerClient) }), gate("wire_kbs_max")),
+		timeChart(l, "Server slow ticks per second", "ticks/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.SlowTicks }), nil),
+		gc,
+		timeChart(l, "Server send queue max (deepest per-peer backlog of its last metrics-write window)", "messages",
+			series(func(p report.TimelinePoint) float64 { return opt(p.SendQueueMax) }), nil),
+		timeChart(l, "Server slow sends per second", "sends/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.SlowSends }), nil),
+	}
+}
+
+// rate turns a run-long counter of the timeline into a per-second rate:
+// the difference between two consecutive rows that both read it, over
+// their time apart, at the later row. A counter that went down (a server
+// restarted) or a row without it is not measured there.
+func rate(tl []report.TimelinePoint, get func(report.TimelinePoint) *float64) plotter.XYs {
+	xy := make(plotter.XYs, len(tl))
+	for i, p := range tl {
+		xy[i] = plotter.XY{X: p.TS, Y: math.NaN()}
+		if i == 0 {
+			continue
+		}
+		prev, cur := get(tl[i-1]), get(p)
+		if dt := p.TS - tl[i-1].TS; prev != nil && cur != nil && dt > 0 && *cur >= *prev {
+			xy[i].Y = (*cur - *prev) / dt
+		}
+	}
+	return xy
+}
+
+// cpuNote is the server's CPU over its tick window at the end of the run.
+func cpuNote(m *gatetable.Metrics) string {
+	if m == nil {
+		return ""
+	}
+	mean, errMean := gatetable.CPUPctMean.Read(m)
+	peak, errPeak := gatetable.CPUPctMax.Read(m)
+	if errMean != nil || errPeak != nil {
+		return "tick-window CPU (cpu_pct_mean, cpu_pct_max): not reported"
+	}
+	return fmt.Sprintf("tick-window CPU at the end of the run: mean %.1f %%, busiest second %.1f %%", mean, peak)
+}
+
+// figureNote is "label value unit" of a figure of the end-of-run metrics.
+func figureNote(m *gatetable.Metrics, label string, f gatetable.Figure) string {
+	if m == nil {
+		return ""
+	}
+	v, err := f.Read(m)
+	if err != nil {
+		return label + ": not reported"
+	}
+	return fmt.Sprintf("%s: %s %s", label, gatetable.FormatNumber(v), f.Unit)
+}
+
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// threshold is a declared gate's bound on a charted figure.
+type threshold struct {
+	Y    float64
+	Note string
+}
+
+// gateThreshold is the bound the profile declares for gate name on this
+// leg, described as the leg's check shows it (bound, level, phase); nil
+// when the profile does not declare it there.
+func gateThreshold(run *Run, l *Leg, name string) *threshold {
+	p := run.Summary.Profile
+	g, ok := gatetable.Lookup(name)
+	if p == nil || !ok {
+		return nil
+	}
+	y, ok := p.GateThreshold(g, l.Result.Leg)
+	if !ok {
+		return nil
+	}
+	bound, level := g.Bound(y), p.Gates[name].Level
+	for _, c := range l.Result.Checks {
+		if c.Gate == name {
+			bound, level = c.Threshold, c.Level
+		}
+	}
+	note := fmt.Sprintf("dashed red line: %s %s (%s)", name, bound, level)
+	if ph := p.Gates[name].Phase; ph != "" {
+		note += ", checked in phase " + ph + " only"
+	}
+	return &threshold{Y: y, Note: note}
+}
+
+// timeChart draws one per-second figure against run time, with the gate's
+// threshold when thr is set.
+func timeChart(l *Leg, title, unit string, xy plotter.XYs, thr *threshold) Chart {
 	c := Chart{Title: title}
 	if why := timelineMissing(l); why != "" {
 		c.Missing = why
@@ -96,23 +210,48 @@ func timeChart(l *Leg, title, unit string, xy plotter.XYs) Chart {
 		return c
 	}
 	p := newPlot(unit)
-	p.Add(phaseShade(l.Phases))
+	p.Add(shade(legSpans(l)))
 	for _, s := range segs {
 		if err := addLine(p, s, lineColor, false); err != nil {
 			c.Missing = err.Error()
 			return c
 		}
 	}
+	if thr != nil {
+		p.Add(hline{y: thr.Y, c: thresholdColor})
+		c.Note = thr.Note
+	}
 	floorZero(p)
 	c.SVG, c.Missing = svg(p)
 	return c
+}
+
+// hline is a horizontal line across the plot at y (a gate's threshold); it
+// widens the y axis to include y, so a threshold far above the data still
+// shows how far away it is.
+type hline struct {
+	y float64
+	c color.Color
+}
+
+// Plot implements plot.Plotter.
+func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	y := trY(h.y)
+	st := draw.LineStyle{Color: h.c, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+	c.StrokeLine2(st, c.Min.X, y, c.Max.X, y)
+}
+
+// DataRange implements plot.DataRanger: y only.
+func (h hline) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return math.Inf(1), math.Inf(-1), h.y, h.y
 }
 
 // unmeasured says why a timeline figure has no sample. From timeline.csv
 // it may simply not be a column there (a file written before the swarm's
 // columns were added), so the page does not claim the run never measured it.
 func unmeasured(l *Leg) string {
-	if l.TimelineSource == "timeline.csv" {
+	if l.TimelineSource == "timeline.csv" && l.TimelineColumns < len(rundir.TimelineColumns) {
 		return "not in timeline.csv, and report.json is unreadable"
 	}
 	return "not measured in this run"
@@ -200,33 +339,50 @@ func floorZero(p *plot.Plot) {
 	}
 }
 
-// shade draws the impairment phases as bands across the plot height.
-type shade []Phase
+// span is a shaded stretch of run time, [StartS, EndS): an impairment
+// phase, and (when profiles can declare one) the warm-up the windowed
+// figures exclude.
+type span struct {
+	Label        string
+	StartS, EndS float64
+	Fill         color.Color
+}
 
-func phaseShade(ph []Phase) plot.Plotter { return shade(ph) }
+// legSpans are the stretches a leg's time charts shade: its impairment
+// phases.
+func legSpans(l *Leg) []span {
+	out := make([]span, 0, len(l.Phases))
+	for _, ph := range l.Phases {
+		out = append(out, span{Label: ph.Name, StartS: ph.StartS, EndS: ph.EndS, Fill: phaseColor})
+	}
+	return out
+}
+
+// shade draws spans as labelled bands across the plot height.
+type shade []span
 
 // Plot implements plot.Plotter.
 func (s shade) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
-	for _, ph := range s {
-		x0, x1 := trX(math.Max(ph.StartS, p.X.Min)), trX(math.Min(ph.EndS, p.X.Max))
+	for _, sp := range s {
+		x0, x1 := trX(math.Max(sp.StartS, p.X.Min)), trX(math.Min(sp.EndS, p.X.Max))
 		if x1 <= x0 {
 			continue
 		}
 		pts := []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}
-		c.FillPolygon(phaseColor, pts)
+		c.FillPolygon(sp.Fill, pts)
 		label := p.X.Tick.Label // the axis' own font and size
 		label.XAlign, label.YAlign = draw.XLeft, draw.YTop
-		c.FillText(label, vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(2)}, ph.Name)
+		c.FillText(label, vg.Point{X: x0 + vg.Points(2), Y: c.Max.Y - vg.Points(2)}, sp.Label)
 	}
 }
 
-// DataRange implements plot.DataRanger so a phase widens the x axis to show
+// DataRange implements plot.DataRanger so a span widens the x axis to show
 // itself whole.
 func (s shade) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
-	for _, ph := range s {
-		xmin, xmax = math.Min(xmin, ph.StartS), math.Max(xmax, ph.EndS)
+	for _, sp := range s {
+		xmin, xmax = math.Min(xmin, sp.StartS), math.Max(xmax, sp.EndS)
 	}
 	return xmin, xmax, math.Inf(1), math.Inf(-1)
 }
@@ -300,7 +456,7 @@ func rssChart(l *Leg) Chart {
 		return c
 	}
 	p := newPlot("MB")
-	p.Add(phaseShade(l.Phases))
+	p.Add(shade(legSpans(l)))
 	tl := make(plotter.XYs, len(l.Timeline))
 	for i, pt := range l.Timeline {
 		tl[i] = plotter.XY{X: pt.TS, Y: math.NaN()}

@@ -53,7 +53,10 @@ type Leg struct {
 	Timeline       []report.TimelinePoint
 	TimelineSource string
 	TimelineErr    error
-	Phases         []Phase
+	// TimelineColumns is how many columns timeline.csv had when the
+	// timeline came from it (older runs wrote fewer).
+	TimelineColumns int
+	Phases          []Phase
 }
 
 // Load reads a run directory. Only an unreadable summary.json is an error:
@@ -84,7 +87,9 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 		leg.Phases, leg.ReportErr = impairedPhases(reportPath, leg.Report.Phases)
 	} else {
 		csvPath := filepath.Join(legDir, "timeline.csv")
-		leg.Timeline, leg.TimelineErr = rundir.ReadTimelineCSV(csvPath)
+		var head []string
+		leg.Timeline, head, leg.TimelineErr = rundir.ReadTimelineCSVColumns(csvPath)
+		leg.TimelineColumns = len(head)
 		if leg.TimelineErr == nil {
 			leg.TimelineSource = "timeline.csv"
 		}

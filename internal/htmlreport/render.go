@@ -23,12 +23,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"verdictClass": verdictClass,
 	"statusClass":  statusClass,
 	"upper":        func(v rundir.Verdict) string { return strings.ToUpper(string(v)) },
-	"num": func(v *float64) string {
-		if v == nil {
-			return "missing"
-		}
-		return fmt.Sprintf("%.2f", *v)
-	},
+	"num":          numText,
 	"deref": func(b *bool) string {
 		if b == nil {
 			return "unknown"
@@ -41,7 +36,51 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 type view struct {
 	Run      *Run
 	Capacity []capacityView
+	Matrix   *matrixView
 	Legs     []legView
+}
+
+// matrixView is summary.json's sweep matrix as table cells.
+type matrixView struct {
+	Head []string
+	Rows []matrixRowView
+}
+
+type matrixRowView struct {
+	LegID   string
+	Cells   []string
+	Verdict rundir.Verdict
+}
+
+func newMatrixView(m *rundir.SweepMatrix) *matrixView {
+	if m == nil || len(m.Rows) == 0 {
+		return nil
+	}
+	v := &matrixView{Head: append([]string{"leg"}, m.Axes...)}
+	for _, c := range m.Columns {
+		h := c.Title
+		if c.Unit != "" && !strings.Contains(h, c.Unit) {
+			h += " " + c.Unit
+		}
+		v.Head = append(v.Head, h)
+	}
+	v.Head = append(v.Head, "verdict")
+	for _, r := range m.Rows {
+		rv := matrixRowView{LegID: r.LegID, Cells: append([]string{}, r.Point...), Verdict: r.Verdict}
+		for _, x := range r.Values {
+			rv.Cells = append(rv.Cells, numText(x))
+		}
+		v.Rows = append(v.Rows, rv)
+	}
+	return v
+}
+
+// numText is a figure as the page shows it, "missing" when nil.
+func numText(v *float64) string {
+	if v == nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%.2f", *v)
 }
 
 type legView struct {
@@ -71,10 +110,10 @@ func Write(dir string) error {
 
 // Render writes the page of run to w.
 func Render(w io.Writer, run *Run) error {
-	v := view{Run: run, Capacity: capacityViews(run.Summary.Capacity)}
+	v := view{Run: run, Capacity: capacityViews(run.Summary.Capacity), Matrix: newMatrixView(run.Summary.Matrix)}
 	for i := range run.Legs {
 		l := &run.Legs[i]
-		lv := legView{Leg: l, Charts: legCharts(l)}
+		lv := legView{Leg: l, Charts: legCharts(run, l)}
 		if l.Report != nil {
 			lv.Players = countPlayers(l.Report.Players)
 		}

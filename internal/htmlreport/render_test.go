@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -250,7 +251,7 @@ func withCapacity(t *testing.T, dir string) {
 	}
 	pt := func(n int, v string, hz, p99 any, failed ...string) map[string]any {
 		return map[string]any{"clients": n, "leg": fmt.Sprintf("weave_c%d", n), "verdict": v, "tick_hz_min": hz,
-			"tick_ms_p99": p99, "kbs_mean": 70.1, "worker_dt_p99_ms": 3.5, "service_interval_p99_ms": 21.25, "failed": failed, "harness_bound": false}
+			"tick_ms_p99": p99, "kbs_mean": 70.1, "cpu_pct_mean": 55.5, "worker_dt_p99_ms": 3.5, "service_interval_p99_ms": 21.25, "failed": failed, "harness_bound": false}
 	}
 	sum["capacity"] = []any{map[string]any{"group": "weave", "knee": 128, "harness_limit": nil,
 		"verdict": "knee at 128 clients: tick_hz_min (last count that held: 64)",
@@ -270,15 +271,119 @@ func TestCapacityCurve(t *testing.T) {
 		`<td class="num">128</td>`, `<td class="num">missing</td>`, // tick p99 not measured at 32
 		"weave: Observed tick-Hz (min) vs clients", "knee at 128 clients (red)",
 		"weave: Per-client service interval p99 vs clients", `<td class="num">21.25</td>`,
+		"weave: Server CPU % of one core (tick-window mean) vs clients", `<td class="num">55.50</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if n := strings.Count(page, `<svg class="chart"`); n != 7+5 {
-		t.Errorf("%d charts, want the leg's 7 and the curve's 5", n)
+	if n := strings.Count(page, `<svg class="chart"`); n != 7+6 {
+		t.Errorf("%d charts, want the leg's 7 and the curve's 6", n)
 	}
 	if c := strings.Index(page, "<h2>Capacity</h2>"); c < 0 || c > strings.Index(page, `<section class="leg"`) {
 		t.Error("the capacity curve must come before the legs")
+	}
+}
+
+// withDiagnostics adds the server's per-second diagnostics to the
+// fixture's timeline, as a swarm that samples them writes them: CPU and
+// wire rate as read, cumulative counters (slow ticks 3 at 5 s, one GC cycle
+// every 2 s), a backlog at 9 s; slow_sends left out (the server did not
+// write it).
+func withDiagnostics(t *testing.T, dir string) {
+	t.Helper()
+	editReport(t, dir, func(r map[string]any) {
+		for i, row := range r["timeline"].([]any) {
+			m := row.(map[string]any)
+			m["server_cpu_pct"] = 40 + float64(i%4)
+			m["wire_kbs_per_client"] = 70.5
+			m["slow_ticks"] = map[bool]float64{false: 0, true: 3}[i >= 5]
+			m["gc_count"] = float64(i / 2)
+			m["gc_pause_p99_ms"] = 0.4
+			m["send_queue_max"] = map[bool]float64{false: 0, true: 12}[i == 9]
+		}
+	})
+}
+
+// TestDiagnosticCharts: the server's diagnostics are drawn against run
+// time beside the swarm's figures, the declared gates' thresholds are
+// dashed lines with their bound in the note, and a figure the server did
+// not write is said, not drawn.
+func TestDiagnosticCharts(t *testing.T) {
+	dir := copyRun(t, fixture)
+	withDiagnostics(t, dir)
+	page := render(t, dir)
+	if n := strings.Count(page, `<svg class="chart"`); n != 7+5 {
+		t.Errorf("%d charts, want the 7 of the fixture and 5 diagnostics (slow sends not written)", n)
+	}
+	for _, want := range []string{
+		"Server CPU % of one core", "Server slow ticks per second", "Server GC cycles per second",
+		"Server send queue max", "Server wire KB/s per client",
+		// the bound as the leg's check showed it (this run's summary wrote no unit)
+		"dashed red line: tick_hz_min ≥ 30 (hard)",
+		"dashed red line: tick_ms_p99_max ≤ 16.60 (advisory)",
+		"dashed red line: wire_kbs_max ≤ 150 (hard)",
+		"tick-window CPU (cpu_pct_mean, cpu_pct_max): not reported", // the fixture's server predates them
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`Server slow sends per second</figcaption>\s*<div class="missing">not drawn: not measured in this run`).MatchString(page) {
+		t.Error("slow sends, never written, must be said missing")
+	}
+	// Three threshold lines, in the threshold colour, dashed.
+	if n := strings.Count(strings.ToLower(page), "stroke:#c01030;stroke-width:1.2;stroke-dasharray:6,3"); n != 3 {
+		t.Errorf("%d dashed threshold lines, want 3", n)
+	}
+}
+
+// A counter's per-second rate: the difference of two reads over their
+// time apart; a missing read or a counter that went down is a gap.
+func TestRate(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tl := []report.TimelinePoint{{TS: 1}, {TS: 2}, {TS: 3}, {TS: 5}, {TS: 6}, {TS: 7}}
+	vals := []*float64{f(0), f(2), f(2), f(8), nil, f(1)}
+	for i := range tl {
+		tl[i].SlowTicks = vals[i]
+	}
+	got := rate(tl, func(p report.TimelinePoint) *float64 { return p.SlowTicks })
+	want := []float64{math.NaN(), 2, 0, 3, math.NaN(), math.NaN()}
+	for i := range want {
+		if got[i].X != tl[i].TS || !(got[i].Y == want[i] || math.IsNaN(got[i].Y) && math.IsNaN(want[i])) {
+			t.Errorf("row %d: %v, want %v at %v", i, got[i], want[i], tl[i].TS)
+		}
+	}
+}
+
+// The sweep matrix of summary.json is a table before the legs: a row per
+// leg with its axes and figures, "missing" where the leg had none.
+func TestSweepMatrix(t *testing.T) {
+	dir := copyRun(t, fixture)
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	sum["matrix"] = map[string]any{"axes": []string{"entity_count", "sim_worker_threads"},
+		"columns": []any{map[string]any{"name": "ai_ms_mean", "title": "ai", "unit": "ms"}, map[string]any{"name": "cpu_pct_mean", "title": "server CPU %", "unit": "%"}},
+		"rows":    []any{map[string]any{"leg": "weave", "pattern": "weave", "point": []string{"2000", "1"}, "verdict": "passed", "values": []any{0.61, nil}}}}
+	b, _ = json.Marshal(sum)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, dir)
+	want := `<tr><td><a href="#leg-weave">weave</a></td><td class="num">2000</td><td class="num">1</td><td class="num">0.61</td><td class="num">missing</td>`
+	for _, w := range []string{"<h2>Sweep matrix</h2>", "<th>ai ms</th>", "<th>server CPU %</th>", want} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	if m := strings.Index(page, "<h2>Sweep matrix</h2>"); m > strings.Index(page, `<section class="leg"`) {
+		t.Error("the matrix must come before the legs")
 	}
 }

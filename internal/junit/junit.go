@@ -87,7 +87,7 @@ func buildSuite(r *rundir.RunResult, l rundir.LegResult) Suite {
 	su := Suite{Name: r.Profile.Name + "/" + l.Leg.ID, Time: seconds(l.ElapsedS), Timestamp: l.StartedAt,
 		Properties: []Property{
 			{"verdict", string(l.Verdict)}, {"pattern", l.Leg.PatternLabel()}, {"baseline_key", l.Leg.BaselineKey},
-			{"transport", r.Profile.Transport}, {"clients", fmt.Sprint(r.Profile.ClientsFor(l.Leg))}, {"tier", r.Tier},
+			{"transport", r.Profile.TransportFor(l.Leg)}, {"clients", fmt.Sprint(r.Profile.ClientsFor(l.Leg))}, {"tier", r.Tier},
 		}}
 	class := "scalegate." + r.Profile.Name + "." + l.Leg.ID
 	skipWhy := ""

@@ -16,6 +16,7 @@ import (
 var notMerged = map[string]string{
 	"Shard":  "a merged report is no one shard: it carries Shards (which were merged) instead",
 	"Phases": "per-stretch figures have no mergeable form: each shard's report keeps its own, and the merge warns",
+	"Host":   "the runner samples the host for the whole leg and records it in the merged report itself; a shard's own host view is not the leg's",
 	// Passed is false on this fixture by construction: the filled
 	// fields include a failed assert and an aborted note.
 	"Passed": "false here: the filled shards carry a failed assert and an aborted note",
@@ -23,7 +24,6 @@ var notMerged = map[string]string{
 	// report carries its block and no error; with no shard reading them
 	// the errors are joined (TestMergeRowServerFiguresFirstShard).
 	"ServerMetricsError": "cleared when a shard read the server's metrics (the fixture's shard 1 did)",
-	"Host":               "the gate measures the host during the leg and adds it to the report it gates (the merged one); no shard's swarm writes it",
 }
 
 // histType is filled with a real histogram, not field by field.

@@ -82,6 +82,7 @@ func sameRun(in []Input) error {
 			{"clients_total", r.Shard.ClientsTotal, f.Shard.ClientsTotal},
 			{"start_at", r.Shard.StartAt, f.Shard.StartAt},
 			{"transport", r.Transport, f.Transport},
+			{"protocol", r.Protocol, f.Protocol},
 			{"pattern", r.Pattern, f.Pattern},
 			{"rate_hz", r.RateHz, f.RateHz},
 		} {

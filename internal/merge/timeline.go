@@ -53,6 +53,11 @@ func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
 		rtt.Merge(p.RTTHist)
 		m.TickMsP99 = fold(m.TickMsP99, p.TickMsP99, never)
 		m.RSSKB = fold(m.RSSKB, p.RSSKB, never)
+		if !m.TimelineServer.Measured() {
+			// The server's figures are one server's: any shard that read
+			// them that second carries them.
+			m.TimelineServer = p.TimelineServer.Clone()
+		}
 		m.WorkerDtP99 = max(m.WorkerDtP99, p.WorkerDtP99)
 		if p.ServiceIntervalMeanMs != nil && p.ServiceIntervals > 0 {
 			svcSum += *p.ServiceIntervalMeanMs * float64(p.ServiceIntervals)

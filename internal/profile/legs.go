@@ -18,11 +18,32 @@ type Leg struct {
 	PatternMix string `json:"pattern_mix,omitempty"`
 	// BaselineKey is <profile>/<pattern> ("mix" for a pattern mix).
 	BaselineKey string `json:"baseline_key"`
-	// Clients, EntityCount and SimWorkers are the sweep point; nil on an
-	// axis the profile does not sweep.
-	Clients     *int `json:"clients,omitempty"`
-	EntityCount *int `json:"entity_count,omitempty"`
-	SimWorkers  *int `json:"sim_worker_threads,omitempty"`
+	// Clients, EntityCount, SimWorkers and SnapshotBudget are the sweep
+	// point; nil on an axis the profile does not sweep.
+	Clients        *int `json:"clients,omitempty"`
+	EntityCount    *int `json:"entity_count,omitempty"`
+	SimWorkers     *int `json:"sim_worker_threads,omitempty"`
+	SnapshotBudget *int `json:"snapshot_budget_bytes,omitempty"`
+	// Transport is the leg's own transport in a profile that runs several
+	// ("" otherwise: the profile's); see Profile.TransportFor.
+	Transport string `json:"transport,omitempty"`
+}
+
+// TransportFor is the transport a leg runs on: its own in a profile with
+// transports, else the profile's.
+func (p *Profile) TransportFor(l Leg) string {
+	if l.Transport != "" {
+		return l.Transport
+	}
+	return p.Transport
+}
+
+// TransportNames are every transport the profile runs, in order.
+func (p *Profile) TransportNames() []string {
+	if len(p.Transports) > 0 {
+		return p.Transports
+	}
+	return []string{p.Transport}
 }
 
 // ClientsFor is the client count of a leg: its sweep point, else the
@@ -47,8 +68,27 @@ func axis(vals []int) []*int {
 	return out
 }
 
-// Legs expands the profile into its legs, patterns outermost.
+// Legs expands the profile into its legs, patterns outermost, then the
+// sweep's axes (clients, entities, sim workers, snapshot budget), then the
+// transports of a profile that runs several.
 func (p *Profile) Legs() []Leg {
+	var out []Leg
+	for _, l := range p.sweepLegs() {
+		if len(p.Transports) == 0 {
+			out = append(out, l)
+			continue
+		}
+		for _, t := range p.Transports {
+			lt := l
+			lt.Transport, lt.ID, lt.BaselineKey = t, l.ID+"_"+t, l.BaselineKey+"_"+t
+			out = append(out, lt)
+		}
+	}
+	return out
+}
+
+// sweepLegs is Legs before the transports.
+func (p *Profile) sweepLegs() []Leg {
 	type pat struct{ name, mix string }
 	var pats []pat
 	if p.PatternMix != "" {
@@ -74,10 +114,12 @@ func (p *Profile) Legs() []Leg {
 		for _, c := range axis(p.Sweep.Clients) {
 			for _, e := range axis(p.Sweep.EntityCounts) {
 				for _, w := range axis(p.Sweep.SimWorkerThreads) {
-					l := base
-					l.Clients, l.EntityCount, l.SimWorkers = c, e, w
-					l.ID = id + sweepSuffix(c, "c") + sweepSuffix(e, "e") + sweepSuffix(w, "w")
-					legs = append(legs, l)
+					for _, b := range axis(p.Sweep.SnapshotBudgetBytes) {
+						l := base
+						l.Clients, l.EntityCount, l.SimWorkers, l.SnapshotBudget = c, e, w, b
+						l.ID = id + sweepSuffix(c, "c") + sweepSuffix(e, "e") + sweepSuffix(w, "w") + sweepSuffix(b, "b")
+						legs = append(legs, l)
+					}
 				}
 			}
 		}
@@ -100,12 +142,14 @@ func (l Leg) PatternLabel() string {
 	return l.Pattern
 }
 
-// TransportError says the profile's transport cannot be spoken by this
+// TransportError says a transport of the profile cannot be spoken by this
 // build (lookup is the transport registry's). The gate never substitutes
 // another transport: that would measure something else under this name.
 func (p *Profile) TransportError(lookup func(name string) error) error {
-	if err := lookup(p.Transport); err != nil {
-		return fmt.Errorf("profile %s pins transport %s: %w; scalegate never runs another transport in its place", p.Name, p.Transport, err)
+	for _, t := range p.TransportNames() {
+		if err := lookup(t); err != nil {
+			return fmt.Errorf("profile %s pins transport %s: %w; scalegate never runs another transport in its place", p.Name, t, err)
+		}
 	}
 	return nil
 }
@@ -153,6 +197,8 @@ func (p *Profile) GateThreshold(g gatetable.Gate, leg Leg) (thr float64, ok bool
 		return float64(*leg.EntityCount), true
 	case gatetable.Clients:
 		return float64(p.ClientsFor(leg)), true
+	case gatetable.AcrossTransports:
+		return 0, false // a run-level check: gate.TransportOverhead
 	}
 	if spec.Threshold == nil {
 		return 0, false
@@ -165,4 +211,14 @@ func (p *Profile) GateThreshold(g gatetable.Gate, leg Leg) (thr float64, ok bool
 // "weave_c64_e2000").
 func (l Leg) IDWithoutClients() string {
 	return strings.Replace(l.ID, sweepSuffix(l.Clients, "c"), "", 1)
+}
+
+// IDWithoutTransport is the leg's ID without its transport part: what the
+// legs of one load on different transports share ("weave" for
+// "weave_quic").
+func (l Leg) IDWithoutTransport() string {
+	if l.Transport == "" {
+		return l.ID
+	}
+	return strings.TrimSuffix(l.ID, "_"+l.Transport)
 }

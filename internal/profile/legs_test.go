@@ -42,3 +42,41 @@ func TestLegsClientSweep(t *testing.T) {
 		t.Errorf("IDWithoutClients = %q, want weave_e0", got)
 	}
 }
+
+// A budget axis multiplies the legs like the others ("_b1200"); a profile
+// with transports runs every leg once per transport, innermost, with the
+// transport in its ID and baseline key.
+func TestLegsBudgetAndTransports(t *testing.T) {
+	p := &Profile{Name: "x", Clients: 8, Patterns: []string{"weave", "idle"}, Transports: []string{"enet", "quic"},
+		Sweep: &Sweep{SnapshotBudgetBytes: []int{600, 1200}}}
+	var ids []string
+	for _, l := range p.Legs() {
+		ids = append(ids, l.ID)
+	}
+	want := "weave_b600_enet weave_b600_quic weave_b1200_enet weave_b1200_quic idle_b600_enet idle_b600_quic idle_b1200_enet idle_b1200_quic"
+	if got := strings.Join(ids, " "); got != want {
+		t.Fatalf("legs %s\nwant %s", got, want)
+	}
+	l := p.Legs()[3]
+	if *l.SnapshotBudget != 1200 || l.Transport != "quic" || p.TransportFor(l) != "quic" || l.BaselineKey != "x/weave_quic" ||
+		l.IDWithoutTransport() != "weave_b1200" {
+		t.Errorf("leg %+v", l)
+	}
+	single := &Profile{Name: "s", Transport: "enet", Patterns: []string{"weave"}}
+	sl := single.Legs()[0]
+	if sl.ID != "weave" || sl.Transport != "" || single.TransportFor(sl) != "enet" || sl.IDWithoutTransport() != "weave" {
+		t.Errorf("single-transport leg %+v (transport %s)", sl, single.TransportFor(sl))
+	}
+	var asked []string
+	if err := p.TransportError(func(n string) error { asked = append(asked, n); return nil }); err != nil || strings.Join(asked, ",") != "enet,quic" {
+		t.Errorf("TransportError looked up %v (%v), want every transport", asked, err)
+	}
+	if err := p.TransportError(func(n string) error {
+		if n == "quic" {
+			return errors.New("not in this build")
+		}
+		return nil
+	}); err == nil || !strings.Contains(err.Error(), "transport quic") {
+		t.Errorf("an unavailable second transport: %v", err)
+	}
+}

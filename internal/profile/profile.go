@@ -19,15 +19,21 @@ import (
 // Profile is a resolved profile: the CUE file unified with #Profile, every
 // default filled. Field names are the CUE names.
 type Profile struct {
-	Name        string  `json:"name"`
-	Description string  `json:"description"`
-	Tier        string  `json:"tier"`
-	Transport   string  `json:"transport"`
-	Clients     int     `json:"clients"`
-	DurationS   float64 `json:"duration_s"`
-	RateHz      float64 `json:"rate_hz"`
-	RampMs      int     `json:"ramp_ms"`
-	Threads     int     `json:"threads"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Tier        string `json:"tier"`
+	// Transport is what both ends speak on every leg; "" when the profile
+	// runs each leg on several (Transports) instead.
+	Transport string `json:"transport,omitempty"`
+	// Transports runs every leg once per transport (leg IDs suffixed
+	// "_enet", "_quic"), so the run can compare them (the
+	// transport_overhead_kbs_max gate); nil for a single-transport profile.
+	Transports []string `json:"transports,omitempty"`
+	Clients    int      `json:"clients"`
+	DurationS  float64  `json:"duration_s"`
+	RateHz     float64  `json:"rate_hz"`
+	RampMs     int      `json:"ramp_ms"`
+	Threads    int      `json:"threads"`
 	// Shards is how many swarm processes share each leg's clients.
 	Shards             int            `json:"shards"`
 	Patterns           []string       `json:"patterns,omitempty"`
@@ -43,6 +49,8 @@ type Profile struct {
 	Impairment         relay.Schedule `json:"impairment,omitempty"`
 	ImpairmentSeed     uint64         `json:"impairment_seed,omitempty"`
 	Harness            Harness        `json:"harness"`
+	// Swarm is a team's own swarm binary; nil runs `scalegate swarm`.
+	Swarm *Swarm `json:"swarm,omitempty"`
 	// Host says when the machine was too busy with other work for a timing
 	// verdict to describe the server (docs/host-contention.md).
 	Host  HostPolicy `json:"host"`
@@ -127,11 +135,13 @@ type Network struct {
 }
 
 // Sweep multiplies legs by client count × entity count × sim worker
-// threads; an absent axis keeps the profile's single value.
+// threads × snapshot budget; an absent axis keeps the profile's single
+// value.
 type Sweep struct {
-	Clients          []int `json:"clients,omitempty"`
-	EntityCounts     []int `json:"entity_counts,omitempty"`
-	SimWorkerThreads []int `json:"sim_worker_threads,omitempty"`
+	Clients             []int `json:"clients,omitempty"`
+	EntityCounts        []int `json:"entity_counts,omitempty"`
+	SimWorkerThreads    []int `json:"sim_worker_threads,omitempty"`
+	SnapshotBudgetBytes []int `json:"snapshot_budget_bytes,omitempty"`
 }
 
 // Harness bounds the swarm's own cadence, per joined client: the time
@@ -145,6 +155,12 @@ type Harness struct {
 	// TestBusyUsPerClient slows the swarm on purpose (forwarded as the
 	// swarm's --test-busy-us): a test knob for the harness-bound bite test.
 	TestBusyUsPerClient float64 `json:"test_busy_us_per_client,omitempty"`
+}
+
+// Swarm is a team's own swarm: the argv the gate runs before the swarm's
+// arguments (docs/swarm-contract.md).
+type Swarm struct {
+	Command []string `json:"command"`
 }
 
 // HostPolicy bounds what other processes may use of the machine during a

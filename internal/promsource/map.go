@@ -101,7 +101,7 @@ var fields = map[string]shape{
 	"wire_out_kbs": number, "wire_in_kbs": number, "wire_out_pps": number, "wire_out_kbs_per_client": number,
 	"cpu_pct": number, "sensor_checks_per_s": number, "snapshot_hz": number, "governor_tick_ewma_ms": number,
 	"peers": count, "entities": count, "dropped_ticks": count, "rss_kb": count, "wire_peers": count,
-	"contacts": count, "collision_contacts": count, "projectiles_live": count, "shots_fired_total": count,
+	"contacts": count, "fused_contacts": count, "collision_contacts": count, "projectiles_live": count, "shots_fired_total": count,
 	"hits_total": count, "stores_released_total": count, "despawns_total": count, "slow_ticks": count,
 	"kicked": count, "malformed_dropped": count, "idle_timeouts": count, "inputs_accepted": count,
 	"degraded_ticks": count, "gc_count": count, "send_queue_max": count, "slow_sends": count,

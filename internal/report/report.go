@@ -125,7 +125,10 @@ type ServerTick struct {
 	// fire path's run-long totals, live projectiles, and the AI entities by
 	// controller. A world without them reports zeros, which the
 	// contacts_min / shots_min gates fail.
-	Contacts            int             `json:"contacts"`
+	Contacts int `json:"contacts"`
+	// FusedContacts is how many of Contacts are known to their owner only
+	// through its team's datalink, not its own sensor.
+	FusedContacts       int             `json:"fused_contacts"`
 	SensorChecksPerS    float64         `json:"sensor_checks_per_s"`
 	ShotsFiredTotal     int64           `json:"shots_fired_total"`
 	HitsTotal           int64           `json:"hits_total"`
@@ -139,7 +142,12 @@ type ServerTick struct {
 	// left out of the file), GC pauses and cycles since the server started,
 	// the deepest per-peer outbound backlog over the write window, and
 	// sends that failed or stalled the loop, since the server started.
-	CPUPct       *float64 `json:"cpu_pct,omitempty"`
+	CPUPct *float64 `json:"cpu_pct,omitempty"`
+	// CPUPctMean and CPUPctMax are the process CPU over the tick window
+	// (window_s) from samples a second apart: its mean, and its busiest
+	// second (nil: unavailable, or fewer than two samples in the window).
+	CPUPctMean   *float64 `json:"cpu_pct_mean,omitempty"`
+	CPUPctMax    *float64 `json:"cpu_pct_max,omitempty"`
 	GCPauseMs    GCPause  `json:"gc_pause_ms"`
 	GCCount      int64    `json:"gc_count"`
 	SendQueueMax int      `json:"send_queue_max"`
@@ -281,6 +289,65 @@ type TimelinePoint struct {
 	HostOtherCores       *float64 `json:"host_other_cores,omitempty"`
 	HostStealPct         *float64 `json:"host_steal_pct,omitempty"`
 	HostCPUPressureAvg10 *float64 `json:"host_cpu_pressure_avg10,omitempty"`
+	// The server's diagnostics of the second (additive, flattened into the
+	// row): read from the metrics file the swarm sampled.
+	TimelineServer
+}
+
+// TimelineServer is what the server's metrics file said in one second of
+// the timeline (docs/metrics.md): its CPU over its last write window, the
+// wire rate per client it gates on, and its run-long counters (slow ticks,
+// GC cycles and pause p99, slow sends) with the deepest send backlog of
+// its last write window. A field the server did not write is nil, never
+// 0; a reader diffs two rows of a counter for a per-second rate.
+type TimelineServer struct {
+	ServerCPUPct     *float64 `json:"server_cpu_pct,omitempty"`
+	WireKBsPerClient *float64 `json:"wire_kbs_per_client,omitempty"`
+	SlowTicks        *float64 `json:"slow_ticks,omitempty"`
+	GCCount          *float64 `json:"gc_count,omitempty"`
+	GCPauseP99Ms     *float64 `json:"gc_pause_p99_ms,omitempty"`
+	SendQueueMax     *float64 `json:"send_queue_max,omitempty"`
+	SlowSends        *float64 `json:"slow_sends,omitempty"`
+}
+
+// Fields are the row's server figures by their timeline.csv column name,
+// in column order (pointers into s: a reader fills or reads them).
+func (s *TimelineServer) Fields() []NamedValue {
+	return []NamedValue{
+		{"server_cpu_pct", &s.ServerCPUPct}, {"wire_kbs_per_client", &s.WireKBsPerClient},
+		{"slow_ticks", &s.SlowTicks}, {"gc_count", &s.GCCount}, {"gc_pause_p99_ms", &s.GCPauseP99Ms},
+		{"send_queue_max", &s.SendQueueMax}, {"slow_sends", &s.SlowSends},
+	}
+}
+
+// NamedValue is one optional figure and its column name.
+type NamedValue struct {
+	Name string
+	V    **float64
+}
+
+// Measured reports whether the server wrote any of the row's figures.
+func (s *TimelineServer) Measured() bool {
+	for _, f := range s.Fields() {
+		if *f.V != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Clone is a copy that shares no pointer with s (a merged row must not
+// alias a shard's).
+func (s *TimelineServer) Clone() TimelineServer {
+	var c TimelineServer
+	src, dst := s.Fields(), c.Fields()
+	for i := range src {
+		if v := *src[i].V; v != nil {
+			x := *v
+			*dst[i].V = &x
+		}
+	}
+	return c
 }
 
 // Values of Report.WorkerPacing.
@@ -411,8 +478,26 @@ type AssertResult struct {
 	Detail    string   `json:"detail,omitempty"`
 }
 
+// Has reports whether a parsed report carried key (a top-level field,
+// not null). A report built in memory (the swarm's own, before it is
+// written) has every field. A custom swarm may leave counts out (a field
+// absent decodes as 0): a reader of such a count asks Has first, so that
+// missing stays missing.
+func (r *Report) Has(key string) bool {
+	if r.fields == nil {
+		return true
+	}
+	return r.fields[key]
+}
+
+// ProtocolLoadV1 is the report's protocol name for load protocol v1.
+const ProtocolLoadV1 = "sg-load/1"
+
 // Report is the swarm's JSON report.
 type Report struct {
+	// fields are the top-level keys a parsed report carried (nil for a
+	// report built in memory).
+	fields        map[string]bool
 	SchemaVersion int    `json:"schema_version"`
 	Transport     string `json:"transport"`
 	// Protocol names the game protocol the swarm spoke: "sg-load/1" (load
@@ -611,6 +696,10 @@ func ParseReport(b []byte) (*Report, error) {
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
+	}
+	r.fields = map[string]bool{}
+	for k, v := range raw {
+		r.fields[k] = !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)

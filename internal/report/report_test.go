@@ -257,3 +257,32 @@ func TestInputRates(t *testing.T) {
 		t.Fatalf("InputRates = %+v, want min 58 mean 59 max 60 (the player without a rate left out)", got)
 	}
 }
+
+// A row's server figures are flat keys of the row (additive to the old
+// format), absent when nil, and a clone shares no pointer with its source.
+func TestTimelineServerRow(t *testing.T) {
+	cpu, slow := 97.5, 0.0
+	p := TimelinePoint{TS: 3, TimelineServer: TimelineServer{ServerCPUPct: &cpu, SlowTicks: &slow}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if string(raw["server_cpu_pct"]) != "97.5" || string(raw["slow_ticks"]) != "0" {
+		t.Fatalf("row %s", b)
+	}
+	if _, ok := raw["gc_count"]; ok {
+		t.Fatalf("a nil figure was written: %s", b)
+	}
+	var back TimelinePoint
+	if err := json.Unmarshal(b, &back); err != nil || back.ServerCPUPct == nil || *back.ServerCPUPct != cpu || back.GCCount != nil {
+		t.Fatalf("round trip %+v (%v)", back.TimelineServer, err)
+	}
+	c := p.Clone()
+	if c.ServerCPUPct == p.ServerCPUPct || *c.ServerCPUPct != cpu || c.SlowTicks == nil || *c.SlowTicks != 0 || c.GCCount != nil {
+		t.Fatalf("clone %+v", c)
+	}
+}

@@ -93,21 +93,27 @@ type LegResult struct {
 
 // RunResult is a whole gate run.
 type RunResult struct {
-	Profile         *profile.Profile `json:"profile"`
-	Tier            string           `json:"tier"`
-	Strict          bool             `json:"strict"`
-	UpdateBaseline  bool             `json:"update_baseline"`
-	Dir             string           `json:"dir"`
-	Legs            []LegResult      `json:"legs"`
-	Verdict         Verdict          `json:"verdict"`
-	Interrupted     bool             `json:"interrupted"`
-	BaselineUpdated bool             `json:"baseline_updated"`
-	BaselineNote    string           `json:"baseline_note,omitempty"`
+	Profile        *profile.Profile `json:"profile"`
+	Tier           string           `json:"tier"`
+	Strict         bool             `json:"strict"`
+	UpdateBaseline bool             `json:"update_baseline"`
+	Dir            string           `json:"dir"`
+	Legs           []LegResult      `json:"legs"`
+	// Checks are the run's checks across legs (gate.RunChecks: the
+	// cross-transport wire overhead), evaluated after every leg ran; they
+	// count in the run's verdict like a leg's.
+	Checks          []Check `json:"checks,omitempty"`
+	Verdict         Verdict `json:"verdict"`
+	Interrupted     bool    `json:"interrupted"`
+	BaselineUpdated bool    `json:"baseline_updated"`
+	BaselineNote    string  `json:"baseline_note,omitempty"`
 	// Capacity is the client sweep's curves and knees (sweep.clients).
-	Capacity   []CapacityCurve `json:"capacity,omitempty"`
-	ExitCode   int             `json:"exit_code"`
-	StartedAt  string          `json:"started_at"`
-	FinishedAt string          `json:"finished_at"`
+	Capacity []CapacityCurve `json:"capacity,omitempty"`
+	// Matrix is a sweep's figures, one row per sweep point (matrix.csv).
+	Matrix     *SweepMatrix `json:"matrix,omitempty"`
+	ExitCode   int          `json:"exit_code"`
+	StartedAt  string       `json:"started_at"`
+	FinishedAt string       `json:"finished_at"`
 }
 
 // CapacityPoint is one client count of a capacity curve.
@@ -123,6 +129,12 @@ type CapacityPoint struct {
 	// ServiceIntervalP99Ms is the per-client service interval p99, the
 	// figure the harness check judges (WorkerDtP99Ms is information).
 	ServiceIntervalP99Ms *float64 `json:"service_interval_p99_ms"`
+	// CPUPctMean is the server's CPU over its tick window (% of one core);
+	// CPUBoundPct the saturation bound it is held to (98 % of each thread
+	// its tick may use) and CPUSaturated whether it reached it.
+	CPUPctMean   *float64 `json:"cpu_pct_mean"`
+	CPUBoundPct  *float64 `json:"cpu_bound_pct,omitempty"`
+	CPUSaturated bool     `json:"cpu_saturated,omitempty"`
 	// Failed names the checks that failed or could not be evaluated at this
 	// count (any level); HarnessBound: the swarm was the limit.
 	Failed       []string `json:"failed,omitempty"`
@@ -137,7 +149,9 @@ type CapacityCurve struct {
 	Points []CapacityPoint `json:"points"`
 	// Knee is the first client count at which a check failed (advisory
 	// ones included: a capacity profile declares its limits advisory so the
-	// run itself passes). Nil when none failed below the harness limit.
+	// run itself passes), or at which the server held its tick rate on a
+	// saturated CPU (no headroom left). Nil when neither happened below the
+	// harness limit.
 	Knee *int `json:"knee"`
 	// HarnessLimit is the first count at which the swarm, not the server,
 	// was the limit (an inconclusive leg): the curve says nothing beyond
@@ -145,6 +159,33 @@ type CapacityCurve struct {
 	HarnessLimit *int `json:"harness_limit"`
 	// Verdict is the curve in one sentence.
 	Verdict string `json:"verdict"`
+}
+
+// SweepMatrix is a sweep read as a whole: one row per leg (a pattern at a
+// sweep point), one column per figure, each read through its gatetable
+// figure. Axes lists the sweep axes the rows carry, in the leg ID's order.
+type SweepMatrix struct {
+	Axes    []string       `json:"axes"`
+	Columns []MatrixColumn `json:"columns"`
+	Rows    []MatrixRow    `json:"rows"`
+}
+
+// MatrixColumn is one figure of the matrix.
+type MatrixColumn struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	Unit  string `json:"unit,omitempty"`
+}
+
+// MatrixRow is one leg: its sweep point (its value on each of
+// SweepMatrix.Axes, as text), verdict and figures (nil: missing in that
+// leg, never 0), in column order.
+type MatrixRow struct {
+	LegID   string     `json:"leg"`
+	Pattern string     `json:"pattern"`
+	Point   []string   `json:"point"`
+	Verdict Verdict    `json:"verdict"`
+	Values  []*float64 `json:"values"`
 }
 
 // JoinDetail joins two notes of a check's detail or a leg's error with

@@ -72,21 +72,34 @@ func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
 	return "", fmt.Errorf("%s: %w", base, ErrRunDirExists)
 }
 
-// TimelineColumns are timeline.csv's columns, in order. Runs made before
-// the swarm's own figures were added wrote only the first seven
-// (TimelineColumnsV1); readers accept both.
-var TimelineColumns = []string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
-	"worker_dt_p99_ms", "service_interval_mean_ms", "host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"}
+// TimelineColumns are timeline.csv's columns, in order: the swarm's
+// figures, the host's, then the server's diagnostics of the same second
+// (report.TimelineServer). Runs made before a group was added wrote a
+// prefix of at least the first seven (TimelineColumnsV1); readers accept
+// any such prefix and read cells by column name.
+var TimelineColumns = append([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
+	"worker_dt_p99_ms", "service_interval_mean_ms", "host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"},
+	timelineServerColumns()...)
 
 // TimelineColumnsV1 is the column set of timeline.csv before
 // worker_dt_p99_ms and service_interval_mean_ms.
 var TimelineColumnsV1 = TimelineColumns[:7]
 
+func timelineServerColumns() []string {
+	var s report.TimelineServer
+	var out []string
+	for _, f := range s.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
 // WriteTimelineCSV writes the per-second timeline of a report: connected
-// clients, tick-Hz min, payload KB/s, RTT p95, server tick ms p99, RSS, and
+// clients, tick-Hz min, payload KB/s, RTT p95, server tick ms p99, RSS,
 // the swarm's own health (worker loop dt p99, clients' service interval
-// mean). An empty cell is a figure that was not measured that second (not
-// zero).
+// mean) and the server's diagnostics (CPU, wire rate per client, slow
+// ticks, GC, send queue, slow sends). An empty cell is a figure that was
+// not measured that second (not zero).
 func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -99,9 +112,13 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 		if p.WorkerDtP99 > 0 { // 0: no worker iteration that second
 			dt = &p.WorkerDtP99
 		}
-		_ = w.Write([]string{fmtCSV(p.TS), strconv.Itoa(p.Connected), optCSV(p.TickHzMin), fmtCSV(p.KBs),
+		row := []string{fmtCSV(p.TS), strconv.Itoa(p.Connected), optCSV(p.TickHzMin), fmtCSV(p.KBs),
 			optCSV(p.RTTP95Ms), optCSV(p.TickMsP99), optIntCSV(p.RSSKB), optCSV(dt), optCSV(p.ServiceIntervalMeanMs),
-			optCSV(p.HostOtherCores), optCSV(p.HostStealPct), optCSV(p.HostCPUPressureAvg10)})
+			optCSV(p.HostOtherCores), optCSV(p.HostStealPct), optCSV(p.HostCPUPressureAvg10)}
+		for _, v := range p.TimelineServer.Fields() {
+			row = append(row, optCSV(*v.V))
+		}
+		_ = w.Write(row)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -16,6 +16,11 @@ import (
 func WriteTable(w io.Writer, r *RunResult) error {
 	t := tablewriter.NewWriter(w)
 	t.Header("leg", "gate", "level", "threshold", "measured", "baseline", "status")
+	for _, c := range r.Checks {
+		if err := t.Append("(run)", c.Title, c.Level, c.Threshold, c.MeasuredText, c.Baseline, statusText(c)); err != nil {
+			return err
+		}
+	}
 	for _, l := range r.Legs {
 		if len(l.Checks) == 0 {
 			_ = t.Append(l.Leg.ID, "(leg)", "", "", "", "", string(l.Verdict))
@@ -42,6 +47,11 @@ func WriteTable(w io.Writer, r *RunResult) error {
 			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
 				fmt.Fprintf(w, "  %s: %s\n", safetext.Terminal(c.Title), safetext.Terminal(c.Detail))
 			}
+		}
+	}
+	for _, c := range r.Checks {
+		if c.Status != StatusPass && c.Detail != "" {
+			fmt.Fprintf(w, "run check %s: %s: %s\n", c.Title, strings.ToUpper(string(c.Status)), c.Detail)
 		}
 	}
 	for _, c := range r.Capacity {
@@ -93,7 +103,7 @@ func Markdown(r *RunResult) string {
 		warm = fmt.Sprintf(" · warm-up %s s excluded", gatetable.FormatNumber(r.Profile.WarmupS))
 	}
 	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg%s · artifacts %s\n\n",
-		safetext.MarkdownCell(r.Tier), map[bool]string{true: " (--strict)", false: ""}[r.Strict], safetext.MarkdownCell(r.Profile.Transport), r.Profile.Clients,
+		safetext.MarkdownCell(r.Tier), map[bool]string{true: " (--strict)", false: ""}[r.Strict], safetext.MarkdownCell(strings.Join(r.Profile.TransportNames(), ", ")), r.Profile.Clients,
 		gatetable.FormatNumber(r.Profile.DurationS), warm, safetext.MarkdownInlineCode(r.Dir))
 	if len(r.Profile.Overrides) > 0 {
 		var sets []string
@@ -109,6 +119,11 @@ func Markdown(r *RunResult) string {
 		fmt.Fprintf(&b, "Baseline: %s\n\n", safetext.MarkdownText(r.BaselineNote))
 	}
 	b.WriteString(capacityMarkdown(r.Capacity))
+	b.WriteString(matrixMarkdown(r.Matrix))
+	if len(r.Checks) > 0 {
+		b.WriteString("### run checks (across legs)\n\n")
+		b.WriteString(checksMarkdown(r.Checks))
+	}
 	for _, l := range r.Legs {
 		fmt.Fprintf(&b, "### leg %s (%s) — %s %s\n\n", safetext.MarkdownInlineCode(l.Leg.ID), safetext.MarkdownCell(l.Leg.PatternLabel()), icon[l.Verdict], l.Verdict)
 		if l.Shards > 1 {
@@ -118,14 +133,9 @@ func Markdown(r *RunResult) string {
 			fmt.Fprintf(&b, "> %s\n\n", safetext.MarkdownText(l.Error))
 		}
 		if len(l.Checks) > 0 {
-			b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
-			b.WriteString("|---|---|---|---|---|---|---|\n")
-			for _, c := range l.Checks {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", safetext.MarkdownCell(c.Title), c.Level, safetext.MarkdownCell(c.Threshold),
-					safetext.MarkdownCell(c.MeasuredText), safetext.MarkdownCell(c.Baseline), statusText(c), safetext.MarkdownCell(c.Detail))
-			}
-			b.WriteString("\n")
+			b.WriteString(checksMarkdown(l.Checks))
 		}
+		b.WriteString(diagnosticsMarkdown(l))
 		if l.ServerCmd != "" {
 			fmt.Fprintf(&b, "Rerun this leg:\n\n%s\n", safetext.MarkdownCode("sh", l.ServerCmd+" &\n"+l.SwarmCmd))
 			if strings.Contains(l.SwarmCmd, "/go-build") {
@@ -133,6 +143,72 @@ func Markdown(r *RunResult) string {
 			}
 		}
 	}
+	return b.String()
+}
+
+// diagLabels are the diagnostics line's short labels, by figure name.
+var diagLabels = map[string]string{
+	gatetable.CPUPctMean.Name:   "CPU mean",
+	gatetable.CPUPctMax.Name:    "busiest second",
+	gatetable.SlowTicks.Name:    "slow ticks",
+	gatetable.GCPauseP99.Name:   "GC pause p99",
+	gatetable.GCCount.Name:      "GC cycles",
+	gatetable.SendQueueMax.Name: "send queue max",
+	gatetable.SlowSends.Name:    "slow sends",
+}
+
+// diagnosticsMarkdown is a leg's server diagnostics in one line (why a
+// tick was slow: gatetable.Diagnostics), from the metrics block the swarm
+// captured while its clients were connected. A figure the server did not
+// write reads "missing"; a leg without a report has no line.
+func diagnosticsMarkdown(l LegResult) string {
+	if l.Report == nil {
+		return ""
+	}
+	m := gatetable.FromReport(l.Report)
+	if err := m.TickErr(); err != nil {
+		return fmt.Sprintf("Server diagnostics: missing (%s).\n\n", safetext.MarkdownText(err.Error()))
+	}
+	parts := make([]string, 0, len(gatetable.Diagnostics))
+	for _, f := range gatetable.Diagnostics {
+		parts = append(parts, diagLabels[f.Name]+" "+figureText(f, m))
+	}
+	window := "the tick window"
+	if w, err := m.Tick("window_s"); err == nil {
+		window = fmt.Sprintf("the %s s tick window", gatetable.FormatNumber(w))
+	}
+	return fmt.Sprintf("Server diagnostics (CPU %% of one core over %s; slow ticks, GC and slow sends since the server started; send queue over its last metrics write): %s\n\n",
+		window, strings.Join(parts, " · "))
+}
+
+// figureText is a figure's value with its unit, or "missing".
+func figureText(f gatetable.Figure, m *gatetable.Metrics) string {
+	v, err := f.Read(m)
+	if err != nil {
+		return "missing"
+	}
+	s := gatetable.FormatNumber(v)
+	switch f.Unit {
+	case "":
+	case "%":
+		s += " %"
+	default:
+		s += " " + f.Unit
+	}
+	return s
+}
+
+// checksMarkdown is the gate table of a leg (or of the run's checks
+// across legs).
+func checksMarkdown(checks []Check) string {
+	var b strings.Builder
+	b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, c := range checks {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", safetext.MarkdownCell(c.Title), c.Level, safetext.MarkdownCell(c.Threshold),
+			safetext.MarkdownCell(c.MeasuredText), safetext.MarkdownCell(c.Baseline), statusText(c), safetext.MarkdownCell(c.Detail))
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 
@@ -154,8 +230,8 @@ func capacityMarkdown(curves []CapacityCurve) string {
 	var b strings.Builder
 	for _, c := range curves {
 		fmt.Fprintf(&b, "### capacity %s — %s\n\n", safetext.MarkdownInlineCode(c.Group), safetext.MarkdownCell(c.Verdict))
-		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|---:|---|---|\n")
+		b.WriteString("| clients | tick-Hz min | tick-ms p99 | KB/s per client | server CPU % mean | swarm dt p99 ms | service interval p99 ms | leg | failed |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 		for _, p := range c.Points {
 			mark := ""
 			if c.Knee != nil && p.Clients == *c.Knee {
@@ -164,8 +240,12 @@ func capacityMarkdown(curves []CapacityCurve) string {
 			if c.HarnessLimit != nil && p.Clients == *c.HarnessLimit {
 				mark = " ◀ harness limit"
 			}
-			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
-				optNum(p.KBsMean), optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), safetext.MarkdownCell(p.LegID), p.Verdict, safetext.MarkdownCell(strings.Join(p.Failed, ", ")))
+			cpu := optNum(p.CPUPctMean)
+			if p.CPUSaturated {
+				cpu += " (saturated)"
+			}
+			fmt.Fprintf(&b, "| %d%s | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n", p.Clients, mark, optNum(p.TickHzMin), optNum(p.TickMsP99),
+				optNum(p.KBsMean), cpu, optNum(p.WorkerDtP99Ms), optNum(p.ServiceIntervalP99Ms), safetext.MarkdownCell(p.LegID), p.Verdict, safetext.MarkdownCell(strings.Join(p.Failed, ", ")))
 		}
 		b.WriteString("\n")
 	}

@@ -18,22 +18,30 @@ const maxTimelineBytes = 128 << 20
 
 // ReadTimelineCSV reads a leg's timeline.csv.
 func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
+	tl, _, err := ReadTimelineCSVColumns(path)
+	return tl, err
+}
+
+// ReadTimelineCSVColumns reads a leg's timeline.csv and its header: a
+// file from an older run has fewer columns, and a figure it has no column
+// for was not "unmeasured" in that run, only not written.
+func ReadTimelineCSVColumns(path string) ([]report.TimelinePoint, []string, error) {
 	f, err := boundedfile.Open(path) // a regular file only, opened without blocking
 	if err != nil {
-		return nil, fmt.Errorf("read timeline: %w", err)
+		return nil, nil, fmt.Errorf("read timeline: %w", err)
 	}
 	defer f.Close()
 	// A timeline row is under 200 bytes and a week-long leg has 604,800;
 	// the cap refuses anything larger instead of reading it whole.
 	lr := &io.LimitedReader{R: f, N: maxTimelineBytes + 1}
-	tl, err := ParseTimelineCSV(lr)
+	tl, head, err := parseTimelineCSV(lr)
 	if err == nil && lr.N == 0 {
 		err = fmt.Errorf("larger than %d bytes", maxTimelineBytes)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return tl, nil
+	return tl, head, nil
 }
 
 // ParseTimelineCSV decodes timeline.csv. Its header is
@@ -42,32 +50,38 @@ func ReadTimelineCSV(path string) ([]report.TimelinePoint, error) {
 // cell is a figure not measured that second and stays nil; anything
 // unparsable is an error naming its line and column.
 func ParseTimelineCSV(r io.Reader) ([]report.TimelinePoint, error) {
+	tl, _, err := parseTimelineCSV(r)
+	return tl, err
+}
+
+// parseTimelineCSV is ParseTimelineCSV, also returning the header.
+func parseTimelineCSV(r io.Reader) ([]report.TimelinePoint, []string, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked against the header below
 	head, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("header: %w", err)
+		return nil, nil, fmt.Errorf("header: %w", err)
 	}
 	want := TimelineColumns
 	if len(head) < len(TimelineColumnsV1) || len(head) > len(want) || strings.Join(head, ",") != strings.Join(want[:len(head)], ",") {
-		return nil, fmt.Errorf("header %q, want %q (or, from older runs, a prefix of it of at least %d columns)",
+		return nil, nil, fmt.Errorf("header %q, want %q (or, from older runs, a prefix of it of at least %d columns)",
 			strings.Join(head, ","), strings.Join(want, ","), len(TimelineColumnsV1))
 	}
 	var out []report.TimelinePoint
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return out, head, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(rec) != len(head) {
-			return nil, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
+			return nil, nil, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
 		}
 		p, err := timelineRow(head, rec)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return nil, nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		out = append(out, p)
 	}
@@ -115,5 +129,8 @@ func timelineRow(head, rec []string) (report.TimelinePoint, error) {
 	p.HostOtherCores = cell("host_other_cores")
 	p.HostStealPct = cell("host_steal_pct")
 	p.HostCPUPressureAvg10 = cell("host_cpu_pressure_avg10")
+	for _, f := range p.TimelineServer.Fields() {
+		*f.V = cell(f.Name)
+	}
 	return p, errors.Join(errs...)
 }

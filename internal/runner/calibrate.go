@@ -81,7 +81,7 @@ func (c *Calibration) Run(ctx context.Context) error {
 		return exitcode.With(exitcode.Internal, err)
 	}
 	fmt.Fprintf(c.Stderr, "scalegate: calibrate %s: %d run(s) of %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
-		p.Name, c.Runs, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), p.Transport, dir)
+		p.Name, c.Runs, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
 	stopNotes := noteInterrupts(ctx, c.Stderr, c.Grace, c.Kill)
 	rep := Repeat(ctx, Options{Profile: p, Strict: c.Strict, Baseline: base, Dir: dir, Self: self,
 		Progress: c.Stderr, Grace: c.Grace, Kill: c.Kill}, c.Runs, func(_ int, run *rundir.RunResult) string {

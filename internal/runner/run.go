@@ -82,9 +82,13 @@ func newResult(o Options) *rundir.RunResult {
 		UpdateBaseline: o.UpdateBaseline, Dir: o.Dir, StartedAt: time.Now().UTC().Format(time.RFC3339)}
 }
 
+// finishResult runs the checks across legs, then folds the verdict and
+// builds the capacity curves.
 func finishResult(res *rundir.RunResult) *rundir.RunResult {
+	res.Checks = gate.RunChecks(res, res.Strict)
 	res.Verdict = gate.RunVerdict(res)
 	res.Capacity = gate.Capacity(res)
+	res.Matrix = gate.Matrix(res)
 	res.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	return res
 }
@@ -184,7 +188,7 @@ func (r *legRun) run(ctx context.Context) {
 	if r.res.Report == nil && r.facts.NotRun == "" {
 		why := fmt.Sprintf("swarm exited %d without a report; see %s", code, filepath.Join(r.res.Dir, "swarm.log"))
 		if code == 2 {
-			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.Transport, filepath.Join(r.res.Dir, "swarm.log"))
+			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), filepath.Join(r.res.Dir, "swarm.log"))
 		}
 		r.facts.NotRun, r.res.Error = why, rundir.JoinDetail(r.res.Error, why)
 	}
@@ -225,7 +229,7 @@ func (r *legRun) prepare() (serverLaunch, []launcher.Spec, error) {
 		swarms[i].Guardian, swarms[i].Kill = r.o.Self, r.o.Kill
 	}
 	r.res.ServerCmd = launcher.CommandLine(server.spec.Path, server.spec.Args)
-	r.res.SwarmCmd = swarmCommandLine(swarms, r.report)
+	r.res.SwarmCmd = swarmCommandLine(swarms, r.o.Self, r.report)
 	return server, swarms, nil
 }
 
@@ -363,7 +367,12 @@ func (r *legRun) swarmSpec(port int, o swarmcmd.Options) (launcher.Spec, error) 
 		}
 		o.Pattern = pat
 	}
-	return launcher.Spec{Name: "swarm", Path: r.o.Self, Args: append([]string{"swarm"}, swarmcmd.Args(p, r.leg, o)...),
+	path, args := r.o.Self, []string{"swarm"}
+	if p.Swarm != nil {
+		// A team's own swarm: its command, then the same arguments.
+		path, args = p.Swarm.Command[0], append([]string(nil), p.Swarm.Command[1:]...)
+	}
+	return launcher.Spec{Name: "swarm", Path: path, Args: append(args, swarmcmd.Args(p, r.leg, o)...),
 		LogPath: filepath.Join(r.res.Dir, "swarm.log"), Grace: r.o.Grace}, nil
 }
 

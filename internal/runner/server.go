@@ -38,7 +38,7 @@ func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 		return serverLaunch{spec: spec, readyTimeout: timeout}, nil
 	}
 	spec.Path = r.o.Self
-	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port), "--transport", p.Transport, "--metrics-json", r.metrics}
+	spec.Args = []string{"serve", "--config", cfgPath, "--port", strconv.Itoa(port), "--transport", p.TransportFor(r.leg), "--metrics-json", r.metrics}
 	if r.leg.SimWorkers != nil {
 		spec.Args = append(spec.Args, "--sim-worker-threads", strconv.Itoa(*r.leg.SimWorkers))
 	}
@@ -75,7 +75,7 @@ func (r *legRun) customSpec(spec launcher.Spec, port int) (launcher.Spec, error)
 func (r *legRun) templateVars(port int, cfgPath string) map[string]string {
 	p := r.o.Profile
 	vars := map[string]string{"port": strconv.Itoa(port), "metrics_json": r.metrics, "config": cfgPath,
-		"transport": p.Transport, "clients": strconv.Itoa(p.ClientsFor(r.leg))}
+		"transport": p.TransportFor(r.leg), "clients": strconv.Itoa(p.ClientsFor(r.leg))}
 	if r.prom != nil {
 		vars["metrics_port"] = strconv.Itoa(r.prom.port)
 	}
@@ -117,8 +117,11 @@ func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath, p
 	if leg.EntityCount != nil {
 		world["test_spawn_ai_count"] = *leg.EntityCount
 	}
+	if leg.SnapshotBudget != nil {
+		world["snapshot_budget_bytes"] = *leg.SnapshotBudget
+	}
 	cfg := map[string]any{
-		"server": map[string]any{"port": port, "max_peers": maxPeers, "transport": p.Transport},
+		"server": map[string]any{"port": port, "max_peers": maxPeers, "transport": p.TransportFor(leg)},
 		"security": map[string]any{
 			"connect_rate_limit_count":    100000,
 			"connect_rate_limit_window_s": 1,

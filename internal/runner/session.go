@@ -87,7 +87,7 @@ func (s *Session) Run(ctx context.Context) error {
 		return exitcode.With(exitcode.Internal, err)
 	}
 	fmt.Fprintf(s.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
-		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), p.Transport, dir)
+		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
 	if s.Runs > 1 {
 		fmt.Fprintf(s.Stderr, "scalegate: --runs %d: every leg runs %d times (run i in %s); the baseline is written only if every run passes\n",
 			s.Runs, s.Runs, filepath.Join(dir, "run-i"))
@@ -323,6 +323,9 @@ func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, bas
 	errs = append(errs, report.WriteFileAtomic(filepath.Join(res.Dir, "summary.md"), []byte(md)))
 	errs = append(errs, report.WriteJSONAtomic(filepath.Join(res.Dir, "summary.json"), res))
 	errs = append(errs, report.WriteJSONAtomic(filepath.Join(res.Dir, "metadata.json"), meta))
+	if res.Matrix != nil {
+		errs = append(errs, rundir.WriteMatrixCSV(filepath.Join(res.Dir, rundir.MatrixFile), res.Matrix))
+	}
 	errs = append(errs, htmlreport.Write(res.Dir))
 	if s.StepSummary != "" {
 		errs = append(errs, rundir.AppendFile(s.StepSummary, md))

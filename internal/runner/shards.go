@@ -62,7 +62,7 @@ func (r *legRun) swarmSpecs(port int) ([]launcher.Spec, error) {
 // swarmCommandLine is how a user reruns the leg's swarm: the one command,
 // or every shard in the background on a fresh shared instant, then the
 // merge.
-func swarmCommandLine(specs []launcher.Spec, merged string) string {
+func swarmCommandLine(specs []launcher.Spec, self, merged string) string {
 	if len(specs) == 1 {
 		return launcher.CommandLine(specs[0].Path, specs[0].Args)
 	}
@@ -83,7 +83,7 @@ func swarmCommandLine(specs []launcher.Spec, merged string) string {
 		b.WriteString(strings.Replace(line, "T_PLACEHOLDER", `"$T"`, 1) + " &\n")
 	}
 	b.WriteString("wait\n")
-	b.WriteString(launcher.CommandLine(specs[0].Path, append([]string{"merge", "--out", merged}, reports...)))
+	b.WriteString(launcher.CommandLine(self, append([]string{"merge", "--out", merged}, reports...)))
 	return b.String()
 }
 

@@ -38,6 +38,90 @@ type diag struct {
 	queueMax int           // deepest per-peer backlog since the previous write
 
 	slowSends int64 // all-time slow or failed sends
+
+	// hold is the process CPU sampled once a second, for the CPU figures
+	// over the tick window (cpu_pct_mean, cpu_pct_max): cpu_pct alone
+	// covers one write window, a 250 ms glimpse under the gate.
+	hold cpuRing
+}
+
+// cpuSampleEvery is how often the process CPU is sampled for the window
+// figures: the max is the busiest such second.
+const cpuSampleEvery = time.Second
+
+// cpuRingLen bounds the samples kept: 128 s, more than the 600-tick window
+// spans unless the loop runs below 4.7 Hz (then the figures cover the last
+// 127 s of it).
+const cpuRingLen = 128
+
+// cpuSample is the process's CPU time at one instant.
+type cpuSample struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+// cpuRing keeps the last cpuRingLen CPU samples, oldest first from head.
+type cpuRing struct {
+	s    [cpuRingLen]cpuSample
+	head int // index of the oldest sample
+	n    int
+}
+
+// add appends a sample, dropping the oldest when full.
+func (r *cpuRing) add(at time.Time, cpu time.Duration) {
+	r.s[(r.head+r.n)%cpuRingLen] = cpuSample{at: at, cpu: cpu}
+	if r.n < cpuRingLen {
+		r.n++
+		return
+	}
+	r.head = (r.head + 1) % cpuRingLen
+}
+
+// last is the newest sample (ok false when empty).
+func (r *cpuRing) last() (cpuSample, bool) {
+	if r.n == 0 {
+		return cpuSample{}, false
+	}
+	return r.s[(r.head+r.n-1)%cpuRingLen], true
+}
+
+// window is the CPU over the samples taken at or after since, as a
+// percentage of one core: the mean is the CPU between the first and the
+// last of them over their wall time, the max the busiest interval between
+// two consecutive ones. ok is false with fewer than two such samples.
+func (r *cpuRing) window(since time.Time) (mean, peak float64, ok bool) {
+	var first, prev cpuSample
+	k := 0
+	for i := 0; i < r.n; i++ {
+		c := r.s[(r.head+i)%cpuRingLen]
+		if c.at.Before(since) {
+			continue
+		}
+		if k > 0 {
+			if wall := c.at.Sub(prev.at); wall > 0 {
+				peak = max(peak, 100*float64(c.cpu-prev.cpu)/float64(wall))
+			}
+		} else {
+			first = c
+		}
+		prev = c
+		k++
+	}
+	wall := prev.at.Sub(first.at)
+	if k < 2 || wall <= 0 {
+		return 0, 0, false
+	}
+	return 100 * float64(prev.cpu-first.cpu) / float64(wall), peak, true
+}
+
+// sampleCPU takes a window sample when one is due at now.
+func (d *diag) sampleCPU(now time.Time) {
+	if last, ok := d.hold.last(); ok && now.Sub(last.at) < cpuSampleEvery {
+		return
+	}
+	if cpu, ok := cpuTime(); ok {
+		d.hold.add(now, cpu)
+	}
 }
 
 func newDiag(now time.Time) *diag {

@@ -3,10 +3,12 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/proto"
@@ -135,4 +137,61 @@ func TestAllocChurnMovesGC(t *testing.T) {
 		t.Fatalf("512 MB/s of churn for 60 ticks: gc_count %v (without churn %v), gc_pause_ms.max %v", count, quietCount, pause)
 	}
 	t.Logf("gc_count %v with churn, %v without; pause max %.3f ms", count, quietCount, pause)
+}
+
+// The window CPU figures: the mean is the CPU between the first and last
+// sample in the window over their wall time, the max the busiest interval,
+// samples before the window are left out, and fewer than two samples in
+// it is no figure at all.
+func TestCPURingWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	cpu := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	cases := []struct {
+		name       string
+		samples    [][2]float64 // wall s, cpu s
+		since      float64
+		mean, peak float64
+		ok         bool
+	}{
+		{"none", nil, 0, 0, 0, false},
+		{"one", [][2]float64{{0, 0}}, 0, 0, 0, false},
+		{"steady half core", [][2]float64{{0, 0}, {1, 0.5}, {2, 1}, {3, 1.5}}, 0, 50, 50, true},
+		{"one busy second", [][2]float64{{0, 0}, {1, 0.2}, {2, 1.2}, {3, 1.4}}, 0, 140.0 / 3, 100, true},
+		{"two threads", [][2]float64{{0, 0}, {1, 1.8}}, 0, 180, 180, true},
+		{"before the window left out", [][2]float64{{0, 0}, {1, 1}, {2, 1.1}, {3, 1.2}}, 1.5, 10, 10, true},
+		{"one sample in the window", [][2]float64{{0, 0}, {1, 1}, {2, 1.1}}, 1.5, 0, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var r cpuRing
+			for _, s := range tc.samples {
+				r.add(at(s[0]), cpu(s[1]))
+			}
+			mean, peak, ok := r.window(at(tc.since))
+			if ok != tc.ok || math.Abs(mean-tc.mean) > 1e-9 || math.Abs(peak-tc.peak) > 1e-9 {
+				t.Fatalf("window: mean %v peak %v ok %v; want %v %v %v", mean, peak, ok, tc.mean, tc.peak, tc.ok)
+			}
+		})
+	}
+}
+
+// The ring keeps the newest cpuRingLen samples.
+func TestCPURingWraps(t *testing.T) {
+	var r cpuRing
+	t0 := time.Unix(1000, 0)
+	for i := 0; i < 3*cpuRingLen; i++ {
+		r.add(t0.Add(time.Duration(i)*time.Second), time.Duration(i)*time.Second/4)
+	}
+	if r.n != cpuRingLen {
+		t.Fatalf("kept %d samples", r.n)
+	}
+	last, _ := r.last()
+	if want := t0.Add(time.Duration(3*cpuRingLen-1) * time.Second); !last.at.Equal(want) {
+		t.Fatalf("newest %v, want %v", last.at, want)
+	}
+	mean, _, ok := r.window(time.Time{})
+	if !ok || math.Abs(mean-25) > 1e-9 {
+		t.Fatalf("mean %v ok %v, want 25", mean, ok)
+	}
 }

@@ -25,6 +25,7 @@ type FaultConfig struct {
 	FattenRecordsBytes   int      `toml:"fatten_records_bytes"`   // padding paid for out of the snapshot budget
 	IgnoreInputs         bool     `toml:"ignore_inputs"`          // drop every Input unapplied, uncounted, unrecorded
 	HollowSensors        bool     `toml:"hollow_sensors"`         // sensors are checked but detect nothing
+	DisableDatalink      bool     `toml:"disable_datalink"`       // no track is shared: each table is its owner's own
 	IgnoreFireButtons    bool     `toml:"ignore_fire_buttons"`    // the gun and store buttons do nothing
 	// DisableCongestionControl turns the congestion controller off whatever
 	// [network] says: a server that never backs off on a bad link.
@@ -38,10 +39,24 @@ type FaultConfig struct {
 	// the server that answers the join and falls silent.
 	SnapshotsThenSilent int `toml:"snapshots_then_silent"`
 	// SnapshotIntervalMs: each joined peer is sent a snapshot only every
-	// this many milliseconds (a whole number of ticks); the tick numbers
-	// in them still advance at the tick rate, so the observed tick-Hz
-	// stays at 60 while almost nothing is delivered.
+	// this many milliseconds of wall time; the tick numbers in them still
+	// advance at the tick rate, so the observed tick-Hz stays at 60 while
+	// almost nothing is delivered.
 	SnapshotIntervalMs float64 `toml:"snapshot_interval_ms"`
+	// OnlyOnTransport scopes every fault above to a server speaking this
+	// transport: on another, New turns them all off. A profile that runs
+	// each leg on several transports passes one [faults] table to all of
+	// them; this makes a defect of one transport's legs only.
+	OnlyOnTransport string `toml:"only_on_transport"`
+}
+
+// scoped is the faults as they apply to a server speaking transport: all
+// of them, or none when they are scoped to another transport.
+func (f FaultConfig) scoped(transport string) FaultConfig {
+	if f.OnlyOnTransport == "" || f.OnlyOnTransport == transport {
+		return f
+	}
+	return FaultConfig{OnlyOnTransport: f.OnlyOnTransport}
 }
 
 func (f *FaultConfig) checks() []check {
@@ -67,6 +82,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
 		{"faults.snapshots_then_silent", f.SnapshotsThenSilent >= 0, "must be ≥ 0 (0 off)"},
 		{"faults.snapshot_interval_ms", f.SnapshotIntervalMs >= 0 && f.SnapshotIntervalMs <= 60000, "must be 0..60000"},
+		{"faults.only_on_transport", len(f.OnlyOnTransport) <= 64 && strings.TrimSpace(f.OnlyOnTransport) == f.OnlyOnTransport, "must be a transport name (\"enet\", \"quic\") or empty"},
 	}
 }
 
@@ -90,6 +106,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.FattenRecordsBytes > 0, "fatten_records_bytes", f.FattenRecordsBytes)
 	add(f.IgnoreInputs, "ignore_inputs", true)
 	add(f.HollowSensors, "hollow_sensors", true)
+	add(f.DisableDatalink, "disable_datalink", true)
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)

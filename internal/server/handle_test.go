@@ -429,6 +429,26 @@ func TestInflateFaultGrowsSnapshots(t *testing.T) {
 	}
 }
 
+// only_on_transport: the faults apply to a server speaking that transport
+// and to no other, which is off entirely (its metrics list no fault).
+func TestFaultsScopedToTransport(t *testing.T) {
+	size := func(speaks, scope string, inflate int) (int, []string) {
+		ts := newTestServer(t, func(c *Config) {
+			c.Server.Transport, c.Faults.InflateSnapshotBytes, c.Faults.OnlyOnTransport = speaks, inflate, scope
+		})
+		ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+		ts.h.recv(1, joinMsg(t, "x"))
+		ts.step()
+		return len(ts.h.messagesOf(1, proto.TypeSnapshot)[0]), ts.faults
+	}
+	plain, _ := size("enet", "", 0)
+	on, onFaults := size("quic", "quic", 2000)
+	off, offFaults := size("enet", "quic", 2000)
+	if on-plain < 1900 || off-plain > 100 || len(onFaults) != 1 || len(offFaults) != 0 {
+		t.Fatalf("snapshot bytes: plain ≈ %d, scoped to its transport %d (faults %v), to another %d (faults %v)", plain, on, onFaults, off, offFaults)
+	}
+}
+
 func TestExtraTickFaultCostsTime(t *testing.T) {
 	ts := newTestServer(t, func(c *Config) { c.Faults.ExtraTickMs = 5 })
 	start := time.Now()

@@ -175,6 +175,16 @@ func (m *metrics) tickHz() (hz, windowS float64) {
 	return float64(m.startN-1) / span, span
 }
 
+// windowStart is the start of the oldest tick in the window (ok false
+// before the first tick): the CPU window figures cover the same span as the
+// tick percentiles.
+func (m *metrics) windowStart() (time.Time, bool) {
+	if m.startN == 0 {
+		return time.Time{}, false
+	}
+	return m.starts[(m.startNext-m.startN+len(m.starts))%len(m.starts)], true
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func phaseOf(w *stats.Window) report.Phase {
@@ -245,9 +255,9 @@ type snapshotInputs struct {
 
 // worldFigures are the populated world's figures at write time.
 type worldFigures struct {
-	contacts, projectiles int
-	weapons               WeaponCounts
-	ai                    [numControllers]int
+	contacts, fused, projectiles int
+	weapons                      WeaponCounts
+	ai                           [numControllers]int
 }
 
 // build assembles the ServerTick.
@@ -303,6 +313,7 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 	st.SnapshotHz, st.AIStride, st.GovernorTickEWMAMs = g.snapshotHz(TickHz), g.aiStride(), g.ewmaMs
 	wf := &in.world
 	st.Contacts, st.SensorChecksPerS, st.ProjectilesLive = wf.contacts, m.sensorChecksPerS(), wf.projectiles
+	st.FusedContacts = wf.fused
 	st.ShotsFiredTotal, st.HitsTotal = wf.weapons.ShotsFired, wf.weapons.Hits
 	st.StoresReleasedTotal, st.DespawnsTotal = wf.weapons.StoresReleased, wf.weapons.Despawns
 	st.AIByController = &report.AIByController{Loiter: wf.ai[CtlLoiter], Pursuit: wf.ai[CtlPursuit], Patrol: wf.ai[CtlPatrol]}

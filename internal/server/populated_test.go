@@ -237,6 +237,9 @@ func TestSensorsContactTablesAndDatalink(t *testing.T) {
 	if datalink == 0 {
 		t.Error("datalink fusion shared no track")
 	}
+	if sim.FusedEntries != datalink {
+		t.Errorf("FusedEntries %d, but the tables hold %d datalink-only tracks", sim.FusedEntries, datalink)
+	}
 	hollow, hvs := sensorWorld(t, true, 2)
 	hchecks := 0
 	for tick := uint32(0); tick < 3*TickHz; tick++ {
@@ -246,6 +249,39 @@ func TestSensorsContactTablesAndDatalink(t *testing.T) {
 	if hollow.ContactEntries != 0 || hchecks != checks {
 		t.Errorf("hollow sensors: %d contacts after %d checks (want 0 after %d)", hollow.ContactEntries, hchecks, checks)
 	}
+}
+
+// disable_datalink: the sensors see as much as ever, but no track is
+// shared, so every table is its owner's own and fused_contacts is 0 while
+// contacts is not.
+func TestDisableDatalink(t *testing.T) {
+	run := func(off bool) *Sim {
+		cfg := DefaultConfig()
+		cfg.World.TestSpawnAICount = 300
+		cfg.World.TestSpawnSpreadKm = 12
+		cfg.Faults.DisableDatalink = off
+		sim := newTestSim(t, cfg, 1)
+		var vs []*Viewer
+		for i := 0; i < 12; i++ {
+			vs = append(vs, &Viewer{Slot: sim.World.SpawnPlayer(1, TypeSensorFighter, uint32(i))})
+		}
+		for tick := uint32(0); tick < 2*TickHz; tick++ {
+			tickSim(sim, tick, vs)
+		}
+		for _, v := range vs {
+			for _, c := range sim.ContactTable(v.Slot) {
+				if off && c.Datalink {
+					t.Fatalf("disable_datalink: a shared track %+v", c)
+				}
+			}
+		}
+		return sim
+	}
+	on, off := run(false), run(true)
+	if on.FusedEntries == 0 || off.FusedEntries != 0 || off.ContactEntries == 0 || off.ContactEntries >= on.ContactEntries {
+		t.Fatalf("fused/contacts: datalink on %d/%d, off %d/%d", on.FusedEntries, on.ContactEntries, off.FusedEntries, off.ContactEntries)
+	}
+	t.Logf("fused/contacts: datalink on %d/%d, off %d/%d", on.FusedEntries, on.ContactEntries, off.FusedEntries, off.ContactEntries)
 }
 
 // A track nobody sees any more decays and is forgotten.

@@ -58,6 +58,7 @@ var PrometheusMap = promsource.Map{
 	"peers":                        {Gauge: "scalegate_peers"},
 	"entities":                     {Gauge: "scalegate_entities"},
 	"contacts":                     {Gauge: "scalegate_contacts"},
+	"fused_contacts":               {Gauge: "scalegate_fused_contacts"},
 	"projectiles_live":             {Gauge: "scalegate_projectiles_live"},
 	"shots_fired_total":            {Gauge: "scalegate_shots_fired_total"},
 	"hits_total":                   {Gauge: "scalegate_hits_total"},
@@ -88,6 +89,7 @@ type promExport struct {
 	tick prometheus.Histogram
 
 	peers, entities, contacts, projectiles      atomic.Int64
+	fused                                       atomic.Int64
 	shots, hits, stores, despawns               atomic.Int64
 	dropped, slow, degraded, inputs, kicked     atomic.Int64
 	loadFactor, interestScale                   atomicFloat
@@ -127,6 +129,7 @@ func newPromExport(transportName string) *promExport {
 		gauge("scalegate_peers", "Joined peers (with an entity) at the last tick (the file's peers).", i(&p.peers)),
 		gauge("scalegate_entities", "Live entities at the last tick (the file's entities).", i(&p.entities)),
 		gauge("scalegate_contacts", "Contact-table entries summed over every sensor owner (the file's contacts).", i(&p.contacts)),
+		gauge("scalegate_fused_contacts", "Of those, the entries known only through the team datalink (the file's fused_contacts).", i(&p.fused)),
 		gauge("scalegate_projectiles_live", "Live projectiles (the file's projectiles_live).", i(&p.projectiles)),
 		counter("scalegate_shots_fired_total", "Gun hitscans fired since start (the file's shots_fired_total).", i(&p.shots)),
 		counter("scalegate_hits_total", "Hitscans that hit since start (the file's hits_total).", i(&p.hits)),
@@ -164,6 +167,7 @@ func (p *promExport) publish(s *Server, total time.Duration) {
 	p.peers.Store(int64(len(s.viewers)))
 	p.entities.Store(int64(s.sim.World.Len()))
 	p.contacts.Store(int64(s.sim.ContactEntries))
+	p.fused.Store(int64(s.sim.FusedEntries))
 	p.projectiles.Store(int64(s.sim.ProjectilesLive()))
 	w := &s.sim.Weapons
 	p.shots.Store(w.ShotsFired)

@@ -49,6 +49,9 @@ type sensorTable struct {
 	checked uint32    // tick of the last check
 	local   []Contact // own detections, sorted by id
 	fused   []Contact // local ∪ teammates' local, sorted by id
+	// shared counts the fused entries known only from a teammate
+	// (Datalink): what fusion added beyond the owner's own sensor.
+	shared int
 }
 
 // teamPicture is a team's fused tracks, sorted by id, as of tick at.
@@ -98,9 +101,10 @@ func (s *Sim) Sense(t *timer) {
 	s.pool.run(len(s.pictures), 1, func(_, team int) { s.updatePicture(team) })
 	s.pool.run(len(due), 4, func(_, i int) { s.fuse(due[i]) })
 	s.SensorChecks = len(due)
-	s.ContactEntries = 0
+	s.ContactEntries, s.FusedEntries = 0, 0
 	for _, sl := range s.owners {
 		s.ContactEntries += len(s.sensors[sl].fused)
+		s.FusedEntries += s.sensors[sl].shared
 	}
 	t.lap(PhaseSensing)
 }
@@ -224,12 +228,17 @@ func reduceContacts(out, in []Contact) []Contact {
 
 // fuse rebuilds the owner's fused table: its own tracks merged with its
 // team's picture (a teammate's track is worth datalinkFactor of its
-// quality; the owner itself is left out).
+// quality; the owner itself is left out). Under the disable_datalink fault
+// the picture is left out: the table is the owner's own tracks.
 func (s *Sim) fuse(sl int32) {
 	e := s.World.At(sl)
 	st := &s.sensors[sl]
 	local, pic := st.local, s.pictures[e.Team].tracks
+	if s.noDatalink {
+		pic = nil
+	}
 	out := st.fused[:0]
+	shared := 0
 	i, j := 0, 0
 	for i < len(local) || j < len(pic) {
 		switch {
@@ -241,6 +250,7 @@ func (s *Sim) fuse(sl int32) {
 				c.Quality *= datalinkFactor
 				c.Datalink = true
 				out = append(out, c)
+				shared++
 			}
 			j++
 		default:
@@ -250,7 +260,7 @@ func (s *Sim) fuse(sl int32) {
 			i, j = i+1, j+1
 		}
 	}
-	st.fused = out
+	st.fused, st.shared = out, shared
 }
 
 // ContactTable returns the fused contact table of the sensor owner in slot

@@ -153,6 +153,9 @@ type Server struct {
 	kickQuiet   int64
 	diag        *diag
 	msgBuf      []byte
+	// faultScope is [faults] only_on_transport ("" = unscoped), for the
+	// startup log.
+	faultScope string
 
 	// The admin channel: its socket (nil when off), the commands waiting
 	// for the loop, and how reload re-reads the config.
@@ -167,6 +170,8 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	scope := cfg.Faults.OnlyOnTransport
+	cfg.Faults = cfg.Faults.scoped(cfg.Server.Transport)
 	sim, err := NewSim(&cfg, cfg.Workers())
 	if err != nil {
 		return nil, err
@@ -190,6 +195,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		warm:   warmup{after: time.Duration(cfg.Metrics.TickStatsWarmupS * float64(time.Second))},
 
 		traceMaxBytes: cfg.Trace.MaxFileBytes,
+		faultScope:    scope,
 	}
 	s.cc.stuck = cfg.Faults.CongestionStuckAtFloor
 	if dir := cfg.Trace.InputTraceDir; dir != "" {
@@ -310,6 +316,9 @@ func (s *Server) logStartup() {
 	if s.rec != nil {
 		s.log.Printf("recording every peer's accepted Input to %s (trace_peer<id>_<n>.flit)", s.rec.Dir())
 	}
+	if s.faultScope != "" {
+		s.log.Printf("faults scoped to transport %s (only_on_transport): %d on for this server (%s)", s.faultScope, len(s.faults), c.Server.Transport)
+	}
 	for _, f := range s.faults {
 		s.log.Printf("FAULT ENABLED: %s (a deliberate defect for proving gates bite; docs/faults.md)", f)
 	}
@@ -350,7 +359,7 @@ func (s *Server) WriteMetrics() error {
 		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
 		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
 		gov: s.gov,
-		world: worldFigures{contacts: s.sim.ContactEntries, projectiles: s.sim.ProjectilesLive(),
+		world: worldFigures{contacts: s.sim.ContactEntries, fused: s.sim.FusedEntries, projectiles: s.sim.ProjectilesLive(),
 			weapons: s.sim.Weapons, ai: s.sim.AIByController()},
 	})
 	if g, ok := s.host.(transport.Guarded); ok {
@@ -444,6 +453,11 @@ func (s *Server) fillDiag(st *report.ServerTick, now time.Time) {
 	if pct, ok := s.diag.cpuWindow(now); ok {
 		st.CPUPct = &pct
 	}
+	if since, ok := s.met.windowStart(); ok {
+		if mean, peak, ok := s.diag.hold.window(since); ok {
+			st.CPUPctMean, st.CPUPctMax = &mean, &peak
+		}
+	}
 	st.GCPauseMs = s.diag.gcPauses()
 	st.GCCount = int64(s.diag.gcCount())
 	st.SendQueueMax = s.diag.takeQueueMax()
@@ -463,6 +477,7 @@ type tickDiag struct {
 func (s *Server) runTick(start time.Time, late time.Duration) {
 	var ph [numPhases]time.Duration
 	t := timer{at: start, sum: &ph}
+	s.diag.sampleCPU(start)
 	cpu0, cpuOK := cpuTime()
 	gcBefore, slowBefore := s.diag.gcCount(), s.diag.slowSends
 	s.service(start)

@@ -63,6 +63,7 @@ type Sim struct {
 	// projectile pool (weapons.go).
 	sensorHz      float64
 	hollowSensors bool
+	noDatalink    bool           // the disable_datalink fault
 	sensors       []sensorTable  // by slot
 	owners        []int32        // sensor owners this tick
 	sensDue       []int32        // owners checked this tick
@@ -80,9 +81,11 @@ type Sim struct {
 	spreadKm      float64
 	aglM          float64
 	// SensorChecks is the number of sensor checks the last tick ran;
-	// ContactEntries the contact-table entries (fused) after it.
+	// ContactEntries the contact-table entries (fused) after it, and
+	// FusedEntries those of them known only through the datalink.
 	SensorChecks   int
 	ContactEntries int
+	FusedEntries   int
 	// Weapons are the fire path's run-long totals.
 	Weapons WeaponCounts
 	// Contacts is the number of entity-entity contacts found by the last tick.
@@ -123,6 +126,7 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 	s.aiscr = make([]aiScratch, s.pool.n)
 	s.sscr = make([]sensorScratch, s.pool.n)
 	s.sensorHz, s.hollowSensors, s.ignoreFire = cfg.SensorHz(), cfg.Faults.HollowSensors, cfg.Faults.IgnoreFireButtons
+	s.noDatalink = cfg.Faults.DisableDatalink
 	s.churnRate, s.churnTTL = w.TestProjectileRate, uint32(math.Round(cfg.ProjectileTTL()*TickHz))
 	s.spreadKm, s.aglM = w.TestSpawnSpreadKm, w.TestSpawnAGLM
 	s.World.SpawnLoiterers(w.TestSpawnAICount, w.TestSpawnSpreadKm, w.TestSpawnAGLM, w.TestSpawnEntityType)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/stats"
@@ -97,11 +98,15 @@ func (m *monitor) readServer(now time.Time) (*serverFigures, error) {
 	if m.cfg.ServerMetrics == "" {
 		return nil, nil
 	}
-	st, _, err := report.ReadServerTick(m.cfg.ServerMetrics)
+	st, raw, err := report.ReadServerTick(m.cfg.ServerMetrics)
 	if err != nil {
 		return nil, err
 	}
-	return figuresOfFile(st), nil
+	f := figuresOfFile(st)
+	// The server's diagnostics that second, read by name through the gate
+	// table (a field the server left out stays empty, never 0).
+	f.diag = gatetable.TimelineServer(gatetable.FromServerTick(raw))
+	return f, nil
 }
 
 // point aggregates the workers' last second into one timeline row.
@@ -148,6 +153,7 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 	}
 	if st != nil {
 		p.TickMsP99, p.RSSKB = st.tickP99, st.rssKB
+		p.TimelineServer = st.diag
 	}
 	return p
 }
@@ -205,7 +211,47 @@ func (m *monitor) captureFinal() {
 	if m.cfg.ServerMetrics == "" {
 		return
 	}
-	m.final, m.finalErr = report.ReadServerMetrics(m.cfg.ServerMetrics)
+	m.final, m.finalErr = freshMetrics(m.cfg.ServerMetrics, finalFreshWait)
+}
+
+// finalFreshWait bounds how long captureFinal waits for a metrics write
+// newer than its first read: a few of the server's write intervals (250 ms
+// by default) with room for a loaded machine.
+const finalFreshWait = 1500 * time.Millisecond
+
+// freshMetrics reads the metrics file, then waits (up to wait) for the
+// server's next write, and returns it. The workers are parked, so every
+// Input has been sent: a write after that counts every Input that arrived
+// (inputs_accepted), where the file as it stood may be one write interval
+// old and miss the last quarter second of them, enough to read a healthy
+// 3 s leg's ratio as 0.92. A server that writes nothing newer in time is
+// read as it stood.
+func freshMetrics(path string, wait time.Duration) ([]byte, error) {
+	first, err := report.ReadServerMetrics(path)
+	if err != nil {
+		return nil, err
+	}
+	since := ticksTotal(first)
+	deadline := time.Now().Add(wait)
+	for since >= 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // the file has no change notification to wait on
+		if b, err := report.ReadServerMetrics(path); err == nil && ticksTotal(b) > since {
+			return b, nil
+		}
+	}
+	return first, nil
+}
+
+// ticksTotal is a metrics document's ticks_total, -1 when it has none (a
+// server that does not count ticks: its first read is used).
+func ticksTotal(b []byte) float64 {
+	var d struct {
+		TicksTotal *float64 `json:"ticks_total"`
+	}
+	if json.Unmarshal(b, &d) != nil || d.TicksTotal == nil {
+		return -1
+	}
+	return *d.TicksTotal
 }
 
 // finish embeds the metrics file captured at the end of the run whole, or

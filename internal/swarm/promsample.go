@@ -18,6 +18,9 @@ type serverFigures struct {
 	tickP99 *float64
 	rssKB   *int64
 	rssZero bool // the server reported rss_kb ≤ 0: unavailable on its platform
+	// diag are the server's per-second diagnostics (CPU, wire, slow ticks,
+	// GC, send queue) from a metrics file; empty from a Prometheus source.
+	diag report.TimelineServer
 }
 
 // figuresOfFile is a metrics file's share of a timeline row.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -18,7 +19,7 @@ import (
 var LoadV1 Protocol = loadV1{}
 
 // LoadV1Name is load protocol v1's name in the report.
-const LoadV1Name = "sg-load/1"
+const LoadV1Name = report.ProtocolLoadV1
 
 type loadV1 struct{}
 

@@ -119,20 +119,26 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// Parse parses `[host] [port] [options]` (positionals may also follow the
-// options) into a validated config. Every error is a usage error; help
+// Parse parses `[host] [port] [options]` (positionals may come before,
+// between or after the options) into a validated config. Every error is a usage error; help
 // that was asked for prints on env.Stdout and is exitcode.Printed(OK).
 func (cmd Command) Parse(env *Env, args []string) (*Flags, error) {
 	f := &Flags{}
 	fs := cmd.NewFlagSet(f, env.Stderr)
+	// Positionals and options may come in any order: a team's swarm
+	// command may carry its own options before the gate's HOST PORT.
 	var pos []string
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		pos, args = append(pos, args[0]), args[1:]
+	for {
+		for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			pos, args = append(pos, args[0]), args[1:]
+		}
+		if err := parseFlags(env, fs, args); err != nil {
+			return nil, err
+		}
+		if args = fs.Args(); len(args) == 0 {
+			break
+		}
 	}
-	if err := parseFlags(env, fs, args); err != nil {
-		return nil, err
-	}
-	pos = append(pos, fs.Args()...)
 	f.degrade.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.degrade.set[fl.Name] = true })
 	if err := f.finish(env, pos); err != nil {

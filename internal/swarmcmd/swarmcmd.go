@@ -58,7 +58,7 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 		"--clients", strconv.Itoa(p.ClientsFor(leg)),
 		"--duration", fmtFlag(p.DurationS),
 		"--rate", fmtFlag(p.RateHz),
-		"--transport", p.Transport,
+		"--transport", p.TransportFor(leg),
 		"--ramp-ms", strconv.Itoa(p.RampMs),
 	}
 	if o.Report != "" {
