@@ -485,7 +485,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	t.lap(PhaseMaintenance)
 	s.sim.Tick, s.sim.AIStride, s.sim.InterestScale = s.tick, s.gov.aiStride(), s.gov.interestScale()
 	s.sim.Simulate(&t)
-	s.pickDue()
+	s.pickDue(start)
 	s.sim.Sense(&t)
 	buildStart := t.at
 	s.buildSnapshots()
@@ -552,13 +552,9 @@ func (s *Server) buildSnapshots() {
 // congestion controller owes one (its per-peer send rate) and the overrun
 // governor does not shed. Interest queries and builds run only for them, so
 // shedding the snapshot rate sheds the per-peer work with it.
-func (s *Server) pickDue() {
+func (s *Server) pickDue(now time.Time) {
 	owed := s.cc.schedule(s.host, s.vpeers, s.tick)
 	s.due, s.duePeers = s.due[:0], s.duePeers[:0]
-	var now time.Time
-	if s.dfault.on() {
-		now = time.Now()
-	}
 	for i, v := range s.viewers {
 		if owed[i] && s.gov.snapshotDue(s.tick, v.stagger()) && s.dfault.allow(s.vpeers[i], now) {
 			s.due, s.duePeers = append(s.due, v), append(s.duePeers, s.vpeers[i])
