@@ -22,6 +22,9 @@ type fakeServer struct {
 	bodyFormat string
 	body       []byte // snapshot body sent as is
 	refuseNth  int
+	// quiet, when set, says the server sends no Snapshot (PeerDelay still
+	// goes) at this long after it started: a stall or a silence.
+	quiet func(since time.Duration) bool
 
 	stop   func()
 	done   chan struct{}
@@ -32,12 +35,18 @@ type fakeServer struct {
 
 func startFakeServer(t testing.TB, bodyFormat string, body []byte, refuseNth int) *fakeServer {
 	t.Helper()
+	return startFake(t, &fakeServer{bodyFormat: bodyFormat, body: body, refuseNth: refuseNth})
+}
+
+// startFake starts s (its options set) on an ephemeral loopback port.
+func startFake(t testing.TB, s *fakeServer) *fakeServer {
+	t.Helper()
 	h, err := transport.Listen("enet", "127.0.0.1:0", transport.Options{MaxPeers: 256})
 	if err != nil {
 		t.Fatalf("fake server listen: %v", err)
 	}
 	_, port, _ := net.SplitHostPort(h.Addr())
-	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, done: make(chan struct{})}
+	s.addr, s.done = net.JoinHostPort("127.0.0.1", port), make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = func() { cancel(); <-s.done }
 	go s.loop(ctx, h)
@@ -62,6 +71,7 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 	defer tk.Stop()
 	var tick uint32
 	buf := make([]byte, 0, 2048)
+	started := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -99,10 +109,13 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 				s.mu.Unlock()
 			}
 		})
+		quiet := s.quiet != nil && s.quiet(time.Since(started))
 		for p := range joined {
 			buf = proto.AppendSnapshotHeader(buf[:0], proto.SnapshotHeader{Tick: tick})
 			buf = append(buf, s.body...)
-			h.Send(p, transport.Unreliable, buf)
+			if !quiet {
+				h.Send(p, transport.Unreliable, buf)
+			}
 			if tick%60 == 0 {
 				h.Send(p, transport.Unreliable, proto.AppendPeerDelay(buf[:0], 12))
 			}
