@@ -27,7 +27,7 @@ func TestDeliveryCheck(t *testing.T) {
 			r.Delivery.UpdatesPerS = &report.MinMeanMax{Min: 0.34, Mean: 0.34, Max: 0.35}
 			r.Delivery.SlowestClient = intp(2)
 			r.Delivery.MaxGapMs, r.Delivery.GapClient = f64(2913), intp(1)
-		}, want: rundir.StatusFail, detail: "client 2 received 0.34 state updates/s over its joined time, under 0.10 × 60 Hz (announced by the server) = 6"},
+		}, want: rundir.StatusFail, detail: "client 2 received 0.34 state updates/s over its joined time, under 0.05 × 60 Hz (announced by the server) = 3"},
 		{name: "a snapshot every 4.5 s", mutate: func(r *report.Report) {
 			r.Delivery.UpdatesPerS = &report.MinMeanMax{Min: 0.22, Mean: 0.22, Max: 0.23}
 			r.Delivery.MaxGapMs, r.Delivery.GapClient = f64(4500), intp(3)
@@ -45,7 +45,7 @@ func TestDeliveryCheck(t *testing.T) {
 			detail: "under 0.99 × 60 Hz (announced by the server) = 59.70"},
 		{name: "the observed tick rate when nothing is announced", mutate: func(r *report.Report) {
 			r.Delivery.AnnouncedHz = nil
-			r.Delivery.UpdatesPerS.Min = 3
+			r.Delivery.UpdatesPerS.Min = 2
 		}, want: rundir.StatusFail, detail: "60 Hz (the observed server tick rate (the server announced none))"},
 		{name: "no reference rate", mutate: func(r *report.Report) {
 			r.Delivery.AnnouncedHz, r.ObservedServerTickHz = nil, nil

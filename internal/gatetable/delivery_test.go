@@ -28,8 +28,8 @@ func TestDeliveredEdges(t *testing.T) {
 		problem      string
 		measuredFrac float64
 	}{
-		{"at the fraction and the gap", 6, 4000, DeliveryPolicy{}, true, "", 0.1},
-		{"just under the fraction", 5.99, 100, DeliveryPolicy{}, false, "under 0.10 × 60 Hz (announced by the server) = 6", 5.99 / 60},
+		{"at the fraction and the gap", 3, 4000, DeliveryPolicy{}, true, "", 0.05},
+		{"just under the fraction", 2.99, 100, DeliveryPolicy{}, false, "under 0.05 × 60 Hz (announced by the server) = 3", 2.99 / 60},
 		{"just over the gap", 60, 4000.5, DeliveryPolicy{}, false, "went 4001 ms without a state update, over 4000 ms", 1},
 		{"declared rate wins", 19, 100, DeliveryPolicy{RateHz: 20, MinRateFraction: 0.95}, true, "", 0.95},
 		{"declared gap", 60, 300, DeliveryPolicy{MaxGapMs: 250}, false, "over 250 ms", 1},
