@@ -288,6 +288,14 @@ var All = []Gate{
 		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz"), Doc: "the controller recovered (a run-long watermark)", ServerFields: []string{"congestion_recovered_send_hz"}},
 }
 
+// Budgets are the profile's percentile-budget shorthands (schema #Gates):
+// each names the gates its statistics declare, so `tick_ms: {p95: 16.6}`
+// is the tick_ms_p95_max gate. A shorthand is not a gate itself.
+var Budgets = map[string][]string{
+	"tick_ms":           {"tick_ms_p50_max", "tick_ms_p95_max", "tick_ms_p99_max", "tick_ms_max_max"},
+	"state_interval_ms": {"state_interval_ms_p50_max", "state_interval_ms_p95_max", "state_interval_ms_p99_max"},
+}
+
 // Lookup finds a gate by profile name.
 func Lookup(name string) (Gate, bool) {
 	for _, g := range All {
