@@ -27,21 +27,23 @@ const (
 	// this share of the reference rate over its joined time after the
 	// warm-up. The reference server legitimately sends less than its
 	// tick rate: its congestion controller holds an impaired peer down to
-	// a 10 Hz floor (1/6 of 60 Hz) with the link's loss on top, and its
-	// overrun governor sheds down to a quarter of a tick rate that the
-	// overload itself lowers. Measured on a 2-core runner at load 6–21:
-	// the slowest client of the impaired and capacity profiles received
-	// 0.56–0.96 of 60 Hz, of overrun 0.108 (6.5 updates/s: the governor at
-	// its floor on a 26 Hz tick). 0.05 (3 updates/s) is half of that,
-	// while a server that sends one snapshot every 4.5 s (0.0037) or one
-	// and then nothing still fails by an order of magnitude.
+	// a 10 Hz floor (1/6 of 60 Hz) with the link's loss on top, its
+	// overrun governor sheds to a quarter of a tick rate that the
+	// overload itself lowers, and a server starved of CPU ticks less
+	// often. Measured on a 2-core runner with others using 0.5–1.9 cores:
+	// the slowest client of the shipped profiles received 0.22–1.00 of
+	// 60 Hz (the lowest: reference's aggressive leg, tick 26 Hz), of
+	// overrun 0.108 (the governor at its floor). 0.05 (3 updates/s) is
+	// under half of that, while a server that sends one snapshot every
+	// 4.5 s (0.0045) or one and then nothing still fails by an order of
+	// magnitude.
 	DefaultMinRateFraction = 0.05
 	// DefaultMaxGapMs: no client went longer than this without a state
-	// update while admitted. The impaired and capacity profiles' longest
-	// gap was 0.78 s (burst-loss: 20 % loss in bursts); 4 s is 5× that,
+	// update while admitted. The shipped profiles' longest gap outside
+	// overrun was 2.3 s (a starved 128-client leg); 4 s is 1.7× that,
 	// and a client that hears nothing for the swarm's 5 s silence timeout
 	// is lost anyway, so a server that pauses just under the timeout is
-	// still caught. (overrun's overloaded server stalled 2.65 s and
+	// still caught. (overrun's overloaded server stalled 2.65 s; it
 	// declares its own.)
 	DefaultMaxGapMs = 4000
 )
