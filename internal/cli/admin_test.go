@@ -2,15 +2,19 @@ package cli
 
 import (
 	"context"
-	"github.com/scalegate/scalegate/internal/admin"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/admin"
+
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
@@ -43,12 +47,12 @@ func TestAdminReloadFlipsGovernorLive(t *testing.T) {
 		}
 	}
 	write(false)
-	env, _, errb := serveEnv()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() { done <- Run(ctx, env, []string{"serve", "--config", cfg}) }()
-	waitUntil(t, "the admin socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	env, out, errb := serveEnv()
+	serve := serveTask(t, env, "--config", cfg)
+	// Ready when serve says it listens (Listen has bound and is listening on
+	// the admin socket too). The socket file alone is not the event: it
+	// appears at bind, a moment before the listen that accepts connections.
+	waitOutput(t, out, regexp.MustCompile(`scalegate serve: listening on `))
 
 	status := func() string {
 		t.Helper()
@@ -65,7 +69,10 @@ func TestAdminReloadFlipsGovernorLive(t *testing.T) {
 	if code, out, stderr := adminCmd(t, sock, "reload"); code != 0 || !strings.Contains(out, "applied world.overrun_governor: false -> true") {
 		t.Fatalf("reload on: exit %d, %q %q", code, out, stderr)
 	}
-	waitUntil(t, "status [DEGRADED] with the governor on", func() bool { return strings.Contains(status(), "governor on [DEGRADED]") })
+	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
+		s := status()
+		return strings.Contains(s, "governor on [DEGRADED]"), fmt.Sprintf("status %q, waiting for \"governor on [DEGRADED]\"", s)
+	})
 	write(false)
 	if code, out, _ := adminCmd(t, sock, "reload"); code != 0 || !strings.Contains(out, "applied world.overrun_governor: true -> false") {
 		t.Fatalf("reload off: exit %d, %q", code, out)
@@ -89,14 +96,8 @@ func TestAdminReloadFlipsGovernorLive(t *testing.T) {
 		}
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exit %d, stderr %q", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop")
+	if err := serve.Stop(); err != nil {
+		t.Fatalf("%v, stderr %q", err, errb.String())
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Fatalf("socket file left after shutdown: %v", err)
@@ -107,16 +108,6 @@ func TestAdminReloadFlipsGovernorLive(t *testing.T) {
 	}
 	if st.OverrunGovernor || st.LoadFactorMin >= 1 {
 		t.Fatalf("final metrics: governor %v, load_factor_min %v; want off now, shed during the run", st.OverrunGovernor, st.LoadFactorMin)
-	}
-}
-
-// waitUntil polls cond until it holds, within 30 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }
 

@@ -120,7 +120,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	}
 	s := &runner.Session{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline, BaselinePath: f.baseline,
 		Out: f.out, Results: f.results, Summary: f.summary, JUnit: f.junit, StepSummary: env.Getenv("GITHUB_STEP_SUMMARY"),
-		Report: f.report, Leg: f.leg, Runs: f.runs, Grace: f.grace, Kill: env.Kill, Version: Version, CommandLine: commandLine(args),
+		Report: f.report, Leg: f.leg, Runs: f.runs, Grace: f.grace, Kill: env.Kill, Version: Version, Commit: Commit, CommandLine: commandLine(args),
 		Stdout: env.Stdout, Stderr: env.Stderr}
 	return s.Run(ctx)
 }

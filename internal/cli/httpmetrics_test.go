@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,19 +12,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
-// waitOutput polls out for re (bounded: the event, not a sleep, is awaited).
+// waitOutput waits (at most livetest.Wait) for out to match re and returns
+// the match: the event, not a sleep, is awaited.
 func waitOutput(t *testing.T, out *syncBuffer, re *regexp.Regexp) []string {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			return m
+	var m []string
+	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
+		m = re.FindStringSubmatch(out.String())
+		return m != nil, fmt.Sprintf("no %q yet in:\n%s", re, out)
+	})
+	return m
+}
+
+// serveTask runs `scalegate serve ARGS` in-process on a goroutine the test
+// owns; stopping it (Stop, or the test's end) is SIGINT's cancellation, and
+// any exit code but 0 is its error.
+func serveTask(t *testing.T, env *Env, args ...string) *livetest.Task {
+	t.Helper()
+	return livetest.Go(t, "scalegate serve", func(ctx context.Context) error {
+		if code := Run(ctx, env, append([]string{"serve"}, args...)); code != 0 {
+			return fmt.Errorf("exit %d", code)
 		}
-	}
-	t.Fatalf("no %q within 30 s in:\n%s", re, out)
-	return nil
+		return nil
+	})
 }
 
 // TestShardsAgainstHTTPMetrics: a server whose metrics document is
@@ -35,19 +50,8 @@ func TestShardsAgainstHTTPMetrics(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "server.toml")
 	writeFile(t, cfg, "[server]\nmax_peers = 16\n[security]\nmax_connections_per_ip = 16\n[metrics]\nhttp_listen = \"127.0.0.1:0\"\ntick_json_interval_ms = 100\n")
-	ctx, cancel := context.WithCancel(context.Background())
 	srvOut := &syncBuffer{}
-	srvDone := make(chan int, 1)
-	go func() {
-		env := &Env{Stdout: srvOut, Stderr: &syncBuffer{}, Getenv: func(string) string { return "" }}
-		srvDone <- Run(ctx, env, []string{"serve", "--config", cfg, "--port", "0"})
-	}()
-	defer func() {
-		cancel()
-		if code := <-srvDone; code != 0 {
-			t.Errorf("serve exited %d:\n%s", code, srvOut)
-		}
-	}()
+	serveTask(t, &Env{Stdout: srvOut, Stderr: &syncBuffer{}, Getenv: func(string) string { return "" }}, "--config", cfg, "--port", "0")
 	port := waitOutput(t, srvOut, regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+)`))[1]
 	url := waitOutput(t, srvOut, regexp.MustCompile(`metrics at (http://127\.0\.0\.1:\d+/metrics)`))[1]
 
@@ -95,6 +99,11 @@ shards: 2
 duration_s: 8
 patterns: ["weave"]
 baselined: false
+// Tests share a loaded 2-core machine (and this one may run under the race
+// detector, in-process with its own swarm shards): a generous harness
+// bound keeps the leg judged on the gates under test (inconclusive.txtar
+// tests the bound itself).
+harness: {service_interval_p99_max_periods: 15, service_interval_mean_max_pct: 50}
 gates: {
 	admission: {}
 	wire_kbs_max: threshold: 150

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // TestMain makes this test binary double as the scalegate executable:
@@ -114,22 +117,26 @@ func cmdGateStatus(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("leg %s has no %s check", args[1], args[2])
 }
 
-// cmdWaitFile: waitfile PATH waits up to 60 s for PATH to exist.
+// scriptWait bounds a script's waits: a gate run starts a whole leg
+// before the awaited file or line can appear.
+const scriptWait = 2 * livetest.Wait
+
+// cmdWaitFile: waitfile PATH waits (at most scriptWait) for PATH to exist.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: waitfile PATH")
 	}
 	path := ts.MkAbs(args[0])
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
+	if err := livetest.Poll(context.Background(), scriptWait, nil, livetest.Holds(path+" to appear", func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})); err != nil {
+		ts.Fatalf("waitfile: %v", err)
 	}
-	ts.Fatalf("%s did not appear within 60 s", path)
 }
 
-// cmdWaitMatch: waitmatch PATH REGEXP waits up to 60 s for a line of PATH
-// to match REGEXP: the event a background command announces in its log
+// cmdWaitMatch: waitmatch PATH REGEXP waits (at most scriptWait) for a
+// line of PATH to match REGEXP: the event a background command announces in its log
 // (the swarm's first progress line says its clients are connected and its
 // signal handler is in place), so a script never guesses with a sleep.
 func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
@@ -141,13 +148,12 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("waitmatch: %v", err)
 	}
-	var b []byte
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, _ = os.ReadFile(path); re.Match(b) {
-			return
-		}
+	if err := livetest.Poll(context.Background(), scriptWait, nil, func() (bool, string) {
+		b, _ := os.ReadFile(path)
+		return re.Match(b), fmt.Sprintf("%s: no line matching %q; it holds:\n%s", path, args[1], b)
+	}); err != nil {
+		ts.Fatalf("waitmatch: %v", err)
 	}
-	ts.Fatalf("%s: no line matching %q within 60 s; it holds:\n%s", path, args[1], b)
 }
 
 // cmdNoOrphans: noorphans DIR fails if any live process has DIR in its
@@ -158,21 +164,21 @@ func cmdNoOrphans(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	dir := ts.MkAbs(args[0])
 	var left []string
-	// Reaping is synchronous in the runner; the short retry only absorbs
-	// the kernel tearing down a process it already reported dead.
-	for range 50 {
+	// Reaping is synchronous in the runner; the short bound (5 s) only
+	// absorbs the kernel tearing down a process it already reported dead.
+	err := livetest.Poll(context.Background(), 5*time.Second, nil, func() (bool, string) {
 		left = processesMentioning(dir)
-		if len(left) == 0 {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(left) == 0, fmt.Sprintf("processes left behind: %v", left)
+	})
+	if err == nil {
+		return
 	}
 	for _, p := range left {
 		var pid int
 		fmt.Sscan(p, &pid)
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
-	ts.Fatalf("processes left behind: %v", left)
+	ts.Fatalf("noorphans: %v", err)
 }
 
 // cmdGone: gone DURATION PIDFILE... fails unless every process whose pid
@@ -194,24 +200,21 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		pids = append(pids, pid)
 	}
-	deadline := time.Now().Add(within)
-	for {
-		var left []int
+	var left []int
+	err = livetest.Poll(context.Background(), within, nil, func() (bool, string) {
+		left = left[:0]
 		for _, pid := range pids {
 			if processAlive(pid) {
 				left = append(left, pid)
 			}
 		}
-		if len(left) == 0 {
-			return
+		return len(left) == 0, fmt.Sprintf("still alive: %v", left)
+	})
+	if err != nil {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			ts.Fatalf("still alive %s after the deadline: %v", within, left)
-		}
-		time.Sleep(10 * time.Millisecond)
+		ts.Fatalf("gone: %v", err)
 	}
 }
 
@@ -262,12 +265,9 @@ func TestProcessesMentioning(t *testing.T) {
 	// the kernel has set the new command line (/proc/PID/cmdline reads
 	// empty for that instant, seen once on a loaded CI machine): look until
 	// it shows, for at most 10 s.
-	for deadline := time.Now().Add(10 * time.Second); len(processesMentioning(marker)) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("found nothing in 10 s, want the sleeping shell")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	livetest.Eventually(t, livetest.Wait, livetest.Holds("the sleeping shell found by its marker", func() bool {
+		return len(processesMentioning(marker)) > 0
+	}))
 }
 
 // exampleBins caches the example game binaries the scripts build: each

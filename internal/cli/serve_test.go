@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
@@ -90,19 +91,10 @@ func TestServeExitCodes(t *testing.T) {
 func TestServeRunsAndShutsDownCleanly(t *testing.T) {
 	metrics := filepath.Join(t.TempDir(), "m.json")
 	env, out, errb := serveEnv()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, env, []string{"serve", "--port", "0", "--transport", "enet", "--metrics-json", metrics, "--sim-worker-threads", "2"})
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "\n") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no listening line; stderr %q", errb.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	serve := serveTask(t, env, "--port", "0", "--transport", "enet", "--metrics-json", metrics, "--sim-worker-threads", "2")
+	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
+		return strings.Contains(out.String(), "\n"), fmt.Sprintf("no listening line; stderr %q", errb.String())
+	})
 	line := out.String()
 	if !strings.HasPrefix(line, "scalegate serve: listening on 127.0.0.1:") || !strings.HasSuffix(line, " transport=enet\n") {
 		t.Fatalf("listening line %q", line)
@@ -111,14 +103,8 @@ func TestServeRunsAndShutsDownCleanly(t *testing.T) {
 	if _, _, err := report.ReadServerTick(metrics); err != nil {
 		t.Fatalf("metrics not ready at bind: %v", err)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d, stderr %q", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop")
+	if err := serve.Stop(); err != nil {
+		t.Fatalf("%v, stderr %q", err, errb.String())
 	}
 	st, _, err := report.ReadServerTick(metrics)
 	if err != nil || st.SimWorkerThreads != 2 || st.Transport != "enet" {

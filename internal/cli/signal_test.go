@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // secondInterruptProfile runs a team's server through a wrapper that
@@ -81,12 +83,10 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	if err := gate.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-exited:
-		err = waitErr
-	case <-time.After(60 * time.Second):
-		t.Fatalf("still running 60 s after the second SIGINT (grace 10m): it was swallowed\n%s", stderr.String())
+	if perr := livetest.Poll(context.Background(), 2*livetest.Wait, nil, livetest.Closed("the gate's exit", exited)); perr != nil {
+		t.Fatalf("still running after the second SIGINT (grace 10m): it was swallowed (%v)\n%s", perr, stderr.String())
 	}
+	err = waitErr
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v, want 130\n%s", err, stderr.String())
@@ -112,22 +112,17 @@ func TestSecondInterruptKillsAtOnce(t *testing.T) {
 	}
 }
 
-// waitFor waits up to 60 s for path to exist; the gate exiting first fails.
+// waitFor waits (at most twice livetest.Wait: a whole gate leg starts
+// first) for path to exist; the gate exiting first fails at once.
 func waitFor(t *testing.T, path string, exited <-chan struct{}) {
 	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(60 * time.Second)
-	for {
+	livetest.Eventually(t, 2*livetest.Wait, func() (bool, string) {
 		if _, err := os.Stat(path); err == nil {
-			return
+			return true, ""
 		}
-		select {
-		case <-exited:
+		if ok, _ := livetest.Closed("", exited)(); ok {
 			t.Fatalf("gate exited before %s appeared", path)
-		case <-deadline:
-			t.Fatalf("%s did not appear within 60 s", path)
-		case <-tick.C:
 		}
-	}
+		return false, path + " has not appeared"
+	})
 }

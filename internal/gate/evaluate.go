@@ -122,9 +122,6 @@ type evaluator struct {
 
 func (e *evaluator) add(c rundir.Check) { e.out = append(e.out, c) }
 
-// measure returns a value or why it is missing.
-type measure func() (float64, error)
-
 // declared evaluates one gate the profile declares.
 func (e *evaluator) declared(g gatetable.Gate, spec profile.GateSpec) {
 	thr, ok := e.in.Profile.GateThreshold(g, e.in.Leg)

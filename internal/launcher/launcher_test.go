@@ -17,6 +17,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // TestMain lets this test binary serve as the guardian executable, as the
@@ -68,20 +70,34 @@ func startShell(t *testing.T, ctx context.Context, script string, grace time.Dur
 	return p, dir
 }
 
-// waitPid waits (bounded: 30 s, for a loaded machine) for path to hold a
-// pid and a newline.
+// waitPid waits (at most livetest.Wait, for a loaded machine) for path to
+// hold a pid and a newline.
 func waitPid(t *testing.T, path string) int {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	pid := 0
+	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
 		b, err := os.ReadFile(path)
-		if err == nil && strings.HasSuffix(string(b), "\n") {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				return pid
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false, fmt.Sprintf("no pid line in %s (%q, %v)", path, b, err)
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil, fmt.Sprintf("%s: %v", path, err)
+	})
+	return pid
+}
+
+// goneWithin polls (the kernel tears down a SIGKILLed process
+// asynchronously) until no pid is alive, for at most d: d is the
+// assertion's own bound. It returns nil or why not.
+func goneWithin(d time.Duration, pids ...int) error {
+	return livetest.Poll(context.Background(), d, nil, func() (bool, string) {
+		for _, pid := range pids {
+			if alive(pid) {
+				return false, fmt.Sprintf("pid %d alive", pid)
 			}
 		}
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
+		return true, ""
+	})
 }
 
 func TestStopKillsWholeGroupEvenWhenInterruptIgnored(t *testing.T) {
@@ -117,16 +133,12 @@ func TestStopKillsWholeGroupEvenWhenInterruptIgnored(t *testing.T) {
 	}
 }
 
-// waitGone fails unless pid is gone within 2 s (bounded poll: the kernel
-// tears down a SIGKILLed process asynchronously); it kills a survivor.
+// waitGone fails unless pid is gone within 2 s; it kills a survivor.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Second); alive(pid) && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if alive(pid) {
+	if err := goneWithin(2*time.Second, pid); err != nil {
 		syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("pid %d survived: orphan", pid)
+		t.Fatalf("pid %d survived: orphan (%v)", pid, err)
 	}
 }
 
@@ -192,11 +204,7 @@ func TestKill9OfTheParentLeavesNoDescendant(t *testing.T) {
 	}
 	gate.Wait()
 	// Acceptance: nothing of the tree is left within 1 s.
-	deadline := time.Now().Add(time.Second)
-	for (alive(daemon) || alive(leader)) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if alive(daemon) || alive(leader) {
+	if err := goneWithin(time.Second, daemon, leader); err != nil {
 		syscall.Kill(daemon, syscall.SIGKILL)
 		syscall.Kill(-leader, syscall.SIGKILL)
 		t.Fatalf("1 s after kill -9 of the parent: setsid descendant alive %v, process alive %v", alive(daemon), alive(leader))
@@ -216,15 +224,10 @@ func TestKillSkipsTheGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPid(t, marker+".ready")
-	stopped := make(chan struct{})
-	go func() { p.Stop(); close(stopped) }()
+	stop := livetest.Go(t, "Stop", func(context.Context) error { p.Stop(); return nil })
 	waitPid(t, marker+".int") // the SIGINT stage was reached and survived
 	close(kill)
-	select {
-	case <-stopped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Kill did not cut the grace short")
-	}
+	livetest.Eventually(t, livetest.Wait, livetest.Closed("Kill cutting the hour of grace short", stop.Done()))
 	if code := p.ExitCode(); code != -1 {
 		t.Errorf("exit code %d, want -1 (killed)", code)
 	}
@@ -251,16 +254,12 @@ func TestContextCancelStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p, _ := startShell(t, ctx, `sleep 300`, 100*time.Millisecond)
 	cancel()
-	select {
-	case <-p.Done():
-	case <-time.After(30 * time.Second):
-		t.Fatal("process outlived its context")
-	}
+	livetest.Eventually(t, livetest.Wait, livetest.Closed("the process ending with its context", p.Done()))
 }
 
 func TestLogCapturesBothStreams(t *testing.T) {
 	p, dir := startShell(t, context.Background(), `echo out; echo err >&2; exit 3`, time.Second)
-	<-p.Done()
+	livetest.Eventually(t, livetest.Wait, livetest.Closed("the shell's exit", p.Done()))
 	b, _ := os.ReadFile(filepath.Join(dir, "log"))
 	if !strings.Contains(string(b), "out") || !strings.Contains(string(b), "err") || p.ExitCode() != 3 {
 		t.Errorf("log %q exit %d", b, p.ExitCode())

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"net"
 	"net/netip"
@@ -10,20 +11,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
 // sink is a fake server: it records when each numbered datagram arrived
 // and from which address, and echoes nothing.
 type sink struct {
-	conn  *net.UDPConn
-	base  time.Time
-	mu    sync.Mutex
-	lat   []float64 // arrival − send time, ms
-	from  map[string]int
-	n     int
-	wg    sync.WaitGroup
-	notif chan struct{}
+	conn *net.UDPConn
+	base time.Time
+	mu   sync.Mutex
+	lat  []float64 // arrival − send time, ms
+	from map[string]int
+	n    int
+	wg   sync.WaitGroup
 }
 
 func newSink(t *testing.T) *sink {
@@ -33,7 +34,7 @@ func newSink(t *testing.T) *sink {
 		t.Fatal(err)
 	}
 	_ = c.SetReadBuffer(socketBuffer)
-	s := &sink{conn: c, base: time.Now(), from: map[string]int{}, notif: make(chan struct{}, 1)}
+	s := &sink{conn: c, base: time.Now(), from: map[string]int{}}
 	s.wg.Go(s.run)
 	t.Cleanup(func() { c.Close(); s.wg.Wait() })
 	return s
@@ -55,10 +56,6 @@ func (s *sink) run() {
 		s.from[from.String()]++
 		s.n++
 		s.mu.Unlock()
-		select {
-		case s.notif <- struct{}{}:
-		default:
-		}
 	}
 }
 
@@ -68,19 +65,11 @@ func (s *sink) count() int {
 	return s.n
 }
 
-// waitFor blocks until cond holds, waking on every datagram the sink gets
-// and at least every 10 ms (the relay's own progress), for at most 20 s.
-func waitFor(t *testing.T, s *sink, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		select {
-		case <-s.notif:
-		case <-time.After(10 * time.Millisecond):
-		}
+// atLeast holds once got() reaches want; what names the count.
+func atLeast(what string, want int64, got func() int64) livetest.Cond {
+	return func() (bool, string) {
+		g := got()
+		return g >= want, fmt.Sprintf("%s: %d of %d", what, g, want)
 	}
 }
 
@@ -103,7 +92,7 @@ func pump(t *testing.T, r *Relay, s *sink, n int) {
 			}
 		}
 	}
-	waitFor(t, s, "the relay to read every datagram", func() bool { return r.Stats().DatagramsUp >= int64(n) })
+	livetest.Eventually(t, livetest.Wait, atLeast("datagrams the relay read", int64(n), func() int64 { return r.Stats().DatagramsUp }))
 }
 
 // dialLink opens a client socket to link i and tells the relay it is that
@@ -152,7 +141,7 @@ func TestRelayLossOverSockets(t *testing.T) {
 	const n = 20000
 	pump(t, r, s, n)
 	st := r.Stats()
-	waitFor(t, s, "the survivors to arrive", func() bool { return int64(s.count()) >= n-st.DroppedUp })
+	livetest.Eventually(t, livetest.Wait, atLeast("survivors at the server", n-st.DroppedUp, func() int64 { return int64(s.count()) }))
 	if f := float64(st.DroppedUp) / n; math.Abs(f-0.25) > 0.02 {
 		t.Fatalf("dropped %.4f of %d, want 0.25 ± 0.02", f, n)
 	}
@@ -172,7 +161,7 @@ func TestRelayDelayOverSockets(t *testing.T) {
 		r := newRelay(t, s, 1, sched)
 		const n = 20000
 		pump(t, r, s, n)
-		waitFor(t, s, "every datagram", func() bool { return s.count() >= n })
+		livetest.Eventually(t, livetest.Wait, atLeast("datagrams at the server", n, func() int64 { return int64(s.count()) }))
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if st := r.Stats(); st.Overflow != 0 {
@@ -252,12 +241,8 @@ func TestRelayCloseWithHeld(t *testing.T) {
 	s := newSink(t)
 	r := newRelay(t, s, 2, Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{DelayMs: 10000}}})
 	pump(t, r, s, 100)
-	done := make(chan struct{})
-	go func() { r.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not return")
+	if err := livetest.Within(t, livetest.Wait, "Close", func() error { return r.Close() }); err != nil {
+		t.Fatalf("Close with datagrams held: %v", err)
 	}
 	if st := r.Stats(); st.Delayed != 100 || s.count() != 0 {
 		t.Fatalf("held %d, delivered %d", st.Delayed, s.count())

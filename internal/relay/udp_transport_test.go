@@ -39,7 +39,7 @@ func TestRelayImpairsRawUDP(t *testing.T) {
 	const clients, n = 2, 1000
 	var pairs []*transporttest.Pair
 	for i := range clients {
-		pairs = append(pairs, transporttest.ConnectTo(t, udp.Name, server, r.Addr(i), 0, transport.Options{}))
+		pairs = append(pairs, transporttest.ConnectVia(t, udp.Name, server, r.Addr(i), 0, transport.Options{}, expect(t, r, i)))
 	}
 	// Each client's opening message crossed the lossy link: the relay's
 	// decisions are seeded per link and direction, and with seed 7 both
@@ -111,7 +111,7 @@ func TestRelayDelaysRawUDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	p := transporttest.ConnectTo(t, udp.Name, server, r.Addr(0), 0, transport.Options{})
+	p := transporttest.ConnectVia(t, udp.Name, server, r.Addr(0), 0, transport.Options{}, expect(t, r, 0))
 	for i := range 5 {
 		t0 := time.Now()
 		if err := p.Server.Host.Send(p.SPeer, transport.Unreliable, []byte{byte(i)}); err != nil {
@@ -124,5 +124,15 @@ func TestRelayDelaysRawUDP(t *testing.T) {
 	}
 	if st := r.Stats(); st.Delayed < 5 {
 		t.Errorf("relay delayed %d datagrams, want ≥ 5", st.Delayed)
+	}
+}
+
+// expect tells relay link i the client host's socket before it sends: the
+// relay relays only its own client's datagrams.
+func expect(t *testing.T, r *relay.Relay, i int) func(transport.Host) {
+	return func(h transport.Host) {
+		if err := r.Expect(i, h.Addr()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -17,7 +17,9 @@ const tickDoc = `{"schema_version":6,"transport":"enet","rss_kb":1,"tick_ms":{"m
 func TestReadServerTickFromURL(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(tickDoc)) })
-	mux.HandleFunc("/notyet", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no metrics yet", 503) })
+	mux.HandleFunc("/notyet", func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no metrics yet", http.StatusServiceUnavailable)
+	})
 	mux.HandleFunc("/huge", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(strings.Repeat(" ", MaxMetricsBytes+1))) })
 	mux.HandleFunc("/empty", func(w http.ResponseWriter, _ *http.Request) {})
 	srv := httptest.NewServer(mux)

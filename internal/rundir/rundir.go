@@ -189,13 +189,16 @@ type Metadata struct {
 	Host           HostInfo         `json:"host"`
 	GoVersion      string           `json:"go_version"`
 	Version        string           `json:"scalegate_version"`
-	CommandLine    string           `json:"command_line"`
-	Legs           []LegCommands    `json:"legs"`
-	StartedAt      string           `json:"started_at"`
-	FinishedAt     string           `json:"finished_at,omitempty"`
-	Verdict        Verdict          `json:"verdict"`
-	Interrupted    bool             `json:"interrupted"`
-	TimingCaveat   string           `json:"timing_caveat"`
+	// Commit is the commit a release build was made from ("" for a build
+	// from a checkout: git.head says where it came from).
+	Commit       string        `json:"scalegate_commit,omitempty"`
+	CommandLine  string        `json:"command_line"`
+	Legs         []LegCommands `json:"legs"`
+	StartedAt    string        `json:"started_at"`
+	FinishedAt   string        `json:"finished_at,omitempty"`
+	Verdict      Verdict       `json:"verdict"`
+	Interrupted  bool          `json:"interrupted"`
+	TimingCaveat string        `json:"timing_caveat"`
 }
 
 // LegCommands are the exact command lines of a leg.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -48,8 +49,8 @@ type Session struct {
 	// Grace and Kill stop the processes of a leg (see Options).
 	Grace time.Duration
 	Kill  <-chan struct{}
-	// Version and CommandLine are recorded in metadata.json.
-	Version, CommandLine string
+	// Version, Commit and CommandLine are recorded in metadata.json.
+	Version, Commit, CommandLine string
 	// Stdout gets the result table; Stderr progress and notes.
 	Stdout, Stderr io.Writer
 }
@@ -71,6 +72,13 @@ func (s *Session) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// An output the user asked for must be writable before a long run,
+	// not found unwritable after a passing one.
+	for _, out := range []string{s.Summary, s.JUnit} {
+		if err := checkWritable(out); err != nil {
+			return exitcode.With(exitcode.Usage, err)
+		}
+	}
 	self, err := launcher.Self()
 	if err != nil {
 		return exitcode.With(exitcode.Internal, err)
@@ -83,6 +91,7 @@ func (s *Session) Run(ctx context.Context) error {
 	if err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}
+	meta.Commit = s.Commit
 	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}
@@ -348,4 +357,22 @@ func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, bas
 		return exitcode.Errorf(code, "profile %s: %s, but the baseline was not written: %w (exit %d: %s)", res.Profile.Name, res.Verdict, baselineErr, int(code), code)
 	}
 	return exitcode.Errorf(code, "profile %s: %s (exit %d: %s)", res.Profile.Name, res.Verdict, int(code), code)
+}
+
+// checkWritable creates path's directory and proves a file can be created
+// in it ("" is nothing to check).
+func checkWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s cannot be written: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe*")
+	if err != nil {
+		return fmt.Errorf("%s cannot be written: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

@@ -4,65 +4,13 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/trace"
-	"github.com/scalegate/scalegate/internal/transport"
 )
-
-// Admin commands run on the tick loop while it ticks a joined peer: many
-// concurrent connections all get answers (under -race, any command that
-// touched loop state off the loop would be reported).
-func TestAdminCommandsOnTheLoop(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "admin.sock")
-	ls := startLive(t, func(c *Config) {
-		c.Admin.Socket = sock
-		c.World.TestSpawnAICount = 20
-	})
-	cl := dialClient(t, ls.Addr(), proto.ConnectData)
-	waitAll(t, []*client{cl}, "connect", func() bool { return cl.connected })
-	cl.send(transport.Reliable, joinMsg(t, "x"))
-	waitAll(t, []*client{cl}, "snapshots", func() bool { return len(cl.of(proto.TypeSnapshot)) >= 5 })
-
-	ctx, cancel := context.WithTimeout(context.Background(), loopWait)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan string, 40)
-	for i := 0; i < 20; i++ {
-		for _, cmd := range []string{"status", "tickstats"} {
-			wg.Go(func() {
-				lines, err := admin.Do(ctx, sock, cmd)
-				if err != nil || len(lines) == 0 {
-					errs <- cmd + ": " + err.Error()
-				}
-			})
-		}
-	}
-	// Keep the client alive (its acknowledgements) while the answers come.
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	for waiting := true; waiting; {
-		select {
-		case <-finished:
-			waiting = false
-		case <-time.After(2 * time.Millisecond):
-			cl.pump()
-		}
-	}
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
-	lines, err := admin.Do(ctx, sock, "status")
-	if err != nil || !strings.HasPrefix(lines[0], "peers 1 entities 21 tick-Hz ") {
-		t.Fatalf("status %q, %v", lines, err)
-	}
-	ls.shutdown(t, cl)
-}
 
 // reload applies the live key, reports the others as needing a restart, and
 // answers an error (changing nothing) when the file does not load or the
@@ -133,17 +81,16 @@ func adminOnTestLoop(t *testing.T, ts *testServer, line string) []string {
 	}
 	done := make(chan []string, 1)
 	go func() { done <- ts.handleAdmin(c) }()
-	deadline := time.After(loopWait)
-	for {
+	var got []string
+	livetest.EventuallyPumping(t, livetest.Wait, func() int { ts.drainAdmin(); return 0 }, func() (bool, string) {
 		select {
-		case got := <-done:
-			return got
-		case <-deadline:
-			t.Fatalf("%s: no answer", line)
-		case <-time.After(time.Millisecond):
-			ts.drainAdmin()
+		case got = <-done:
+			return true, ""
+		default:
+			return false, line + ": no answer from the loop"
 		}
-	}
+	})
+	return got
 }
 
 // trace-start records the Inputs accepted from then on, trace-stop flushes

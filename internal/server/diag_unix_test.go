@@ -12,6 +12,8 @@ import (
 // spinning reads higher than one spent asleep.
 func TestCPUPctFollowsWork(t *testing.T) {
 	d := newDiag(time.Now())
+	// The sleep is the idle window under measurement, not a wait for
+	// anything: a process asleep for 50 ms reads near 0 % CPU.
 	time.Sleep(50 * time.Millisecond)
 	idle, _ := d.cpuWindow(time.Now())
 	start, _ := cpuTime()

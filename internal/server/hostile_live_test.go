@@ -1,10 +1,11 @@
-package server
+package server_test
 
 import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -12,8 +13,11 @@ import (
 
 	quicgo "github.com/quic-go/quic-go"
 
+	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/livetest/liveserver"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/server"
 	"github.com/scalegate/scalegate/internal/transport"
 	tquic "github.com/scalegate/scalegate/internal/transport/quic"
 )
@@ -32,21 +36,6 @@ func forgedENetConnect(connectID uint32) []byte {
 	return b
 }
 
-// metricsWhen reads the live server's metrics file until cond holds.
-func (ls *liveServer) metricsWhen(t *testing.T, what string, cond func(*report.ServerTick) bool) *report.ServerTick {
-	t.Helper()
-	deadline := time.Now().Add(loopWait)
-	for {
-		if st, _, err := report.ReadServerTick(ls.metrics); err == nil && cond(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for the metrics file to show %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestENetConnectFloodThenJoin is the acceptance test: 400 forged CONNECTs
 // from one UDP socket (which held every peer slot for 25-30 s), then a
 // real client joins within 1 s. The unguarded control, with the same flood,
@@ -55,17 +44,17 @@ func TestENetConnectFloodThenJoin(t *testing.T) {
 	const forged = 400
 	for _, tc := range []struct {
 		name   string
-		cfg    func(*Config)
+		cfg    func(*server.Config)
 		joined bool
 	}{
 		{"default guard", nil, true},
-		{"guard off (control)", func(c *Config) {
+		{"guard off (control)", func(c *server.Config) {
 			c.Security.SourceConnectLimitCount, c.Security.HalfOpenTimeoutS = 0, 0
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ls := startLive(t, tc.cfg)
-			before := ls.metricsWhen(t, "a first tick", func(st *report.ServerTick) bool { return st.TicksTotal > 0 })
+			ls := liveserver.Start(t, tc.cfg)
+			before := ls.MetricsWhen(t, "a first tick", func(st *report.ServerTick) bool { return st.TicksTotal > 0 })
 			c, err := net.Dial("udp", ls.Addr())
 			if err != nil {
 				t.Fatal(err)
@@ -78,52 +67,33 @@ func TestENetConnectFloodThenJoin(t *testing.T) {
 			c.Close()
 			// The flood sits in the socket before these ticks run; ENet
 			// reads 256 datagrams a pass, so a few ticks take it all in.
-			ls.metricsWhen(t, "ticks after the flood", func(st *report.ServerTick) bool { return st.TicksTotal >= before.TicksTotal+6 })
-			cl := dialClient(t, ls.Addr(), proto.ConnectData)
+			ls.MetricsWhen(t, "ticks after the flood", func(st *report.ServerTick) bool { return st.TicksTotal >= before.TicksTotal+6 })
+			cl := liveserver.Dial(t, "enet", ls.Addr(), proto.ConnectData)
+			// The acceptance bound is the assertion: welcomed within 1 s
+			// (guarded) or not (control). Poll reports which.
 			start := time.Now()
-			welcomed, sentJoin := false, false
-			for !welcomed && time.Since(start) < time.Second {
-				cl.pump()
-				if cl.connected && !sentJoin {
-					cl.send(transport.Reliable, joinMsg(t, "builtin:debug-entity"))
+			sentJoin := false
+			err = livetest.Poll(context.Background(), time.Second, cl.Pump, func() (bool, string) {
+				if cl.Connected && !sentJoin {
+					cl.Send(transport.Reliable, joinMsg(t, "builtin:debug-entity"))
 					sentJoin = true
 				}
-				welcomed = len(cl.of(proto.TypeWelcome)) > 0
-				time.Sleep(time.Millisecond)
-			}
-			if welcomed != tc.joined {
-				t.Fatalf("client welcomed within 1 s: %v, want %v (connected %v)", welcomed, tc.joined, cl.connected)
+				return len(cl.Of(proto.TypeWelcome)) > 0, "no Welcome"
+			})
+			if welcomed := err == nil; welcomed != tc.joined {
+				t.Fatalf("client welcomed within 1 s: %v (%v), want %v (connected %v)", welcomed, err, tc.joined, cl.Connected)
 			}
 			if !tc.joined {
 				return
 			}
 			t.Logf("welcomed %v after the flood", time.Since(start).Round(time.Millisecond))
-			st := ls.metricsWhen(t, "the dropped CONNECTs", func(st *report.ServerTick) bool {
+			st := ls.MetricsWhen(t, "the dropped CONNECTs", func(st *report.ServerTick) bool {
 				return st.ConnectAttemptsDropped != nil && *st.ConnectAttemptsDropped == forged-4
 			})
 			if st.HalfOpenReset == nil {
 				t.Fatal("half_open_reset missing from the metrics file")
 			}
 		})
-	}
-}
-
-// TestMaxClientMessage pins maxClientMessage to the largest Join and keeps
-// the transport's receive cap above it.
-func TestMaxClientMessage(t *testing.T) {
-	long := string(make([]byte, proto.MaxString))
-	b, err := proto.AppendJoin(nil, &proto.Join{ClientIndex: 1, EntityType: long, Name: long})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) != maxClientMessage {
-		t.Fatalf("largest Join is %d bytes, maxClientMessage %d", len(b), maxClientMessage)
-	}
-	if in := proto.AppendInput(nil, &proto.Input{}); len(in) > maxClientMessage {
-		t.Fatalf("Input %d bytes", len(in))
-	}
-	if maxRecvMessage < maxClientMessage {
-		t.Fatalf("receive cap %d below the largest client message %d", maxRecvMessage, maxClientMessage)
 	}
 }
 
@@ -134,12 +104,12 @@ func TestMaxClientMessage(t *testing.T) {
 // such datagrams.
 func TestQUICBogusFragmentsKicked(t *testing.T) {
 	// Idle and join timeouts out of reach: only the strikes may kick.
-	ls := startLive(t, func(c *Config) {
+	ls := liveserver.Start(t, func(c *server.Config) {
 		c.Server.Transport = "quic"
 		c.Server.IdleTimeoutS = 3600
 		c.Server.JoinTimeoutS = 600
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), loopWait)
+	ctx, cancel := context.WithTimeout(context.Background(), livetest.Wait)
 	defer cancel()
 	tlsConf := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{tquic.ALPN}, MinVersion: tls.VersionTLS13} //nolint:gosec // loopback test client
 	conn, err := quicgo.DialAddr(ctx, ls.Addr(), tlsConf, &quicgo.Config{EnableDatagrams: true})
@@ -163,27 +133,24 @@ func TestQUICBogusFragmentsKicked(t *testing.T) {
 	if _, err := st.Write(append(binary.LittleEndian.AppendUint16(nil, uint16(len(j))), j...)); err != nil {
 		t.Fatal(err)
 	}
-	// Paced, so none is lost to quic-go's receive queue: the server must
-	// kick on the 32nd it reads.
+	// Paced (a millisecond apart), so none is lost to quic-go's receive
+	// queue: the server must kick on the 32nd it reads. The pause paces the
+	// sender; it synchronises nothing.
 	sent := 0
-	for conn.Context().Err() == nil && sent < 10*garbageKick {
+	for conn.Context().Err() == nil && sent < 10*server.GarbageKick {
 		if err := conn.SendDatagram([]byte{0xFF, byte(sent), 0, 5, 3}); err != nil {
 			break
 		}
 		sent++
 		time.Sleep(time.Millisecond)
 	}
-	select {
-	case <-conn.Context().Done():
-	case <-time.After(loopWait):
-		t.Fatalf("not kicked after %d bogus fragment datagrams", sent)
-	}
+	livetest.Eventually(t, livetest.Wait, livetest.Closed(fmt.Sprintf("the kick after %d bogus fragment datagrams", sent), conn.Context().Done()))
 	var ae *quicgo.ApplicationError
 	if err := context.Cause(conn.Context()); !errors.As(err, &ae) || ae.ErrorCode != quicgo.ApplicationErrorCode(proto.NoticeKicked) {
 		t.Fatalf("connection ended with %v after %d bogus datagrams, want the kick (code %d)", err, sent, proto.NoticeKicked)
 	}
-	st2 := ls.metricsWhen(t, "the kick", func(st *report.ServerTick) bool { return st.Kicked == 1 })
-	if st2.MalformedDropped < garbageKick || st2.IdleTimeouts != 0 {
-		t.Fatalf("malformed_dropped %d (want at least %d), idle_timeouts %d (want 0)", st2.MalformedDropped, garbageKick, st2.IdleTimeouts)
+	st2 := ls.MetricsWhen(t, "the kick", func(st *report.ServerTick) bool { return st.Kicked == 1 })
+	if st2.MalformedDropped < server.GarbageKick || st2.IdleTimeouts != 0 {
+		t.Fatalf("malformed_dropped %d (want at least %d), idle_timeouts %d (want 0)", st2.MalformedDropped, server.GarbageKick, st2.IdleTimeouts)
 	}
 }

@@ -157,3 +157,22 @@ func TestConnectGuardConfigRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxClientMessage pins maxClientMessage to the largest Join and keeps
+// the transport's receive cap above it.
+func TestMaxClientMessage(t *testing.T) {
+	long := string(make([]byte, proto.MaxString))
+	b, err := proto.AppendJoin(nil, &proto.Join{ClientIndex: 1, EntityType: long, Name: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != maxClientMessage {
+		t.Fatalf("largest Join is %d bytes, maxClientMessage %d", len(b), maxClientMessage)
+	}
+	if in := proto.AppendInput(nil, &proto.Input{}); len(in) > maxClientMessage {
+		t.Fatalf("Input %d bytes", len(in))
+	}
+	if maxRecvMessage < maxClientMessage {
+		t.Fatalf("receive cap %d below the largest client message %d", maxRecvMessage, maxClientMessage)
+	}
+}

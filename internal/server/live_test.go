@@ -1,214 +1,101 @@
-package server
+package server_test
+
+// The live tests: a real server (liveserver.Start) on loopback and
+// protocol clients over the real transports, seeing the server only as a
+// client does.
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
-	"slices"
+	"strings"
+	"sync"
 	"testing"
-	"time"
 
+	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/livetest/liveserver"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/server"
 	"github.com/scalegate/scalegate/internal/snapshot"
 	"github.com/scalegate/scalegate/internal/transport"
-	_ "github.com/scalegate/scalegate/internal/transport/enet"
-	_ "github.com/scalegate/scalegate/internal/transport/quic"
 )
 
-// loopWait bounds every wait on loopback events: generous, because a
-// loaded 2-core machine can stall an exchange for seconds; tests wait on the
-// event, never on the clock.
-const loopWait = 30 * time.Second
-
-// liveServer is a real server on ENet loopback, run by Run on its own
-// goroutine.
-type liveServer struct {
-	*Server
-	metrics string
-	stop    context.CancelFunc
-	done    chan error
-}
-
-func startLive(t *testing.T, mut func(*Config)) *liveServer {
+func joinMsg(t testing.TB, entityType string) []byte {
 	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Server.Port = 0
-	cfg.Server.Transport = "enet" // mut may change it
-	cfg.World.SimWorkerThreads = 1
-	cfg.Metrics.TickJSONPath = filepath.Join(t.TempDir(), "metrics.json")
-	cfg.Metrics.TickJSONIntervalMs = 100
-	if mut != nil {
-		mut(&cfg)
-	}
-	s, err := New(cfg, io.Discard)
+	b, err := proto.AppendJoin(nil, &proto.Join{ClientIndex: 1, EntityType: entityType, Name: "bot"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ls := &liveServer{Server: s, metrics: cfg.Metrics.TickJSONPath, stop: cancel, done: make(chan error, 1)}
-	go func() { ls.done <- s.Run(ctx) }()
-	t.Cleanup(func() { ls.shutdown(t) })
-	return ls
+	return b
 }
 
-// shutdown stops the server (once) and returns its final metrics. The
-// clients are serviced meanwhile, so they acknowledge the disconnect and
-// the server need not wait out its grace period.
-func (ls *liveServer) shutdown(t *testing.T, cs ...*client) *report.ServerTick {
-	t.Helper()
-	if ls.stop == nil {
-		return nil
-	}
-	ls.stop()
-	ls.stop = nil
-	deadline := time.After(loopWait)
-	for stopped := false; !stopped; {
-		select {
-		case err := <-ls.done:
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			stopped = true
-		case <-deadline:
-			t.Fatal("server did not stop")
-		case <-time.After(2 * time.Millisecond):
-			for _, c := range cs {
-				c.pump()
+func inputMsg(seq uint32) []byte {
+	return proto.AppendInput(nil, &proto.Input{Seq: seq, Throttle: 0.8, Elevator: 0.1, Aileron: -0.2})
+}
+
+// all holds when every client satisfies ok; otherwise it names the first
+// that does not.
+func all(cs []*liveserver.Client, what string, ok func(*liveserver.Client) bool) livetest.Cond {
+	return func() (bool, string) {
+		for i, c := range cs {
+			if !ok(c) {
+				return false, fmt.Sprintf("client %d of %d: not yet %s", i, len(cs), what)
 			}
 		}
-	}
-	st, _, err := report.ReadServerTick(ls.metrics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
-// client is one ENet client host and everything it has received.
-type client struct {
-	t            *testing.T
-	backend      string
-	h            transport.Host
-	peer         transport.PeerID
-	connected    bool
-	disconnected bool
-	msgs         [][]byte
-}
-
-func dialClient(t *testing.T, addr string, data uint32) *client {
-	t.Helper()
-	return dialBackend(t, "enet", addr, data)
-}
-
-func dialBackend(t *testing.T, backend, addr string, data uint32) *client {
-	t.Helper()
-	h, err := transport.Dial(backend, transport.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	p, err := h.Connect(addr, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &client{t: t, backend: backend, h: h, peer: p}
-}
-
-func (c *client) pump() {
-	_, err := c.h.Service(func(ev transport.Event) {
-		switch ev.Kind {
-		case transport.EventConnect:
-			c.connected = true
-		case transport.EventDisconnect:
-			c.disconnected = true
-		case transport.EventReceive:
-			c.msgs = append(c.msgs, slices.Clone(ev.Payload))
-		}
-	})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *client) send(d transport.Delivery, msg []byte) {
-	if err := c.h.Send(c.peer, d, msg); err != nil {
-		c.t.Fatal(err)
-	}
-	c.h.Flush()
-}
-
-func (c *client) of(t proto.Type) [][]byte {
-	var out [][]byte
-	for _, m := range c.msgs {
-		if len(m) > 0 && proto.Type(m[0]) == t {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// waitAll pumps every client until cond holds.
-func waitAll(t *testing.T, cs []*client, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(loopWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		for _, c := range cs {
-			c.pump()
-		}
-		time.Sleep(2 * time.Millisecond)
+		return true, ""
 	}
 }
 
 func TestENetEveryAdmissionReason(t *testing.T) {
 	cases := []struct {
 		name  string
-		cfg   func(*Config)
+		cfg   func(*server.Config)
 		data  []uint32 // connect data per client, in connect order
-		join  string   // raw Join sent by the last client after it connects ("" none)
-		badJn bool
+		badJn bool     // the last client sends a malformed Join once connected
 		want  proto.Reason
 	}{
-		{"protocol version", nil, []uint32{0x53470002}, "", false, proto.ReasonProtocolVersion},
-		{"rate limited", func(c *Config) { c.Security.ConnectRateLimitCount = 2; c.Security.ConnectRateLimitWindowS = 60 },
-			[]uint32{proto.ConnectData, proto.ConnectData, proto.ConnectData}, "", false, proto.ReasonRateLimited},
-		{"server full", func(c *Config) { c.Server.MaxPeers = 2; c.Security.MaxConnectionsPerIP = 8 },
-			[]uint32{proto.ConnectData, proto.ConnectData, proto.ConnectData}, "", false, proto.ReasonServerFull},
-		{"per-IP cap", func(c *Config) { c.Security.MaxConnectionsPerIP = 2 },
-			[]uint32{proto.ConnectData, proto.ConnectData, proto.ConnectData}, "", false, proto.ReasonPerIPCap},
-		{"bad join", nil, []uint32{proto.ConnectData}, "", true, proto.ReasonBadJoin},
+		{"protocol version", nil, []uint32{0x53470002}, false, proto.ReasonProtocolVersion},
+		{"rate limited", func(c *server.Config) { c.Security.ConnectRateLimitCount = 2; c.Security.ConnectRateLimitWindowS = 60 },
+			[]uint32{proto.ConnectData, proto.ConnectData, proto.ConnectData}, false, proto.ReasonRateLimited},
+		{"server full", func(c *server.Config) { c.Server.MaxPeers = 2; c.Security.MaxConnectionsPerIP = 8 },
+			[]uint32{proto.ConnectData, proto.ConnectData, proto.ConnectData}, false, proto.ReasonServerFull},
+		{"per-IP cap", func(c *server.Config) { c.Security.MaxConnectionsPerIP = 2 },
+			[]uint32{proto.ConnectData, proto.ConnectData, proto.ConnectData}, false, proto.ReasonPerIPCap},
+		{"bad join", nil, []uint32{proto.ConnectData}, true, proto.ReasonBadJoin},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ls := startLive(t, tc.cfg)
-			var cs []*client
+			ls := liveserver.Start(t, tc.cfg)
+			var cs []*liveserver.Client
 			for _, d := range tc.data {
 				// Connect one at a time so the order of admission is known.
-				c := dialClient(t, ls.Addr(), d)
+				c := liveserver.Dial(t, "enet", ls.Addr(), d)
 				cs = append(cs, c)
-				waitAll(t, cs, "connect", func() bool { return c.connected || c.disconnected || len(c.of(proto.TypeRefuse)) > 0 })
+				liveserver.PumpUntil(t, cs, livetest.Holds("connect, disconnect or refuse", func() bool {
+					return c.Connected || c.Disconnected || len(c.Of(proto.TypeRefuse)) > 0
+				}))
 			}
 			last := cs[len(cs)-1]
 			if tc.badJn {
-				last.send(transport.Reliable, []byte{byte(proto.TypeJoin), 9})
+				last.Send(transport.Reliable, []byte{byte(proto.TypeJoin), 9})
 			}
-			waitAll(t, cs, "refuse and disconnect", func() bool { return len(last.of(proto.TypeRefuse)) == 1 && last.disconnected })
-			r, err := proto.DecodeRefuse(last.of(proto.TypeRefuse)[0])
+			liveserver.PumpUntil(t, cs, livetest.Holds("one Refuse and the disconnect", func() bool {
+				return len(last.Of(proto.TypeRefuse)) == 1 && last.Disconnected
+			}))
+			r, err := proto.DecodeRefuse(last.Of(proto.TypeRefuse)[0])
 			if err != nil || r.Reason != tc.want || r.Message == "" {
 				t.Fatalf("refuse %+v %v, want reason %v", r, err, tc.want)
 			}
 			for _, c := range cs[:len(cs)-1] {
-				if len(c.of(proto.TypeRefuse)) != 0 || c.disconnected {
+				if len(c.Of(proto.TypeRefuse)) != 0 || c.Disconnected {
 					t.Fatal("an earlier client was refused")
 				}
 			}
-			st := ls.shutdown(t, cs...)
+			st := ls.Stop(t, cs...)
 			if st.Refused[tc.want.String()] != 1 {
 				t.Fatalf("metrics refused %v", st.Refused)
 			}
@@ -223,50 +110,41 @@ func TestENetJoinPlayAndShutdown(t *testing.T) { joinPlayShutdown(t, "enet") }
 func TestQUICJoinPlayAndShutdown(t *testing.T) { joinPlayShutdown(t, "quic") }
 
 func joinPlayShutdown(t *testing.T, backend string) {
-	ls := startLive(t, func(c *Config) {
+	ls := liveserver.Start(t, func(c *server.Config) {
 		c.Server.Transport = backend
 		c.World.TestSpawnAICount = 200
 		c.World.TestSpawnSpreadKm = 10
 	})
-	var cs []*client
-	for i := 0; i < 4; i++ {
-		cs = append(cs, dialBackend(t, backend, ls.Addr(), proto.ConnectData))
+	var cs []*liveserver.Client
+	for range 4 {
+		cs = append(cs, liveserver.Dial(t, backend, ls.Addr(), proto.ConnectData))
 	}
-	waitAll(t, cs, "connects", func() bool {
-		for _, c := range cs {
-			if !c.connected {
-				return false
-			}
-		}
-		return true
-	})
+	liveserver.PumpUntil(t, cs, all(cs, "connected", func(c *liveserver.Client) bool { return c.Connected }))
 	for i, c := range cs {
 		j, _ := proto.AppendJoin(nil, &proto.Join{ClientIndex: uint32(i), EntityType: "builtin:sensor-fighter", Name: "bot"})
-		c.send(transport.Reliable, j)
+		c.Send(transport.Reliable, j)
 	}
 	seq := uint32(0)
-	waitAll(t, cs, "welcome, 60 snapshots and a PeerDelay each", func() bool {
+	enough := all(cs, "welcomed with 60 snapshots and a PeerDelay", func(c *liveserver.Client) bool {
+		return len(c.Of(proto.TypeSnapshot)) >= 60 && len(c.Of(proto.TypePeerDelay)) > 0
+	})
+	liveserver.PumpUntil(t, cs, func() (bool, string) {
 		seq++
 		for _, c := range cs {
-			if len(c.of(proto.TypeWelcome)) == 1 {
-				c.send(transport.Unreliable, inputMsg(seq))
+			if len(c.Of(proto.TypeWelcome)) == 1 {
+				c.Send(transport.Unreliable, inputMsg(seq))
 			}
 		}
-		for _, c := range cs {
-			if len(c.of(proto.TypeSnapshot)) < 60 || len(c.of(proto.TypePeerDelay)) == 0 {
-				return false
-			}
-		}
-		return true
+		return enough()
 	})
 	dec, _ := snapshot.NewDecoder()
 	defer dec.Close()
 	for _, c := range cs {
-		w, err := proto.DecodeWelcome(c.of(proto.TypeWelcome)[0])
+		w, err := proto.DecodeWelcome(c.Of(proto.TypeWelcome)[0])
 		if err != nil || w.Transport != backend || w.BodyFormat != snapshot.BodyFormat {
 			t.Fatalf("welcome %+v %v", w, err)
 		}
-		for _, m := range c.of(proto.TypeSnapshot) {
+		for _, m := range c.Of(proto.TypeSnapshot) {
 			h, body, err := proto.DecodeSnapshot(m)
 			if err != nil {
 				t.Fatal(err)
@@ -282,23 +160,17 @@ func joinPlayShutdown(t *testing.T, backend string) {
 			}
 		}
 	}
-	ls.stop()
-	waitAll(t, cs, "shutdown notices and disconnects", func() bool {
-		for _, c := range cs {
-			if len(c.of(proto.TypeNotice)) == 0 || !c.disconnected {
-				return false
-			}
-		}
-		return true
-	})
+	ls.Shutdown()
+	liveserver.PumpUntil(t, cs, all(cs, "given the shutdown Notice and disconnected", func(c *liveserver.Client) bool {
+		return len(c.Of(proto.TypeNotice)) > 0 && c.Disconnected
+	}))
 	for _, c := range cs {
-		n, err := proto.DecodeNotice(c.of(proto.TypeNotice)[0])
+		n, err := proto.DecodeNotice(c.Of(proto.TypeNotice)[0])
 		if err != nil || n.Kind != proto.NoticeShutdown {
 			t.Fatalf("notice %+v %v", n, err)
 		}
 	}
-	ls.stop = func() {} // already cancelled; shutdown waits for Run
-	st := ls.shutdown(t)
+	st := ls.Stop(t)
 	if st.Transport != backend || st.TicksTotal < 60 || st.Entities < 200 || st.WirePeers != 4 || st.WireOutKBsPerClient <= 0 {
 		t.Fatalf("final metrics: transport %q ticks %d entities %d wire_peers %d per-client %.2f",
 			st.Transport, st.TicksTotal, st.Entities, st.WirePeers, st.WireOutKBsPerClient)
@@ -306,4 +178,90 @@ func joinPlayShutdown(t *testing.T, backend string) {
 	if len(st.Refused) != 0 || st.MalformedDropped != 0 {
 		t.Fatalf("refused %v malformed %d", st.Refused, st.MalformedDropped)
 	}
+}
+
+// TestMetricsOverHTTP: with [metrics] http_listen the document the file
+// holds is served at /metrics; a reader parses it like the file; other
+// paths and methods are refused; the endpoint closes with the server.
+func TestMetricsOverHTTP(t *testing.T) {
+	ls := liveserver.Start(t, func(c *server.Config) { c.Metrics.HTTPListen = "127.0.0.1:0" })
+	url := ls.MetricsURL()
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/metrics") {
+		t.Fatalf("metrics URL %q", url)
+	}
+	// The server published its first document before it began ticking
+	// (TestMetricsHTTPNotYet covers the 503 before any).
+	st, _, err := report.ReadServerTick(url)
+	if err != nil {
+		t.Fatalf("read %s: %v", url, err)
+	}
+	if st.Transport != "enet" || st.SchemaVersion != report.ServerTickSchemaVersion {
+		t.Fatalf("document over HTTP: %+v", st)
+	}
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{{"GET", "/", http.StatusNotFound}, {"POST", "/metrics", http.StatusMethodNotAllowed}} {
+		req, _ := http.NewRequest(tc.method, strings.TrimSuffix(url, "/metrics")+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, resp.StatusCode, tc.want)
+		}
+	}
+	ls.Stop(t)
+	// Closed with the server: missing, not zero. (Stop returned after Run,
+	// which closes the endpoint before it returns, so the first read
+	// after it must already fail.)
+	if _, err := report.ReadServerMetrics(url); err == nil {
+		t.Fatal("metrics endpoint still answering after the server stopped")
+	}
+}
+
+// Admin commands run on the tick loop while it ticks a joined peer: many
+// concurrent connections all get answers (under -race, any command that
+// touched loop state off the loop would be reported).
+func TestAdminCommandsOnTheLoop(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "admin.sock")
+	ls := liveserver.Start(t, func(c *server.Config) {
+		c.Admin.Socket = sock
+		c.World.TestSpawnAICount = 20
+	})
+	cl := liveserver.Dial(t, "enet", ls.Addr(), proto.ConnectData)
+	cs := []*liveserver.Client{cl}
+	liveserver.PumpUntil(t, cs, livetest.Holds("connect", func() bool { return cl.Connected }))
+	cl.Send(transport.Reliable, joinMsg(t, "x"))
+	liveserver.PumpUntil(t, cs, livetest.Holds("5 snapshots", func() bool { return len(cl.Of(proto.TypeSnapshot)) >= 5 }))
+
+	ctx, cancel := context.WithTimeout(context.Background(), livetest.Wait)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for range 20 {
+		for _, cmd := range []string{"status", "tickstats"} {
+			wg.Go(func() {
+				lines, err := admin.Do(ctx, sock, cmd)
+				if err != nil || len(lines) == 0 {
+					errs <- fmt.Sprintf("%s: %v, %d lines", cmd, err, len(lines))
+				}
+			})
+		}
+	}
+	// Keep the client alive (its acknowledgements) while the answers come.
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	liveserver.PumpUntil(t, cs, livetest.Closed("every admin answer", finished))
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	lines, err := admin.Do(ctx, sock, "status")
+	if err != nil || !strings.HasPrefix(lines[0], "peers 1 entities 21 tick-Hz ") {
+		t.Fatalf("status %q, %v", lines, err)
+	}
+	ls.Stop(t, cl)
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bufio"
@@ -18,7 +18,10 @@ import (
 
 	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/boundedhttp"
+	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/livetest/liveserver"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/server"
 )
 
 // crowd is how many idle connections the acceptance test holds.
@@ -80,12 +83,12 @@ func establishedOn(t *testing.T, port int) int {
 func TestMetricsEndpointUnderAnIdleCrowd(t *testing.T) {
 	raiseNoFile(t, 2*crowd+1024)
 	sock := filepath.Join(t.TempDir(), "admin.sock")
-	ls := startLive(t, func(c *Config) {
+	ls := liveserver.Start(t, func(c *server.Config) {
 		c.Metrics.HTTPListen = "127.0.0.1:0"
 		c.Admin.Socket = sock
 	})
 	url := ls.MetricsURL()
-	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), MetricsPath)
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), server.MetricsPath)
 	_, portText, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portText)
 
@@ -101,7 +104,7 @@ func TestMetricsEndpointUnderAnIdleCrowd(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < crowd; i += workers {
-				c, err := net.DialTimeout("tcp", addr, loopWait)
+				c, err := net.DialTimeout("tcp", addr, livetest.Wait)
 				if err != nil {
 					continue // the crowd is the attacker: its failures are not the test's
 				}
@@ -109,8 +112,8 @@ func TestMetricsEndpointUnderAnIdleCrowd(t *testing.T) {
 				held = append(held, c)
 				mu.Unlock()
 				if i%2 == 0 {
-					c.SetDeadline(time.Now().Add(loopWait))
-					fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", MetricsPath)
+					c.SetDeadline(time.Now().Add(livetest.Wait))
+					fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", server.MetricsPath)
 					if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
 						io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
@@ -132,18 +135,18 @@ func TestMetricsEndpointUnderAnIdleCrowd(t *testing.T) {
 	}
 	// The metrics file keeps updating (the server's descriptors are not
 	// exhausted): a later write than the one just read appears.
-	deadline := time.Now().Add(loopWait)
+	deadline := time.Now().Add(livetest.Wait)
 	for {
-		now, _, err := report.ReadServerTick(ls.metrics)
+		now, _, err := report.ReadServerTick(ls.Metrics)
 		if err == nil && now.TicksTotal > st.TicksTotal {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("metrics file not updated within %v (last read: %v)", loopWait, err)
+			t.Fatalf("metrics file not updated within %v (last read: %v)", livetest.Wait, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), loopWait)
+	ctx, cancel := context.WithTimeout(context.Background(), livetest.Wait)
 	defer cancel()
 	if lines, err := admin.Do(ctx, sock, "status"); err != nil || len(lines) == 0 {
 		t.Fatalf("admin socket behind the crowd: %q %v", lines, err)
@@ -153,5 +156,5 @@ func TestMetricsEndpointUnderAnIdleCrowd(t *testing.T) {
 		t.Fatalf("the server holds %d established connections on the metrics port with %d idle clients: want at most %d",
 			n, len(held), boundedhttp.DefaultMaxConns+1)
 	}
-	t.Logf("%d idle connections held by the clients; the server holds %d (%+v)", len(held), establishedOn(t, port), ls.http.srv.Stats())
+	t.Logf("%d idle connections held by the clients; the server holds %d (%+v)", len(held), establishedOn(t, port), server.MetricsHTTPStats(ls.Server))
 }

@@ -1,9 +1,8 @@
-package server
+package server_test
 
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,9 @@ import (
 
 	"github.com/scalegate/scalegate/internal/admin"
 	"github.com/scalegate/scalegate/internal/boundedfile/boundedfiletest"
+	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/livetest/liveserver"
+	"github.com/scalegate/scalegate/internal/server"
 )
 
 // TestLoadConfigRefusesHostileFiles is the acceptance test of the config
@@ -21,33 +23,17 @@ import (
 // each refused within 2 s with less than 64 MB of growth.
 func TestLoadConfigRefusesHostileFiles(t *testing.T) {
 	boundedfiletest.Refuses(t, boundedfiletest.Files(t, t.TempDir(), "server.toml"), func(p string) error {
-		_, err := LoadConfig(p)
+		_, err := server.LoadConfig(p)
 		return err
 	})
 }
 
 // startReloadable starts a live server whose admin reload re-reads path.
-func startReloadable(t *testing.T, path string, reload Reloader) (*liveServer, string) {
+func startReloadable(t *testing.T, path string, reload server.Reloader) (*liveserver.Server, string) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "admin.sock")
-	cfg := DefaultConfig()
-	cfg.Server.Port = 0
-	cfg.World.SimWorkerThreads = 1
-	cfg.Metrics.TickJSONPath = filepath.Join(t.TempDir(), "metrics.json")
-	cfg.Metrics.TickJSONIntervalMs = 100
-	cfg.Admin.Socket = sock
-	s, err := New(cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.SetReload(path, reload)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ls := &liveServer{Server: s, metrics: cfg.Metrics.TickJSONPath, stop: cancel, done: make(chan error, 1)}
-	go func() { ls.done <- s.Run(ctx) }()
-	t.Cleanup(func() { ls.shutdown(t) })
+	ls := liveserver.StartPrepared(t, func(c *server.Config) { c.Admin.Socket = sock },
+		func(s *server.Server) { s.SetReload(path, reload) })
 	return ls, sock
 }
 
@@ -60,12 +46,12 @@ func TestReloadOfAFIFOConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[world]\noverrun_governor = true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ls, sock := startReloadable(t, path, func(ctx context.Context) (Config, error) { return LoadConfigContext(ctx, path) })
+	ls, sock := startReloadable(t, path, func(ctx context.Context) (server.Config, error) { return server.LoadConfigContext(ctx, path) })
 	os.Remove(path)
 	if err := syscall.Mkfifo(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), loopWait)
+	ctx, cancel := context.WithTimeout(context.Background(), livetest.Wait)
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make(chan error, 12)
@@ -86,7 +72,7 @@ func TestReloadOfAFIFOConfig(t *testing.T) {
 	if lines, err := admin.Do(ctx, sock, "status"); err != nil || !strings.HasPrefix(lines[0], "peers 0") {
 		t.Fatalf("status after the reloads: %q %v", lines, err)
 	}
-	ls.shutdown(t)
+	ls.Stop(t)
 }
 
 // TestShutdownDoesNotWaitForABlockedReload: a reload whose read blocks
@@ -95,10 +81,10 @@ func TestReloadOfAFIFOConfig(t *testing.T) {
 func TestShutdownDoesNotWaitForABlockedReload(t *testing.T) {
 	entered := make(chan struct{})
 	var once sync.Once
-	ls, sock := startReloadable(t, "server.toml", func(ctx context.Context) (Config, error) {
+	ls, sock := startReloadable(t, "server.toml", func(ctx context.Context) (server.Config, error) {
 		once.Do(func() { close(entered) })
 		<-ctx.Done()
-		return Config{}, ctx.Err()
+		return server.Config{}, ctx.Err()
 	})
 	answered := make(chan error, 1)
 	go func() {
@@ -107,14 +93,14 @@ func TestShutdownDoesNotWaitForABlockedReload(t *testing.T) {
 	}()
 	select {
 	case <-entered:
-	case <-time.After(loopWait):
+	case <-time.After(livetest.Wait):
 		t.Fatal("the reload never started")
 	}
 	stopped := make(chan struct{})
-	go func() { ls.shutdown(t); close(stopped) }()
+	go func() { ls.Shutdown(); close(stopped) }()
 	select {
 	case <-stopped:
-	case <-time.After(loopWait):
+	case <-time.After(livetest.Wait):
 		t.Fatal("shutdown waited for the blocked reload")
 	}
 	if err := <-answered; err == nil {

@@ -348,7 +348,10 @@ func (s *Server) checkMetricsPath() error {
 }
 
 // WriteMetrics writes the metrics file and publishes the document on the
-// HTTP endpoint now (a no-op without either).
+// HTTP endpoint now (a no-op without either). It reads state the tick loop
+// owns, so it is for before Run (as `scalegate serve` calls it, so the
+// file exists when the address is announced) or after it; while Run runs,
+// Run writes on its own interval.
 func (s *Server) WriteMetrics() error {
 	path := s.cfg.Metrics.TickJSONPath
 	if path == "" && s.http == nil {

@@ -1,10 +1,12 @@
 package swarm
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/snapshot"
 	"github.com/scalegate/scalegate/internal/transport"
@@ -101,21 +103,15 @@ func benchWorkerIterateENet(b *testing.B, perClient bool) {
 		w.add(c)
 	}
 	defer w.shutdown()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		w.iterate()
+	livetest.EventuallyPumping(b, livetest.Wait, func() int { w.iterate(); return 0 }, func() (bool, string) {
 		joined := 0
 		for _, c := range w.clients {
 			if c.phase == phaseJoined {
 				joined++
 			}
 		}
-		if joined == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d clients joined", joined, n)
-		}
-	}
+		return joined == n, fmt.Sprintf("%d of %d clients joined", joined, n)
+	})
 	for b.Loop() {
 		w.iterate()
 	}

@@ -3,170 +3,58 @@
 package swarm_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/cli"
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/livetest/liveserver"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/server"
 	"github.com/scalegate/scalegate/internal/snapshot"
 )
 
-// The end-to-end tests run the reference server as `scalegate serve` — the
-// CLI's own serve path (cli.Main), in a child process that is this test
-// binary re-executed with serverEnv set — so it can be SIGKILLed like a
-// crashed server, and the swarm through the real CLI (cli.Run) so exit codes
-// are what a user sees.
-const serverEnv = "SCALEGATE_SWARM_TEST_SERVER_CONFIG"
-
+// The end-to-end tests run the reference server as a child process (this
+// test binary re-executed, see liveserver.StartProcess), so it can be
+// SIGKILLed like a crashed server, and the swarm through the real CLI
+// (cli.Run) so exit codes are what a user sees.
 func TestMain(m *testing.M) {
-	if path := os.Getenv(serverEnv); path != "" {
-		os.Exit(cli.Main([]string{"serve", "--config", path}))
-	}
+	liveserver.ChildMain()
 	os.Exit(m.Run())
 }
 
-// listeningPrefix starts the line `scalegate serve` prints once it is bound
-// ("scalegate serve: listening on 127.0.0.1:PORT transport=NAME").
-const listeningPrefix = "scalegate serve: listening on "
-
-// refServer is a running reference server child.
-type refServer struct {
-	cmd     *exec.Cmd
-	port    string
-	metrics string
-	done    chan struct{}
-	// prom receives the Prometheus URL the server announces
-	// ([metrics] prometheus_listen).
-	prom chan string
-}
-
-// startRefServer starts the reference server with the load-test admission
-// settings plus extra TOML, and waits (on its announcement, not a sleep)
-// until it listens. Cleanup stops it in stages: interrupt, grace, kill.
-func startRefServer(t *testing.T, maxPeers int, extra string) *refServer {
+// startRefServer starts the reference server child with the load-test
+// admission settings (every swarm client admitted at once), at most
+// maxPeers peers, a metrics file written every 250 ms, then mut's changes
+// (nil: none). It is bound when this returns and stopped when the test
+// ends.
+func startRefServer(t *testing.T, maxPeers int, mut func(*server.Config)) *liveserver.Process {
 	t.Helper()
-	dir := t.TempDir()
-	metrics := filepath.Join(dir, "metrics.json")
-	return startRefServerConf(t, dir, metrics, fmt.Sprintf(`[server]
-port = 0
-max_peers = %d
-[security]
-connect_rate_limit_count = 100000
-connect_rate_limit_window_s = 1
-max_connections_per_ip = 1024
-[metrics]
-tick_json_path = %q
-tick_json_interval_ms = 250
-%s`, maxPeers, metrics, extra))
-}
-
-// startRefServerConf starts the reference server with the whole config
-// conf (written into dir); metrics is its metrics file.
-func startRefServerConf(t *testing.T, dir, metrics, conf string) *refServer {
-	t.Helper()
-	cpath := filepath.Join(dir, "server.toml")
-	if err := os.WriteFile(cpath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serverEnv+"="+cpath)
-	cmd.Stderr = os.Stderr
-	// The child dies with the test binary: no orphan even if the test is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &refServer{cmd: cmd, metrics: metrics, done: make(chan struct{}), prom: make(chan string, 1)}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
-				a, _, _ := strings.Cut(rest, " ")
-				addr <- a
-			}
-			if u, ok := strings.CutPrefix(sc.Text(), "scalegate serve: prometheus metrics at "); ok {
-				s.prom <- u
-			}
+	return liveserver.StartProcess(t, func(c *server.Config) {
+		c.Server.MaxPeers = maxPeers
+		c.Security.ConnectRateLimitCount = 100000
+		c.Security.ConnectRateLimitWindowS = 1
+		c.Security.MaxConnectionsPerIP = 1024
+		c.World.SimWorkerThreads = 0 // auto, as `scalegate serve` runs it
+		c.Metrics.TickJSONIntervalMs = 250
+		if mut != nil {
+			mut(c)
 		}
-		cmd.Wait()
-		close(s.done)
-	}()
-	t.Cleanup(s.stop)
-	select {
-	case a := <-addr:
-		s.port = a[strings.LastIndexByte(a, ':')+1:]
-	case <-s.done:
-		t.Fatal("reference server exited before listening")
-	case <-time.After(60 * time.Second):
-		t.Fatal("reference server did not listen within 60 s")
-	}
-	return s
-}
-
-func (s *refServer) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	s.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
-// awaitMetrics polls the server's metrics file until ok accepts it, for at
-// most 60 s (the server writes it on bind and then every 250 ms). It reports
-// instead of failing a test, so goroutines other than the test's may use it.
-func (s *refServer) awaitMetrics(ok func(*report.ServerTick) bool) (*report.ServerTick, error) {
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if st, _, err := report.ReadServerTick(s.metrics); err == nil && ok(st) {
-			return st, nil
-		}
-	}
-	return nil, fmt.Errorf("server metrics file %s never showed the awaited state within 60 s", s.metrics)
-}
-
-// waitMetrics is awaitMetrics on the test goroutine: a timeout fails t.
-func (s *refServer) waitMetrics(t *testing.T, ok func(*report.ServerTick) bool) *report.ServerTick {
-	t.Helper()
-	st, err := s.awaitMetrics(ok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	})
 }
 
 // peers accepts a metrics file that counts n connected peers.
 func peers(n int) func(*report.ServerTick) bool {
 	return func(st *report.ServerTick) bool { return st.Peers == n }
-}
-
-// kill SIGKILLs the server: no Notice, no disconnect, like a crash.
-func (s *refServer) kill() {
-	s.cmd.Process.Kill()
-	<-s.done
 }
 
 // swarmCLI runs `scalegate swarm` in-process and returns exit code, the
@@ -181,16 +69,9 @@ func swarmCLICtx(t *testing.T, ctx context.Context, limit time.Duration, args ..
 	path := filepath.Join(t.TempDir(), "report.json")
 	var out, errb bytes.Buffer
 	env := &cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
-	ch := make(chan int, 1)
-	go func() {
-		ch <- cli.Run(ctx, env, append([]string{"swarm"}, append(args, "--json", path, "--progress", "plain")...))
-	}()
-	var code int
-	select {
-	case code = <-ch:
-	case <-time.After(limit):
-		t.Fatalf("swarm did not exit within %s", limit)
-	}
+	code := livetest.Within(t, limit, "the swarm", func() int {
+		return cli.Run(ctx, env, append([]string{"swarm"}, append(args, "--json", path, "--progress", "plain")...))
+	})
 	t.Logf("swarm exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	r, err := report.ReadReport(path)
 	if err != nil {
@@ -213,12 +94,12 @@ func swarmCLICtx(t *testing.T, ctx context.Context, limit time.Duration, args ..
 // rate the server actually ticked at (its own ticks_total over the run), which
 // is what the proxy exists to measure. Either way a wrong measurement fails.
 func TestE2EReferenceServer64Clients(t *testing.T) {
-	srv := startRefServer(t, 80, "")
-	st0 := srv.waitMetrics(t, func(*report.ServerTick) bool { return true })
+	srv := startRefServer(t, 80, nil)
+	st0 := srv.MetricsWhen(t, "a document", func(*report.ServerTick) bool { return true })
 	t0 := time.Now()
-	code, r, _ := swarmCLI(t, 120*time.Second, "127.0.0.1", srv.port, "--clients", "64", "--duration", "20",
-		"--server-metrics", srv.metrics, "--rss-sample-interval-s", "1", "--assert-admission")
-	st1, _, err := report.ReadServerTick(srv.metrics)
+	code, r, _ := swarmCLI(t, 120*time.Second, "127.0.0.1", srv.Port, "--clients", "64", "--duration", "20",
+		"--server-metrics", srv.Metrics, "--rss-sample-interval-s", "1", "--assert-admission")
+	st1, _, err := report.ReadServerTick(srv.Metrics)
 	if err != nil {
 		t.Fatalf("metrics file after the run: %v", err)
 	}
@@ -298,8 +179,8 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 // A server that refuses every 2nd Join: refusals counted by reason, and
 // --assert-admission fails with one line naming it.
 func TestE2EReferenceServerRefusals(t *testing.T) {
-	srv := startRefServer(t, 16, "[faults]\nrefuse_every_nth_join = 2\n")
-	code, r, stderr := swarmCLI(t, 90*time.Second, "127.0.0.1", srv.port, "--clients", "6", "--duration", "3", "--assert-admission")
+	srv := startRefServer(t, 16, func(c *server.Config) { c.Faults.RefuseEveryNthJoin = 2 })
+	code, r, stderr := swarmCLI(t, 90*time.Second, "127.0.0.1", srv.Port, "--clients", "6", "--duration", "3", "--assert-admission")
 	if r.ClientsRefused != 3 || r.RefusedByReason["server_full"] != 3 || r.ClientsConnected != 3 {
 		t.Errorf("refused %d by reason %v connected %d; want 3 server_full and 3 admitted", r.ClientsRefused, r.RefusedByReason, r.ClientsConnected)
 	}
@@ -311,16 +192,16 @@ func TestE2EReferenceServerRefusals(t *testing.T) {
 // A server killed mid-run: every client is lost, the swarm writes its
 // report and exits non-zero long before its 120 s duration — no hang.
 func TestE2EReferenceServerKilled(t *testing.T) {
-	srv := startRefServer(t, 16, "")
-	go func() {
+	srv := startRefServer(t, 16, nil)
+	livetest.Go(t, "server killer", func(context.Context) error {
 		// Kill once all 8 clients are in (an event read from the server's
 		// own metrics file), not after a guessed sleep. Should that never
-		// show, kill anyway: the checks below then fail. (No t.Log here:
-		// the test may have ended by then.)
-		_, _ = srv.awaitMetrics(peers(8))
-		srv.kill()
-	}()
-	code, r, stderr := swarmCLI(t, 90*time.Second, "127.0.0.1", srv.port, "--clients", "8", "--duration", "120", "--timeout-s", "2")
+		// show, kill anyway: the checks below then fail.
+		_, _ = srv.AwaitMetrics("8 peers", peers(8))
+		srv.Kill()
+		return nil
+	})
+	code, r, stderr := swarmCLI(t, 90*time.Second, "127.0.0.1", srv.Port, "--clients", "8", "--duration", "120", "--timeout-s", "2")
 	if code == 0 || r.ClientsDisconnected != 8 || r.Passed {
 		t.Errorf("exit %d, disconnected %d %v, passed %v; want non-zero, 8 lost, not passed", code, r.ClientsDisconnected, r.DisconnectedByReason, r.Passed)
 	}
@@ -332,17 +213,17 @@ func TestE2EReferenceServerKilled(t *testing.T) {
 // SIGINT (a cancelled context, as cli.Main's signal handler makes it): the
 // swarm stops early, writes its report marked aborted and exits 130.
 func TestE2EInterruptedExit130(t *testing.T) {
-	srv := startRefServer(t, 16, "")
+	srv := startRefServer(t, 16, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
+	livetest.Go(t, "interrupter", func(context.Context) error {
 		// Interrupt once both clients are in; should that never show,
-		// interrupt anyway and let the checks below judge the run. (No
-		// t.Log here: the test may have ended by then.)
-		_, _ = srv.awaitMetrics(peers(2))
+		// interrupt anyway and let the checks below judge the run.
+		_, _ = srv.AwaitMetrics("2 peers", peers(2))
 		cancel()
-	}()
-	code, r, _ := swarmCLICtx(t, ctx, 90*time.Second, "127.0.0.1", srv.port, "--clients", "2", "--duration", "120")
+		return nil
+	})
+	code, r, _ := swarmCLICtx(t, ctx, 90*time.Second, "127.0.0.1", srv.Port, "--clients", "2", "--duration", "120")
 	if code != int(exitcode.Interrupted) || r.Aborted == "" || r.Passed {
 		t.Errorf("exit %d aborted %q passed %v; want 130, aborted, not passed", code, r.Aborted, r.Passed)
 	}

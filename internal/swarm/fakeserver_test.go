@@ -3,11 +3,11 @@ package swarm
 import (
 	"context"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/enet"
@@ -26,8 +26,7 @@ type fakeServer struct {
 	// goes) at this long after it started: a stall or a silence.
 	quiet func(since time.Duration) bool
 
-	stop   func()
-	done   chan struct{}
+	task   *livetest.Task
 	mu     sync.Mutex
 	inputs int
 	joins  []proto.Join // every Join received, in order
@@ -46,24 +45,18 @@ func startFake(t testing.TB, s *fakeServer) *fakeServer {
 		t.Fatalf("fake server listen: %v", err)
 	}
 	_, port, _ := net.SplitHostPort(h.Addr())
-	s.addr, s.done = net.JoinHostPort("127.0.0.1", port), make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = func() { cancel(); <-s.done }
-	go s.loop(ctx, h)
-	t.Cleanup(s.stop)
+	s.addr = net.JoinHostPort("127.0.0.1", port)
+	s.task = livetest.Go(t, "fake server", func(ctx context.Context) error {
+		s.loop(ctx, h)
+		return nil
+	})
 	return s
 }
 
 // kill stops the server without telling its peers, like a crashed process.
-func (s *fakeServer) kill() { s.stop() }
-
-func (s *fakeServer) port() string {
-	_, p, _ := net.SplitHostPort(s.addr)
-	return p
-}
+func (s *fakeServer) kill() { _ = s.task.Stop() }
 
 func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
-	defer close(s.done)
 	defer h.Close()
 	joined := map[transport.PeerID]bool{}
 	joins := 0
@@ -135,10 +128,4 @@ func (s *fakeServer) joined() []proto.Join {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]proto.Join(nil), s.joins...)
-}
-
-// portInt is the fake server's port as an int (for CLI tests).
-func (s *fakeServer) portInt() int {
-	p, _ := strconv.Atoi(s.port())
-	return p
 }

@@ -3,9 +3,11 @@ package swarm
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/transport"
 	_ "github.com/scalegate/scalegate/internal/transport/quic"
 )
@@ -94,24 +96,31 @@ func TestHeldPacerGrid(t *testing.T) {
 	}
 }
 
+// liveOnce is a context that is live the first time it is asked and
+// cancelled from then on: a held wait's first look sends it into a held
+// sleep, and the run is cancelled while it sleeps.
+type liveOnce struct {
+	context.Context
+	looks atomic.Int32
+}
+
+func (c *liveOnce) Err() error {
+	if c.looks.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
 // A cancelled run ends a held wait although its slot is an hour away (each
 // sleep is at most holdChunk, and the context is read between sleeps).
 func TestHeldPacerCancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := &liveOnce{Context: context.Background()}
 	p := newPacer(true, time.Hour)
-	done := make(chan bool, 1)
-	go func() { done <- p.wait(ctx) }()
-	// Most likely in a held sleep by then; if not, wait sees the cancelled
-	// context at once and the test still holds (it only bites less).
-	time.Sleep(20 * time.Millisecond)
-	cancel()
-	select {
-	case ok := <-done:
-		if ok {
-			t.Error("wait returned true after cancel")
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("held wait did not end within 30 s of cancel")
+	if livetest.Within(t, livetest.Wait, "a held wait cancelled in its sleep", func() bool { return p.wait(ctx) }) {
+		t.Error("wait returned true after cancel")
+	}
+	if n := ctx.looks.Load(); n < 2 {
+		t.Fatalf("the context was read %d times: the wait never slept and looked again", n)
 	}
 }
 

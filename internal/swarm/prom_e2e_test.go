@@ -102,23 +102,12 @@ func bucketOf(upper, cum []float64, j float64) (lo, hi float64) {
 func TestPrometheusAgreesWithFile(t *testing.T) {
 	const clients = 16
 	dir := t.TempDir()
-	metrics := filepath.Join(dir, "metrics.json")
-	srv := startRefServerConf(t, dir, metrics, fmt.Sprintf(`[server]
-port = 0
-max_peers = 64
-[security]
-connect_rate_limit_count = 100000
-connect_rate_limit_window_s = 1
-max_connections_per_ip = 1024
-[metrics]
-tick_json_path = %q
-tick_json_interval_ms = 1000
-prometheus_listen = "127.0.0.1:0"
-`, metrics))
-	var promURL string
-	select {
-	case promURL = <-srv.prom:
-	case <-time.After(60 * time.Second):
+	srv := startRefServer(t, 64, func(c *server.Config) {
+		c.Metrics.TickJSONIntervalMs = 1000
+		c.Metrics.PrometheusListen = "127.0.0.1:0"
+	})
+	metrics, promURL := srv.Metrics, srv.PromURL
+	if promURL == "" {
 		t.Fatal("the server never announced its Prometheus endpoint")
 	}
 	mapPath := filepath.Join(dir, "map.json")
@@ -174,7 +163,7 @@ prometheus_listen = "127.0.0.1:0"
 		versionsCh <- versions
 	}()
 
-	code, rep, _ := swarmCLI(t, 120*time.Second, "127.0.0.1", srv.port, "--clients", fmt.Sprint(clients), "--duration", "7", "--ramp-ms", "20",
+	code, rep, _ := swarmCLI(t, 120*time.Second, "127.0.0.1", srv.Port, "--clients", fmt.Sprint(clients), "--duration", "7", "--ramp-ms", "20",
 		"--server-metrics-prometheus", promURL, "--server-metrics-map", mapPath, "--rss-sample-interval-s", "1")
 	cancel()
 	pairs, versions := <-results, <-versionsCh
@@ -327,25 +316,18 @@ func ptrOr(p *float64) float64 {
 // in the report.
 func TestPrometheusOnlySlowTickFails(t *testing.T) {
 	dir := t.TempDir()
-	srv := startRefServerConf(t, dir, "", `[server]
-port = 0
-max_peers = 64
-[security]
-connect_rate_limit_count = 100000
-connect_rate_limit_window_s = 1
-max_connections_per_ip = 1024
-[metrics]
-prometheus_listen = "127.0.0.1:0"
-[faults]
-extra_tick_ms = 20
-`)
-	var promURL string
-	select {
-	case promURL = <-srv.prom:
-	case <-time.After(60 * time.Second):
+	var defaultMetrics string
+	srv := startRefServer(t, 64, func(c *server.Config) {
+		defaultMetrics = c.Metrics.TickJSONPath
+		c.Metrics.TickJSONPath = ""
+		c.Metrics.PrometheusListen = "127.0.0.1:0"
+		c.Faults.ExtraTickMs = 20
+	})
+	promURL := srv.PromURL
+	if promURL == "" {
 		t.Fatal("the server never announced its Prometheus endpoint")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "metrics.json")); err == nil {
+	if _, err := os.Stat(defaultMetrics); err == nil {
 		t.Fatal("a metrics file was written")
 	}
 	m := promsource.Map{}
@@ -358,7 +340,7 @@ extra_tick_ms = 20
 	if err := os.WriteFile(mapPath, mb, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, rep, _ := swarmCLI(t, 120*time.Second, "127.0.0.1", srv.port, "--clients", "4", "--duration", "4",
+	code, rep, _ := swarmCLI(t, 120*time.Second, "127.0.0.1", srv.Port, "--clients", "4", "--duration", "4",
 		"--server-metrics-prometheus", promURL, "--server-metrics-map", mapPath,
 		"--assert-max-tick-ms", "16.6", "--assert-min-entities", "1", "--assert-max-rss-growth-kb", "1000000")
 	if code != 1 {

@@ -202,10 +202,10 @@ func TestStateWithoutTickStretch(t *testing.T) {
 	}
 }
 
-// TestHotPathAllocatesNothing: through the Protocol interface, one v1
+// TestProtocolHotPathAllocatesNothing: through the Protocol interface, one v1
 // state update (opaque, and a decoded sg-entities body) and one tick's
 // Input allocate nothing per client-tick, as before the interface.
-func TestHotPathAllocatesNothing(t *testing.T) {
+func TestProtocolHotPathAllocatesNothing(t *testing.T) {
 	for _, format := range []string{BodyFormatOpaque, snapshot.BodyFormat} {
 		w := newWorker(0, &Config{}, nil, time.Second/60)
 		c := welcomedClient(t, w, format)

@@ -3,41 +3,44 @@ package swarm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/snapshot"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
-// runSwarm runs cfg against addr in a goroutine and fails the test if the
-// swarm does not return within limit (a hang is the failure being tested).
+// runSwarm runs cfg and fails the test if the swarm does not return
+// within limit (a hang is the failure being tested).
 func runSwarm(t *testing.T, ctx context.Context, cfg Config, limit time.Duration) *Result {
 	t.Helper()
 	type out struct {
 		res *Result
 		err error
 	}
-	ch := make(chan out, 1)
-	go func() {
+	o := livetest.Within(t, limit, "the swarm", func() out {
 		res, err := Run(ctx, cfg)
-		ch <- out{res, err}
-	}()
-	select {
-	case o := <-ch:
-		if o.err != nil {
-			t.Fatalf("Run: %v", o.err)
-		}
-		return o.res
-	case <-time.After(limit):
-		t.Fatalf("swarm did not return within %s", limit)
+		return out{res, err}
+	})
+	if o.err != nil {
+		t.Fatalf("Run: %v", o.err)
 	}
-	return nil
+	return o.res
+}
+
+// inputsOver holds once the fake server has received more than n Inputs.
+func inputsOver(srv *fakeServer, n int) livetest.Cond {
+	return func() (bool, string) {
+		got := srv.inputCount()
+		return got > n, fmt.Sprintf("the server has received %d Inputs, waiting for more than %d", got, n)
+	}
 }
 
 func TestRunAgainstFakeServer(t *testing.T) {
@@ -190,15 +193,13 @@ func TestRunServerKilledMidRun(t *testing.T) {
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 50), 0)
 	cfg := Config{Addr: srv.addr, Clients: 4, Duration: 120 * time.Second, Ramp: 5 * time.Millisecond,
 		Threads: 2, Timeout: time.Second}
-	go func() {
-		// Wait on an event (inputs reaching the server), not a fixed sleep.
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if srv.inputCount() > 4*30 {
-				break
-			}
-		}
+	livetest.Go(t, "server killer", func(ctx context.Context) error {
+		// Kill on an event (inputs reaching the server), not after a fixed
+		// sleep. Should it never come, kill anyway: the checks below fail.
+		_ = livetest.Poll(ctx, livetest.Wait, nil, inputsOver(srv, 4*30))
 		srv.kill()
-	}()
+		return nil
+	})
 	// The run must end long before its 120 s duration: every client is lost.
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
 	if r.ClientsConnected != 4 || r.ClientsDisconnected != 4 {
@@ -215,12 +216,14 @@ func TestRunServerKilledMidRun(t *testing.T) {
 func TestRunInterrupted(t *testing.T) {
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for srv.inputCount() == 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
+	defer cancel()
+	livetest.Go(t, "interrupter", func(ctx context.Context) error {
+		// Interrupt once the clients play; should that never happen,
+		// interrupt anyway and let the checks below judge the run.
+		_ = livetest.Poll(ctx, livetest.Wait, nil, inputsOver(srv, 0))
 		cancel()
-	}()
+		return nil
+	})
 	cfg := Config{Addr: srv.addr, Clients: 2, Duration: 120 * time.Second}
 	r := runSwarm(t, ctx, cfg, 60*time.Second).Report
 	if r.Aborted == "" {

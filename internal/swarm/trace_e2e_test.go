@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,23 +16,27 @@ import (
 
 	"github.com/scalegate/scalegate/internal/cli"
 	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/livetest/liveserver"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/server"
 	"github.com/scalegate/scalegate/internal/trace"
 )
 
 // recordingServer starts the reference server recording into a fresh
 // directory, which it returns.
-func recordingServer(t *testing.T) (*refServer, string) {
+func recordingServer(t *testing.T) (*liveserver.Process, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "traces")
-	return startRefServer(t, 16, fmt.Sprintf("[trace]\ninput_trace_dir = %q\n", dir)), dir
+	return startRefServer(t, 16, func(c *server.Config) { c.Trace.InputTraceDir = dir }), dir
 }
 
 // recordings stops the server (its shutdown flushes the files) and reads
 // every recording it made, in name order.
-func recordings(t *testing.T, s *refServer, dir string) []*trace.Trace {
+func recordings(t *testing.T, s *liveserver.Process, dir string) []*trace.Trace {
 	t.Helper()
-	s.stop()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.flit"))
 	var out []*trace.Trace
 	for _, p := range paths {
@@ -91,7 +94,7 @@ func TestTraceRoundTrip(t *testing.T) {
 	// still keeps the recording's pace (a client more than 1 s behind
 	// would skip records, and the test would say so).
 	srv, dir := recordingServer(t)
-	code, _, _ := swarmCLI(t, 60*time.Second, "127.0.0.1", srv.port, "--clients", "1", "--duration", "4", "--rate", "20", "--pattern", "weapons")
+	code, _, _ := swarmCLI(t, 60*time.Second, "127.0.0.1", srv.Port, "--clients", "1", "--duration", "4", "--rate", "20", "--pattern", "weapons")
 	if code != 0 {
 		t.Fatalf("recording run exit %d", code)
 	}
@@ -116,7 +119,7 @@ func TestTraceRoundTrip(t *testing.T) {
 
 	srv2, dir2 := recordingServer(t)
 	dur := orig.Duration() + 1.5 // the whole recording, then part of a second pass
-	code, rep, _ := swarmCLI(t, 60*time.Second, "127.0.0.1", srv2.port, "--clients", "1",
+	code, rep, _ := swarmCLI(t, 60*time.Second, "127.0.0.1", srv2.Port, "--clients", "1",
 		"--duration", strconv.FormatFloat(dur, 'f', 2, 64), "--pattern", "trace:"+src)
 	if code != 0 {
 		t.Fatalf("replay run exit %d", code)
@@ -166,7 +169,7 @@ func TestForeignTraceReplays(t *testing.T) {
 		want[name] = &trace.Trace{Header: trace.Header{Version: 1, TickRate: 30}, Records: recs}
 	}
 	srv, out := recordingServer(t)
-	code, rep, _ := swarmCLI(t, 60*time.Second, "127.0.0.1", srv.port, "--clients", "2", "--ramp-ms", "0",
+	code, rep, _ := swarmCLI(t, 60*time.Second, "127.0.0.1", srv.Port, "--clients", "2", "--ramp-ms", "0",
 		"--duration", "2.2", "--pattern", "trace:"+dir)
 	if code != 0 {
 		t.Fatalf("replay run exit %d", code)

@@ -28,6 +28,13 @@ func (f *fakeBackend) Dial(Options) (Host, error) { f.dials++; return nil, errFa
 func TestRegistry(t *testing.T) {
 	fb := &fakeBackend{name: "test-registry-fake"}
 	Register(fb)
+	// The registry is process-wide: take the fake out again, so the test
+	// can run twice in one binary (-count=2).
+	t.Cleanup(func() {
+		regMu.Lock()
+		defer regMu.Unlock()
+		delete(registry, fb.name)
+	})
 	if !slices.Contains(Available(), fb.name) || !slices.IsSorted(Available()) {
 		t.Fatalf("Available() = %v, want it sorted and containing %q", Available(), fb.name)
 	}

@@ -394,16 +394,14 @@ func leg(ctx context.Context, spec legSpec, n, per int) (result, error) {
 	}
 	r.ConnectS = time.Since(start).Seconds()
 	// Warm up one second, then measure.
-	ticks, _, err := driveTimed(ctx, cs, input, time.Second)
-	if err != nil {
+	if _, _, err := driveTimed(ctx, cs, input, time.Second); err != nil {
 		return r, err
 	}
 	for _, c := range cs {
 		c.reset()
 	}
 	cpu0, scpu0, t0 := selfCPU(), cpuSeconds(srv.cmd.Process.Pid), time.Now()
-	var stepTotal time.Duration
-	ticks, stepTotal, err = driveTimed(ctx, cs, input, spec.d)
+	ticks, stepTotal, err := driveTimed(ctx, cs, input, spec.d)
 	if err != nil {
 		return r, err
 	}

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"sync"
 	"testing"
-	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 )
 
@@ -80,24 +81,19 @@ func TestStacks(t *testing.T) {
 	}
 	for stack, run := range servers {
 		t.Run(stack, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			addrs := make(chan string, 1)
-			done := make(chan error, 1)
-			go func() { done <- run(ctx, 200, func(a string) { addrs <- a }) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("server: %v", err)
+			var mu sync.Mutex
+			addr := ""
+			srv := livetest.Go(t, stack+" load server", func(ctx context.Context) error {
+				return run(ctx, 200, func(a string) { mu.Lock(); addr = a; mu.Unlock() })
+			})
+			livetest.Eventually(t, livetest.Wait, func() (bool, string) {
+				if ok, _ := livetest.Closed("", srv.Done())(); ok {
+					t.Fatalf("server ended before listening: %v", srv.Err())
 				}
-			}()
-			var addr string
-			select {
-			case addr = <-addrs:
-			case err := <-done:
-				t.Fatalf("server ended before listening: %v", err)
-			case <-time.After(30 * time.Second):
-				t.Fatal("server did not listen within 30 s")
-			}
+				mu.Lock()
+				defer mu.Unlock()
+				return addr != "", "the server has not reported its address"
+			})
 			var cs []client
 			defer func() {
 				for _, c := range cs {
@@ -105,20 +101,16 @@ func TestStacks(t *testing.T) {
 				}
 			}()
 			for range 2 {
-				c, err := dial(ctx, stack, nil, addr)
+				c, err := dial(t.Context(), stack, nil, addr)
 				if err != nil {
 					t.Fatal(err)
 				}
 				cs = append(cs, c)
 			}
 			input := proto.AppendInput(nil, &proto.Input{Seq: 1})
-			deadline := time.Now().Add(30 * time.Second)
-			for !allCounted(t, cs, input) {
-				if time.Now().After(deadline) {
-					t.Fatal("clients did not each count 3 snapshots within 30 s")
-				}
-				time.Sleep(time.Second / tickHz)
-			}
+			livetest.Eventually(t, livetest.Wait, livetest.Holds("every client up with 3 snapshots counted", func() bool {
+				return allCounted(t, cs, input)
+			}))
 			for i, c := range cs {
 				if w := c.window(); w.sent() < w.snaps || w.first == 0 {
 					t.Errorf("client %d: window %+v", i, w)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -40,10 +41,11 @@ func TestBatchDeliversPerHost(t *testing.T) {
 	up := map[string]int{}  // uplink messages received by the server, per text
 	srvPeerOf := map[transport.PeerID]int{}
 	replied := false
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: connected %v, replies %v, uplink %v", connected, got, up)
-		}
+	// One round: every client's send and service in one batch, then the
+	// server's service (and, once every client has spoken, its replies).
+	// Every round sends, so it reports no deliveries: the wait then paces
+	// the rounds instead of flooding the uplink as fast as it can loop.
+	round := func() int {
 		b.Reset()
 		for i, c := range clients {
 			var msg []byte
@@ -73,7 +75,7 @@ func TestBatchDeliversPerHost(t *testing.T) {
 				t.Fatalf("item %d: send %v, service %v", i, sendErr, svcErr)
 			}
 		}
-		if _, err := srv.Service(func(ev transport.Event) {
+		_, err := srv.Service(func(ev transport.Event) {
 			switch ev.Kind {
 			case transport.EventConnect:
 				srvPeerOf[ev.Peer] = -1
@@ -83,7 +85,8 @@ func TestBatchDeliversPerHost(t *testing.T) {
 				fmt.Sscanf(string(ev.Payload), "up %d", &i)
 				srvPeerOf[ev.Peer] = i
 			}
-		}); err != nil {
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if !replied && len(up) == n {
@@ -98,15 +101,15 @@ func TestBatchDeliversPerHost(t *testing.T) {
 			}
 			replied = true
 		}
+		return 0
+	}
+	livetest.EventuallyPumping(t, livetest.Wait, round, func() (bool, string) {
 		done := replied
 		for i := range got {
 			done = done && len(got[i]) == len(sizes)
 		}
-		if done {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return done, fmt.Sprintf("connected %v, replies %v, uplink %v", connected, got, up)
+	})
 	for i := range got {
 		for k, size := range sizes {
 			if got[i][k] != size {

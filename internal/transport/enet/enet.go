@@ -109,7 +109,7 @@ func create(bind bool, ip netip.Addr, port uint16, peers int, opt transport.Opti
 	}
 	timeoutMs := opt.Timeout.Milliseconds()
 	if timeoutMs > int64(^uint32(0)) {
-		return nil, fmt.Errorf("Timeout %v too long", opt.Timeout)
+		return nil, fmt.Errorf("timeout %v too long (at most %d ms)", opt.Timeout, ^uint32(0))
 	}
 	if opt.Timeout > 0 && timeoutMs == 0 {
 		timeoutMs = 1

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	"github.com/scalegate/scalegate/internal/transport/transporttest"
@@ -75,19 +76,20 @@ func benchDial(b *testing.B, opt transport.Options) *Host {
 func waitConnects(b *testing.B, h *Host, n int) []transport.PeerID {
 	b.Helper()
 	var peers []transport.PeerID
-	connected := func() bool {
-		if _, err := h.Service(func(ev transport.Event) {
+	service := func() int {
+		k, err := h.Service(func(ev transport.Event) {
 			if ev.Kind == transport.EventConnect {
 				peers = append(peers, ev.Peer)
 			}
-		}); err != nil {
+		})
+		if err != nil {
 			b.Fatal(err)
 		}
-		return len(peers) >= n
+		return k
 	}
-	if !transporttest.Await(connected) {
-		b.Fatalf("only %d of %d connects after %v", len(peers), n, transporttest.Timeout)
-	}
+	livetest.EventuallyPumping(b, livetest.Wait, service, func() (bool, string) {
+		return len(peers) >= n, fmt.Sprintf("%d of %d connects", len(peers), n)
+	})
 	return peers
 }
 

@@ -3,11 +3,13 @@
 package enet
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	"github.com/scalegate/scalegate/internal/transport/transporttest"
@@ -56,7 +58,7 @@ func guarded(t *testing.T, opt transport.Options) (*transporttest.Endpoint, *Hos
 
 // joinsWithin connects a new client to server and reports whether its
 // connect event arrives within limit (the limit is the point of the test,
-// so this is not transporttest.Timeout).
+// so this is not livetest.Wait).
 func joinsWithin(t *testing.T, server *transporttest.Endpoint, limit time.Duration) (bool, time.Duration) {
 	t.Helper()
 	client := transporttest.NewEndpoint(t, "client", dialHost(t, transport.Options{}))
@@ -64,13 +66,11 @@ func joinsWithin(t *testing.T, server *transporttest.Endpoint, limit time.Durati
 	if _, err := client.Host.Connect(server.Host.Addr(), proto.ConnectData); err != nil {
 		t.Fatal(err)
 	}
-	up := false
-	transporttest.Await(func() bool {
+	err := livetest.Poll(context.Background(), limit, transporttest.Pump(server, client), func() (bool, string) {
 		_, got := client.Take(transporttest.IsKind(transport.EventConnect))
-		up = up || got
-		return up || time.Since(start) > limit
-	}, server, client)
-	return up, time.Since(start)
+		return got, "no connect event"
+	})
+	return err == nil, time.Since(start)
 }
 
 // TestConnectFloodFromOneSocket: 400 forged CONNECTs from one socket took
@@ -129,7 +129,7 @@ func TestHalfOpenPeersReset(t *testing.T) {
 		t.Errorf("HalfOpenReset %d, want 10", got)
 	}
 	// The slots are usable again by a real client.
-	if joined, _ := joinsWithin(t, ep, transporttest.Timeout); !joined {
+	if joined, _ := joinsWithin(t, ep, livetest.Wait); !joined {
 		t.Fatal("client did not connect after the reset")
 	}
 }

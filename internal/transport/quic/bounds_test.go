@@ -2,8 +2,10 @@ package quic
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	"github.com/scalegate/scalegate/internal/transport/transporttest"
@@ -26,9 +28,10 @@ func TestReliableBackpressureLosesNothing(t *testing.T) {
 	}
 	// Let the server's reader fill its bound without servicing.
 	pending := func() int { return len(quicHost(p.Server).peers[p.SPeer].ctrlSlots) }
-	if !transporttest.Await(func() bool { return pending() >= maxPendingControl }) {
-		t.Fatalf("server reader holds %d pending, never reached the bound %d", pending(), maxPendingControl)
-	}
+	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
+		n := pending()
+		return n >= maxPendingControl, fmt.Sprintf("server reader holds %d pending, not yet the bound %d", n, maxPendingControl)
+	})
 	next := uint32(0)
 	transporttest.WaitUntil(t, "all reliable messages", func() bool {
 		for {
@@ -60,9 +63,7 @@ func TestUnreliableReceiveBound(t *testing.T) {
 		_ = p.Client.Host.Flush()
 		return false
 	}
-	if !transporttest.Await(dropped) {
-		t.Fatal("no receive-queue drop after sending for the whole wait")
-	}
+	livetest.Eventually(t, livetest.Wait, livetest.Holds("a receive-queue drop while sending unserviced", dropped))
 	n, err := p.Server.Host.Service(func(ev transport.Event) {})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package quic
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -99,10 +98,6 @@ func splitCount(n, chunk int) int {
 	}
 	return (n + chunk - 1) / chunk
 }
-
-// errTooManyFragments is returned when the current datagram size would need
-// more than MaxFragments fragments.
-var errTooManyFragments = errors.New("quic: message needs more than MaxFragments datagrams")
 
 // slot holds one message being reassembled.
 type slot struct {

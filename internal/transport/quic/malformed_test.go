@@ -1,8 +1,10 @@
 package quic
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	"github.com/scalegate/scalegate/internal/transport/transporttest"
@@ -59,9 +61,10 @@ func TestBogusFragmentsReported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !transporttest.Await(func() bool { return server.Stats().BadFragments >= uint64(sent+burst) }) {
-		t.Fatalf("server read %d of %d bogus datagrams", server.Stats().BadFragments, sent+burst)
-	}
+	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
+		got := server.Stats().BadFragments
+		return got >= uint64(sent+burst), fmt.Sprintf("server read %d of %d bogus datagrams", got, sent+burst)
+	})
 	events, malformed = 0, 0
 	p.Server.Service()
 	take()

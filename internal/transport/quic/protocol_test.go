@@ -11,6 +11,7 @@ import (
 
 	quicgo "github.com/quic-go/quic-go"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 	"github.com/scalegate/scalegate/internal/transport/transporttest"
@@ -23,7 +24,7 @@ func rawDial(t *testing.T, addr string, alpn string) (*quicgo.Conn, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), transporttest.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), livetest.Wait)
 	defer cancel()
 	tc := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{alpn}}
 	return quicgo.DialAddr(ctx, ua.String(), tc, &quicgo.Config{EnableDatagrams: true})
@@ -66,11 +67,7 @@ func TestMisbehavingClients(t *testing.T) {
 			}
 			_ = s.Close()
 			transporttest.WaitUntil(t, "protocol error counted", func() bool { return quicHost(server).Stats().ProtocolErrors > before }, server)
-			select {
-			case <-c.Context().Done():
-			case <-time.After(transporttest.Timeout):
-				t.Fatal("server did not close the connection")
-			}
+			livetest.Eventually(t, livetest.Wait, livetest.Closed("the server closing the connection", c.Context().Done()))
 			var ae *quicgo.ApplicationError
 			if cause := context.Cause(c.Context()); !errors.As(cause, &ae) || ae.ErrorCode != codeProtocolError {
 				t.Errorf("closed with %v, want application error %#x", cause, codeProtocolError)

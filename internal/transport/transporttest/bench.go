@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -61,11 +62,11 @@ func BenchSendReceive(b *testing.B, backend string, cfg Config, size, batch int)
 			case empty <= 20:
 				runtime.Gosched()
 			case empty == 21:
-				deadline = time.Now().Add(Timeout)
+				deadline = time.Now().Add(livetest.Wait)
 			default:
 				time.Sleep(20 * time.Microsecond)
 				if time.Now().After(deadline) {
-					b.Fatalf("%d of %d messages arrived within %v", got, batch, Timeout)
+					b.Fatalf("%d of %d messages arrived within %v", got, batch, livetest.Wait)
 				}
 			}
 		}

@@ -4,25 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/transport"
 )
-
-// Timeout bounds every wait in the harness. It is generous on purpose: a
-// loaded 2-core machine can stall a loopback exchange for seconds. Waits end
-// as soon as the awaited event or condition holds, so a healthy test never
-// spends it; only a broken one does, and then fails naming what it awaited.
-const Timeout = 30 * time.Second
-
-// idlePause is how long a wait yields the CPU after a round in which no
-// endpoint delivered an event and the condition did not hold. Service never
-// blocks (package transport's contract), so without it a wait would spin a
-// core that the hosts' own goroutines and the kernel need; with it a wait
-// still re-checks its condition at least once a millisecond. It paces
-// polling only: nothing in the harness waits for a fixed time in place of
-// an event.
-const idlePause = time.Millisecond
 
 // Endpoint is one host under test together with the events it has
 // delivered and nobody has taken yet. Payloads are copied out of the
@@ -103,36 +88,26 @@ func IsReceive(d transport.Delivery) func(transport.Event) bool {
 	return func(ev transport.Event) bool { return ev.Kind == transport.EventReceive && ev.Delivery == d }
 }
 
-// Await services eps, in order, then checks cond, round after round, until
-// cond holds (true) or Timeout passes (false). With no endpoints it only
-// polls cond, for conditions that change on other goroutines. Use it where
-// a timeout needs its own failure message; WaitUntil otherwise.
-func Await(cond func() bool, eps ...*Endpoint) bool {
-	deadline := time.Now().Add(Timeout)
-	for {
+// Pump returns a livetest pump that services eps, in order, and counts
+// the events they delivered: a wait that pumps re-checks at once while
+// events flow and pauses only when none did.
+func Pump(eps ...*Endpoint) func() int {
+	return func() int {
 		delivered := 0
 		for _, e := range eps {
 			delivered += e.Service()
 		}
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		if delivered == 0 {
-			time.Sleep(idlePause)
-		}
+		return delivered
 	}
 }
 
-// WaitUntil is Await that fails the test, naming what it awaited, when cond
-// does not hold within Timeout.
+// WaitUntil services eps round after round until cond holds, and fails
+// the test naming what it awaited when cond does not hold within
+// livetest.Wait. With no endpoints it only polls cond, for conditions
+// that change on other goroutines.
 func WaitUntil(t testing.TB, what string, cond func() bool, eps ...*Endpoint) {
 	t.Helper()
-	if !Await(cond, eps...) {
-		t.Fatalf("timed out after %v waiting for %s", Timeout, what)
-	}
+	livetest.EventuallyPumping(t, livetest.Wait, Pump(eps...), livetest.Holds(what, cond))
 }
 
 // WaitEvent services eps until e has recorded an event matching keep, then
@@ -184,6 +159,14 @@ func ConnectPair(t testing.TB, backend string, data uint32, sopt, copt transport
 // a relay in front of it) and completes the pair as ConnectPair does.
 func ConnectTo(t testing.TB, backend string, server *Endpoint, addr string, data uint32, copt transport.Options) *Pair {
 	t.Helper()
+	return ConnectVia(t, backend, server, addr, data, copt, nil)
+}
+
+// ConnectVia is ConnectTo with prepare (nil: none) called on the dialled
+// client host before it connects: a relay in between must learn the
+// client's socket (relay.Expect) before the client sends anything.
+func ConnectVia(t testing.TB, backend string, server *Endpoint, addr string, data uint32, copt transport.Options, prepare func(transport.Host)) *Pair {
+	t.Helper()
 	caps, err := transport.CapabilitiesOf(backend)
 	if err != nil {
 		t.Fatalf("backend under test: %v", err)
@@ -191,6 +174,9 @@ func ConnectTo(t testing.TB, backend string, server *Endpoint, addr string, data
 	ch, err := transport.Dial(backend, copt)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
+	}
+	if prepare != nil {
+		prepare(ch)
 	}
 	client := NewEndpoint(t, "client", ch)
 	cPeer, err := ch.Connect(addr, data)

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -217,18 +218,15 @@ func (r *manyRun) coordinate(ctx context.Context) (ManyResult, error) {
 	return res, nil
 }
 
+// await polls cond until it holds, r.cfg.Timeout passes or ctx ends (a
+// party failed); the error names what was awaited and every counter.
 func (r *manyRun) await(ctx context.Context, what string, cond func() bool) error {
-	deadline := time.Now().Add(r.cfg.Timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v waiting for %s (server saw %d connects, clients %d, %d/%d parties drained)",
-				r.cfg.Timeout, what, r.serverConnected.Load(), r.clientsConnected.Load(), r.drained.Load(), r.cfg.Shards+1)
-		}
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(5 * time.Millisecond):
-		}
+	err := livetest.Poll(ctx, r.cfg.Timeout, nil, func() (bool, string) {
+		return cond(), fmt.Sprintf("waiting for %s (server saw %d connects, clients %d, %d/%d parties drained)",
+			what, r.serverConnected.Load(), r.clientsConnected.Load(), r.drained.Load(), r.cfg.Shards+1)
+	})
+	if err != nil {
+		return fmt.Errorf("many clients: %w", err)
 	}
 	return nil
 }

@@ -678,7 +678,13 @@ func (s *suite) testImpairable(t *testing.T) {
 		t.Fatalf("relay: %v", err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
-	p := ConnectTo(t, s.backend, server, r.Addr(0), proto.ConnectData, s.client(0))
+	// The relay relays only the client socket it is told of, so it learns
+	// it before the client sends (as the swarm does).
+	p := ConnectVia(t, s.backend, server, r.Addr(0), proto.ConnectData, s.client(0), func(h transport.Host) {
+		if err := r.Expect(0, h.Addr()); err != nil {
+			t.Fatalf("relay: %v", err)
+		}
+	})
 	const n = 40
 	exchangeUnreliable(t, p, n, 300)
 	// Every message arrived through the relay's socket (ENet and QUIC pack

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/transport"
 	"github.com/scalegate/scalegate/internal/transport/transporttest"
 )
@@ -80,7 +81,7 @@ func (c *rawConn) frame(t *testing.T, b0 byte, payload []byte, masked bool) {
 // closeCode reads server frames until a close frame and returns its status.
 func (c *rawConn) closeCode(t *testing.T) int {
 	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(transporttest.Timeout))
+	_ = c.SetReadDeadline(time.Now().Add(livetest.Wait))
 	for {
 		var hdr [2]byte
 		if _, err := io.ReadFull(c.br, hdr[:]); err != nil {
