@@ -293,6 +293,9 @@ func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
 	if now.Before(w.warmEnd) {
 		return // the warm-up: counted, not measured
 	}
+	if c.stretch != nil {
+		c.cur = w.clock.at(now, c.cur) // the stretch the update (and its interval) belongs to
+	}
 	var gap time.Duration
 	if c.snaps == 0 {
 		c.firstSnapAt, c.firstBytes = now, int64(size)
@@ -302,7 +305,6 @@ func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
 		c.recordInterval(w, gap)
 	}
 	if c.stretch != nil {
-		c.cur = w.clock.at(now, c.cur)
 		c.stretch[c.cur].snapshot(m.HasTick, m.Tick, now, size, gap)
 		w.countSecond(now)
 	}

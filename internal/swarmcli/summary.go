@@ -54,7 +54,7 @@ func printSummary(w io.Writer, res *swarm.Result) {
 	if !d.OK() {
 		verdict = "FAILED: " + d.Why()
 	}
-	fmt.Fprintf(w, "  delivery: %s (%s): %s\n", d.Text, d.Threshold, verdict)
+	fmt.Fprintf(w, "  delivery %s: %s (must: %s)\n", verdict, d.Text, d.Threshold)
 	if r.WarmupEndS != nil {
 		fmt.Fprintf(w, "  warm-up %gs: windowed figures count from t=%.1fs\n", r.WarmupS, *r.WarmupEndS)
 	}
