@@ -148,6 +148,13 @@ type Msg struct {
 	// a short stable word such as "server_full", it keys the report's
 	// *_by_reason maps.
 	Reason string
+	// AnnouncedHz is the rate at which the server says, on Admitted, it
+	// will send this bot state (0: your protocol announces none). The
+	// gate's delivery check measures every bot's state updates per second
+	// against it, unless the profile declares delivery.rate_hz; with
+	// neither, against the tick rate observed from Tick (HasTick), and a
+	// protocol without ticks must declare the rate.
+	AnnouncedHz float64
 }
 
 // Controls are one tick of the bot's pattern (--pattern, --pattern-mix, a

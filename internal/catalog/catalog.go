@@ -26,6 +26,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/scalegate/scalegate/internal/boundedfile"
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/profiles"
 	"github.com/scalegate/scalegate/schema"
@@ -208,6 +209,9 @@ func decodeProfile(u cue.Value) (*profile.Profile, error) {
 		return nil, fmt.Errorf("decode profile world: %w", err)
 	}
 	p.World.Extra = extra.World
+	for name := range gatetable.Budgets {
+		delete(p.Gates, name) // a shorthand: CUE declared its gates
+	}
 	for _, k := range []string{"overrun_governor", "sim_worker_threads", "test_spawn_ai_count"} {
 		delete(p.World.Extra, k)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -347,6 +348,7 @@ func (c *checker) crossCheck() {
 	c.checkTransports()
 	c.checkSweep()
 	c.checkRamp()
+	c.checkWarmup()
 	c.checkShards()
 	c.checkCommand()
 	c.checkImpairment()
@@ -597,6 +599,41 @@ func (c *checker) checkRamp() {
 	}
 	c.at(path, "the connect ramp does not fit duration_s: %d clients %d ms apart connect the last at %s, not before the %s run ends; lower clients or ramp_ms, or raise duration_s",
 		worst, ramp, time.Duration(worst-1)*rampD, durD)
+}
+
+// checkWarmup applies the swarm's own rule (swarmcmd.WarmupFits): the
+// warm-up must leave at least report.MinDeliveryWindowS of the hold (the
+// duration after the last connect slot) to measure, for every leg's
+// client count.
+func (c *checker) checkWarmup() {
+	wv, ok := c.valid("warmup_s")
+	rv, ok1 := c.valid("ramp_ms")
+	dv, ok2 := c.valid("duration_s")
+	if !ok || !ok1 || !ok2 {
+		return
+	}
+	warm, _ := wv.Float64()
+	ramp, _ := rv.Int64()
+	dur, _ := dv.Float64()
+	rampD, durD, warmD := time.Duration(ramp)*time.Millisecond, time.Duration(dur*float64(time.Second)), time.Duration(warm*float64(time.Second))
+	counts := []int{}
+	if sv, ok := c.valid("sweep.clients"); !ok || sv.Decode(&counts) != nil || len(counts) == 0 {
+		if cv, ok := c.valid("clients"); ok {
+			n, _ := cv.Int64()
+			counts = []int{int(n)}
+		}
+	}
+	for _, n := range counts {
+		if !swarmcmd.RampFits(n, rampD, durD) {
+			return // the ramp itself does not fit: reported there
+		}
+		if !swarmcmd.WarmupFits(n, rampD, warmD, durD) {
+			hold := durD - time.Duration(max(n-1, 0))*rampD
+			c.at("warmup_s", "%gs leaves under %gs of the %s hold (duration_s after the last of %d clients' connect slots) to measure; lower warmup_s or raise duration_s",
+				warm, report.MinDeliveryWindowS, hold, n)
+			return
+		}
+	}
 }
 
 // rampBlame picks the field to report a ramp that does not fit at: one a

@@ -141,6 +141,15 @@ clinets: 5
 			`FILE:9:28: abort_on_breach.after_s: invalid value 0 (out of bound >=1)`,
 			`FILE:9:43: abort_on_breach.margin_pct: invalid value 150 (out of bound <=100)`,
 		}},
+		// The warm-up must leave 1 s of the hold (2 s run, 3 clients 20 ms
+		// apart: a 1.96 s hold) to measure.
+		{"warmup", goodAs("warmup") + "warmup_s: 1.5\n", []string{
+			`FILE:9:11: warmup_s: 1.5s leaves under 1s of the 1.94s hold (duration_s after the last of 4 clients' connect slots) to measure; lower warmup_s or raise duration_s`,
+		}},
+		{"delivery", goodAs("delivery") + "delivery: {min_rate_fraction: 1.5, max_gap_ms: 0}\n", []string{
+			`FILE:9:31: delivery.min_rate_fraction: invalid value 1.5 (out of bound <=1)`,
+			`FILE:9:48: delivery.max_gap_ms: invalid value 0 (out of bound >0)`,
+		}},
 		{"neither", strings.Replace(goodAs("neither"), `patterns: ["weave"]`, "", 1), []string{
 			`FILE:1:1: patterns: the profile declares neither patterns nor pattern_mix: exactly one is required`,
 		}},

@@ -39,6 +39,9 @@ func TestSchemaGatesMatchTable(t *testing.T) {
 	var schemaNames []string
 	for it.Next() {
 		name := it.Selector().Unquoted()
+		if _, shorthand := gatetable.Budgets[name]; shorthand {
+			continue
+		}
 		schemaNames = append(schemaNames, name)
 		g, ok := gatetable.Lookup(name)
 		if !ok {
@@ -125,5 +128,63 @@ func TestSchemaClientCapIsMaxClients(t *testing.T) {
 		if err := at(proto.MaxClients + 1); err == nil {
 			t.Errorf("%q accepts %d, above proto.MaxClients", form, proto.MaxClients+1)
 		}
+	}
+}
+
+// The schema's delivery defaults are the gate's (gatetable's constants,
+// which the swarm's flags default to): a profile that leaves the block out
+// is judged by the same policy on both sides.
+func TestSchemaDeliveryDefaultsMatchGatetable(t *testing.T) {
+	d := schemaDef(t, "#Profile").LookupPath(cue.ParsePath("delivery"))
+	for _, f := range []struct {
+		path string
+		want float64
+	}{{"min_rate_fraction", gatetable.DefaultMinRateFraction}, {"max_gap_ms", gatetable.DefaultMaxGapMs}} {
+		v, ok := d.LookupPath(cue.ParsePath(f.path)).Default()
+		if !ok {
+			t.Errorf("#Profile.delivery.%s has no default", f.path)
+			continue
+		}
+		got, err := v.Float64()
+		if err != nil || got != f.want {
+			t.Errorf("#Profile.delivery.%s default %v (%v), gatetable %v", f.path, got, err, f.want)
+		}
+	}
+}
+
+// A percentile budget's shorthand declares one gate per statistic it gives,
+// at its level, and is not a gate itself; declaring a statistic twice with
+// two thresholds is refused, naming both.
+func TestBudgetShorthand(t *testing.T) {
+	dir := t.TempDir()
+	writeProfile(t, dir, "budget", goodAs("budget")+"gates: tick_ms: {p95: 16.6, p99: 33, max: 100}\n"+
+		"gates: state_interval_ms: {p99: 40, level: \"advisory\"}\n")
+	writeProfile(t, dir, "clash", goodAs("clash")+"gates: tick_ms: {p99: 33}\ngates: tick_ms_p99_max: threshold: 20\n")
+	c, err := NewCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := c.Load("budget")
+	if err != nil {
+		t.Fatal(FormatError(err))
+	}
+	want := map[string]struct {
+		thr   float64
+		level string
+	}{"tick_ms_p95_max": {16.6, "hard"}, "tick_ms_p99_max": {33, "hard"}, "tick_ms_max_max": {100, "hard"},
+		"state_interval_ms_p99_max": {40, "advisory"}}
+	for name, w := range want {
+		g, ok := p.Gates[name]
+		if !ok || g.Threshold == nil || *g.Threshold != w.thr || g.Level != w.level {
+			t.Errorf("gate %s: %+v, want threshold %v level %s", name, g, w.thr, w.level)
+		}
+	}
+	for _, name := range []string{"tick_ms", "state_interval_ms", "tick_ms_p50_max", "state_interval_ms_p50_max"} {
+		if p.Gates.Has(name) {
+			t.Errorf("gates has %s", name)
+		}
+	}
+	if _, _, err := c.Load("clash"); err == nil || !strings.Contains(FormatError(err), "gates.tick_ms_p99_max.threshold: must be 33, not 20") {
+		t.Errorf("p99 given twice: %v, want a conflict", err)
 	}
 }

@@ -85,6 +85,28 @@ func (e *evaluator) loadHappened() {
 	e.add(c)
 }
 
+// delivery is checked on every leg with the loadHappened: the admitted
+// clients kept receiving state through the hold (gatetable.Delivered, the
+// rule the swarm's `passed` and exit status use, with the profile's
+// delivery policy). Without it a server that answers the join and then
+// falls silent, or sends one snapshot every few seconds with tick numbers
+// that advance as if at full rate, passes a profile that gates only bytes
+// or the tick rate.
+func (e *evaluator) delivery() {
+	d := gatetable.Delivered(e.r, e.in.Profile.Delivery)
+	c := rundir.Check{Gate: "delivery", Title: "state delivered (per-client rate and gaps, none lost to silence)", Level: gatetable.LevelHard,
+		Threshold: d.Threshold, Measured: d.Measured, MeasuredText: d.Text}
+	switch {
+	case len(d.Problems) > 0:
+		c.Status, c.Detail = rundir.StatusFail, d.Why()+": the admitted clients did not keep receiving state"
+	case len(d.Unread) > 0:
+		c.Status, c.Detail = rundir.StatusUnevaluable, d.Why()+": delivery cannot be shown"
+	default:
+		c.Status = rundir.StatusPass
+	}
+	e.add(c)
+}
+
 // impaired is checked on every leg of a profile that declares an
 // impairment: the swarm ran the declared schedule through the relay, and
 // the relay actually dropped, held or duplicated datagrams. A relay that

@@ -50,6 +50,7 @@ func Evaluate(in Input) []rundir.Check {
 	e := &evaluator{in: in, r: in.Report, m: gatetable.FromReport(in.Report), tier: in.Profile.EffectiveTier(in.Strict)}
 	e.transport()
 	e.loadHappened()
+	e.delivery()
 	e.impaired()
 	e.shards()
 	for _, g := range gatetable.All {
@@ -95,7 +96,7 @@ func unreadReport(in Input) []rundir.Check {
 // order: the built-in checks, the declared gates in table order, the
 // baseline figures.
 func declaredGates(p *profile.Profile) []string {
-	names := []string{"transport", "load"}
+	names := []string{"transport", "load", "delivery"}
 	if len(p.Impairment) > 0 {
 		names = append(names, "impairment")
 	}

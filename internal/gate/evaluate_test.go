@@ -38,8 +38,12 @@ func healthyReport(tick map[string]any) *report.Report {
 		ServiceIntervalMs:      &report.Percentiles{Min: 15.1, Mean: 16.68, P50: 16.63, P95: 19.9, P99: 23.8, Max: 46.8},
 		RSSSlopeKBPerMin:       f64(10),
 		ServerTick:             raw,
+		Delivery: &report.Delivery{AnnouncedHz: f64(60), UpdatesPerS: &report.MinMeanMax{Min: 59.2, Mean: 59.8, Max: 60}, Clients: 8,
+			SlowestClient: intp(3), MaxGapMs: f64(48.1), GapClient: intp(5)},
 	}
 }
+
+func intp(v int) *int { return &v }
 
 func testProfile() *profile.Profile {
 	return &profile.Profile{

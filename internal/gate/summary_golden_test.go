@@ -23,6 +23,7 @@ func fixedRun() *rundir.RunResult {
 	p.Description = "golden fixture"
 	p.Patterns = []string{"weave", "idle", "aggressive"}
 	p.DurationS = 20
+	p.WarmupS = 2
 	legs := p.Legs()
 	base := &Baseline{Path: "baselines/b.json", File: baseline.File{Entries: map[string]baseline.Entry{
 		"t/weave": {KBs: 60, WireKBs: 50}, "t/idle": {KBs: 60, WireKBs: 50}, "t/aggressive": {KBs: 60, WireKBs: 50}}}}

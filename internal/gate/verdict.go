@@ -37,7 +37,7 @@ import (
 
 // alwaysHard are the built-in checks no softening rule touches.
 var alwaysHard = map[string]bool{
-	"report": true, "report_schema": true, "transport": true, "load": true,
+	"report": true, "report_schema": true, "transport": true, "load": true, "delivery": true,
 	"impairment": true, "shards": true, "harness": true, "swarm_run": true, "trace_replay": true,
 	"host": true, "harness_errors": true, "abort": true,
 }
@@ -87,10 +87,11 @@ var softeners = []softener{
 	// descriptor: gatetable.HarnessShort) and the server refused and lost
 	// none of those that reached it: every failure was measured on less
 	// load than the leg names, and the load check failing is the harness's
-	// own doing, so it is softened too (the one built-in any rule may
+	// own doing, so it is softened too, with the delivery check that fails
+	// beside it when no client was admitted (the built-ins any rule may
 	// touch, and only here). Exit 3, naming the limit hit.
 	{trigger: inconclusive("harness_errors"), covers: func(rundir.Check) bool { return true },
-		note: "the swarm could not start all its clients itself (harness errors): a failure on part of the load cannot be attributed to the server", builtins: map[string]bool{"load": true}},
+		note: "the swarm could not start all its clients itself (harness errors): a failure on part of the load cannot be attributed to the server", builtins: map[string]bool{"load": true, "delivery": true}},
 }
 
 // inconclusive triggers on the named check being inconclusive.

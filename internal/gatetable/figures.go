@@ -3,6 +3,7 @@ package gatetable
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/scalegate/scalegate/internal/report"
 )
@@ -50,16 +51,30 @@ var (
 	BytesPerEntity = Figure{Name: "bytes_per_entity", Title: "snapshot bytes per entity", Path: "report.snapshot_bytes_per_entity", Read: optional("report.snapshot_bytes_per_entity", "no snapshot body was decoded", func(r *report.Report) *float64 { return r.SnapshotBytesPerEntity })}
 	Entities       = tickFigure("entities", "server entities", "", "entities")
 	TickMsMean     = tickFigure("tick_ms_mean", "server tick ms mean", "ms", "tick_ms", "mean")
+	TickMsP50      = tickFigure("tick_ms_p50", "server tick ms p50", "ms", "tick_ms", "p50")
+	TickMsP95      = tickFigure("tick_ms_p95", "server tick ms p95", "ms", "tick_ms", "p95")
 	TickMsP99      = tickFigure("tick_ms_p99", "server tick ms p99", "ms", "tick_ms", "p99")
+	TickMsMax      = tickFigure("tick_ms_max", "server tick ms max", "ms", "tick_ms", "max")
 	SerializeMs    = tickFigure("serialize_ms_mean", "server serialize ms mean", "ms", "serialize_ms", "mean")
 	// RSSGrowth is rss_kb − rss_startup_kb. A value ≤ 0 in either field
 	// means the server could not read its RSS on its platform:
 	// unavailable, which is missing, never "no growth".
-	RSSGrowth          = Figure{Name: "rss_growth_kb", Title: "server RSS growth KB", Path: "server_tick.rss_kb - server_tick.rss_startup_kb", Unit: "KB", Read: rssGrowth}
-	RSSSlope           = Figure{Name: "rss_slope_kb_per_min", Title: "server RSS slope KB/min", Path: "report.rss_slope_kb_per_min", Unit: "KB/min", Read: rssSlope}
-	RTTP95             = Figure{Name: "rtt_p95_ms", Title: "RTT ms p95", Path: "report.rtt_ms.p95", Unit: "ms", Read: pct("report.rtt_ms", "no client measured a round trip", func(r *report.Report) *report.Percentiles { return r.RTTMs }, p95)}
-	ConnectP95         = Figure{Name: "connect_p95_ms", Title: "connect ms p95", Path: "report.connect_ms.p95", Unit: "ms", Read: pct("report.connect_ms", "no client connected", func(r *report.Report) *report.Percentiles { return r.ConnectMs }, p95)}
-	MaxGap             = Figure{Name: "max_snapshot_gap_ms", Title: "max snapshot gap ms", Path: "report.max_snapshot_gap_ms", Unit: "ms", Read: optional("report.max_snapshot_gap_ms", "no client received two snapshots", func(r *report.Report) *float64 { return r.MaxSnapshotGapMs })}
+	RSSGrowth  = Figure{Name: "rss_growth_kb", Title: "server RSS growth KB", Path: "server_tick.rss_kb - server_tick.rss_startup_kb", Unit: "KB", Read: rssGrowth}
+	RSSSlope   = Figure{Name: "rss_slope_kb_per_min", Title: "server RSS slope KB/min", Path: "report.rss_slope_kb_per_min", Unit: "KB/min", Read: rssSlope}
+	RTTP95     = Figure{Name: "rtt_p95_ms", Title: "RTT ms p95", Path: "report.rtt_ms.p95", Unit: "ms", Read: pct("report.rtt_ms", "no client measured a round trip", func(r *report.Report) *report.Percentiles { return r.RTTMs }, p95)}
+	ConnectP95 = Figure{Name: "connect_p95_ms", Title: "connect ms p95", Path: "report.connect_ms.p95", Unit: "ms", Read: pct("report.connect_ms", "no client connected", func(r *report.Report) *report.Percentiles { return r.ConnectMs }, p95)}
+	MaxGap     = Figure{Name: "max_snapshot_gap_ms", Title: "max snapshot gap ms", Path: "report.max_snapshot_gap_ms", Unit: "ms", Read: optional("report.max_snapshot_gap_ms", "no client received two snapshots", func(r *report.Report) *float64 { return r.MaxSnapshotGapMs })}
+	// StateInterval* are the client-observed times between two
+	// consecutive state updates, pooled over the joined clients (after the
+	// warm-up): the "ms per step" a player sees.
+	StateIntervalP50 = stateInterval("p50", p50)
+	StateIntervalP95 = stateInterval("p95", p95)
+	StateIntervalP99 = stateInterval("p99", p99)
+	// UpdatesPerSMin is the slowest client's state updates per second over
+	// its joined time; DeliveryGap the longest any client went without one
+	// (its admission and its end included).
+	UpdatesPerSMin     = Figure{Name: "updates_per_s_min", Title: "state updates/s per client min", Path: "report.delivery.updates_per_s.min", Read: updatesPerSMin}
+	DeliveryGap        = Figure{Name: "delivery_gap_ms", Title: "longest time without state ms", Path: "report.delivery.max_gap_ms", Unit: "ms", Read: deliveryGap}
 	WorkerDtP99        = Figure{Name: "worker_dt_p99_ms", Title: "swarm worker dt p99 ms", Path: "report.worker_loop_dt_ms.p99", Unit: "ms", Read: pct("report.worker_loop_dt_ms", "no worker iteration was timed", func(r *report.Report) *report.Percentiles { return r.WorkerLoopDtMs }, p99)}
 	ServiceIntervalP99 = Figure{Name: "service_interval_p99_ms", Title: "per-client service interval p99 ms", Path: "report.service_interval_ms.p99", Unit: "ms", Read: pct("report.service_interval_ms", "no client was serviced twice while joined", func(r *report.Report) *report.Percentiles { return r.ServiceIntervalMs }, p99)}
 	// InputsAccepted is the share of the Inputs the swarm sent that the
@@ -120,9 +135,20 @@ func tickFigure(name, title, unit string, path ...string) Figure {
 	return Figure{Name: name, Title: title, Path: p, Unit: unit, Read: tick(path...)}
 }
 
-// tick reads a number of the server block.
+// tick reads a number of the server block. A timing object (tick_ms,
+// the phases) is over the server's tick-statistics window, which a
+// warm-up restarts: a file that says the warm-up is still in it
+// (warmup_pending) would have the gate judge the ramp and the warm-up.
 func tick(path ...string) func(*Metrics) (float64, error) {
-	return func(m *Metrics) (float64, error) { return m.Tick(path...) }
+	windowed := len(path) > 1 && strings.HasSuffix(path[0], "_ms")
+	return func(m *Metrics) (float64, error) {
+		if windowed {
+			if pending, err := m.TickBool("warmup_pending"); err == nil && pending {
+				return 0, fmt.Errorf("server_tick.%s is over a window that still holds the warm-up (server_tick.warmup_pending is true: the run ended before the server's tick statistics restarted)", strings.Join(path, "."))
+			}
+		}
+		return m.Tick(path...)
+	}
 }
 
 const noTwoSnapshots = "no client received two snapshots"
@@ -145,6 +171,7 @@ func optional(path, absent string, get func(*report.Report) *float64) func(*Metr
 	}
 }
 
+func p50(p *report.Percentiles) float64 { return p.P50 }
 func p95(p *report.Percentiles) float64 { return p.P95 }
 func p99(p *report.Percentiles) float64 { return p.P99 }
 
@@ -156,6 +183,26 @@ func pct(path, absent string, get func(*report.Report) *report.Percentiles, at f
 		}
 		return 0, errors.New(scoped(m, path) + " missing (" + absent + ")")
 	}
+}
+
+// stateInterval is one percentile of report.state_interval_ms.
+func stateInterval(stat string, at func(*report.Percentiles) float64) Figure {
+	return Figure{Name: "state_interval_ms_" + stat, Title: "state update interval ms " + stat, Path: "report.state_interval_ms." + stat, Unit: "ms",
+		Read: pct("report.state_interval_ms", "no client received two state updates after the warm-up", func(r *report.Report) *report.Percentiles { return r.StateIntervalMs }, at)}
+}
+
+func updatesPerSMin(m *Metrics) (float64, error) {
+	if d := m.Report.Delivery; d != nil && d.UpdatesPerS != nil {
+		return d.UpdatesPerS.Min, nil
+	}
+	return 0, errors.New(scoped(m, "report.delivery.updates_per_s") + " missing (no client was joined long enough after the warm-up)")
+}
+
+func deliveryGap(m *Metrics) (float64, error) {
+	if d := m.Report.Delivery; d != nil && d.MaxGapMs != nil {
+		return *d.MaxGapMs, nil
+	}
+	return 0, errors.New(scoped(m, "report.delivery.max_gap_ms") + " missing (no client had joined time after the warm-up)")
 }
 
 func tickHz(at func(*report.MinMeanMax) float64) func(*Metrics) (float64, error) {

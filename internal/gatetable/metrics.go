@@ -49,6 +49,7 @@ func (m *Metrics) Narrow(phase string) (*Metrics, error) {
 		RTTMs:                  st.RTTMs,
 		SnapshotsReceived:      st.SnapshotsReceived,
 		MaxSnapshotGapMs:       st.MaxSnapshotGapMs,
+		StateIntervalMs:        st.StateIntervalMs,
 		Phases:                 []report.Stretch{*st},
 	}
 	return &Metrics{Report: r, Scope: phase,
@@ -146,6 +147,22 @@ func (m *Metrics) TickString(key string) (string, error) {
 		return "", fmt.Errorf("server_tick.%s: not a string: %w", key, err)
 	}
 	return s, nil
+}
+
+// TickBool reads a boolean field of the server block.
+func (m *Metrics) TickBool(key string) (bool, error) {
+	if m.tickErr != nil {
+		return false, m.tickErr
+	}
+	raw, ok := m.tick[key]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return false, fmt.Errorf("server_tick.%s missing", key)
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, fmt.Errorf("server_tick.%s: not a boolean: %w", key, err)
+	}
+	return b, nil
 }
 
 // FromServerTick wraps a server metrics file alone (its fields by name, as

@@ -216,8 +216,32 @@ var All = []Gate{
 		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-kbs", Measure: KBsMax.Read, PerSecond: kbsSecond},
 	{Name: "tick_hz_min", Title: "observed server tick-Hz (min)", Metric: "report.observed_server_tick_hz.min",
 		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-min-tick-hz", Measure: TickHzMin.Read, PerSecond: tickHzSecond, Doc: "(the collapse tripwire, 30)"},
+	// Percentile budgets of the server's tick time: one gate per
+	// statistic, named as every gate is, the figure's path plus its
+	// direction (server_tick.tick_ms.max → tick_ms_max_max), so a budget
+	// reads "p95 ≤ 16.6, p99 ≤ 33, max ≤ 100" as three gates with their
+	// own rows, levels and swarm flags. tick_ms_p99_max keeps its flag.
+	{Name: "tick_ms_p50_max", Title: "server tick ms p50", Metric: "server_tick.tick_ms.p50",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-p50", Measure: TickMsP50.Read, Doc: "tiered like `tick_ms_p99_max`; a server that does not write `tick_ms.p50` is unevaluable", ServerFields: []string{"tick_ms.p50"}},
+	{Name: "tick_ms_p95_max", Title: "server tick ms p95", Metric: "server_tick.tick_ms.p95",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-p95", Measure: TickMsP95.Read, Doc: "tiered like `tick_ms_p99_max`", ServerFields: []string{"tick_ms.p95"}},
 	{Name: "tick_ms_p99_max", Title: "server tick ms p99", Metric: "server_tick.tick_ms.p99",
 		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: TickMsP99.Read, Doc: "see \"Tiers\" below", ServerFields: []string{"tick_ms.p99"}},
+	{Name: "tick_ms_max_max", Title: "server tick ms max", Metric: "server_tick.tick_ms.max",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-max", Measure: TickMsMax.Read, Doc: "the longest tick of the server's window (after the warm-up); tiered like `tick_ms_p99_max`", ServerFields: []string{"tick_ms.max"}},
+	// The client-observed time between two consecutive state updates,
+	// pooled over the joined clients after the warm-up: the "ms per step"
+	// a player sees, which the server's own tick time does not show (a
+	// server that ticks on time and sends late, or drops, is caught here).
+	// It shares the CPU with the swarm: a timing figure.
+	{Name: "state_interval_ms_p50_max", Title: "state update interval ms p50", Metric: "report.state_interval_ms.p50",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p50", Measure: StateIntervalP50.Read, Doc: "the client-observed time between two state updates, pooled over the clients (after the warm-up); phase-scopable"},
+	{Name: "state_interval_ms_p95_max", Title: "state update interval ms p95", Metric: "report.state_interval_ms.p95",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p95", Measure: StateIntervalP95.Read, Doc: "as `state_interval_ms_p50_max`"},
+	{Name: "state_interval_ms_p99_max", Title: "state update interval ms p99", Metric: "report.state_interval_ms.p99",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p99", Measure: StateIntervalP99.Read, Doc: "as `state_interval_ms_p50_max`"},
+	{Name: "max_snapshot_gap_ms_max", Title: "max snapshot gap ms", Metric: "report.max_snapshot_gap_ms",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-snapshot-gap-ms", Measure: MaxGap.Read, Doc: "the longest time between two consecutive state updates of any client (after the warm-up); phase-scopable; the built-in `delivery` check also bounds the time from a client's admission to its first update and from its last to its end"},
 	{Name: "rss_growth_kb_max", Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",
 		Unit: "KB", Dir: AtMost, Flag: "assert-max-rss-growth-kb", Measure: RSSGrowth.Read, Doc: "either field ≤ 0 (unavailable) is unevaluable", ServerFields: []string{"rss_kb", "rss_startup_kb"}},
 	{Name: "rss_slope_kb_per_min_max", Title: "server RSS slope KB/min", Metric: "report.rss_slope_kb_per_min",
@@ -268,6 +292,14 @@ var All = []Gate{
 		Unit: "Hz", Dir: AtMost, Timing: true, Flag: "assert-congestion-engaged-hz", ZeroIsOff: true, Measure: tick("congestion_min_send_hz"), Doc: "the controller backed off (a run-long watermark)", ServerFields: []string{"congestion_min_send_hz"}},
 	{Name: "congestion_recovered_hz", Title: "congestion recovered send Hz", Metric: "server_tick.congestion_recovered_send_hz",
 		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz"), Doc: "the controller recovered (a run-long watermark)", ServerFields: []string{"congestion_recovered_send_hz"}},
+}
+
+// Budgets are the profile's percentile-budget shorthands (schema #Gates):
+// each names the gates its statistics declare, so `tick_ms: {p95: 16.6}`
+// is the tick_ms_p95_max gate. A shorthand is not a gate itself.
+var Budgets = map[string][]string{
+	"tick_ms":           {"tick_ms_p50_max", "tick_ms_p95_max", "tick_ms_p99_max", "tick_ms_max_max"},
+	"state_interval_ms": {"state_interval_ms_p50_max", "state_interval_ms_p95_max", "state_interval_ms_p99_max"},
 }
 
 // Lookup finds a gate by profile name.

@@ -24,6 +24,8 @@ func metricsWith(tick string, mutate func(*report.Report)) *Metrics {
 const tickJSON = `{"transport":"enet","rss_kb":3000,"rss_startup_kb":1000,"wire_peers":4,"wire_out_kbs_per_client":70,
 "entities":12,"nothing":null,"tick_ms":{"p99":4.5}}`
 
+func ptr(v float64) *float64 { return &v }
+
 func gate(t *testing.T, name string) Gate {
 	t.Helper()
 	g, ok := Lookup(name)
@@ -66,6 +68,23 @@ func TestEvaluateRules(t *testing.T) {
 		{"despawns at threshold", "despawns_min", strings.Replace(tickJSON, `"nothing":null`, `"despawns_total":1000`, 1), nil, 1000, true, ""},
 		{"no churn ran", "despawns_min", strings.Replace(tickJSON, `"nothing":null`, `"despawns_total":0`, 1), nil, 1, false, ""},
 		{"despawns not written", "despawns_min", tickJSON, nil, 1, false, "despawns_total missing"},
+		// Percentile budgets: each statistic its own gate; p50 is additive,
+		// so a file without it is unevaluable, never 0.
+		{"tick p50 within", "tick_ms_p50_max", strings.Replace(tickJSON, `{"p99":4.5}`, `{"p50":1.2,"p95":3,"p99":4.5,"max":9}`, 1), nil, 1.2, true, ""},
+		{"tick p95 over", "tick_ms_p95_max", strings.Replace(tickJSON, `{"p99":4.5}`, `{"p50":1.2,"p95":3,"p99":4.5,"max":9}`, 1), nil, 2.9, false, ""},
+		{"tick max over", "tick_ms_max_max", strings.Replace(tickJSON, `{"p99":4.5}`, `{"p50":1.2,"p95":3,"p99":4.5,"max":9}`, 1), nil, 8.9, false, ""},
+		{"tick p50 not written", "tick_ms_p50_max", tickJSON, nil, 100, false, "tick_ms.p50 missing"},
+		{"tick stats still in the warm-up", "tick_ms_p99_max", strings.Replace(tickJSON, `"nothing":null`, `"warmup_pending":true`, 1), nil, 100, false, "warmup_pending is true"},
+		{"tick stats after the warm-up", "tick_ms_p99_max", strings.Replace(tickJSON, `"nothing":null`, `"warmup_pending":false`, 1), nil, 4.5, true, ""},
+		{"state interval p95 within", "state_interval_ms_p95_max", tickJSON, func(r *report.Report) {
+			r.StateIntervalMs = &report.Percentiles{P50: 16.7, P95: 18, P99: 33, Max: 50}
+		}, 18, true, ""},
+		{"state interval p99 over", "state_interval_ms_p99_max", tickJSON, func(r *report.Report) {
+			r.StateIntervalMs = &report.Percentiles{P50: 16.7, P95: 18, P99: 33, Max: 50}
+		}, 32.9, false, ""},
+		{"state interval missing", "state_interval_ms_p50_max", tickJSON, nil, 100, false, "no client received two state updates"},
+		{"snapshot gap over", "max_snapshot_gap_ms_max", tickJSON, func(r *report.Report) { r.MaxSnapshotGapMs = ptr(4500) }, 250, false, ""},
+		{"snapshot gap missing", "max_snapshot_gap_ms_max", tickJSON, nil, 250, false, "no client received two snapshots"},
 		{"fused at threshold", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":900,"fused_contacts":400`, 1), nil, 400, true, ""},
 		{"datalink fused nothing", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":500,"fused_contacts":0`, 1), nil, 1, false, ""},
 		{"fused not written", "fused_contacts_min", strings.Replace(tickJSON, `"nothing":null`, `"contacts":500`, 1), nil, 1, false, "fused_contacts missing"},
@@ -109,5 +128,37 @@ func TestFormatNumber(t *testing.T) {
 		if got := FormatNumber(v); got != want {
 			t.Errorf("FormatNumber(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// A phase-scoped gate reads the stretch's own figures: the state interval
+// and the snapshot gap of "burst", never the whole run's, and a stretch
+// without them is missing.
+func TestNarrowStateFigures(t *testing.T) {
+	m := metricsWith(tickJSON, func(r *report.Report) {
+		r.StateIntervalMs = &report.Percentiles{P50: 16.7, P95: 17, P99: 20, Max: 30}
+		r.MaxSnapshotGapMs = ptr(30)
+		r.Phases = []report.Stretch{
+			{Name: "before", StateIntervalMs: &report.Percentiles{P50: 16.7, P95: 17, P99: 18, Max: 20}, MaxSnapshotGapMs: ptr(20)},
+			{Name: "burst", StateIntervalMs: &report.Percentiles{P50: 33, P95: 80, P99: 120, Max: 300}, MaxSnapshotGapMs: ptr(300)},
+			{Name: "after"},
+		}
+	})
+	burst, err := m.Narrow("burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := gate(t, "state_interval_ms_p95_max").Evaluate(burst, 50); o.Err != nil || o.Pass || *o.Measured != 80 {
+		t.Errorf("state interval p95 in burst: %+v, want 80 failing 50", o)
+	}
+	if o := gate(t, "max_snapshot_gap_ms_max").Evaluate(burst, 250); o.Err != nil || o.Pass || *o.Measured != 300 {
+		t.Errorf("snapshot gap in burst: %+v, want 300 failing 250", o)
+	}
+	after, err := m.Narrow("after")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := gate(t, "state_interval_ms_p50_max").Evaluate(after, 100); o.Err == nil || !strings.Contains(o.Err.Error(), "in phase after") {
+		t.Errorf("state interval of a stretch without one: %+v, want missing naming the phase", o)
 	}
 }

@@ -41,6 +41,7 @@ var (
 	fitColor       = color.RGBA{R: 0xd0, G: 0x60, B: 0x00, A: 0xff}
 	stepColor      = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
 	phaseColor     = color.NRGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
+	warmupColor    = color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0x30}
 	gridGrey       = color.RGBA{R: 0x6e, G: 0x77, B: 0x81, A: 0xff}
 	thresholdColor = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
 )
@@ -348,14 +349,35 @@ type span struct {
 	Fill         color.Color
 }
 
-// legSpans are the stretches a leg's time charts shade: its impairment
-// phases.
+// legSpans are the stretches a leg's time charts shade: the warm-up its
+// windowed figures leave out (from the start, the connect ramp included,
+// to the report's warmup_end_s) and its impairment phases.
 func legSpans(l *Leg) []span {
-	out := make([]span, 0, len(l.Phases))
+	out := make([]span, 0, len(l.Phases)+1)
+	if end := warmupEnd(l); end != nil {
+		out = append(out, span{Label: "warm-up", StartS: 0, EndS: *end, Fill: warmupColor})
+	}
 	for _, ph := range l.Phases {
 		out = append(out, span{Label: ph.Name, StartS: ph.StartS, EndS: ph.EndS, Fill: phaseColor})
 	}
 	return out
+}
+
+// warmupEnd is where the leg's warm-up ends on its clock, nil without one
+// (or without a readable report to say).
+func warmupEnd(l *Leg) *float64 {
+	if l.Report == nil || l.Report.WarmupEndS == nil || !(*l.Report.WarmupEndS > 0) {
+		return nil
+	}
+	return l.Report.WarmupEndS
+}
+
+// WarmupSpan is the warm-up as the page lists it ("0.0–4.5 s"), "" without one.
+func (l Leg) WarmupSpan() string {
+	if end := warmupEnd(&l); end != nil {
+		return fmt.Sprintf("0.0–%.1f s", *end)
+	}
+	return ""
 }
 
 // shade draws spans as labelled bands across the plot height.

@@ -135,6 +135,31 @@ func TestPhasesShaded(t *testing.T) {
 	}
 }
 
+// TestWarmupShaded: a report with a warm-up shades it, grey and labelled,
+// on every timeline chart and says what it is above them; a report without
+// one shades nothing.
+func TestWarmupShaded(t *testing.T) {
+	dir := copyRun(t, fixture)
+	editReport(t, dir, func(r map[string]any) {
+		r["warmup_s"] = 3.0
+		r["warmup_end_s"] = 4.5
+	})
+	page := render(t, dir)
+	if !strings.Contains(page, "warm-up (shaded grey): 0.0–4.5 s") {
+		t.Error("warm-up not listed")
+	}
+	if n := strings.Count(page, ">warm-up</text>"); n != 6 {
+		t.Errorf("warm-up label drawn on %d charts, want 6", n)
+	}
+	if n := len(regexp.MustCompile(`fill:#(7F|80)(7F|80)(7F|80);fill-opacity:0.18`).FindAllString(page, -1)); n != 6 {
+		t.Errorf("%d warm-up bands in the SVG, want 6", n)
+	}
+	page = render(t, copyRun(t, fixture))
+	if strings.Contains(page, "warm-up") {
+		t.Error("a run without a warm-up shades one")
+	}
+}
+
 // TestRSSFitAndStepMarked: with a fitted slope and a step in the report,
 // the RSS chart draws the fit line and marks the step, and says both.
 func TestRSSFitAndStepMarked(t *testing.T) {

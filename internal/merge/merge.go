@@ -220,7 +220,7 @@ func addHistograms(dst, src *report.Histograms) {
 	}{
 		{&dst.RTTMs, src.RTTMs}, {&dst.PeerDelayMs, src.PeerDelayMs}, {&dst.ConnectMs, src.ConnectMs},
 		{&dst.WorkerLoopDtMs, src.WorkerLoopDtMs}, {&dst.TickHzPerClient, src.TickHzPerClient}, {&dst.KBsPerClient, src.KBsPerClient},
-		{&dst.ServiceIntervalMs, src.ServiceIntervalMs},
+		{&dst.ServiceIntervalMs, src.ServiceIntervalMs}, {&dst.StateIntervalMs, src.StateIntervalMs},
 	} {
 		if p.s == nil {
 			continue
@@ -239,6 +239,7 @@ func finish(out *report.Report, picked []Input) {
 	out.RTTMs, out.PeerDelayMs = percentiles(h.RTTMs), percentiles(h.PeerDelayMs)
 	out.ConnectMs, out.WorkerLoopDtMs = percentiles(h.ConnectMs), percentiles(h.WorkerLoopDtMs)
 	out.ServiceIntervalMs = percentiles(h.ServiceIntervalMs)
+	out.StateIntervalMs = percentiles(h.StateIntervalMs)
 	if s := h.TickHzPerClient.Summary(); s.Count > 0 {
 		out.ObservedServerTickHz = &report.MinMeanMax{Min: s.Min, Mean: s.Mean, Max: s.Max}
 	}
@@ -259,6 +260,18 @@ func finish(out *report.Report, picked []Input) {
 	// client index order, as one process would.
 	slices.SortFunc(out.Players, func(a, b report.Player) int { return a.Index - b.Index })
 	out.InputsPerSPerClient = report.InputRates(out.Players)
+	// Delivery is its players' (every shard lists its own), with the rate
+	// the server announced to the first shard that says one.
+	var announced *float64
+	for _, s := range picked {
+		if d := s.Report.Delivery; d != nil && d.AnnouncedHz != nil {
+			announced = d.AnnouncedHz
+			break
+		}
+	}
+	out.Delivery = report.DeliveryOf(out.Players, announced)
+	// Every shard ran the same warm-up on the shared clock.
+	out.WarmupS, out.WarmupEndS = picked[0].Report.WarmupS, picked[0].Report.WarmupEndS
 }
 
 // entityMeans recombines the per-snapshot and per-entity means, weighting

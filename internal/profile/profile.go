@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/relay"
 )
 
@@ -57,6 +58,13 @@ type Profile struct {
 	// so (nil: only gates that opt in themselves); see AbortRules.
 	AbortOnBreach *AbortPolicy `json:"abort_on_breach,omitempty"`
 	Gates         Gates        `json:"gates"`
+	// WarmupS is the first seconds of the hold (after the connect ramp)
+	// left out of every windowed figure, the swarm's and the reference
+	// server's tick statistics (the report's warmup_s).
+	WarmupS float64 `json:"warmup_s"`
+	// Delivery is the built-in delivery check's policy: the rate a leg's
+	// clients must receive state at and the longest gap.
+	Delivery gatetable.DeliveryPolicy `json:"delivery"`
 
 	// TraceSHA256 is the SHA-256 of every recording a trace pattern
 	// replays, keyed by its path relative to the profile directory.

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -31,10 +32,13 @@ const ServerTickSchemaVersion = 6
 // run's stretches before, during and after each impairment phase).
 const ReportSchemaVersion = 6
 
-// Phase is a per-phase timing summary in milliseconds.
+// Phase is a per-phase timing summary in milliseconds. P50 is additive
+// (the reference server writes it since percentile budgets could gate
+// it): a file without it leaves a p50 gate unevaluable, never at 0.
 type Phase struct {
 	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
 	Max  float64 `json:"max"`
 	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
@@ -148,6 +152,12 @@ type ServerTick struct {
 	GCCount      int64    `json:"gc_count"`
 	SendQueueMax int      `json:"send_queue_max"`
 	SlowSends    int64    `json:"slow_sends"`
+	// WarmupPending (additive; [metrics] tick_stats_warmup_s) is true
+	// while the tick statistics still hold the ticks of the connect ramp
+	// and the warm-up, false once they restarted after it; absent without
+	// a warm-up. A gate reading a windowed tick figure of a file that
+	// says true is unevaluable: it would judge the warm-up.
+	WarmupPending *bool `json:"warmup_pending,omitempty"`
 }
 
 // AIByController counts live AI entities by flight controller.
@@ -378,6 +388,85 @@ type Player struct {
 	// InputsPerS is the rate of the client's Inputs from its first to its
 	// latest (null with fewer than two).
 	InputsPerS *float64 `json:"inputs_per_s"`
+	// Delivery (additive): UpdatesPerS is the client's state updates per
+	// second over its joined time after the warm-up (from its admission,
+	// or the warm-up's end, to its loss or the run's end), null when that
+	// time was under MinDeliveryWindowS. MaxStateGapMs is the longest it
+	// went without a state update in that time, the stretch from its
+	// start to the first update and from the last update to its end
+	// included (a client that got one update and then nothing has the
+	// whole rest as its gap); null when it had no joined time after the
+	// warm-up. StateIntervalMs is the distribution of the times between
+	// its consecutive state updates (null with fewer than two).
+	UpdatesPerS     *float64         `json:"updates_per_s,omitempty"`
+	MaxStateGapMs   *float64         `json:"max_state_gap_ms,omitempty"`
+	StateIntervalMs *IntervalSummary `json:"state_interval_ms,omitempty"`
+}
+
+// IntervalSummary is one client's interval percentiles in milliseconds.
+// The swarm keeps per client a bucketed count (1,000 clients cannot each
+// keep every interval), so each percentile is the upper bound of its
+// bucket (stats.HistogramPercentile): never under the true value, and
+// over it by at most the bucket's width (0.25 ms below 20 ms, 0.5 ms to
+// 50 ms, 1 ms to 100 ms, then coarser).
+type IntervalSummary struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// MinDeliveryWindowS is the shortest joined time (after the warm-up) over
+// which a client's state-update rate is measured: over less, one update
+// more or less moves the rate by more than it says.
+const MinDeliveryWindowS = 1.0
+
+// Delivery is how steadily the admitted clients received state: the
+// evidence of the built-in delivery check (docs/gate.md).
+type Delivery struct {
+	// AnnouncedHz is the state-update rate the server announced when it
+	// admitted the clients (load protocol v1: Welcome tick_hz); null when
+	// the protocol announces none.
+	AnnouncedHz *float64 `json:"announced_hz"`
+	// UpdatesPerS spans the players' updates_per_s (null: no client was
+	// joined MinDeliveryWindowS after the warm-up); Clients counts them
+	// and SlowestClient is the index of the one at the minimum.
+	UpdatesPerS   *MinMeanMax `json:"updates_per_s"`
+	Clients       int         `json:"clients"`
+	SlowestClient *int        `json:"slowest_client,omitempty"`
+	// MaxGapMs is the largest of the players' max_state_gap_ms (null:
+	// none measured), GapClient the client it is of.
+	MaxGapMs  *float64 `json:"max_gap_ms"`
+	GapClient *int     `json:"gap_client,omitempty"`
+}
+
+// DeliveryOf summarises the players' delivery figures with the rate the
+// server announced; nil when no player has any. The swarm and the shard
+// merge both use it, so a merged run's figure is its players'.
+func DeliveryOf(players []Player, announcedHz *float64) *Delivery {
+	d := &Delivery{AnnouncedHz: announcedHz}
+	var rates []float64
+	slowest := math.Inf(1)
+	for _, p := range players {
+		if p.UpdatesPerS != nil {
+			if *p.UpdatesPerS < slowest {
+				i := p.Index
+				slowest, d.SlowestClient = *p.UpdatesPerS, &i
+			}
+			rates = append(rates, *p.UpdatesPerS)
+		}
+		if p.MaxStateGapMs != nil && (d.MaxGapMs == nil || *p.MaxStateGapMs > *d.MaxGapMs) {
+			v, i := *p.MaxStateGapMs, p.Index
+			d.MaxGapMs, d.GapClient = &v, &i
+		}
+	}
+	if lo, mean, hi, ok := stats.MinMeanMax(rates); ok {
+		d.UpdatesPerS = &MinMeanMax{Min: lo, Mean: mean, Max: hi}
+		d.Clients = len(rates)
+	}
+	if d.UpdatesPerS == nil && d.MaxGapMs == nil && announcedHz == nil {
+		return nil
+	}
+	return d
 }
 
 // AssertResult is one --assert-* outcome.
@@ -511,6 +600,22 @@ type Report struct {
 	// Host is what else the machine was doing during the leg (docs/host-contention.md).
 	// The gate measures and adds it; absent when it was not measured.
 	Host *Host `json:"host,omitempty"`
+	// WarmupS is the warm-up the swarm left out of every windowed figure
+	// (per-client rates, gaps, intervals and RTT, the stretches, the RSS
+	// fit, the service interval): the first warmup_s seconds of the hold,
+	// which starts at the whole run's last connect slot. WarmupEndS is
+	// where that is on the run's clock (absent without a warm-up). Counts
+	// (snapshots_received, inputs_sent, outcomes) are never windowed.
+	WarmupS    float64  `json:"warmup_s"`
+	WarmupEndS *float64 `json:"warmup_end_s,omitempty"`
+	// Delivery is how steadily the admitted clients received state
+	// (additive; absent from reports that predate it): the built-in
+	// delivery check reads it.
+	Delivery *Delivery `json:"delivery,omitempty"`
+	// StateIntervalMs pools every joined client's times between two
+	// consecutive state updates (after the warm-up): the client-observed
+	// "ms per step".
+	StateIntervalMs *Percentiles `json:"state_interval_ms,omitempty"`
 }
 
 // Abort gates that are not entries of the gate table.
@@ -591,6 +696,9 @@ type Stretch struct {
 	// SnapshotsPerS is the whole swarm's snapshot arrivals per second.
 	SnapshotsPerS    *float64 `json:"snapshots_per_s"`
 	MaxSnapshotGapMs *float64 `json:"max_snapshot_gap_ms"`
+	// StateIntervalMs pools the clients' times between consecutive state
+	// updates that arrived in the stretch (additive).
+	StateIntervalMs *Percentiles `json:"state_interval_ms,omitempty"`
 	// RecoverS (on "after" only) is the seconds from the end of the last
 	// phase until the swarm's per-second snapshot rate is back within 5 %
 	// of the "before" rate and stays there 2 s; null if it never is.

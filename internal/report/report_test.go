@@ -33,7 +33,7 @@ func TestParseServerTick(t *testing.T) {
 	}
 	if st.SchemaVersion != 6 || st.TickHz != 59.8 || st.TicksTotal != 12345 || st.Peers != 64 ||
 		st.RSSKB != 85700 || st.RSSStartupKB != 61000 || st.WireOutKBsPerClient != 23.76 ||
-		st.Transport != "enet" || st.TickMs != (Phase{0.8, 1.9, 9.5, 3.1, 4.25}) ||
+		st.Transport != "enet" || st.TickMs != (Phase{Min: 0.8, Mean: 1.9, Max: 9.5, P95: 3.1, P99: 4.25}) ||
 		st.SerializeMs.P99 != 1.5 || st.Refused["server_full"] != 3 {
 		t.Fatalf("parsed %+v", st)
 	}

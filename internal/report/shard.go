@@ -45,6 +45,7 @@ type Histograms struct {
 	ConnectMs         *stats.Histogram `json:"connect_ms,omitempty"`
 	WorkerLoopDtMs    *stats.Histogram `json:"worker_loop_dt_ms,omitempty"`
 	ServiceIntervalMs *stats.Histogram `json:"service_interval_ms,omitempty"`
+	StateIntervalMs   *stats.Histogram `json:"state_interval_ms,omitempty"`
 	TickHzPerClient   *stats.Histogram `json:"tick_hz_per_client,omitempty"`
 	KBsPerClient      *stats.Histogram `json:"kbs_per_client,omitempty"`
 }

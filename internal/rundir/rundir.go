@@ -138,11 +138,17 @@ func WritePlayersCSV(path string, players []report.Player) error {
 	}
 	w := csv.NewWriter(bufio.NewWriter(f))
 	_ = w.Write([]string{"index", "pattern", "outcome", "reason", "connect_ms", "snapshots", "kbs",
-		"tick_hz", "rtt_p95_ms", "max_snapshot_gap_ms"})
+		"tick_hz", "rtt_p95_ms", "max_snapshot_gap_ms", "updates_per_s", "max_state_gap_ms",
+		"state_interval_p50_ms", "state_interval_p95_ms", "state_interval_p99_ms"})
 	for _, p := range players {
+		var p50, p95, p99 *float64
+		if si := p.StateIntervalMs; si != nil {
+			p50, p95, p99 = &si.P50, &si.P95, &si.P99
+		}
 		_ = w.Write([]string{strconv.Itoa(p.Index), p.Pattern, p.Outcome, p.Reason, optCSV(p.ConnectMs),
 			strconv.FormatInt(p.Snapshots, 10), optCSV(p.KBs), optCSV(p.TickHz), optCSV(p.RTTP95Ms),
-			optCSV(p.MaxSnapshotGapMs)})
+			optCSV(p.MaxSnapshotGapMs), optCSV(p.UpdatesPerS), optCSV(p.MaxStateGapMs),
+			optCSV(p50), optCSV(p95), optCSV(p99)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -102,9 +102,15 @@ func Markdown(r *RunResult) string {
 	// must not break out of the rerun block.
 	fmt.Fprintf(&b, "## scalegate: profile %s — %s %s\n\n", safetext.MarkdownInlineCode(r.Profile.Name), icon[r.Verdict], strings.ToUpper(string(r.Verdict)))
 	fmt.Fprintf(&b, "%s  \n", safetext.MarkdownText(r.Profile.Description))
-	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg · artifacts %s\n\n",
+	warm := ""
+	if r.Profile.WarmupS > 0 {
+		// Windowed figures leave the first warmup_s of the hold out: said
+		// on the page, since a figure means something else without it.
+		warm = fmt.Sprintf(" · warm-up %s s excluded", gatetable.FormatNumber(r.Profile.WarmupS))
+	}
+	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg%s · artifacts %s\n\n",
 		safetext.MarkdownCell(r.Tier), map[bool]string{true: " (--strict)", false: ""}[r.Strict], safetext.MarkdownCell(strings.Join(r.Profile.TransportNames(), ", ")), r.Profile.Clients,
-		gatetable.FormatNumber(r.Profile.DurationS), safetext.MarkdownInlineCode(r.Dir))
+		gatetable.FormatNumber(r.Profile.DurationS), warm, safetext.MarkdownInlineCode(r.Dir))
 	if len(r.Profile.Overrides) > 0 {
 		var sets []string
 		for _, o := range r.Profile.Overrides {

@@ -135,6 +135,13 @@ func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath, p
 	if promListen != "" {
 		cfg["metrics"].(map[string]any)["prometheus_listen"] = promListen
 	}
+	if p.WarmupS > 0 {
+		// The server counts from its first join, about when the swarm
+		// starts: the ramp plus the warm-up ends where the swarm's hold
+		// after the warm-up begins.
+		ramp := float64(max(p.ClientsFor(leg)-1, 0)*p.RampMs) / 1000
+		cfg["metrics"].(map[string]any)["tick_stats_warmup_s"] = ramp + p.WarmupS
+	}
 	if len(p.Server.Faults) > 0 {
 		cfg["faults"] = p.Server.Faults
 	}

@@ -103,6 +103,12 @@ type MetricsConfig struct {
 	PrometheusListen   string  `toml:"prometheus_listen"`
 	TickJSONIntervalMs int     `toml:"tick_json_interval_ms"`
 	SlowTickMs         float64 `toml:"slow_tick_ms"` // 0: 12.5 ms (3/4 of the 60 Hz period)
+	// TickStatsWarmupS restarts the tick statistics (tick_ms and the
+	// phase timings, tick_hz) once, this many seconds after the first
+	// peer joined, so the connect ramp and a warm-up are left out of the
+	// figures a gate reads; 0: a rolling window from the start. The gate
+	// sets it to the leg's ramp plus the profile's warmup_s.
+	TickStatsWarmupS float64 `toml:"tick_stats_warmup_s"`
 }
 
 // maxSourceConnectLimit is the largest source_connect_limit_count: the
@@ -280,6 +286,7 @@ func (c *Config) Validate() error {
 		{"trace.max_file_bytes", c.Trace.MaxFileBytes == 0 || c.Trace.MaxFileBytes >= trace.HeaderSize+trace.RecordSize && c.Trace.MaxFileBytes <= trace.MaxFileBytes,
 			fmt.Sprintf("must be 0 (64 MiB) or %d (the header and one record) ..%d (64 MiB: the largest file a replay reads)", trace.HeaderSize+trace.RecordSize, trace.MaxFileBytes)},
 		{"metrics.slow_tick_ms", c.Metrics.SlowTickMs >= 0 && c.Metrics.SlowTickMs <= 10000, "must be 0 (default) ..10000"},
+		{"metrics.tick_stats_warmup_s", c.Metrics.TickStatsWarmupS >= 0 && c.Metrics.TickStatsWarmupS <= 604800, "must be 0 (off) ..604800"},
 		{"admin.socket", !strings.ContainsRune(c.Admin.Socket, 0), "must be a path (no NUL byte)"},
 	}
 	checks = append(checks, c.Faults.checks()...)

@@ -38,6 +38,15 @@ type FaultConfig struct {
 	// without a shutdown (no Notice, no final metrics write): a crash, the
 	// server death a leg must end on at once.
 	ExitAfterS float64 `toml:"exit_after_s"`
+	// SnapshotsThenSilent: each joined peer is sent this many snapshots
+	// after its Welcome, then nothing at all (no Snapshot, no PeerDelay):
+	// the server that answers the join and falls silent.
+	SnapshotsThenSilent int `toml:"snapshots_then_silent"`
+	// SnapshotIntervalMs: each joined peer is sent a snapshot only every
+	// this many milliseconds of wall time; the tick numbers in them still
+	// advance at the tick rate, so the observed tick-Hz stays at 60 while
+	// almost nothing is delivered.
+	SnapshotIntervalMs float64 `toml:"snapshot_interval_ms"`
 	// OnlyOnTransport scopes every fault above to a server speaking this
 	// transport: on another, New turns them all off. A profile that runs
 	// each leg on several transports passes one [faults] table to all of
@@ -87,6 +96,8 @@ func (f *FaultConfig) checks() []check {
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes == 0 || f.InflateSnapshotBytes == 0, "cannot be combined with inflate_snapshot_bytes"},
 		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
 		{"faults.exit_after_s", f.ExitAfterS >= 0 && f.ExitAfterS <= 86400, "must be 0..86400"},
+		{"faults.snapshots_then_silent", f.SnapshotsThenSilent >= 0, "must be ≥ 0 (0 off)"},
+		{"faults.snapshot_interval_ms", f.SnapshotIntervalMs >= 0 && f.SnapshotIntervalMs <= 60000, "must be 0..60000"},
 		{"faults.only_on_transport", len(f.OnlyOnTransport) <= 64 && strings.TrimSpace(f.OnlyOnTransport) == f.OnlyOnTransport, "must be a transport name (\"enet\", \"quic\") or empty"},
 	}
 }
@@ -117,7 +128,43 @@ func (f *FaultConfig) Active() []string {
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)
 	add(f.AllocChurnMBPerS > 0, "alloc_churn_mb_per_s", f.AllocChurnMBPerS)
 	add(f.ExitAfterS > 0, "exit_after_s", f.ExitAfterS)
+	add(f.SnapshotsThenSilent > 0, "snapshots_then_silent", f.SnapshotsThenSilent)
+	add(f.SnapshotIntervalMs > 0, "snapshot_interval_ms", f.SnapshotIntervalMs)
 	return out
+}
+
+// deliveryFault is the snapshots_then_silent and snapshot_interval_ms
+// faults: which joined peers may be sent a snapshot this tick, and which
+// are sent nothing at all any more.
+type deliveryFault struct {
+	silentAfter int64         // snapshots per peer, then silence (0: off)
+	every       time.Duration // wall time between two snapshots to a peer (0: off)
+}
+
+func newDeliveryFault(f *FaultConfig) deliveryFault {
+	return deliveryFault{silentAfter: int64(f.SnapshotsThenSilent), every: time.Duration(f.SnapshotIntervalMs * float64(time.Millisecond))}
+}
+
+func (d deliveryFault) on() bool { return d.silentAfter > 0 || d.every > 0 }
+
+// silent reports whether p is sent nothing any more.
+func (d deliveryFault) silent(p *peer) bool {
+	return d.silentAfter > 0 && p.faultSnaps >= d.silentAfter
+}
+
+// allow decides whether p, owed a snapshot now, is sent one, and counts it
+// when it is. The interval is wall time, not ticks: a server that falls
+// behind and runs its late ticks back to back must not shorten it.
+func (d deliveryFault) allow(p *peer, now time.Time) bool {
+	if !d.on() {
+		return true
+	}
+	if d.silent(p) || (d.every > 0 && p.faultSnaps > 0 && now.Sub(p.faultLastAt) < d.every) {
+		return false
+	}
+	p.faultSnaps++
+	p.faultLastAt = now
+	return true
 }
 
 // metricFieldNames are the JSON names of report.ServerTick, the only names

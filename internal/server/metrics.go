@@ -189,7 +189,55 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func phaseOf(w *stats.Window) report.Phase {
 	s := w.Summary()
-	return report.Phase{Min: s.Min, Mean: s.Mean, Max: s.Max, P95: s.P95, P99: s.P99}
+	return report.Phase{Min: s.Min, Mean: s.Mean, P50: s.P50, Max: s.Max, P95: s.P95, P99: s.P99}
+}
+
+// restartTickStats empties the tick windows (the tick time, its phases,
+// the serialize split, the tick starts and the sensor checks): the
+// figures count from the next tick on.
+func (m *metrics) restartTickStats() {
+	for _, w := range m.phase {
+		w.Reset()
+	}
+	m.tick.Reset()
+	m.buildW.Reset()
+	m.sendW.Reset()
+	m.startNext, m.startN = 0, 0
+	clear(m.checks)
+	m.checksSum = 0
+}
+
+// warmup is [metrics] tick_stats_warmup_s: the tick statistics restart
+// once, after from the first peer's join. It belongs to the loop.
+type warmup struct {
+	after     time.Duration // 0: off
+	firstJoin time.Time
+	done      bool
+}
+
+// joined notes a peer's join; the first one starts the warm-up.
+func (w *warmup) joined(now time.Time) {
+	if w.firstJoin.IsZero() {
+		w.firstJoin = now
+	}
+}
+
+// due reports, once, that the warm-up has ended at now.
+func (w *warmup) due(now time.Time) bool {
+	if w.after <= 0 || w.done || w.firstJoin.IsZero() || now.Sub(w.firstJoin) < w.after {
+		return false
+	}
+	w.done = true
+	return true
+}
+
+// pending is the metrics file's warmup_pending: nil without a warm-up,
+// else whether the tick statistics still hold warm-up ticks.
+func (w *warmup) pending() *bool {
+	if w.after <= 0 {
+		return nil
+	}
+	return ptr(!w.done)
 }
 
 // snapshotInputs are the figures the loop knows that metrics does not.

@@ -47,6 +47,10 @@ type peer struct {
 	strikes     *stats.SlidingCount // malformed messages within garbageWindow
 	lastSeq     uint32              // newest Input applied
 	haveSeq     bool
+	// faultSnaps and faultLastAt: the snapshots the delivery faults let
+	// through to this peer, and when the latest went (deliveryFault).
+	faultSnaps  int64
+	faultLastAt time.Time
 }
 
 // notice is a Notice to send.
@@ -328,6 +332,7 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 	p.slot = s.sim.World.SpawnPlayer(p.id, typeCode(j.EntityType), j.ClientIndex)
 	p.viewer = &Viewer{Slot: p.slot}
 	p.state = peerJoined
+	s.warm.joined(now)
 	s.viewers = append(s.viewers, p.viewer)
 	s.vpeers = append(s.vpeers, p)
 	s.msgBuf, err = proto.AppendWelcome(s.msgBuf[:0], &proto.Welcome{

@@ -121,12 +121,16 @@ type Server struct {
 	due      []*Viewer
 	duePeers []*peer
 	// cc is the per-peer congestion controller (congestion.go).
-	cc    *congestion
-	admit admission
-	joins int64
-	input inputScratch
-	rec   *trace.Recorder // nil: [trace] input_trace_dir unset
-	trRec trace.Record    // reused: a fresh one per Input would escape
+	cc *congestion
+	// dfault is the delivery faults (snapshots_then_silent,
+	// snapshot_interval_ms); warm the tick statistics' warm-up.
+	dfault deliveryFault
+	warm   warmup
+	admit  admission
+	joins  int64
+	input  inputScratch
+	rec    *trace.Recorder // nil: [trace] input_trace_dir unset
+	trRec  trace.Record    // reused: a fresh one per Input would escape
 	// traceErrsLogged is the recorder error count already logged.
 	traceErrsLogged int64
 	// traceMaxBytes is [trace] max_file_bytes, for a recorder started by
@@ -187,6 +191,8 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		adminq: make(chan adminJob, adminQueue),
 		gov:    newGovernor(cfg.World.OverrunGovernor, 1000/float64(TickHz)),
 		cc:     newCongestion(cfg.Network.CongestionControl && !cfg.Faults.DisableCongestionControl),
+		dfault: newDeliveryFault(&cfg.Faults),
+		warm:   warmup{after: time.Duration(cfg.Metrics.TickStatsWarmupS * float64(time.Second))},
 
 		traceMaxBytes: cfg.Trace.MaxFileBytes,
 		faultScope:    scope,
@@ -371,6 +377,7 @@ func (s *Server) WriteMetrics() error {
 	}
 	now := time.Now()
 	s.fillDiag(st, now)
+	st.WarmupPending = s.warm.pending()
 	b, err := encodeMetrics(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
 	if err != nil {
 		return err
@@ -499,7 +506,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	t.lap(PhaseMaintenance)
 	s.sim.Tick, s.sim.AIStride, s.sim.InterestScale = s.tick, s.gov.aiStride(), s.gov.interestScale()
 	s.sim.Simulate(&t)
-	s.pickDue()
+	s.pickDue(start)
 	s.sim.Sense(&t)
 	buildStart := t.at
 	s.buildSnapshots()
@@ -518,6 +525,11 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	}
 	ph[PhaseOther] = max(total-sum, 0)
 	s.gov.observe(ms(total))
+	if s.warm.due(start) {
+		// The connect ramp and the warm-up are over: the figures the gate
+		// reads start here ([metrics] tick_stats_warmup_s).
+		s.met.restartTickStats()
+	}
 	s.met.record(start, total, &ph, build, send)
 	s.met.recordSensing(s.sim.SensorChecks)
 	if s.prom != nil {
@@ -561,11 +573,11 @@ func (s *Server) buildSnapshots() {
 // congestion controller owes one (its per-peer send rate) and the overrun
 // governor does not shed. Interest queries and builds run only for them, so
 // shedding the snapshot rate sheds the per-peer work with it.
-func (s *Server) pickDue() {
+func (s *Server) pickDue(now time.Time) {
 	owed := s.cc.schedule(s.host, s.vpeers, s.tick)
 	s.due, s.duePeers = s.due[:0], s.duePeers[:0]
 	for i, v := range s.viewers {
-		if owed[i] && s.gov.snapshotDue(s.tick, v.stagger()) {
+		if owed[i] && s.gov.snapshotDue(s.tick, v.stagger()) && s.dfault.allow(s.vpeers[i], now) {
 			s.due, s.duePeers = append(s.due, v), append(s.duePeers, s.vpeers[i])
 		}
 	}
@@ -582,7 +594,9 @@ func (s *Server) sendSnapshots() {
 	}
 	if s.tick%peerDelayTicks == 0 {
 		for _, p := range s.vpeers {
-			s.sendPeerDelay(p.id)
+			if !s.dfault.silent(p) {
+				s.sendPeerDelay(p.id)
+			}
 		}
 	}
 	if err := s.host.Flush(); err != nil {

@@ -113,6 +113,9 @@ func (w *Window) Add(v float64) {
 	}
 }
 
+// Reset empties the window.
+func (w *Window) Reset() { w.next, w.full = 0, false }
+
 // Len is the number of samples held.
 func (w *Window) Len() int {
 	if w.full {

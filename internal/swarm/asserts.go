@@ -33,7 +33,8 @@ func (a Asserts) Set(g gatetable.Gate, thr float64) {
 // stores the outcomes in the report (asserts, passed) and returns the
 // failures. A missing metric fails: an unevaluable gate is not a passed
 // gate. passed also requires an unaborted run in which the load happened
-// (gatetable.LoadHappened: the gate's own rule).
+// and state was delivered (gatetable.LoadHappened and Delivered with the
+// run's policy: the gate's own rules).
 func Evaluate(a Asserts, res *Result) []report.AssertResult {
 	r := res.Report
 	r.Asserts = []report.AssertResult{}
@@ -59,7 +60,8 @@ func Evaluate(a Asserts, res *Result) []report.AssertResult {
 			failed = append(failed, ar)
 		}
 	}
-	r.Passed = len(failed) == 0 && r.Aborted == "" && r.AbortedAtS == nil && len(gatetable.LoadHappened(r)) == 0
+	r.Passed = len(failed) == 0 && r.Aborted == "" && r.AbortedAtS == nil && len(gatetable.LoadHappened(r)) == 0 &&
+		gatetable.Delivered(r, res.Delivery).OK()
 	return failed
 }
 

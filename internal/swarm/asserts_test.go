@@ -23,6 +23,7 @@ func resultWith(t *testing.T, metrics string) *Result {
 		Clients: 8, ClientsConnected: 8, SnapshotsReceived: 960,
 		ObservedServerTickHz:   &report.MinMeanMax{Min: 59.5, Mean: 59.9, Max: 60},
 		DownstreamKBsPerClient: &report.MeanMax{Mean: 10, Max: 12},
+		Delivery:               healthyDelivery(),
 	}
 	res := &Result{Report: r}
 	if metrics != "" {
@@ -35,6 +36,12 @@ func resultWith(t *testing.T, metrics string) *Result {
 		r.ServerTick = json.RawMessage(metrics)
 	}
 	return res
+}
+
+// healthyDelivery is the delivery of 8 clients at 60 Hz.
+func healthyDelivery() *report.Delivery {
+	hz, gap := 60.0, 40.0
+	return &report.Delivery{AnnouncedHz: &hz, UpdatesPerS: &report.MinMeanMax{Min: 59, Mean: 59.8, Max: 60}, Clients: 8, MaxGapMs: &gap}
 }
 
 func TestEvaluateAsserts(t *testing.T) {

@@ -31,13 +31,15 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	var entBytes, entities, ticked int64
 	gap := time.Duration(-1)
 	warned := map[string]bool{}
-	svc := stats.NewHistogram()
+	svc, states := stats.NewHistogram(), stats.NewHistogram()
+	var announced *float64
 	for _, w := range workers {
 		if r.Transport == "" {
 			r.Transport = w.spoken
 		}
 		dts = append(dts, w.dtMs...)
 		svc.Merge(w.svcInterval)
+		states.Merge(w.stateInterval)
 		r.InputsSent += w.inputsSent
 		r.ClientTicks += w.clientTicks
 		r.ProtocolErrors += w.protocolErrors
@@ -50,7 +52,10 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		for _, c := range w.clients {
 			ticked += c.ticks
 			tallyClient(r, c)
-			r.Players = append(r.Players, c.player())
+			r.Players = append(r.Players, c.player(w))
+			if announced == nil && c.announcedHz > 0 {
+				announced = &c.announcedHz
+			}
 			entBytes += c.decodedBytes
 			entities += c.decodedEntities
 			if c.snaps >= 2 && c.maxGap > gap {
@@ -82,6 +87,15 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		r.Histograms.ServiceIntervalMs = svc
 		r.ServiceIntervalMs = report.PercentilesOf(svc.Summary())
 	}
+	if states.Count() > 0 {
+		r.Histograms.StateIntervalMs = states
+		r.StateIntervalMs = report.PercentilesOf(states.Summary())
+	}
+	if cfg.Warmup > 0 {
+		r.WarmupS = cfg.Warmup.Seconds()
+		end := round3(cfg.warmupEnd(start).Sub(start).Seconds())
+		r.WarmupEndS = &end
+	}
 	r.RTTMs = percentiles(rtt)
 	r.PeerDelayMs = percentiles(pd)
 	r.ConnectMs = percentiles(conn)
@@ -98,6 +112,7 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 	sort.Strings(r.Warnings)
 	// Workers hold clients round-robin: order the list by client index.
 	sort.Slice(r.Players, func(i, j int) bool { return r.Players[i].Index < r.Players[j].Index })
+	r.Delivery = report.DeliveryOf(r.Players, announced)
 	return r
 }
 
@@ -113,7 +128,7 @@ func starved(workers []*worker, end time.Time) int {
 	n := 0
 	for _, w := range workers {
 		for _, c := range w.clients {
-			if c.phase == phaseDone && !c.welcomedAt.IsZero() && end.Sub(c.welcomedAt) >= starvedAfter && c.snaps < 2 {
+			if c.phase == phaseDone && !c.welcomedAt.IsZero() && end.Sub(c.windowFrom(w.warmEnd)) >= starvedAfter && c.snaps < 2 {
 				n++
 			}
 		}
@@ -166,15 +181,19 @@ func tallyClient(r *report.Report, c *client) {
 		r.ClientsNeverConnected++
 		r.NeverConnectedByReason[c.reason]++
 	}
-	r.SnapshotsReceived += c.snaps
+	r.SnapshotsReceived += c.received
 	r.SnapshotDecodeErrors += c.decodeErrors
 	r.SnapshotsDecoded += c.decoded
 }
 
-// player is the client's own row of the report's players list.
-func (c *client) player() report.Player {
-	p := report.Player{Index: c.index, Pattern: c.patternName, Snapshots: c.snaps,
+// player is the client's own row of the report's players list (w is its
+// worker: the warm-up's end and when the run stopped for it).
+func (c *client) player(w *worker) report.Player {
+	p := report.Player{Index: c.index, Pattern: c.patternName, Snapshots: c.received,
 		ConnectMs: nanPtr(c.connectMs), KBs: nanPtr(c.kbs()), TickHz: nanPtr(c.tickHz()), InputsPerS: nanPtr(c.inputsPerS())}
+	perS, gap := c.delivery(w.warmEnd, w.stoppedAt)
+	p.UpdatesPerS, p.MaxStateGapMs = nanPtr(perS), nanPtr(gap)
+	p.StateIntervalMs = c.intervalSummary()
 	p.Outcome, p.Reason = c.outcome()
 	if s := stats.Summarize(c.rttMs); s.Count > 0 {
 		p.RTTP95Ms = &s.P95

@@ -2,10 +2,13 @@ package swarm
 
 import (
 	"math"
+	"sort"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/relay"
-
+	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/stats"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -30,9 +33,9 @@ func (p phase) terminal() bool { return p >= phaseRefused }
 const (
 	lostTransport      = "transport_disconnect"
 	lostTimeout        = "transport_timeout"
-	lostSilent         = "silent"          // no message for the silence timeout
-	lostKicked         = "kicked"          // v1 Notice(kicked)
-	lostShutdown       = "server_shutdown" // v1 Notice(shutdown) then disconnect
+	lostSilent         = gatetable.SilentReason // no message for the silence timeout
+	lostKicked         = "kicked"               // v1 Notice(kicked)
+	lostShutdown       = "server_shutdown"      // v1 Notice(shutdown) then disconnect
 	failDial           = "dial_error"
 	failConnect        = "connect_error"
 	failConnectTimeout = "connect_timeout"
@@ -72,8 +75,10 @@ type client struct {
 	connectMs   float64 // NaN until the transport connected
 
 	// serverTransport and bodyFormat: what the admission said of the
-	// server (v1's Welcome), empty when the protocol does not say.
+	// server (v1's Welcome), empty when the protocol does not say;
+	// announcedHz the state-update rate it announced (0: none).
 	serverTransport, bodyFormat string
+	announcedHz                 float64
 	// pendingInput: an Input was built this iteration and is in the batch.
 	pendingInput bool
 	lastService  time.Time // previous service while joined (zero: none yet)
@@ -83,20 +88,27 @@ type client struct {
 	inputs                    int64
 	firstInputAt, lastInputAt time.Time
 
-	// State updates: every one counts in snaps, bytes and gaps; those
-	// that carry a server tick (ticks of them) also give the tick rate,
-	// over their own window.
-	snaps        int64
-	ticks        int64
-	firstTick    uint32
-	lastTick     uint32
-	firstTickAt  time.Time
-	lastTickAt   time.Time
-	firstSnapAt  time.Time
-	lastSnapAt   time.Time
-	snapBytes    int64 // all state update bytes
-	firstBytes   int64 // bytes of the first update (outside the rate window)
-	maxGap       time.Duration
+	// State updates: received counts every one that arrived while the
+	// client was joined. The figures below are windowed: they count only
+	// the updates from the warm-up's end on (every one without a
+	// warm-up). Each counts in snaps, bytes and gaps; those that carry a
+	// server tick (ticks of them) also give the tick rate, over their own
+	// window.
+	received    int64
+	snaps       int64
+	ticks       int64
+	firstTick   uint32
+	lastTick    uint32
+	firstTickAt time.Time
+	lastTickAt  time.Time
+	firstSnapAt time.Time
+	lastSnapAt  time.Time
+	snapBytes   int64 // all state update bytes
+	firstBytes  int64 // bytes of the first update (outside the rate window)
+	maxGap      time.Duration
+	// intervals counts the times between consecutive windowed updates in
+	// intervalBounds' buckets (nil until the first).
+	intervals    []uint64
 	decodeErrors int64
 	decoded      int64
 	// decodedBytes and decodedEntities are the bytes and the entity
@@ -244,7 +256,9 @@ func (c *client) onMessage(w *worker, b []byte, now time.Time) {
 	case MsgRefused:
 		c.end(phaseRefused, m.Reason, now)
 	case MsgDelay:
-		c.peerDelayMs = append(c.peerDelayMs, m.DelayMs)
+		if !now.Before(w.warmEnd) {
+			c.peerDelayMs = append(c.peerDelayMs, m.DelayMs)
+		}
 	case MsgLeaving:
 		c.leaving = m.Reason
 	case MsgPong:
@@ -257,7 +271,7 @@ func (c *client) onAdmitted(w *worker, m *Msg, now time.Time) {
 		w.protocolErrors++
 		return
 	}
-	c.serverTransport, c.bodyFormat = m.ServerTransport, m.BodyFormat
+	c.serverTransport, c.bodyFormat, c.announcedHz = m.ServerTransport, m.BodyFormat, m.AnnouncedHz
 	c.welcomedAt = now
 	c.phase = phaseJoined
 }
@@ -270,14 +284,27 @@ func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
 	if c.phase != phaseJoined {
 		return // an update racing the admission: not part of the measurement
 	}
+	c.received++
+	if m.HasEntities && !bad {
+		c.decoded++
+		c.decodedBytes += int64(size)
+		c.decodedEntities += int64(m.Entities)
+	}
+	if now.Before(w.warmEnd) {
+		return // the warm-up: counted, not measured
+	}
+	if c.stretch != nil {
+		c.cur = w.clock.at(now, c.cur) // the stretch the update (and its interval) belongs to
+	}
 	var gap time.Duration
 	if c.snaps == 0 {
 		c.firstSnapAt, c.firstBytes = now, int64(size)
-	} else if gap = now.Sub(c.lastSnapAt); gap > c.maxGap {
-		c.maxGap = gap
+	} else {
+		gap = now.Sub(c.lastSnapAt)
+		c.maxGap = max(c.maxGap, gap)
+		c.recordInterval(w, gap)
 	}
 	if c.stretch != nil {
-		c.cur = w.clock.at(now, c.cur)
 		c.stretch[c.cur].snapshot(m.HasTick, m.Tick, now, size, gap)
 		w.countSecond(now)
 	}
@@ -291,10 +318,20 @@ func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
 		c.ticks++
 		c.lastTick, c.lastTickAt = m.Tick, now
 	}
-	if m.HasEntities && !bad {
-		c.decoded++
-		c.decodedBytes += int64(size)
-		c.decodedEntities += int64(m.Entities)
+}
+
+// recordInterval counts one time between two consecutive windowed state
+// updates: in the client's own buckets, the worker's pooled histogram and
+// its stretch's.
+func (c *client) recordInterval(w *worker, gap time.Duration) {
+	ms := float64(gap) / float64(time.Millisecond)
+	if c.intervals == nil {
+		c.intervals = make([]uint64, len(intervalBounds)-1)
+	}
+	c.intervals[intervalBucket(ms)]++
+	w.stateInterval.Record(ms)
+	if c.stretch != nil {
+		w.stretchInterval(c.cur).Record(ms)
 	}
 }
 
@@ -339,6 +376,9 @@ func (c *client) sendInput(w *worker, now time.Time) {
 // inputSent counts one Input that went out at the given time.
 func (c *client) inputSent(w *worker, at time.Time) {
 	w.inputsSent++
+	if at.Before(w.warmEnd) {
+		return // sent (inputs_sent counts it), not part of the windowed rate
+	}
 	if c.inputs == 0 {
 		c.firstInputAt = at
 	}
@@ -400,8 +440,11 @@ func (c *client) sampleRTT(w *worker, now time.Time) {
 
 // recordRTT keeps one RTT sample (ms) in the run's and the stretch's.
 func (c *client) recordRTT(w *worker, v float64, now time.Time) {
-	c.rttMs = append(c.rttMs, v)
 	c.lastRTT = v
+	if now.Before(w.warmEnd) {
+		return // the warm-up: shown live, not measured
+	}
+	c.rttMs = append(c.rttMs, v)
 	if c.stretch != nil {
 		c.cur = w.clock.at(now, c.cur)
 		c.stretch[c.cur].rtt = append(c.stretch[c.cur].rtt, v)
@@ -427,6 +470,81 @@ func (c *client) kbs() float64 {
 		return math.NaN()
 	}
 	return float64(c.snapBytes-c.firstBytes) / el / 1000
+}
+
+// windowFrom is where the client's windowed figures start: its admission,
+// or the warm-up's end when that is later; zero when never admitted.
+func (c *client) windowFrom(warmEnd time.Time) time.Time {
+	if c.welcomedAt.IsZero() || warmEnd.Before(c.welcomedAt) {
+		return c.welcomedAt
+	}
+	return warmEnd
+}
+
+// delivery is the client's state-update rate over its joined time after
+// the warm-up (from windowFrom to its loss, or to stopped, when its
+// worker stopped at the run's end) and the longest it went without an
+// update in that time, both edges included: a client that got one
+// update and then nothing has the rest of its time as its gap. Both are
+// NaN when it had no joined time after the warm-up, and the rate also
+// when that time was under report.MinDeliveryWindowS.
+func (c *client) delivery(warmEnd, stopped time.Time) (perS, gapMs float64) {
+	from := c.windowFrom(warmEnd)
+	to := stopped
+	if !c.endedAt.IsZero() && c.endedAt.Before(to) {
+		to = c.endedAt
+	}
+	if from.IsZero() || !to.After(from) {
+		return math.NaN(), math.NaN()
+	}
+	span := to.Sub(from)
+	gap := span
+	if c.snaps > 0 {
+		gap = max(c.firstSnapAt.Sub(from), c.maxGap, to.Sub(c.lastSnapAt), 0)
+	}
+	perS = math.NaN()
+	if span.Seconds() >= report.MinDeliveryWindowS {
+		perS = float64(c.snaps) / span.Seconds()
+	}
+	return perS, float64(gap) / float64(time.Millisecond)
+}
+
+// intervalBounds are the buckets of a client's state-update intervals
+// (ms): 0.25 ms wide to 20 ms (a 60 Hz step is 16.67 ms), 0.5 ms to 50,
+// 1 ms to 100, then 5, 25 and 250 ms wide to 10 s, and one bucket above.
+// 279 counts a client: per-client percentiles at 1,000 clients without
+// keeping every interval.
+var intervalBounds = func() []float64 {
+	b := []float64{0}
+	for _, r := range []struct{ to, step float64 }{{20, 0.25}, {50, 0.5}, {100, 1}, {200, 5}, {1000, 25}, {10000, 250}} {
+		for {
+			v := math.Round((b[len(b)-1]+r.step)*1000) / 1000
+			if v > r.to {
+				break
+			}
+			b = append(b, v)
+		}
+	}
+	return append(b, math.Inf(1))
+}()
+
+// intervalBucket is the bucket of intervalBounds holding ms.
+func intervalBucket(ms float64) int {
+	i := sort.SearchFloat64s(intervalBounds, ms) // first bound ≥ ms
+	if i < len(intervalBounds) && intervalBounds[i] == ms {
+		i++ // ms is the lower bound of bucket i
+	}
+	return min(max(i-1, 0), len(intervalBounds)-2)
+}
+
+// intervalSummary is the client's interval percentiles (each its bucket's
+// upper bound, stats.HistogramPercentile), nil without an interval.
+func (c *client) intervalSummary() *report.IntervalSummary {
+	if c.intervals == nil {
+		return nil
+	}
+	at := func(p float64) float64 { return stats.HistogramPercentile(c.intervals, intervalBounds, p) }
+	return &report.IntervalSummary{P50: at(50), P95: at(95), P99: at(99)}
 }
 
 func msSince(from, to time.Time) float64 {

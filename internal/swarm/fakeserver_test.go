@@ -26,6 +26,9 @@ type fakeServer struct {
 	// a server whose simulation runs at 60/tickEvery Hz (the swarm's
 	// observed tick-Hz) while it still sends at 60 Hz.
 	tickEvery int
+	// quiet, when set, says the server sends no Snapshot (PeerDelay still
+	// goes) at this long after it started: a stall or a silence.
+	quiet func(since time.Duration) bool
 
 	task   *livetest.Task
 	mu     sync.Mutex
@@ -35,19 +38,26 @@ type fakeServer struct {
 
 func startFakeServer(t testing.TB, bodyFormat string, body []byte, refuseNth int) *fakeServer {
 	t.Helper()
-	return startFakeServerTicking(t, bodyFormat, body, refuseNth, 1)
+	return startFake(t, &fakeServer{bodyFormat: bodyFormat, body: body, refuseNth: refuseNth})
 }
 
 // startFakeServerTicking is startFakeServer whose tick number advances
 // every tickEvery sends.
 func startFakeServerTicking(t testing.TB, bodyFormat string, body []byte, refuseNth, tickEvery int) *fakeServer {
 	t.Helper()
+	return startFake(t, &fakeServer{bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, tickEvery: tickEvery})
+}
+
+// startFake starts s (its options set) on an ephemeral loopback port.
+func startFake(t testing.TB, s *fakeServer) *fakeServer {
+	t.Helper()
 	h, err := transport.Listen("enet", "127.0.0.1:0", transport.Options{MaxPeers: 256})
 	if err != nil {
 		t.Fatalf("fake server listen: %v", err)
 	}
 	_, port, _ := net.SplitHostPort(h.Addr())
-	s := &fakeServer{addr: net.JoinHostPort("127.0.0.1", port), bodyFormat: bodyFormat, body: body, refuseNth: refuseNth, tickEvery: max(1, tickEvery)}
+	s.addr = net.JoinHostPort("127.0.0.1", port)
+	s.tickEvery = max(1, s.tickEvery)
 	s.task = livetest.Go(t, "fake server", func(ctx context.Context) error {
 		s.loop(ctx, h)
 		return nil
@@ -66,6 +76,7 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 	defer tk.Stop()
 	var tick, sends uint32
 	buf := make([]byte, 0, 2048)
+	started := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,10 +116,13 @@ func (s *fakeServer) loop(ctx context.Context, h transport.Host) {
 				s.mu.Unlock()
 			}
 		})
+		quiet := s.quiet != nil && s.quiet(time.Since(started))
 		for p := range joined {
 			buf = proto.AppendSnapshotHeader(buf[:0], proto.SnapshotHeader{Tick: tick})
 			buf = append(buf, s.body...)
-			h.Send(p, transport.Unreliable, buf)
+			if !quiet {
+				h.Send(p, transport.Unreliable, buf)
+			}
 			if sends%60 == 0 {
 				h.Send(p, transport.Unreliable, proto.AppendPeerDelay(buf[:0], 12))
 			}

@@ -325,9 +325,13 @@ func (m *monitor) fitRSS(r *report.Report) {
 	if m.rssZero && len(m.rss) == 0 {
 		r.Warnings = append(r.Warnings, "server reported rss_kb 0 (unavailable on its platform): no RSS series")
 	}
-	pts := make([]stats.Point, len(m.rss))
-	for i, p := range m.rss {
-		pts[i] = stats.Point{T: p.TS, V: float64(p.RSSKB)}
+	// The fit leaves the warm-up out (the series keeps it, for the chart):
+	// a server's first allocations are not a leak.
+	pts := make([]stats.Point, 0, len(m.rss))
+	for _, p := range m.rss {
+		if r.WarmupEndS == nil || p.TS >= *r.WarmupEndS {
+			pts = append(pts, stats.Point{T: p.TS, V: float64(p.RSSKB)})
+		}
 	}
 	if s := stats.RSSSlope(pts); s.OK {
 		slope, step, at := s.KBPerMin, s.StepMaxKB, s.StepAtS

@@ -132,6 +132,13 @@ func summarizeStretch(st relay.Stretch, i int, workers []*worker, runS float64) 
 		rs.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
 	}
 	rs.RTTMs = percentiles(rtt)
+	h := stats.NewHistogram()
+	for _, w := range workers {
+		if i < len(w.stretchIntervals) {
+			h.Merge(w.stretchIntervals[i])
+		}
+	}
+	rs.StateIntervalMs = report.PercentilesOf(h.Summary())
 	if gap > 0 {
 		rs.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))
 	}
@@ -145,10 +152,14 @@ func summarizeStretch(st relay.Stretch, i int, workers []*worker, runS float64) 
 // per-second snapshot count is within 5 % of the "before" reference for 2
 // consecutive whole seconds. The reference is the median of the whole
 // seconds of "before" that start at least half a second after the last
-// client's connect slot (the ramp's seconds are not a steady rate). Only whole seconds before the
-// run's end count.
+// client's connect slot (the ramp's seconds are not a steady rate), and
+// after the warm-up (whose snapshots are not counted). Only whole seconds
+// before the run's end count.
 func recoverS(perSec []int64, cfg *Config, runS float64) (*float64, string) {
 	rampEnd := (time.Duration(cfg.Clients-1)*cfg.Ramp + time.Second/2).Seconds()
+	if cfg.Warmup > 0 {
+		rampEnd = max(rampEnd, (time.Duration(cfg.Clients-1)*cfg.Ramp + cfg.Warmup).Seconds())
+	}
 	first := int(math.Ceil(rampEnd))
 	before := int(math.Floor(cfg.Impairment[0].StartS))
 	var ref []float64

@@ -73,8 +73,9 @@ func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server metrics map: %w", err)
 	}
-	// The whole run's last connect slot: the same instant in every shard.
-	holdAt := start.Add(time.Duration(max(cfg.Clients-1, 0)) * cfg.Ramp)
+	// The whole run's last connect slot (the same instant in every shard),
+	// plus the warm-up: the figures over the hold leave both out.
+	holdAt := start.Add(time.Duration(max(cfg.Clients-1, 0))*cfg.Ramp + max(cfg.Warmup, 0))
 	return &promSampler{src: src, holdAt: holdAt}, nil
 }
 

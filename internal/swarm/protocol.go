@@ -132,4 +132,8 @@ type Msg struct {
 	// server (v1's Welcome): the report's server_transport and
 	// body_format. Empty: the protocol does not say.
 	ServerTransport, BodyFormat string
+	// AnnouncedHz is the state-update rate an admission announces (v1's
+	// Welcome tick_hz): the delivery check's reference rate unless the
+	// profile declares one. 0: the protocol announces none.
+	AnnouncedHz float64
 }

@@ -124,6 +124,25 @@ type Config struct {
 	// (gatetable.AbortWatch over the timeline), and the report says when
 	// and why. None: the run takes its duration.
 	Abort []gatetable.AbortRule
+	// Warmup is left out of every windowed figure: the first Warmup of
+	// the hold, which starts at the whole run's last connect slot (the
+	// report's warmup_s). Zero: every figure counts from each client's
+	// admission.
+	Warmup time.Duration
+	// Delivery is what the run's delivery is judged by (the report's
+	// passed and the exit status, with gatetable.Delivered: the gate's
+	// own rule); its zero fields take the defaults.
+	Delivery gatetable.DeliveryPolicy
+}
+
+// warmupEnd is where the warm-up ends on the run's clock: the whole run's
+// last connect slot plus Warmup; zero without a warm-up (nothing is left
+// out, the ramp included, as before warm-ups existed).
+func (c *Config) warmupEnd(start time.Time) time.Time {
+	if c.Warmup <= 0 {
+		return time.Time{}
+	}
+	return start.Add(time.Duration(max(c.Clients-1, 0))*c.Ramp + c.Warmup)
 }
 
 // protocol is the run's protocol, v1 unless the config names another.
@@ -195,6 +214,15 @@ func (c *Config) Validate() error {
 	if c.Clients > 0 && c.Duration > 0 && !swarmcmd.RampFits(c.Clients, c.Ramp, c.Duration) {
 		errs = append(errs, fmt.Errorf("the connect ramp (%d × %s) does not fit in the duration %s", c.Clients-1, c.Ramp, c.Duration))
 	}
+	if c.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warm-up must be ≥ 0, got %s", c.Warmup))
+	} else if c.Clients > 0 && c.Duration > 0 && !swarmcmd.WarmupFits(c.Clients, c.Ramp, c.Warmup, c.Duration) {
+		errs = append(errs, fmt.Errorf("warm-up %s leaves under %gs of the hold (the duration after the last connect slot, %s) to measure",
+			c.Warmup, report.MinDeliveryWindowS, c.Duration-time.Duration(c.Clients-1)*c.Ramp))
+	}
+	if err := c.Delivery.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("delivery: %w", err))
+	}
 	if c.Threads < 0 {
 		errs = append(errs, fmt.Errorf("threads must be ≥ 0 (0 = auto), got %d", c.Threads))
 	}
@@ -251,6 +279,9 @@ type Result struct {
 	ServerTickRaw map[string]json.RawMessage
 	// DialError is the first error creating or connecting a host, if any.
 	DialError error
+	// Delivery is the policy the run's delivery is judged by (Config's,
+	// defaults filled).
+	Delivery gatetable.DeliveryPolicy
 }
 
 // Run runs the swarm until the duration ends, ctx is cancelled (the report
@@ -325,7 +356,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	end := time.Now()
 	cpu1 := processCPU()
 
-	res := &Result{}
+	res := &Result{Delivery: cfg.Delivery.WithDefaults()}
 	res.Report = buildReport(&cfg, workers, start, end)
 	addTraceReport(res.Report, traces, workers)
 	if rl != nil {
@@ -381,6 +412,7 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 	sts := cfg.Impairment.Stretches()
 	for i := range workers {
 		workers[i] = newWorker(i, cfg, b, interval)
+		workers[i].warmEnd = cfg.warmupEnd(start)
 		if rl != nil {
 			workers[i].clock = &phaseClock{start: start, stretches: sts}
 		}

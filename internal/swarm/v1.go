@@ -161,7 +161,7 @@ func (b *v1Bot) welcome(msg []byte) (Msg, error) {
 	}
 	b.welcomed = true
 	b.decoder = b.w.decoderFor(m.BodyFormat)
-	return Msg{Kind: MsgAdmitted, ServerTransport: m.Transport, BodyFormat: m.BodyFormat}, nil
+	return Msg{Kind: MsgAdmitted, ServerTransport: m.Transport, BodyFormat: m.BodyFormat, AnnouncedHz: float64(m.TickHz)}, nil
 }
 
 // snapshot reads the header (the tick) and, when the Welcome named a

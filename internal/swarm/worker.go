@@ -58,9 +58,20 @@ type worker struct {
 	socketErrs, dialErrs, fdErrs int
 	fds                          *fdRoom
 	// clock and perSec serve impaired runs: the stretch a time falls in,
-	// and the snapshots that arrived in each second of the run.
-	clock  *phaseClock
-	perSec []int64
+	// and the snapshots that arrived in each second of the run;
+	// stretchIntervals the state-update intervals of each stretch.
+	clock            *phaseClock
+	perSec           []int64
+	stretchIntervals []*stats.Histogram
+	// warmEnd is the warm-up's end (zero: none): the windowed figures
+	// count from it (Config.Warmup).
+	warmEnd time.Time
+	// stateInterval pools the joined clients' times between consecutive
+	// windowed state updates.
+	stateInterval *stats.Histogram
+	// stoppedAt is when the worker's loop ended (before it parked): the
+	// end of its clients' joined time for the delivery figures.
+	stoppedAt time.Time
 
 	mu      sync.Mutex
 	pub     workerPub
@@ -84,11 +95,12 @@ func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration)
 	p := cfg.protocol()
 	w := &worker{
 		id: id, cfg: cfg, backend: b, interval: interval,
-		scratch:     make([]byte, 0, 512),
-		proto:       p.NewWorker(cfg),
-		connectData: p.ConnectData(),
-		pub:         workerPub{dtP99: math.NaN()},
-		svcInterval: stats.NewHistogram(),
+		scratch:       make([]byte, 0, 512),
+		proto:         p.NewWorker(cfg),
+		connectData:   p.ConnectData(),
+		pub:           workerPub{dtP99: math.NaN()},
+		svcInterval:   stats.NewHistogram(),
+		stateInterval: stats.NewHistogram(),
 	}
 	if bt, ok := b.(transport.Batcher); ok && !cfg.PerClientService {
 		w.batch = bt.NewBatch()
@@ -111,6 +123,7 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 	p := newPacer(w.held, w.interval)
 	defer p.stop()
 	defer func() {
+		w.stoppedAt = time.Now()
 		if w.park != nil {
 			w.park()
 		}
@@ -120,7 +133,9 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 		begin := time.Now()
 		done := w.iterate()
 		dt := float64(time.Since(begin)) / float64(time.Millisecond)
-		w.dtMs = append(w.dtMs, dt)
+		if !begin.Before(w.warmEnd) {
+			w.dtMs = append(w.dtMs, dt)
+		}
 		w.intervalDt = append(w.intervalDt, dt)
 		w.maybePublish(time.Now())
 		if done {
@@ -290,7 +305,9 @@ func (w *worker) serviced(c *client, at time.Time) {
 	}
 	if !c.lastService.IsZero() {
 		ms := float64(at.Sub(c.lastService)) / float64(time.Millisecond)
-		w.svcInterval.Record(ms)
+		if !at.Before(w.warmEnd) {
+			w.svcInterval.Record(ms)
+		}
 		w.pubSvcSum += ms
 		w.pubSvcN++
 	}
@@ -340,6 +357,14 @@ func (w *worker) start(c *client, now time.Time) {
 		return
 	}
 	c.peer, c.phase = peer, phaseConnecting
+}
+
+// stretchInterval is stretch i's pooled interval histogram.
+func (w *worker) stretchInterval(i int) *stats.Histogram {
+	for len(w.stretchIntervals) <= i {
+		w.stretchIntervals = append(w.stretchIntervals, stats.NewHistogram())
+	}
+	return w.stretchIntervals[i]
 }
 
 // countSecond counts a snapshot in its second of the run.

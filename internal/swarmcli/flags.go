@@ -27,11 +27,11 @@ Asserts whose threshold is < 0 are off (the default); the congestion pair is
 off at 0. An assert whose metric is missing fails. --abort-on-breach ends the
 run as soon as an assert's figure is beyond its threshold (by more than the
 margin) for that many consecutive seconds; the report says when and why. Exit
-status: 0 passed, 1 an assert failed, clients were lost or the run ended early
-on a breach, 2 usage (or a --transport this build cannot speak), 3 the swarm
-could not start all its clients itself (its sockets or descriptors: a harness
-error, not the server's), 130 interrupted (the report is still written, marked
-aborted).
+status: 0 passed, 1 an assert failed, clients were lost, state was not
+delivered or the run ended early on a breach, 2 usage (or a --transport this
+build cannot speak), 3 the swarm could not start all its clients itself (its
+sockets or descriptors: a harness error, not the server's), 130 interrupted
+(the report is still written, marked aborted).
 
 options:
 `
@@ -66,6 +66,8 @@ type Flags struct {
 	promMap string
 	// abortOn are the --abort-on-breach values, in order.
 	abortOn []string
+	// warmupS is --warmup-s (Cfg.Warmup).
+	warmupS float64
 }
 
 // degradeFlags are the --degrade-* options: one impairment window on the
@@ -111,6 +113,10 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.hold, "hold-threads", true, "on ENet without impairment, each worker keeps its OS thread between ticks instead of parking on a Go timer (false: a benchmark knob)")
 	fs.BoolVar(&f.batch, "batch", true, "send and service all of a worker's ENet clients in one call per tick (false: one call per client, a benchmark knob)")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress on stderr: auto | tty | plain | off")
+	fs.Float64Var(&f.warmupS, "warmup-s", 0, "leave the first `seconds` of the hold (from the last connect slot) out of every windowed figure: per-client rates, gaps, intervals and RTT, the stretches, the RSS fit, the service interval")
+	fs.Float64Var(&f.Cfg.Delivery.RateHz, "delivery-rate-hz", 0, "the state-update `rate` delivery is judged against (0: the rate the server announced, else the observed server tick rate)")
+	fs.Float64Var(&f.Cfg.Delivery.MinRateFraction, "delivery-min-rate-fraction", gatetable.DefaultMinRateFraction, "fail unless every admitted client received at least this `share` of the delivery rate (updates/s over its joined time)")
+	fs.Float64Var(&f.Cfg.Delivery.MaxGapMs, "delivery-max-gap-ms", gatetable.DefaultMaxGapMs, "fail if an admitted client went longer than this (`ms`) without a state update")
 	declareDegradeFlags(fs, &f.degrade)
 	fs.StringVar(&f.shard, "shard", "", "run shard `I/N` of the --clients run: clients [⌊I·C/N⌋, ⌊(I+1)·C/N⌋) with their unsharded indices, names, ramp slots and patterns")
 	fs.StringVar(&f.startAt, "start-at", "", "shared start instant (RFC 3339): the ramp, duration and timeline count from it; a late start is recorded in the report")
@@ -225,7 +231,7 @@ func (f *Flags) finish(env *Env, pos []string) error {
 		v    float64
 		unit time.Duration
 	}{{"duration", f.durationS, time.Second}, {"ramp-ms", f.rampMs, time.Millisecond}, {"rss-sample-interval-s", f.rssS, time.Second},
-		{"timeout-s", f.timeoutS, time.Second}, {"test-busy-us", f.testBusyUs, time.Microsecond}} {
+		{"timeout-s", f.timeoutS, time.Second}, {"test-busy-us", f.testBusyUs, time.Microsecond}, {"warmup-s", f.warmupS, time.Second}} {
 		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
 			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", d.name, d.v)
 		}
@@ -254,6 +260,7 @@ func (f *Flags) finish(env *Env, pos []string) error {
 	f.Cfg.PerClientService = !f.batch
 	f.Cfg.HoldThreads = f.hold
 	f.Cfg.TestBusy = time.Duration(f.testBusyUs * float64(time.Microsecond))
+	f.Cfg.Warmup = seconds(f.warmupS)
 	if err := f.parseShard(); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/safetext"
 	"github.com/scalegate/scalegate/internal/swarm"
@@ -52,6 +53,16 @@ func printSummary(w io.Writer, res *swarm.Result) {
 	}
 	if r.MaxSnapshotGapMs != nil {
 		fmt.Fprintf(w, "  max snapshot gap %.1f ms, snapshots %d, decode errors %d\n", *r.MaxSnapshotGapMs, r.SnapshotsReceived, r.SnapshotDecodeErrors)
+	}
+	pct("state interval", r.StateIntervalMs)
+	d := gatetable.Delivered(r, res.Delivery)
+	verdict := "held"
+	if !d.OK() {
+		verdict = "FAILED: " + d.Why()
+	}
+	fmt.Fprintf(w, "  delivery %s: %s (must: %s)\n", verdict, d.Text, d.Threshold)
+	if r.WarmupEndS != nil {
+		fmt.Fprintf(w, "  warm-up %gs: windowed figures count from t=%.1fs\n", r.WarmupS, *r.WarmupEndS)
 	}
 	if r.CPUUsPerClientTick != nil {
 		fmt.Fprintf(w, "  harness CPU %.2fs, %.1f µs per client-tick (workers %s)\n", *r.HarnessCPUS, *r.CPUUsPerClientTick, r.WorkerPacing)

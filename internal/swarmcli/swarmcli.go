@@ -172,8 +172,8 @@ func warnFileLimit(w io.Writer, l *report.FDLimit) {
 // outcome maps a finished run to its exit status: interrupted, then the
 // harness falling short on its own (the gate's rule,
 // gatetable.HarnessShort: inconclusive), then an early end on a breach,
-// then the load not happening (gatetable.LoadHappened), then a failed
-// assert.
+// then the load not happening (the gate's own rules, gatetable.LoadHappened
+// and gatetable.Delivered), then a failed assert.
 func outcome(res *swarm.Result, failed int) error {
 	r := res.Report
 	if r.Aborted != "" {
@@ -194,6 +194,9 @@ func outcome(res *swarm.Result, failed int) error {
 			msg += "; " + r.AbortReason
 		}
 		return exitcode.Errorf(exitcode.GateFailed, "%s", msg)
+	}
+	if d := gatetable.Delivered(r, res.Delivery); !d.OK() {
+		return exitcode.Errorf(exitcode.GateFailed, "swarm: delivery: %s", d.Why())
 	}
 	if failed > 0 {
 		return exitcode.Printed(exitcode.GateFailed)

@@ -36,7 +36,9 @@ func TestImpairmentRefusedOnWebSocket(t *testing.T) {
 // aborted run is interrupted; a failed assert is 1.
 func TestOutcomeIsTheLoadRule(t *testing.T) {
 	healthy := func() *report.Report {
-		return &report.Report{Clients: 4, ClientsConnected: 4, SnapshotsReceived: 400}
+		hz, gap := 60.0, 40.0
+		return &report.Report{Clients: 4, ClientsConnected: 4, SnapshotsReceived: 400,
+			Delivery: &report.Delivery{AnnouncedHz: &hz, UpdatesPerS: &report.MinMeanMax{Min: 59, Mean: 59.8, Max: 60}, Clients: 4, MaxGapMs: &gap}}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -50,6 +52,11 @@ func TestOutcomeIsTheLoadRule(t *testing.T) {
 		{"nobody admitted", func(r *report.Report) { r.ClientsConnected = 0 }, 0, exitcode.GateFailed, "no client was admitted"},
 		{"clients lost", func(r *report.Report) { r.ClientsDisconnected = 1 }, 0, exitcode.GateFailed, "1 of 4 admitted clients lost mid-run"},
 		{"assert failed", nil, 1, exitcode.GateFailed, ""},
+		{"starved", func(r *report.Report) { r.Delivery.UpdatesPerS.Min = 0.2 }, 0, exitcode.GateFailed, "delivery: client ? received 0.20 state updates/s"},
+		{"silent", func(r *report.Report) {
+			r.ClientsDisconnected, r.DisconnectedByReason = 4, map[string]int{"silent": 4}
+		}, 0, exitcode.GateFailed, "lost mid-run"},
+		{"no delivery figures", func(r *report.Report) { r.Delivery = nil }, 0, exitcode.GateFailed, "report.delivery missing"},
 		{"aborted", func(r *report.Report) { r.Aborted = "interrupted" }, 0, exitcode.Interrupted, "interrupted"},
 		// An early end on a breach is a failure of the gate it names.
 		{"ended early", func(r *report.Report) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/report"
 )
 
 // Options says where one swarm process of a leg runs and what it writes.
@@ -90,6 +91,10 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 	if p.Harness.TestBusyUsPerClient > 0 {
 		args = append(args, "--test-busy-us", fmtFlag(p.Harness.TestBusyUsPerClient))
 	}
+	if p.WarmupS > 0 {
+		args = append(args, "--warmup-s", fmtFlag(p.WarmupS))
+	}
+	args = append(args, DeliveryFlags(p.Delivery)...)
 	if o.ImpairmentFile != "" {
 		args = append(args, "--degrade-schedule", o.ImpairmentFile, "--degrade-seed", strconv.FormatUint(p.ImpairmentSeed, 10))
 	}
@@ -145,12 +150,42 @@ func AbortFlags(p *profile.Profile, leg profile.Leg, strict bool) []string {
 	return out
 }
 
+// DeliveryFlags are the swarm flags of a delivery policy that differ from
+// the swarm's defaults (gatetable's), so the swarm's report `passed` and
+// exit status judge delivery by the profile's policy, as the gate does.
+func DeliveryFlags(d gatetable.DeliveryPolicy) []string {
+	var out []string
+	if d.RateHz > 0 {
+		out = append(out, "--delivery-rate-hz", fmtFlag(d.RateHz))
+	}
+	if d.MinRateFraction != 0 && d.MinRateFraction != gatetable.DefaultMinRateFraction {
+		out = append(out, "--delivery-min-rate-fraction", fmtFlag(d.MinRateFraction))
+	}
+	if d.MaxGapMs != 0 && d.MaxGapMs != gatetable.DefaultMaxGapMs {
+		out = append(out, "--delivery-max-gap-ms", fmtFlag(d.MaxGapMs))
+	}
+	return out
+}
+
 // RampFits reports whether the last of clients connects before duration
 // ends when they connect ramp apart: the swarm refuses a ramp that does
 // not fit (its late clients would measure nothing), and vet refuses the
 // profile that asks for one before anything starts.
 func RampFits(clients int, ramp, duration time.Duration) bool {
 	return clients < 1 || time.Duration(clients-1)*ramp < duration
+}
+
+// WarmupFits reports whether a warm-up leaves something to measure: the
+// hold (the duration after the last of clients' connect slots, ramp
+// apart) must outlast the warm-up by report.MinDeliveryWindowS, the
+// shortest time a client's delivery rate is measured over. The swarm
+// refuses a warm-up that does not fit and vet refuses the profile.
+func WarmupFits(clients int, ramp, warmup, duration time.Duration) bool {
+	if warmup <= 0 {
+		return true
+	}
+	hold := duration - time.Duration(max(clients-1, 0))*ramp
+	return warmup+time.Duration(report.MinDeliveryWindowS*float64(time.Second)) <= hold
 }
 
 func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
