@@ -72,6 +72,15 @@ plain_only=(
   # inputs near 60/s): the detector's slowdown makes the harness the
   # bottleneck. The other end-to-end swarm tests run under it.
   "./internal/swarm TestE2EReferenceServer64Clients"
+  # The GitHub Action's script end to end: each test runs action.sh (bash),
+  # which runs a scalegate binary built without the detector; the tests'
+  # one goroutine waits on that child. Under the detector they only cost
+  # time (58 s), so they run beside the end-to-end scripts instead.
+  "./internal/actiontest TestBuildsAndPasses"
+  "./internal/actiontest TestGateFails"
+  "./internal/actiontest TestInconclusive"
+  "./internal/actiontest TestInterrupted"
+  "./internal/actiontest TestNotRun"
   # Counts allocations per message (testing.AllocsPerRun): under the
   # detector sync.Pool drops items at random, so the count is the
   # detector's, not the code's.
@@ -152,7 +161,7 @@ trap 'rm -rf "$logs"' EXIT
 
 # run_plain: the plain packages alongside the plain_only tests; each half's
 # output is printed whole when both are done, so the two do not interleave.
-# The end-to-end scripts run 3 at a time (-parallel 3; only testscript's
+# The end-to-end scripts run 6 at a time (-parallel 6; only testscript's
 # scripts are parallel tests): a script mostly waits on its 4-24 s legs,
 # so 3 at once use about half a core and take ~115 s instead of ~170 s.
 # (4 at once took 90 s, but the legs then disturbed each other enough for
@@ -161,7 +170,7 @@ run_plain() {
   local rc=0
   go test -count=1 -timeout 25m "${plain_pkgs[@]}" >"$logs/pkgs" 2>&1 &
   local pkgs_pid=$!
-  go test -count=1 -timeout 25m -parallel 3 -run "$only" "${plain_only_pkg_list[@]}" >"$logs/only" 2>&1 || rc=1
+  go test -count=1 -timeout 25m -parallel 6 -run "$only" "${plain_only_pkg_list[@]}" >"$logs/only" 2>&1 || rc=1
   wait $pkgs_pid || rc=1
   cat "$logs/pkgs" "$logs/only"
   return $rc

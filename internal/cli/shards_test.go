@@ -48,8 +48,13 @@ func cmdKillSwarm(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdSameRun: samerun ONE.json MERGED.json asserts a merged sharded
 // report describes the same load as a one-process report of the same
-// server and size: equal clients_connected, payload KB/s mean within 2 %,
-// observed tick-Hz mean within 0.5 Hz, and the merge complete.
+// server and size: equal clients_connected, payload KB/s mean within 5 %,
+// observed tick-Hz mean within 0.5 Hz, and the merge complete. 5 %: two
+// independent runs of the same world differ by what each client happened
+// to see (measured up to 2.6 % with the end-to-end scripts running 4 at
+// once); the merge mistakes this exists for are far larger (a sum for a
+// mean is +300 %, a count off by one shard -25 %), and the exact weighting
+// is internal/merge's unit tests' job.
 func cmdSameRun(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: samerun ONE.json MERGED.json")
@@ -70,8 +75,8 @@ func cmdSameRun(ts *testscript.TestScript, neg bool, args []string) {
 	k1, k2 := one.DownstreamKBsPerClient.Mean, m.DownstreamKBsPerClient.Mean
 	h1, h2 := one.ObservedServerTickHz.Mean, m.ObservedServerTickHz.Mean
 	ts.Logf("KB/s mean %.3f vs merged %.3f (%.2f %%); tick-Hz mean %.3f vs merged %.3f", k1, k2, (k2-k1)/k1*100, h1, h2)
-	if math.Abs(k2-k1) > 0.02*k1 {
-		ts.Fatalf("KB/s mean %.3f vs merged %.3f: more than 2 %% apart", k1, k2)
+	if math.Abs(k2-k1) > 0.05*k1 {
+		ts.Fatalf("KB/s mean %.3f vs merged %.3f: more than 5 %% apart", k1, k2)
 	}
 	if math.Abs(h2-h1) > 0.5 {
 		ts.Fatalf("tick-Hz mean %.3f vs merged %.3f: more than 0.5 Hz apart", h1, h2)

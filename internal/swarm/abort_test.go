@@ -28,6 +28,9 @@ func abortRule(t *testing.T, name string, thr float64, afterS int, margin float6
 // rule's 2 s under 15 Hz (30 Hz − 50 %): the report says when, why and on which gate, and is not
 // marked interrupted. The same rule leaves a healthy server's run alone.
 func TestRunAbortsOnTickHzCollapse(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	slow := startFakeServerTicking(t, BodyFormatOpaque, make([]byte, 100), 0, 6)
 	cfg := Config{Addr: slow.addr, Clients: 4, Duration: 60 * time.Second, Ramp: 10 * time.Millisecond, Threads: 1,
 		Abort: []gatetable.AbortRule{abortRule(t, "tick_hz_min", 30, 2, 50)}}
@@ -64,6 +67,9 @@ func TestRunAbortsOnTickHzCollapse(t *testing.T) {
 
 // A payload ceiling breached by more than the margin ends the run.
 func TestRunAbortsOnPayloadCeiling(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 1000), 0) // ~60 KB/s per client
 	cfg := Config{Addr: srv.addr, Clients: 2, Duration: 60 * time.Second, Ramp: 10 * time.Millisecond, Threads: 1,
 		Abort: []gatetable.AbortRule{abortRule(t, "kbs_max", 20, 2, 50)}}
@@ -194,6 +200,9 @@ func TestFDBudget(t *testing.T) {
 // second by the gate's rule, it ends the run when over the bound; a file
 // whose wire_peers is 0 measured nothing and never does.
 func TestRunAbortsOnWireCeiling(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 100), 0)
 	for _, tc := range []struct {
 		name, file string

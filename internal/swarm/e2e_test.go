@@ -179,6 +179,9 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 // A server that refuses every 2nd Join: refusals counted by reason, and
 // --assert-admission fails with one line naming it.
 func TestE2EReferenceServerRefusals(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startRefServer(t, 16, func(c *server.Config) { c.Faults.RefuseEveryNthJoin = 2 })
 	code, r, stderr := swarmCLI(t, 90*time.Second, "127.0.0.1", srv.Port, "--clients", "6", "--duration", "3", "--assert-admission")
 	if r.ClientsRefused != 3 || r.RefusedByReason["server_full"] != 3 || r.ClientsConnected != 3 {
@@ -192,6 +195,9 @@ func TestE2EReferenceServerRefusals(t *testing.T) {
 // A server killed mid-run: every client is lost, the swarm writes its
 // report and exits non-zero long before its 120 s duration — no hang.
 func TestE2EReferenceServerKilled(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startRefServer(t, 16, nil)
 	livetest.Go(t, "server killer", func(context.Context) error {
 		// Kill once all 8 clients are in (an event read from the server's

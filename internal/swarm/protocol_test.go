@@ -107,6 +107,9 @@ func TestRunProtocolWithoutTick(t *testing.T) {
 // transport's RTT estimate: answered, the engine times it; never
 // answered, rtt_ms is missing although ENet has an estimate.
 func TestRunPingerTimesRoundTrips(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
 	for _, mute := range []bool{false, true} {
 		cfg := Config{Addr: srv.addr, Clients: 2, Duration: 4 * time.Second, Ramp: 10 * time.Millisecond, Threads: 1, Protocol: untickedV1{ping: true, mute: mute}}

@@ -44,6 +44,9 @@ func inputsOver(srv *fakeServer, n int) livetest.Cond {
 }
 
 func TestRunAgainstFakeServer(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 200), 0)
 	cfg := Config{Addr: srv.addr, Clients: 6, Duration: 3 * time.Second, Ramp: 10 * time.Millisecond,
 		Mix: Mix{{Name: "weave", Weight: 1}, {Name: "idle", Weight: 1}}, Threads: 2}
@@ -108,6 +111,9 @@ func checkPlayers(t *testing.T, r *report.Report) {
 }
 
 func TestRunCountsRefusalsByReason(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 2)
 	cfg := Config{Addr: srv.addr, Clients: 6, Duration: 3 * time.Second, Ramp: 10 * time.Millisecond, Threads: 1}
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
@@ -240,6 +246,9 @@ func TestRunUnknownTransport(t *testing.T) {
 }
 
 func TestServerMetricsMissingIsReportedNotZero(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
 	dir := t.TempDir()
 	for _, tc := range []struct {

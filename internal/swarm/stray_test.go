@@ -16,6 +16,9 @@ import (
 // connects through its own link. Before, the strays took 5 of 8 links
 // over and the gate failed admission, blaming the server.
 func TestStraysBeforeTheClientsDoNotStopThem(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 200), 0)
 	stray, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {

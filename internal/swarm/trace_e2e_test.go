@@ -143,6 +143,9 @@ func TestTraceRoundTrip(t *testing.T) {
 // a second with gaps) replay from a directory: client i plays file i mod 2,
 // and each file comes back out of the server in order.
 func TestForeignTraceReplays(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	dir := t.TempDir()
 	want := map[string]*trace.Trace{}
 	for f, name := range []string{"a.flit", "b.flit"} {
