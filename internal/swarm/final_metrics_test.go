@@ -51,6 +51,9 @@ func init() {
 // gone) the moment the first client disconnects, and the report must still
 // carry the loaded server's file.
 func TestEmbeddedMetricsPredateTheDisconnects(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
 	path := filepath.Join(t.TempDir(), "m.json")
 	if err := report.WriteFileAtomic(path, []byte(metricsFile)); err != nil {

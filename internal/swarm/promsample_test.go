@@ -57,6 +57,9 @@ func f64(v float64) *float64 { return &v }
 // figures over the hold as server_tick, read by the asserts like the
 // file's. A mapped series the endpoint lacks is missing, named.
 func TestPrometheusSampledAndEmbedded(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
 	ep := &growingEndpoint{start: time.Now()}
 	hs := httptest.NewServer(ep)
@@ -157,6 +160,9 @@ func TestPrometheusSampledAndEmbedded(t *testing.T) {
 // report without server_tick and says why; every server-side assert is
 // then unevaluable, never passed.
 func TestPrometheusUnreachable(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }))
 	defer hs.Close()

@@ -135,6 +135,9 @@ func TestRunCountsRefusalsByReason(t *testing.T) {
 }
 
 func TestRunDecodesKnownFormatAndCountsErrors(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	// A body that is not a valid sg-entities/1 body: every snapshot fails.
 	srv := startFakeServer(t, "sg-entities/1", []byte{0xde, 0xad, 0xbe, 0xef}, 0)
 	cfg := Config{Addr: srv.addr, Clients: 2, Duration: 2 * time.Second, Threads: 1}
@@ -149,6 +152,9 @@ func TestRunDecodesKnownFormatAndCountsErrors(t *testing.T) {
 // bytes per entity (the figure a binding budget cannot hide a fatter record
 // from); events are decoded, not counted as entities.
 func TestRunReportsBytesPerEntity(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	enc, err := snapshot.NewEncoder()
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +184,9 @@ func TestRunReportsBytesPerEntity(t *testing.T) {
 // An opaque server's bodies are not decoded: no per-entity figures, null
 // rather than zero.
 func TestRunOpaqueHasNoBytesPerEntity(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 100), 0)
 	cfg := Config{Addr: srv.addr, Clients: 1, Duration: 1500 * time.Millisecond}
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
@@ -187,6 +196,9 @@ func TestRunOpaqueHasNoBytesPerEntity(t *testing.T) {
 }
 
 func TestRunUnknownBodyFormatIsRecorded(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, "other-game/7", []byte{1, 2, 3}, 0)
 	cfg := Config{Addr: srv.addr, Clients: 1, Duration: 2 * time.Second}
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report
@@ -196,6 +208,9 @@ func TestRunUnknownBodyFormatIsRecorded(t *testing.T) {
 }
 
 func TestRunServerKilledMidRun(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 50), 0)
 	cfg := Config{Addr: srv.addr, Clients: 4, Duration: 120 * time.Second, Ramp: 5 * time.Millisecond,
 		Threads: 2, Timeout: time.Second}
@@ -282,6 +297,9 @@ func TestServerMetricsMissingIsReportedNotZero(t *testing.T) {
 }
 
 func TestServerMetricsSampledAndEmbedded(t *testing.T) {
+	// Parallel: it judges counts and outcomes, not rates, so another test
+	// beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
 	path := filepath.Join(t.TempDir(), "m.json")
 	if err := report.WriteFileAtomic(path, []byte(metricsFile)); err != nil {
