@@ -25,95 +25,136 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		DisconnectedByReason:   map[string]int{},
 		NeverConnectedByReason: map[string]int{},
 		Asserts:                []report.AssertResult{},
+		Protocol:               cfg.protocol().Name(),
 	}
-	r.Protocol = cfg.protocol().Name()
-	var hz, kbs, rtt, pd, conn, dts []float64
-	var entBytes, entities, ticked int64
-	gap := time.Duration(-1)
-	warned := map[string]bool{}
-	svc, states := stats.NewHistogram(), stats.NewHistogram()
-	var announced *float64
+	col := newCollected()
 	for _, w := range workers {
-		if r.Transport == "" {
-			r.Transport = w.spoken
-		}
-		dts = append(dts, w.dtMs...)
-		svc.Merge(w.svcInterval)
-		states.Merge(w.stateInterval)
-		r.InputsSent += w.inputsSent
-		r.ClientTicks += w.clientTicks
-		r.ProtocolErrors += w.protocolErrors
-		for _, s := range w.proto.Warnings() {
-			if !warned[s] {
-				warned[s] = true
-				r.Warnings = append(r.Warnings, s)
-			}
-		}
-		for _, c := range w.clients {
-			ticked += c.ticks
-			tallyClient(r, c)
-			r.Players = append(r.Players, c.player(w))
-			if announced == nil && c.announcedHz > 0 {
-				announced = &c.announcedHz
-			}
-			entBytes += c.decodedBytes
-			entities += c.decodedEntities
-			if c.snaps >= 2 && c.maxGap > gap {
-				gap = c.maxGap
-			}
-			hz = append(hz, c.tickHz())
-			kbs = append(kbs, c.kbs())
-			rtt = append(rtt, c.rttMs...)
-			pd = append(pd, c.peerDelayMs...)
-			conn = append(conn, c.connectMs)
-		}
+		col.addWorker(r, w)
 	}
-	if lo, mean, hi, ok := stats.MinMeanMax(hz); ok {
-		r.ObservedServerTickHz = &report.MinMeanMax{Min: lo, Mean: mean, Max: hi}
-	}
-	r.InputsPerSPerClient = report.InputRates(r.Players)
-	if _, mean, hi, ok := stats.MinMeanMax(kbs); ok {
-		r.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
-	}
-	if entities > 0 {
-		r.EntitiesPerSnapshot = nanPtr(float64(entities) / float64(r.SnapshotsDecoded))
-		r.SnapshotBytesPerEntity = nanPtr(float64(entBytes) / float64(entities))
-	}
-	r.Histograms = &report.Histograms{
-		RTTMs: stats.HistogramOf(rtt), PeerDelayMs: stats.HistogramOf(pd), ConnectMs: stats.HistogramOf(conn),
-		WorkerLoopDtMs: stats.HistogramOf(dts), TickHzPerClient: stats.HistogramOf(hz), KBsPerClient: stats.HistogramOf(kbs),
-	}
-	if svc.Count() > 0 { // an empty distribution is absent, never an empty histogram
-		r.Histograms.ServiceIntervalMs = svc
-		r.ServiceIntervalMs = report.PercentilesOf(svc.Summary())
-	}
-	if states.Count() > 0 {
-		r.Histograms.StateIntervalMs = states
-		r.StateIntervalMs = report.PercentilesOf(states.Summary())
-	}
+	col.fill(r)
 	if cfg.Warmup > 0 {
 		r.WarmupS = cfg.Warmup.Seconds()
 		end := round3(cfg.warmupEnd(start).Sub(start).Seconds())
 		r.WarmupEndS = &end
 	}
-	r.RTTMs = percentiles(rtt)
-	r.PeerDelayMs = percentiles(pd)
-	r.ConnectMs = percentiles(conn)
-	r.WorkerLoopDtMs = percentiles(dts)
-	if gap >= 0 {
-		r.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))
-	}
-	if n := starved(workers, end); n > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d admitted client(s) held to the end received fewer than two state updates in %s or more: the server kept them connected without sending them state (their tick_hz and kbs are null, and the across-client figures leave them out)", n, starvedAfter))
-	}
-	if r.SnapshotsReceived > 0 && ticked == 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("protocol %s: no state update carried a server tick, so observed_server_tick_hz is missing (a tick_hz_min gate cannot be evaluated); payload KB/s, snapshot gaps and counts were measured", r.Protocol))
-	}
+	r.Warnings = append(r.Warnings, col.warnings(r, workers, end)...)
 	sort.Strings(r.Warnings)
 	// Workers hold clients round-robin: order the list by client index.
 	sort.Slice(r.Players, func(i, j int) bool { return r.Players[i].Index < r.Players[j].Index })
-	r.Delivery = report.DeliveryOf(r.Players, announced)
+	r.Delivery = report.DeliveryOf(r.Players, announcedOrNil(col.announced))
 	return r
+}
+
+// collected is what buildReport gathers across every worker's clients
+// before it computes the report's distributions.
+type collected struct {
+	hz, kbs, rtt, pd, conn, dts []float64
+	entBytes, entities, ticked  int64
+	gap                         time.Duration // -1: no client had two updates
+	warned                      map[string]bool
+	svc, states                 *stats.Histogram
+	announced                   float64 // the first rate a server announced; 0 none
+}
+
+func newCollected() *collected {
+	return &collected{gap: -1, warned: map[string]bool{}, svc: stats.NewHistogram(), states: stats.NewHistogram()}
+}
+
+// addWorker folds one worker's counters, distributions, warnings and
+// clients into r and col.
+func (col *collected) addWorker(r *report.Report, w *worker) {
+	if r.Transport == "" {
+		r.Transport = w.spoken
+	}
+	col.dts = append(col.dts, w.dtMs...)
+	col.svc.Merge(w.svcInterval)
+	col.states.Merge(w.stateInterval)
+	r.InputsSent += w.inputsSent
+	r.ClientTicks += w.clientTicks
+	r.ProtocolErrors += w.protocolErrors
+	for _, s := range w.proto.Warnings() {
+		if !col.warned[s] {
+			col.warned[s] = true
+			r.Warnings = append(r.Warnings, s)
+		}
+	}
+	for _, c := range w.clients {
+		tallyClient(r, c)
+		r.Players = append(r.Players, c.player(w))
+		col.addClient(c)
+	}
+}
+
+// addClient gathers one client's figures for the across-client ones.
+func (col *collected) addClient(c *client) {
+	col.ticked += c.ticks
+	if col.announced == 0 && c.announcedHz > 0 {
+		col.announced = c.announcedHz
+	}
+	col.entBytes += c.decodedBytes
+	col.entities += c.decodedEntities
+	if c.snaps >= 2 && c.maxGap > col.gap {
+		col.gap = c.maxGap
+	}
+	col.hz = append(col.hz, c.tickHz())
+	col.kbs = append(col.kbs, c.kbs())
+	col.rtt = append(col.rtt, c.rttMs...)
+	col.pd = append(col.pd, c.peerDelayMs...)
+	col.conn = append(col.conn, c.connectMs)
+}
+
+// fill sets r's across-client figures and distributions from col.
+func (col *collected) fill(r *report.Report) {
+	if lo, mean, hi, ok := stats.MinMeanMax(col.hz); ok {
+		r.ObservedServerTickHz = &report.MinMeanMax{Min: lo, Mean: mean, Max: hi}
+	}
+	r.InputsPerSPerClient = report.InputRates(r.Players)
+	if _, mean, hi, ok := stats.MinMeanMax(col.kbs); ok {
+		r.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
+	}
+	if col.entities > 0 {
+		r.EntitiesPerSnapshot = nanPtr(float64(col.entities) / float64(r.SnapshotsDecoded))
+		r.SnapshotBytesPerEntity = nanPtr(float64(col.entBytes) / float64(col.entities))
+	}
+	r.Histograms = &report.Histograms{
+		RTTMs: stats.HistogramOf(col.rtt), PeerDelayMs: stats.HistogramOf(col.pd), ConnectMs: stats.HistogramOf(col.conn),
+		WorkerLoopDtMs: stats.HistogramOf(col.dts), TickHzPerClient: stats.HistogramOf(col.hz), KBsPerClient: stats.HistogramOf(col.kbs),
+	}
+	if col.svc.Count() > 0 { // an empty distribution is absent, never an empty histogram
+		r.Histograms.ServiceIntervalMs = col.svc
+		r.ServiceIntervalMs = report.PercentilesOf(col.svc.Summary())
+	}
+	if col.states.Count() > 0 {
+		r.Histograms.StateIntervalMs = col.states
+		r.StateIntervalMs = report.PercentilesOf(col.states.Summary())
+	}
+	r.RTTMs = percentiles(col.rtt)
+	r.PeerDelayMs = percentiles(col.pd)
+	r.ConnectMs = percentiles(col.conn)
+	r.WorkerLoopDtMs = percentiles(col.dts)
+	if col.gap >= 0 {
+		r.MaxSnapshotGapMs = nanPtr(float64(col.gap) / float64(time.Millisecond))
+	}
+}
+
+// warnings are the run-level warnings the collected figures call for.
+func (col *collected) warnings(r *report.Report, workers []*worker, end time.Time) []string {
+	var out []string
+	if n := starved(workers, end); n > 0 {
+		out = append(out, fmt.Sprintf("%d admitted client(s) held to the end received fewer than two state updates in %s or more: the server kept them connected without sending them state (their tick_hz and kbs are null, and the across-client figures leave them out)", n, starvedAfter))
+	}
+	if r.SnapshotsReceived > 0 && col.ticked == 0 {
+		out = append(out, fmt.Sprintf("protocol %s: no state update carried a server tick, so observed_server_tick_hz is missing (a tick_hz_min gate cannot be evaluated); payload KB/s, snapshot gaps and counts were measured", r.Protocol))
+	}
+	return out
+}
+
+// announcedOrNil is the announced rate as the report's optional figure.
+func announcedOrNil(hz float64) *float64 {
+	if hz <= 0 {
+		return nil
+	}
+	return &hz
 }
 
 // starvedAfter is how long a client must have been admitted before too few

@@ -291,19 +291,7 @@ type Result struct {
 // speak (*transport.UnknownBackendError).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	backend, err := transport.Lookup(cfg.Transport)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Impairment) > 0 {
-		if err := transport.CheckImpairable(cfg.Transport); err != nil {
-			return nil, fmt.Errorf("impairment: %w", err)
-		}
-	}
-	factories, traces, err := cfg.Mix.factories(ctx)
+	backend, factories, traces, err := prepare(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -330,13 +318,61 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, w := range workers {
 		w.held, w.fds = held, fds
 	}
+	mon := newMonitor(&cfg, workers, start)
+	mon.prom = prom
+	end := drive(ctx, &cfg, workers, mon, start)
+	cpu1 := processCPU()
+
+	res := &Result{Delivery: cfg.Delivery.WithDefaults()}
+	res.Report = buildReport(&cfg, workers, start, end)
+	addTraceReport(res.Report, traces, workers)
+	addRelay(res.Report, &cfg, rl, workers, start, end)
+	res.Report.Shard = shardInfo(&cfg, start, late)
+	mon.finish(res, end)
+	fillCPU(res.Report, cpu0, cpu1)
+	res.Report.WorkerPacing = report.PacingTicker
+	if held {
+		res.Report.WorkerPacing = report.PacingHeld
+	}
+	if ctx.Err() != nil {
+		res.Report.Aborted = "interrupted"
+	}
+	addHarness(res, workers, fdLimit)
+	recordEarlyEnd(res.Report, &cfg, mon.abort, ctx.Err() != nil, start, end)
+	return res, nil
+}
+
+// prepare checks cfg and resolves what the run needs before anything
+// starts: the transport, the pattern factories and the traces they replay.
+func prepare(ctx context.Context, cfg *Config) (transport.Backend, map[string]PatternFactory, []*replaySet, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, nil, err
+	}
+	backend, err := transport.Lookup(cfg.Transport)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(cfg.Impairment) > 0 {
+		if err := transport.CheckImpairable(cfg.Transport); err != nil {
+			return nil, nil, nil, fmt.Errorf("impairment: %w", err)
+		}
+	}
+	factories, traces, err := cfg.Mix.factories(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return backend, factories, traces, nil
+}
+
+// drive runs the workers until the duration ends, ctx is cancelled, the
+// monitor stops the run (an early abort) or every client has ended, and
+// returns when all of them have. Every worker parks before disconnecting
+// its clients; once all have, the monitor reads the server's metrics one
+// last time, then they are released.
+func drive(ctx context.Context, cfg *Config, workers []*worker, mon *monitor, start time.Time) time.Time {
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
-
-	mon := newMonitor(&cfg, workers, start)
-	mon.prom, mon.stop = prom, cancel
-	// Every worker parks before disconnecting its clients; once all have,
-	// the metrics file is read one last time, then they are released.
+	mon.stop = cancel
 	var parked sync.WaitGroup
 	parked.Add(len(workers))
 	release := make(chan struct{})
@@ -352,32 +388,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	mon.loop(done)
-	cancel()
-	end := time.Now()
-	cpu1 := processCPU()
+	return time.Now()
+}
 
-	res := &Result{Delivery: cfg.Delivery.WithDefaults()}
-	res.Report = buildReport(&cfg, workers, start, end)
-	addTraceReport(res.Report, traces, workers)
-	if rl != nil {
-		rl.Close()
-		res.Report.Impairment = cfg.Impairment
-		res.Report.Relay = &report.RelayStats{Seed: cfg.ImpairSeed, Stats: rl.Stats()}
-		if n := res.Report.Relay.Stray; n > 0 {
-			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("relay: %d stray datagram(s) dropped: sent to a relay port by neither the server nor that link's own client (something else on this machine); they never reached the server and are not its doing", n))
-		}
-		res.Report.Phases = buildPhases(&cfg, workers, start, end)
+// addRelay records what the impairment relay did, when the run had one.
+func addRelay(r *report.Report, cfg *Config, rl *relay.Relay, workers []*worker, start, end time.Time) {
+	if rl == nil {
+		return
 	}
-	res.Report.Shard = shardInfo(&cfg, start, late)
-	mon.finish(res, end)
-	fillCPU(res.Report, cpu0, cpu1)
-	res.Report.WorkerPacing = report.PacingTicker
-	if held {
-		res.Report.WorkerPacing = report.PacingHeld
+	rl.Close()
+	r.Impairment = cfg.Impairment
+	r.Relay = &report.RelayStats{Seed: cfg.ImpairSeed, Stats: rl.Stats()}
+	if n := r.Relay.Stray; n > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("relay: %d stray datagram(s) dropped: sent to a relay port by neither the server nor that link's own client (something else on this machine); they never reached the server and are not its doing", n))
 	}
-	if ctx.Err() != nil {
-		res.Report.Aborted = "interrupted"
-	}
+	r.Phases = buildPhases(cfg, workers, start, end)
+}
+
+// addHarness records the swarm's own failures: the first dial error, the
+// harness errors and, when the descriptor limit was short, what to raise.
+func addHarness(res *Result, workers []*worker, fdLimit *report.FDLimit) {
 	for _, w := range workers {
 		if w.firstDialErr != nil {
 			res.DialError = w.firstDialErr
@@ -388,8 +418,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if fdLimit.Short() {
 		res.Report.Warnings = append(res.Report.Warnings, FileLimitAdvice(fdLimit))
 	}
-	recordEarlyEnd(res.Report, &cfg, mon.abort, ctx.Err() != nil, start, end)
-	return res, nil
 }
 
 // buildWorkers assigns patterns, ramp slots and workers to the shard's
