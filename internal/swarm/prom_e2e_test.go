@@ -315,6 +315,9 @@ func ptrOr(p *float64) float64 {
 // series leaves its assert unevaluable — failed, with the selector named
 // in the report.
 func TestPrometheusOnlySlowTickFails(t *testing.T) {
+	// Parallel: it judges counts and outcomes (a lower bound at most), not
+	// rates, so another test beside it cannot change its verdict.
+	t.Parallel()
 	dir := t.TempDir()
 	var defaultMetrics string
 	srv := startRefServer(t, 64, func(c *server.Config) {

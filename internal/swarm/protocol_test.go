@@ -69,6 +69,9 @@ func (b *pingingBot) Ping(_ Conn, token uint32) error { b.token = token; return 
 // invented from arrival times, the report says why, and a tick_hz_min
 // assert fails as unevaluable.
 func TestRunProtocolWithoutTick(t *testing.T) {
+	// Parallel: it judges counts and outcomes (a lower bound at most), not
+	// rates, so another test beside it cannot change its verdict.
+	t.Parallel()
 	srv := startFakeServer(t, BodyFormatOpaque, make([]byte, 100), 0)
 	cfg := Config{Addr: srv.addr, Clients: 3, Duration: 3 * time.Second, Ramp: 10 * time.Millisecond, Threads: 1, Protocol: untickedV1{}}
 	res := runSwarm(t, context.Background(), cfg, 60*time.Second)
