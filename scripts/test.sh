@@ -32,9 +32,10 @@
 # server, and the CLI's serve, admin and signal tests.
 #
 # On the 2-core machine, with warm module and build caches and nothing else
-# running (load average 1.7 before it), the whole command took 342 s:
-# fmt 0, lists 0, vet 1, staticcheck 4, race 142, plain 195. A cold build
-# cache adds the compiles.
+# running, the whole command took 342-344 s: fmt 0, lists 0-1, vet 1-2,
+# staticcheck 4-7, race 130-142, plain 195-203. A cold build cache (a fresh
+# clone in a new directory, the module cache warm) adds the compiles:
+# 433 s (vet 24, staticcheck 30, race 176, plain 202).
 #
 # Long runs (soak, sweeps, 60 s fuzzing) are not here: see README "Long runs".
 set -euo pipefail
