@@ -177,6 +177,19 @@ func TestRTTAndWireCounters(t *testing.T) {
 		}
 		return n >= 45 // unreliable: allow a few drops on a loaded box
 	}, p.Both()...)
+	// The server's inbound counter moves when the client's datagrams
+	// arrive, which nothing above waited for: wait on them too, or a
+	// loaded box reads the rates before any came in.
+	in := 0
+	transporttest.WaitUntil(t, "the client's inputs at the server", func() bool {
+		for {
+			if _, ok := p.Server.Take(transporttest.IsReceive(transport.Unreliable)); !ok {
+				break
+			}
+			in++
+		}
+		return in >= 45
+	}, p.Both()...)
 	if rtt := p.Client.Host.RTT(p.CPeer); rtt <= 0 {
 		t.Errorf("client RTT = %v, want > 0", rtt)
 	}
