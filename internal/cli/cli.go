@@ -6,11 +6,11 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/scalegate/scalegate/internal/swarmcli"
 	"io"
 	"os"
 	"os/signal"
@@ -95,28 +95,11 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	return int(code)
 }
 
-// parseFlags parses args with fs. Help that was asked for (-h, -help,
-// --help) is the command's output, not an error: the usage goes to stdout
-// and the command ends with exit 0 and nothing else printed. Any other parse
-// error prints the usage to stderr and is a usage error (exit 2). fs's Usage
-// must write to fs.Output(), which parseFlags redirects.
+// parseFlags parses args with fs by the rule every scalegate command line
+// shares (swarmcli.ParseFlags: help to stdout and exit 0, any other parse
+// error a usage error).
 func parseFlags(env *Env, fs *flag.FlagSet, args []string) error {
-	var usage bytes.Buffer
-	fs.SetOutput(&usage)
-	defer fs.SetOutput(env.Stderr)
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, flag.ErrHelp):
-		_, werr := env.Stdout.Write(usage.Bytes())
-		if werr != nil {
-			return exitcode.With(exitcode.Internal, werr)
-		}
-		return printed(exitcode.OK)
-	}
-	_, _ = env.Stderr.Write(usage.Bytes())
-	return exitcode.With(exitcode.Usage, err)
+	return swarmcli.ParseFlags(env.Stdout, env.Stderr, fs, args)
 }
 
 // errPrinted marks an error already reported to the user in full.

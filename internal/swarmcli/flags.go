@@ -176,7 +176,7 @@ func (cmd Command) Parse(env *Env, args []string) (*Flags, error) {
 		for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 			pos, args = append(pos, args[0]), args[1:]
 		}
-		if err := parseFlags(env, fs, args); err != nil {
+		if err := ParseFlags(env.Stdout, env.Stderr, fs, args); err != nil {
 			return nil, err
 		}
 		if args = fs.Args(); len(args) == 0 {

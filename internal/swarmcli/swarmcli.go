@@ -74,25 +74,28 @@ func (cmd Command) transport() string {
 	return swarm.DefaultTransport
 }
 
-// parseFlags parses args with fs. Help that was asked for (-h, -help,
-// --help) is the command's output, not an error: the usage goes to stdout
-// and the command ends with exit 0 and nothing else printed. Any other
-// parse error prints the usage to stderr and is a usage error (exit 2).
-func parseFlags(env *Env, fs *flag.FlagSet, args []string) error {
+// ParseFlags parses args with fs, the one rule for every scalegate command
+// line (the gate's commands and every swarm binary). Help that was asked
+// for (-h, -help, --help) is the command's output, not an error: the usage
+// goes to stdout and the command ends with exit 0 and nothing else printed.
+// Any other parse error prints the usage to stderr and is a usage error
+// (exit 2). fs's Usage must write to fs.Output(), which ParseFlags
+// redirects.
+func ParseFlags(stdout, stderr io.Writer, fs *flag.FlagSet, args []string) error {
 	var usage bytes.Buffer
 	fs.SetOutput(&usage)
-	defer fs.SetOutput(env.Stderr)
+	defer fs.SetOutput(stderr)
 	err := fs.Parse(args)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
-		if _, werr := env.Stdout.Write(usage.Bytes()); werr != nil {
+		if _, werr := stdout.Write(usage.Bytes()); werr != nil {
 			return exitcode.With(exitcode.Internal, werr)
 		}
 		return exitcode.Printed(exitcode.OK)
 	}
-	_, _ = env.Stderr.Write(usage.Bytes())
+	_, _ = stderr.Write(usage.Bytes())
 	return exitcode.With(exitcode.Usage, err)
 }
 
