@@ -341,18 +341,25 @@ func (r *abRun) notes() []string {
 // writeAB writes ab.json and ab.md into dir and ab.md's header and table
 // (up to the first figure's section) to stdout.
 func writeAB(dir string, rep *abtest.Report, stdout io.Writer) error {
-	raw, err := json.MarshalIndent(rep, "", "  ")
+	return writeJSONAndMarkdown(dir, "ab", rep, func(w io.Writer) error { return abtest.WriteMarkdown(w, rep) }, stdout)
+}
+
+// writeJSONAndMarkdown writes a statistical command's result as NAME.json
+// and NAME.md into dir, each atomically, and the Markdown up to its first
+// "## " section (the header and the summary table) to stdout.
+func writeJSONAndMarkdown(dir, name string, v any, markdown func(io.Writer) error, stdout io.Writer) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("ab.json: %w", err)
+		return fmt.Errorf("%s.json: %w", name, err)
 	}
 	var md bytes.Buffer
-	if err := abtest.WriteMarkdown(&md, rep); err != nil {
-		return fmt.Errorf("ab.md: %w", err)
+	if err := markdown(&md); err != nil {
+		return fmt.Errorf("%s.md: %w", name, err)
 	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "ab.json"), append(raw, '\n')); err != nil {
+	if err := report.WriteFileAtomic(filepath.Join(dir, name+".json"), append(raw, '\n')); err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "ab.md"), md.Bytes()); err != nil {
+	if err := report.WriteFileAtomic(filepath.Join(dir, name+".md"), md.Bytes()); err != nil {
 		return err
 	}
 	head, _, _ := strings.Cut(md.String(), "\n## ")

@@ -1,9 +1,7 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -284,21 +282,5 @@ func harnessBound(l rundir.LegResult) bool {
 // and the summary table (calibration.md up to the first gate's section)
 // to stdout.
 func writeCalibration(dir string, cal *calibrate.Report, stdout io.Writer) error {
-	raw, err := json.MarshalIndent(cal, "", "  ")
-	if err != nil {
-		return fmt.Errorf("calibration.json: %w", err)
-	}
-	var md bytes.Buffer
-	if err := calibrate.WriteMarkdown(&md, cal); err != nil {
-		return fmt.Errorf("calibration.md: %w", err)
-	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "calibration.json"), append(raw, '\n')); err != nil {
-		return err
-	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "calibration.md"), md.Bytes()); err != nil {
-		return err
-	}
-	head, _, _ := strings.Cut(md.String(), "\n## ")
-	_, err = io.WriteString(stdout, strings.TrimRight(head, "\n")+"\n")
-	return err
+	return writeJSONAndMarkdown(dir, "calibration", cal, func(w io.Writer) error { return calibrate.WriteMarkdown(w, cal) }, stdout)
 }
