@@ -303,42 +303,8 @@ func (m Map) IsDefault(figure string) bool {
 func (m Map) Produces(path string) (bool, string) {
 	full := m.WithDefaults()
 	top, sub, _ := strings.Cut(path, ".")
-	switch top {
-	case "schema_version", "source", "prometheus", "window_s":
-		return true, ""
-	case "rss_startup_kb":
-		return full.Produces("rss_kb")
-	case "ticks_sampled", "ticks_total":
-		if _, ok := full["tick_ms"]; ok {
-			return true, ""
-		}
-		return false, top + " comes from tick_ms's observation count: map tick_ms (histogram or summary)"
-	case "tick_hz":
-		if _, ok := full["tick_hz"]; ok {
-			return true, ""
-		}
-		if _, ok := full["tick_ms"]; ok {
-			return true, ""
-		}
-		return false, "tick_hz needs its own mapping or tick_ms (histogram or summary), whose observation rate it is"
-	case "wire_peers":
-		if _, ok := full["wire_peers"]; ok {
-			return true, ""
-		}
-		if _, ok := full["peers"]; ok {
-			return true, ""
-		}
-		return false, "wire_peers needs its own mapping or peers (its minimum over the hold)"
-	case "wire_out_kbs_per_client":
-		if _, ok := full[top]; ok {
-			return true, ""
-		}
-		okKBs, _ := full.Produces("wire_out_kbs")
-		okPeers, _ := full.Produces("wire_peers")
-		if okKBs && okPeers {
-			return true, ""
-		}
-		return false, "wire_out_kbs_per_client needs its own mapping, or wire_out_kbs and peers (or wire_peers) to divide"
+	if ok, why, derived := full.producesDerived(top); derived {
+		return ok, why
 	}
 	f, ok := full[top]
 	if !ok {
@@ -354,6 +320,52 @@ func (m Map) Produces(path string) (bool, string) {
 	if sub == "" {
 		return true, ""
 	}
+	return producesSub(top, sub, f, k)
+}
+
+// producesDerived answers Produces for the fields a scrape fills from
+// other mappings or by itself (derived reports that top is one of them).
+// m includes the defaults.
+func (m Map) producesDerived(top string) (ok bool, why string, derived bool) {
+	has := func(name string) bool { _, ok := m[name]; return ok }
+	switch top {
+	case "schema_version", "source", "prometheus", "window_s":
+		return true, "", true
+	case "rss_startup_kb":
+		ok, why := m.Produces("rss_kb")
+		return ok, why, true
+	case "ticks_sampled", "ticks_total":
+		if has("tick_ms") {
+			return true, "", true
+		}
+		return false, top + " comes from tick_ms's observation count: map tick_ms (histogram or summary)", true
+	case "tick_hz":
+		if has("tick_hz") || has("tick_ms") {
+			return true, "", true
+		}
+		return false, "tick_hz needs its own mapping or tick_ms (histogram or summary), whose observation rate it is", true
+	case "wire_peers":
+		if has("wire_peers") || has("peers") {
+			return true, "", true
+		}
+		return false, "wire_peers needs its own mapping or peers (its minimum over the hold)", true
+	case "wire_out_kbs_per_client":
+		if has(top) {
+			return true, "", true
+		}
+		okKBs, _ := m.Produces("wire_out_kbs")
+		okPeers, _ := m.Produces("wire_peers")
+		if okKBs && okPeers {
+			return true, "", true
+		}
+		return false, "wire_out_kbs_per_client needs its own mapping, or wire_out_kbs and peers (or wire_peers) to divide", true
+	}
+	return false, "", false
+}
+
+// producesSub answers Produces for a phase figure's field (top.sub) mapped
+// to f, a series of kind k.
+func producesSub(top, sub string, f Figure, k Kind) (bool, string) {
 	if fields[top] != phase {
 		return false, fmt.Sprintf("%s is %s, it has no field %q", top, shapeName(fields[top]), sub)
 	}

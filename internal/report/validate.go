@@ -17,6 +17,24 @@ import (
 func (r *Report) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	r.checkClients(bad)
+	r.checkCounts(bad)
+	r.checkEarlyEnd(bad)
+	if r.Shard != nil {
+		if err := r.Shard.Validate(r.Clients); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.checkPlayers(bad)
+	return errors.Join(errs...)
+}
+
+// complaint records one reason a report cannot describe a run.
+type complaint func(format string, a ...any)
+
+// checkClients holds the client outcome counts to each other: none
+// negative, none above the clients, no more lost than admitted.
+func (r *Report) checkClients(bad complaint) {
 	if r.Clients < 0 {
 		bad("clients is %d: a count cannot be negative", r.Clients)
 	}
@@ -38,6 +56,11 @@ func (r *Report) Validate() error {
 	if r.ClientsConnected+r.ClientsRefused > r.Clients && r.ClientsConnected >= 0 && r.ClientsRefused >= 0 {
 		bad("clients_connected %d + clients_refused %d is more than the %d clients", r.ClientsConnected, r.ClientsRefused, r.Clients)
 	}
+}
+
+// checkCounts refuses a negative counter or by-reason count and a rate or
+// duration that is not a finite number ≥ 0.
+func (r *Report) checkCounts(bad complaint) {
 	for _, c := range []struct {
 		name string
 		v    int64
@@ -64,6 +87,11 @@ func (r *Report) Validate() error {
 			}
 		}
 	}
+}
+
+// checkEarlyEnd holds an early abort to saying when and why, and the
+// harness error counts to being counts.
+func (r *Report) checkEarlyEnd(bad complaint) {
 	switch a := r.AbortedAtS; {
 	case a != nil && (math.IsNaN(*a) || math.IsInf(*a, 0) || *a < 0):
 		bad("aborted_at_s is %v: want a finite number ≥ 0", *a)
@@ -72,22 +100,24 @@ func (r *Report) Validate() error {
 	case a == nil && (r.AbortReason != "" || r.AbortGate != ""):
 		bad("abort_reason/abort_gate without aborted_at_s: an early end must say when")
 	}
-	if h := r.HarnessErrors; h != nil {
-		if h.Socket < 0 || h.Dial < 0 || h.FDExhausted < 0 {
-			bad("harness_errors: a count cannot be negative (socket %d, dial %d, fd_exhausted %d)", h.Socket, h.Dial, h.FDExhausted)
-		}
-		if h.FDExhausted > h.Socket+h.Dial {
-			bad("harness_errors.fd_exhausted %d is more than socket %d + dial %d", h.FDExhausted, h.Socket, h.Dial)
-		}
-		if l := h.FDLimit; l != nil && (l.Soft < 0 || l.Hard < 0 || l.Needed < 0 || l.Clients < 0 || l.PerClient < 0 || l.Spare < 0) {
-			bad("harness_errors.fd_limit: a limit or count cannot be negative")
-		}
+	h := r.HarnessErrors
+	if h == nil {
+		return
 	}
-	if r.Shard != nil {
-		if err := r.Shard.Validate(r.Clients); err != nil {
-			errs = append(errs, err)
-		}
+	if h.Socket < 0 || h.Dial < 0 || h.FDExhausted < 0 {
+		bad("harness_errors: a count cannot be negative (socket %d, dial %d, fd_exhausted %d)", h.Socket, h.Dial, h.FDExhausted)
 	}
+	if h.FDExhausted > h.Socket+h.Dial {
+		bad("harness_errors.fd_exhausted %d is more than socket %d + dial %d", h.FDExhausted, h.Socket, h.Dial)
+	}
+	if l := h.FDLimit; l != nil && (l.Soft < 0 || l.Hard < 0 || l.Needed < 0 || l.Clients < 0 || l.PerClient < 0 || l.Spare < 0) {
+		bad("harness_errors.fd_limit: a limit or count cannot be negative")
+	}
+}
+
+// checkPlayers holds every player row inside the run's clients: the
+// whole run's when the report is a shard or a (partial) merge of shards.
+func (r *Report) checkPlayers(bad complaint) {
 	total := r.Clients
 	if r.Shard != nil && r.Shard.ClientsTotal > total {
 		total = r.Shard.ClientsTotal
@@ -98,10 +128,9 @@ func (r *Report) Validate() error {
 	for i, p := range r.Players {
 		if p.Index < 0 || p.Index >= total {
 			bad("players[%d]: index %d is outside the run's %d clients", i, p.Index, total)
-			break
+			return
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // Validate refuses a shard block that cannot be a part of a run of its

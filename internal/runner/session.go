@@ -61,67 +61,21 @@ func (s *Session) Run(ctx context.Context) error {
 	if s.Report != "" {
 		return s.gateReport()
 	}
-	p := s.Profile
-	if err := transportError(p); err != nil {
-		return exitcode.With(exitcode.Usage, err)
-	}
-	if err := s.checkRuns(); err != nil {
-		return exitcode.With(exitcode.Usage, err)
-	}
-	base, err := s.readBaseline(true)
+	base, self, err := s.preflight()
 	if err != nil {
 		return err
-	}
-	// An output the user asked for must be writable before a long run,
-	// not found unwritable after a passing one.
-	for _, out := range []string{s.Summary, s.JUnit} {
-		if err := checkWritable(out); err != nil {
-			return exitcode.With(exitcode.Usage, err)
-		}
-	}
-	self, err := launcher.Self()
-	if err != nil {
-		return exitcode.With(exitcode.Internal, err)
 	}
 	dir, err := s.createRunDir()
 	if err != nil {
 		return err
 	}
-	meta, err := rundir.NewMetadata(p, s.Strict, s.UpdateBaseline, s.Version, s.CommandLine)
+	meta, err := s.start(dir)
 	if err != nil {
-		return exitcode.With(exitcode.Internal, err)
-	}
-	meta.Commit = s.Commit
-	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
-		return exitcode.With(exitcode.Internal, err)
-	}
-	fmt.Fprintf(s.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
-		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
-	if s.Runs > 1 {
-		fmt.Fprintf(s.Stderr, "scalegate: --runs %d: every leg runs %d times (run i in %s); the baseline is written only if every run passes\n",
-			s.Runs, s.Runs, filepath.Join(dir, "run-i"))
-	}
-	if len(p.Overrides) > 0 {
-		fmt.Fprintf(s.Stderr, "scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)\n", strings.Join(p.Overrides, " "))
+		return err
 	}
 	stopNotes := s.noteInterrupts(ctx)
-	o := Options{Profile: p, Strict: s.Strict, UpdateBaseline: s.UpdateBaseline,
-		Baseline: base, Dir: dir, Self: self, Progress: s.Stderr, Grace: s.Grace, Kill: s.Kill}
-	var res *rundir.RunResult
-	stopped := ""
-	if s.Runs > 1 {
-		// A baseline needs every run to pass: once one has not, the rest
-		// would cost runner time for a file that will not be written.
-		rep := Repeat(ctx, o, s.Runs, func(_ int, run *rundir.RunResult) string {
-			if run.Verdict == rundir.VerdictPassed {
-				return ""
-			}
-			return fmt.Sprintf("it %s, and a baseline needs every run to pass", run.Verdict)
-		})
-		res, stopped = rep.All, rep.Stopped
-	} else {
-		res = Run(ctx, o)
-	}
+	res, stopped := s.runLegs(ctx, Options{Profile: s.Profile, Strict: s.Strict, UpdateBaseline: s.UpdateBaseline,
+		Baseline: base, Dir: dir, Self: self, Progress: s.Stderr, Grace: s.Grace, Kill: s.Kill})
 	stopNotes()
 	var baselineErr error
 	if s.UpdateBaseline {
@@ -138,6 +92,74 @@ func (s *Session) Run(ctx context.Context) error {
 	}
 	meta.Finish(res)
 	return s.writeOutputs(res, meta, baselineErr)
+}
+
+// preflight checks what can be checked before anything is launched and
+// returns the baseline and the binary that will run the server and swarm.
+func (s *Session) preflight() (*gate.Baseline, string, error) {
+	if err := transportError(s.Profile); err != nil {
+		return nil, "", exitcode.With(exitcode.Usage, err)
+	}
+	if err := s.checkRuns(); err != nil {
+		return nil, "", exitcode.With(exitcode.Usage, err)
+	}
+	base, err := s.readBaseline(true)
+	if err != nil {
+		return nil, "", err
+	}
+	// An output the user asked for must be writable before a long run,
+	// not found unwritable after a passing one.
+	for _, out := range []string{s.Summary, s.JUnit} {
+		if err := checkWritable(out); err != nil {
+			return nil, "", exitcode.With(exitcode.Usage, err)
+		}
+	}
+	self, err := launcher.Self()
+	if err != nil {
+		return nil, "", exitcode.With(exitcode.Internal, err)
+	}
+	return base, self, nil
+}
+
+// start writes the run's metadata.json into dir and says on stderr what
+// is about to run.
+func (s *Session) start(dir string) (*rundir.Metadata, error) {
+	p := s.Profile
+	meta, err := rundir.NewMetadata(p, s.Strict, s.UpdateBaseline, s.Version, s.CommandLine)
+	if err != nil {
+		return nil, exitcode.With(exitcode.Internal, err)
+	}
+	meta.Commit = s.Commit
+	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
+		return nil, exitcode.With(exitcode.Internal, err)
+	}
+	fmt.Fprintf(s.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
+		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
+	if s.Runs > 1 {
+		fmt.Fprintf(s.Stderr, "scalegate: --runs %d: every leg runs %d times (run i in %s); the baseline is written only if every run passes\n",
+			s.Runs, s.Runs, filepath.Join(dir, "run-i"))
+	}
+	if len(p.Overrides) > 0 {
+		fmt.Fprintf(s.Stderr, "scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)\n", strings.Join(p.Overrides, " "))
+	}
+	return meta, nil
+}
+
+// runLegs runs every leg once, or s.Runs times; stopped says why repeated
+// runs ended before the last.
+func (s *Session) runLegs(ctx context.Context, o Options) (res *rundir.RunResult, stopped string) {
+	if s.Runs <= 1 {
+		return Run(ctx, o), ""
+	}
+	// A baseline needs every run to pass: once one has not, the rest
+	// would cost runner time for a file that will not be written.
+	rep := Repeat(ctx, o, s.Runs, func(_ int, run *rundir.RunResult) string {
+		if run.Verdict == rundir.VerdictPassed {
+			return ""
+		}
+		return fmt.Sprintf("it %s, and a baseline needs every run to pass", run.Verdict)
+	})
+	return rep.All, rep.Stopped
 }
 
 // gateReport evaluates the profile's gates on s.Report: nothing is

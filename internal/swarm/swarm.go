@@ -193,6 +193,16 @@ func (c *Config) defaults() {
 // Validate reports every problem with c at once.
 func (c *Config) Validate() error {
 	var errs []error
+	errs = append(errs, c.loadErrors()...)
+	errs = append(errs, c.spreadErrors()...)
+	errs = append(errs, c.metricsErrors()...)
+	return errors.Join(errs...)
+}
+
+// loadErrors checks the load itself: address, clients, duration, rate,
+// ramp, warm-up, delivery budgets, threads.
+func (c *Config) loadErrors() []error {
+	var errs []error
 	if c.Addr == "" {
 		errs = append(errs, errors.New("no server address"))
 	}
@@ -229,6 +239,13 @@ func (c *Config) Validate() error {
 	if c.TestBusy < 0 {
 		errs = append(errs, fmt.Errorf("test busy time must be ≥ 0, got %s", c.TestBusy))
 	}
+	return errs
+}
+
+// spreadErrors checks how the load is shaped and split: impairment phases
+// and the shard.
+func (c *Config) spreadErrors() []error {
+	var errs []error
 	if len(c.Impairment) > 0 {
 		if _, err := c.Impairment.Normalize(); err != nil {
 			errs = append(errs, fmt.Errorf("impairment: %w", err))
@@ -244,6 +261,13 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("shard %s: %d shards of %d clients would leave a shard with none", c.Shard, c.Shard.Count, c.Clients))
 		}
 	}
+	return errs
+}
+
+// metricsErrors checks where the server's figures come from, the abort
+// rules that read them, and the RSS sampling.
+func (c *Config) metricsErrors() []error {
+	var errs []error
 	if c.ServerMetrics != "" && c.ServerMetricsPrometheus != "" {
 		errs = append(errs, errors.New("server metrics: give a metrics file/URL or a Prometheus endpoint, not both"))
 	}
@@ -268,7 +292,7 @@ func (c *Config) Validate() error {
 	if c.RSSSampleInterval < 0 {
 		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // Result is a finished run: the report plus the parsed server metrics the

@@ -194,27 +194,10 @@ func (cmd Command) Parse(env *Env, args []string) (*Flags, error) {
 
 // finish resolves positionals, environment defaults and derived values.
 func (f *Flags) finish(env *Env, pos []string) error {
-	if len(pos) > 2 {
-		return fmt.Errorf("swarm: too many arguments %q (want [host] [port])", pos)
-	}
-	host, port := env.Getenv("SCALEGATE_HOST"), env.Getenv("SCALEGATE_PORT")
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if len(pos) > 0 {
-		host = pos[0]
-	}
-	if len(pos) > 1 {
-		port = pos[1]
-	}
-	if port == "" {
-		return errors.New("swarm: no port: give [host] PORT or set SCALEGATE_PORT")
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("swarm: port %q is not a number in 1..65535", port)
-	}
-	f.Cfg.Addr = net.JoinHostPort(host, port)
 	var err error
+	if f.Cfg.Addr, err = serverAddr(env, pos); err != nil {
+		return err
+	}
 	if f.Cfg.Threads, err = parseThreads(f.threads); err != nil {
 		return err
 	}
@@ -226,41 +209,13 @@ func (f *Flags) finish(env *Env, pos []string) error {
 	if err != nil {
 		return fmt.Errorf("swarm: %w", err)
 	}
-	for _, d := range []struct {
-		name string
-		v    float64
-		unit time.Duration
-	}{{"duration", f.durationS, time.Second}, {"ramp-ms", f.rampMs, time.Millisecond}, {"rss-sample-interval-s", f.rssS, time.Second},
-		{"timeout-s", f.timeoutS, time.Second}, {"test-busy-us", f.testBusyUs, time.Microsecond}, {"warmup-s", f.warmupS, time.Second}} {
-		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
-			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", d.name, d.v)
-		}
-		// Checked before the conversion, which would overflow.
-		if limit := float64(swarm.MaxDuration / d.unit); d.v > limit {
-			return fmt.Errorf("swarm: --%s must be at most %g (7 days), got %g", d.name, limit, d.v)
-		}
+	if err := f.checkDurations(); err != nil {
+		return err
 	}
-	if f.promMap != "" {
-		if f.Cfg.ServerMetricsPrometheus == "" {
-			return errors.New("swarm: --server-metrics-map goes with --server-metrics-prometheus")
-		}
-		var err error
-		if f.Cfg.ServerMetricsMap, err = promsource.LoadMap(f.promMap); err != nil {
-			return fmt.Errorf("swarm: --server-metrics-map: %w", err)
-		}
+	if err := f.loadPromMap(); err != nil {
+		return err
 	}
-	if f.rssS <= 0 || f.timeoutS <= 0 {
-		return errors.New("swarm: --rss-sample-interval-s and --timeout-s must be > 0")
-	}
-	f.Cfg.Duration = seconds(f.durationS)
-	f.Cfg.Ramp = time.Duration(f.rampMs * float64(time.Millisecond))
-	f.Cfg.RSSSampleInterval = seconds(f.rssS)
-	f.Cfg.Timeout = seconds(f.timeoutS)
-	f.Cfg.SkipBodyDecode = !f.decode
-	f.Cfg.PerClientService = !f.batch
-	f.Cfg.HoldThreads = f.hold
-	f.Cfg.TestBusy = time.Duration(f.testBusyUs * float64(time.Microsecond))
-	f.Cfg.Warmup = seconds(f.warmupS)
+	f.setDurations()
 	if err := f.parseShard(); err != nil {
 		return err
 	}
@@ -283,6 +238,84 @@ func (f *Flags) finish(env *Env, pos []string) error {
 		return fmt.Errorf("swarm: --progress %q: want auto, tty, plain or off", f.progress)
 	}
 	return nil
+}
+
+// serverAddr is the server's host:port from the positionals [host] [port],
+// falling back to SCALEGATE_HOST (default 127.0.0.1) and SCALEGATE_PORT.
+func serverAddr(env *Env, pos []string) (string, error) {
+	if len(pos) > 2 {
+		return "", fmt.Errorf("swarm: too many arguments %q (want [host] [port])", pos)
+	}
+	host, port := env.Getenv("SCALEGATE_HOST"), env.Getenv("SCALEGATE_PORT")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if len(pos) > 0 {
+		host = pos[0]
+	}
+	if len(pos) > 1 {
+		port = pos[1]
+	}
+	if port == "" {
+		return "", errors.New("swarm: no port: give [host] PORT or set SCALEGATE_PORT")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return "", fmt.Errorf("swarm: port %q is not a number in 1..65535", port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// checkDurations refuses a time flag that is negative, not finite, or
+// longer than the swarm's longest run.
+func (f *Flags) checkDurations() error {
+	for _, d := range []struct {
+		name string
+		v    float64
+		unit time.Duration
+	}{{"duration", f.durationS, time.Second}, {"ramp-ms", f.rampMs, time.Millisecond}, {"rss-sample-interval-s", f.rssS, time.Second},
+		{"timeout-s", f.timeoutS, time.Second}, {"test-busy-us", f.testBusyUs, time.Microsecond}, {"warmup-s", f.warmupS, time.Second}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
+			return fmt.Errorf("swarm: --%s must be a finite number ≥ 0, got %g", d.name, d.v)
+		}
+		// Checked before the conversion, which would overflow.
+		if limit := float64(swarm.MaxDuration / d.unit); d.v > limit {
+			return fmt.Errorf("swarm: --%s must be at most %g (7 days), got %g", d.name, limit, d.v)
+		}
+	}
+	if f.rssS <= 0 || f.timeoutS <= 0 {
+		return errors.New("swarm: --rss-sample-interval-s and --timeout-s must be > 0")
+	}
+	return nil
+}
+
+// loadPromMap reads --server-metrics-map, which only means something
+// beside --server-metrics-prometheus.
+func (f *Flags) loadPromMap() error {
+	if f.promMap == "" {
+		return nil
+	}
+	if f.Cfg.ServerMetricsPrometheus == "" {
+		return errors.New("swarm: --server-metrics-map goes with --server-metrics-prometheus")
+	}
+	var err error
+	if f.Cfg.ServerMetricsMap, err = promsource.LoadMap(f.promMap); err != nil {
+		return fmt.Errorf("swarm: --server-metrics-map: %w", err)
+	}
+	return nil
+}
+
+// setDurations converts the checked time flags into the swarm's config,
+// with the switches that go beside them.
+func (f *Flags) setDurations() {
+	f.Cfg.Duration = seconds(f.durationS)
+	f.Cfg.Ramp = time.Duration(f.rampMs * float64(time.Millisecond))
+	f.Cfg.RSSSampleInterval = seconds(f.rssS)
+	f.Cfg.Timeout = seconds(f.timeoutS)
+	f.Cfg.SkipBodyDecode = !f.decode
+	f.Cfg.PerClientService = !f.batch
+	f.Cfg.HoldThreads = f.hold
+	f.Cfg.TestBusy = time.Duration(f.testBusyUs * float64(time.Microsecond))
+	f.Cfg.Warmup = seconds(f.warmupS)
 }
 
 // maxStartAhead bounds --start-at: an instant further ahead is almost
