@@ -207,8 +207,10 @@ func (l *limiter) Accept() (net.Conn, error) {
 		if l.admit(c) {
 			return c, nil
 		}
-		c.Close()
+		// Counted before the close: whoever sees the connection end may
+		// read Stats at once and must find it counted.
 		l.refused.Add(1)
+		c.Close()
 	}
 }
 
@@ -229,8 +231,8 @@ func (l *limiter) admit(c net.Conn) bool {
 			return false
 		}
 		delete(l.conns, victim)
-		victim.Close() // its serving goroutine sees the error and ends
-		l.evicted.Add(1)
+		l.evicted.Add(1) // before the close, like refused
+		victim.Close()   // its serving goroutine sees the error and ends
 	}
 	l.seq++
 	l.conns[c] = &held{state: http.StateNew, since: l.seq}
