@@ -167,29 +167,25 @@ func TestRTTAndWireCounters(t *testing.T) {
 		_ = p.Client.Host.Send(p.CPeer, transport.Unreliable, pattern(1, 24))
 		_ = p.Server.Host.Send(p.SPeer, transport.Unreliable, pattern(2, 300))
 	}
-	n := 0
-	transporttest.WaitUntil(t, "50 snapshots", func() bool {
-		for {
-			if _, ok := p.Client.Take(transporttest.IsReceive(transport.Unreliable)); !ok {
-				break
+	// at(e, want) counts the unreliable messages e has received so far and
+	// reports whether they reached want (unreliable: a few may drop on a
+	// loaded box).
+	at := func(e *transporttest.Endpoint, want int) func() bool {
+		n := 0
+		return func() bool {
+			for {
+				if _, ok := e.Take(transporttest.IsReceive(transport.Unreliable)); !ok {
+					return n >= want
+				}
+				n++
 			}
-			n++
 		}
-		return n >= 45 // unreliable: allow a few drops on a loaded box
-	}, p.Both()...)
+	}
+	transporttest.WaitUntil(t, "50 snapshots", at(p.Client, 45), p.Both()...)
 	// The server's inbound counter moves when the client's datagrams
 	// arrive, which nothing above waited for: wait on them too, or a
 	// loaded box reads the rates before any came in.
-	in := 0
-	transporttest.WaitUntil(t, "the client's inputs at the server", func() bool {
-		for {
-			if _, ok := p.Server.Take(transporttest.IsReceive(transport.Unreliable)); !ok {
-				break
-			}
-			in++
-		}
-		return in >= 45
-	}, p.Both()...)
+	transporttest.WaitUntil(t, "the client's inputs at the server", at(p.Server, 45), p.Both()...)
 	if rtt := p.Client.Host.RTT(p.CPeer); rtt <= 0 {
 		t.Errorf("client RTT = %v, want > 0", rtt)
 	}
