@@ -88,6 +88,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.InvalidProfile, err)
 	}
+	srv.SetStdout(env.Stdout)
 	srv.SetReload(f.config, func(ctx context.Context) (server.Config, error) { return loadServeConfig(ctx, fs, &f) })
 	if err := srv.Listen(); err != nil {
 		return exitcode.With(exitcode.LaunchFailure, fmt.Errorf("serve: %w", err))

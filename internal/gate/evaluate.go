@@ -142,7 +142,11 @@ func (e *evaluator) declared(g gatetable.Gate, spec profile.GateSpec) {
 			return
 		}
 	}
+	if g.Windowed && spec.WindowS != nil {
+		m = m.WithWindow(*spec.WindowS)
+	}
 	o := g.Evaluate(m, thr)
+	c.Window = g.WindowRead(m)
 	c.Measured, c.MeasuredText = o.Measured, o.Text
 	if o.Measured != nil && g.Unit != "" {
 		c.MeasuredText += " " + g.Unit

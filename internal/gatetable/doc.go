@@ -17,7 +17,7 @@ const (
 // entry of All, in the summary's order.
 func MarkdownTable() string {
 	var b strings.Builder
-	b.WriteString("| gate | swarm flag | reads | timing | passes when |\n|---|---|---|---|---|\n")
+	b.WriteString("| gate | swarm flag | reads | window | timing | passes when |\n|---|---|---|---|---|---|\n")
 	for _, g := range All {
 		flag := "—"
 		if g.Flag != "" {
@@ -27,7 +27,7 @@ func MarkdownTable() string {
 		if g.Timing {
 			timing = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", g.Name, flag, g.Metric, timing, g.passesWhen())
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s | %s |\n", g.Name, flag, g.Metric, g.Window.Doc(), timing, g.passesWhen())
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/serverwindow"
 )
 
 // Figure is one named number of a leg and its one reader. A gate reads its
@@ -49,7 +50,7 @@ var (
 	// (usually 0) would pass any ceiling without having measured anything.
 	WireKBs        = Figure{Name: "wire_kbs_per_client", Title: "wire KB/s per client", Path: "server_tick.wire_out_kbs_per_client", Unit: "KB/s", Read: wireKBs}
 	BytesPerEntity = Figure{Name: "bytes_per_entity", Title: "snapshot bytes per entity", Path: "report.snapshot_bytes_per_entity", Read: optional("report.snapshot_bytes_per_entity", "no snapshot body was decoded", func(r *report.Report) *float64 { return r.SnapshotBytesPerEntity })}
-	Entities       = tickFigure("entities", "server entities", "", "entities")
+	Entities       = gaugeFigure("entities", "server entities", true)
 	TickMsMean     = tickFigure("tick_ms_mean", "server tick ms mean", "ms", "tick_ms", "mean")
 	TickMsP50      = tickFigure("tick_ms_p50", "server tick ms p50", "ms", "tick_ms", "p50")
 	TickMsP95      = tickFigure("tick_ms_p95", "server tick ms p95", "ms", "tick_ms", "p95")
@@ -85,8 +86,17 @@ var (
 	InputsAccepted = Figure{Name: "inputs_accepted_ratio", Title: "inputs accepted / sent", Path: "server_tick.inputs_accepted / report.inputs_sent", Read: inputsAccepted}
 	// Contacts is the sensor contact-table entries; FusedContacts those
 	// of them known only through the team datalink (fusion's share).
-	Contacts      = tickFigure("contacts", "sensor contacts", "", "contacts")
-	FusedContacts = tickFigure("fused_contacts", "datalink-fused contacts", "", "fused_contacts")
+	Contacts      = gaugeFigure("contacts", "sensor contacts", true)
+	FusedContacts = gaugeFigure("fused_contacts", "datalink-fused contacts", true)
+	// The overrun governor over the hold: the highest load_factor any
+	// reading saw, its time-weighted mean, and the share of the hold's
+	// ticks it ran degraded (load_factor < 1).
+	LoadFactorMax  = gaugeFigure("load_factor", "governor load_factor (highest reading)", false)
+	LoadFactorMean = tickFigure("load_factor_mean", "governor load_factor, time-weighted mean", "", "load_factor_mean")
+	DegradedShare  = tickFigure("degraded_ticks_share", "share of ticks run degraded", "", "degraded_ticks_share")
+	// TickP99Worst is the p99 of the server's ticks over the worst window
+	// of the hold (Metrics.WindowS seconds wide).
+	TickP99Worst = Figure{Name: "tick_ms_p99_worst_window", Title: "server tick ms p99, worst window", Path: "timeline[].tick_hist over window_s", Unit: "ms", Read: tickP99Worst}
 	SwarmCPU      = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
 )
 
@@ -142,13 +152,57 @@ func tickFigure(name, title, unit string, path ...string) Figure {
 func tick(path ...string) func(*Metrics) (float64, error) {
 	windowed := len(path) > 1 && strings.HasSuffix(path[0], "_ms")
 	return func(m *Metrics) (float64, error) {
-		if windowed {
+		if windowed && !m.OverHold(strings.Join(path, ".")) {
 			if pending, err := m.TickBool("warmup_pending"); err == nil && pending {
 				return 0, fmt.Errorf("server_tick.%s is over a window that still holds the warm-up (server_tick.warmup_pending is true: the run ended before the server's tick statistics restarted)", strings.Join(path, "."))
 			}
 		}
 		return m.Tick(path...)
 	}
+}
+
+// gaugeFigure is a gauge of the server block read over the hold: its
+// lowest reading (low) or its highest, of the once-a-second readings from
+// the hold's start to its end (serverwindow.Extremes); a block without
+// extremes (a report from before they were kept) is read as it stands,
+// at the final reading.
+func gaugeFigure(name, title string, low bool) Figure {
+	return Figure{Name: name, Title: title, Path: "server_tick." + name, Read: func(m *Metrics) (float64, error) {
+		if v, _, ok := m.Extreme(name, low); ok {
+			return v, nil
+		}
+		return m.Tick(name)
+	}}
+}
+
+// tickP99Worst is the worst WindowS-second window's tick p99 over the
+// hold, from the timeline's per-second tick histograms.
+func tickP99Worst(m *Metrics) (float64, error) {
+	w, err := WorstTickWindow(m, 0.99)
+	if err != nil {
+		return 0, err
+	}
+	return w.Value, nil
+}
+
+// WorstTickWindow is the window of m.WindowS seconds within the hold
+// whose q-quantile tick time is highest (serverwindow.WorstWindow over
+// the report's timeline), or why there is none.
+func WorstTickWindow(m *Metrics, q float64) (serverwindow.Worst, error) {
+	if m.Scope != "" {
+		return serverwindow.Worst{}, fmt.Errorf("a worst window is over the hold: it cannot be scoped to phase %q", m.Scope)
+	}
+	if !(m.WindowS > 0) {
+		return serverwindow.Worst{}, errors.New("window_s missing: a worst-window gate needs the window's width")
+	}
+	if err := m.TickErr(); err != nil {
+		return serverwindow.Worst{}, err
+	}
+	h := m.Hold()
+	if h == nil {
+		return serverwindow.Worst{}, errors.New("server_tick.hold missing: the report does not say where the hold is (a swarm from before worst windows)")
+	}
+	return serverwindow.WorstWindow(m.Report.Timeline, h.FromS, h.ToS, m.WindowS, q)
 }
 
 const noTwoSnapshots = "no client received two snapshots"

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/serverwindow"
 )
 
 // Metrics is what a gate reads: the swarm report and the server metrics
@@ -21,6 +24,81 @@ type Metrics struct {
 	tickErr error
 	// Scope is the phase the figures were narrowed to ("" = the whole run).
 	Scope string
+	// WindowS is the window a worst-window gate slides (its window_s);
+	// 0 for every other gate.
+	WindowS float64
+
+	hold     *serverwindow.Info
+	holdRead bool
+}
+
+// WithWindow is m for a worst-window gate sliding windowS seconds.
+func (m *Metrics) WithWindow(windowS float64) *Metrics {
+	c := *m
+	c.WindowS = windowS
+	return &c
+}
+
+// Hold is the server block's account of the window it covers
+// (server_tick.hold, serverwindow.Info); for a Prometheus block without
+// one (a report from before it was written) it is built from the block's
+// own window, every figure of which is over it. Nil when the block says
+// nothing of its window: a report from before, whose figures are the
+// file's own windows.
+func (m *Metrics) Hold() *serverwindow.Info {
+	if m.holdRead || m.tickErr != nil {
+		return m.hold
+	}
+	m.holdRead = true
+	var h serverwindow.Info
+	if raw, ok := m.tick[serverwindow.Key]; ok && json.Unmarshal(raw, &h) == nil {
+		m.hold = &h
+		return m.hold
+	}
+	var src struct {
+		Window *struct {
+			FromS float64 `json:"from_s"`
+			ToS   float64 `json:"to_s"`
+			SpanS float64 `json:"span_s"`
+			Hold  bool    `json:"hold"`
+		} `json:"window"`
+	}
+	if raw, ok := m.tick["prometheus"]; ok && json.Unmarshal(raw, &src) == nil && src.Window != nil {
+		w := src.Window
+		m.hold = &serverwindow.Info{FromS: w.FromS, ToS: w.ToS, SpanS: w.SpanS, Hold: w.Hold, Cumulative: true, Figures: slices.Sorted(maps.Keys(m.tick))}
+	}
+	return m.hold
+}
+
+// OverHold reports whether the server figure at path ("tick_ms", "cpu_pct",
+// "ai_ms.mean") was computed over the block's window from the server's
+// cumulative state (or a Prometheus source's increases), rather than
+// taken from the file's own window.
+func (m *Metrics) OverHold(path string) bool {
+	h := m.Hold()
+	if h == nil || !h.Cumulative {
+		return false
+	}
+	first, _, _ := strings.Cut(path, ".")
+	return slices.Contains(h.Figures, path) || slices.Contains(h.Figures, first)
+}
+
+// Extreme is a gauge's lowest (low true) or highest reading over the
+// hold, and how many readings; ok false when the block has no extremes
+// for it (a report from before they were kept).
+func (m *Metrics) Extreme(name string, low bool) (v float64, n int, ok bool) {
+	h := m.Hold()
+	if h == nil {
+		return 0, 0, false
+	}
+	e, found := h.Extremes[name]
+	if !found || e.N == 0 {
+		return 0, 0, false
+	}
+	if low {
+		return e.Min, e.N, true
+	}
+	return e.Max, e.N, true
 }
 
 // Narrow returns the figures of one stretch of an impaired run ("before",
@@ -121,13 +199,16 @@ func (m *Metrics) missingWhy(path []string) string {
 	var src struct {
 		Missing map[string]string `json:"missing"`
 	}
-	raw, ok := m.tick["prometheus"]
-	if !ok || json.Unmarshal(raw, &src) != nil {
-		return ""
-	}
-	for n := len(path); n > 0; n-- {
-		if why, ok := src.Missing[strings.Join(path[:n], ".")]; ok {
-			return " (" + why + ")"
+	for _, key := range []string{"prometheus", serverwindow.Key} {
+		src.Missing = nil
+		raw, ok := m.tick[key]
+		if !ok || json.Unmarshal(raw, &src) != nil {
+			continue
+		}
+		for n := len(path); n > 0; n-- {
+			if why, ok := src.Missing[strings.Join(path[:n], ".")]; ok {
+				return " (" + why + ")"
+			}
 		}
 	}
 	return ""

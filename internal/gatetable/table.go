@@ -144,6 +144,11 @@ type Gate struct {
 	// Doc is what docs/gate.md says after the bound in its "passes when"
 	// column (the table there is generated from All: go generate).
 	Doc string
+	// Window is the stretch of the run the figure covers (window.go).
+	Window Window
+	// Windowed: the gate takes window_s (the width of the window it
+	// slides); it is not forwarded to the swarm.
+	Windowed bool
 }
 
 // Outcome is one gate evaluated against one threshold.
@@ -207,90 +212,100 @@ func (g Gate) SwarmUsage() string {
 
 // All is every gate, in the order the summary shows them.
 var All = []Gate{
-	{Name: "admission", Title: "admission", Metric: "report.clients_connected/refused/disconnected",
+	{Name: "admission", Window: WindowRun, Title: "admission", Metric: "report.clients_connected/refused/disconnected",
 		Kind: Switch, Source: Clients, Dir: AtLeast, Flag: "assert-admission", Aliases: []string{"assert-no-refused"},
 		Judge: admission, Doc: "all the profile's clients connected; none refused; none dropped"},
-	{Name: "wire_kbs_max", Title: "wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client",
+	{Name: "wire_kbs_max", Window: WindowServerHold, Title: "wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client",
 		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-wire-kbs", Measure: WireKBs.Read, PerSecond: wireSecond, Doc: "(150 KB/s/client in the shipped profiles); `wire_peers` missing or 0 is unevaluable", ServerFields: []string{"wire_out_kbs_per_client", "wire_peers"}},
-	{Name: "kbs_max", Title: "payload KB/s per client (max)", Metric: "report.downstream_kbs_per_client.max",
+	{Name: "kbs_max", Window: WindowClients, Title: "payload KB/s per client (max)", Metric: "report.downstream_kbs_per_client.max",
 		Unit: "KB/s", Dir: AtMost, Flag: "assert-max-kbs", Measure: KBsMax.Read, PerSecond: kbsSecond},
-	{Name: "tick_hz_min", Title: "observed server tick-Hz (min)", Metric: "report.observed_server_tick_hz.min",
+	{Name: "tick_hz_min", Window: WindowClients, Title: "observed server tick-Hz (min)", Metric: "report.observed_server_tick_hz.min",
 		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-min-tick-hz", Measure: TickHzMin.Read, PerSecond: tickHzSecond, Doc: "(the collapse tripwire, 30)"},
 	// Percentile budgets of the server's tick time: one gate per
 	// statistic, named as every gate is, the figure's path plus its
 	// direction (server_tick.tick_ms.max → tick_ms_max_max), so a budget
 	// reads "p95 ≤ 16.6, p99 ≤ 33, max ≤ 100" as three gates with their
 	// own rows, levels and swarm flags. tick_ms_p99_max keeps its flag.
-	{Name: "tick_ms_p50_max", Title: "server tick ms p50", Metric: "server_tick.tick_ms.p50",
+	{Name: "tick_ms_p50_max", Window: WindowServerHold, Title: "server tick ms p50", Metric: "server_tick.tick_ms.p50",
 		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-p50", Measure: TickMsP50.Read, Doc: "tiered like `tick_ms_p99_max`; a server that does not write `tick_ms.p50` is unevaluable", ServerFields: []string{"tick_ms.p50"}},
-	{Name: "tick_ms_p95_max", Title: "server tick ms p95", Metric: "server_tick.tick_ms.p95",
+	{Name: "tick_ms_p95_max", Window: WindowServerHold, Title: "server tick ms p95", Metric: "server_tick.tick_ms.p95",
 		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-p95", Measure: TickMsP95.Read, Doc: "tiered like `tick_ms_p99_max`", ServerFields: []string{"tick_ms.p95"}},
-	{Name: "tick_ms_p99_max", Title: "server tick ms p99", Metric: "server_tick.tick_ms.p99",
-		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: TickMsP99.Read, Doc: "over the server's tick window as last read (a metrics file: its last 600 ticks, 10 s at 60 Hz; Prometheus: the whole hold), not the whole run: a slow stretch earlier in a long leg shows in `slow_ticks` and `timeline.csv`, not here ([server.md](server.md#the-soak-on-record-2-h-2026-12-01)); see \"Tiers\" below", ServerFields: []string{"tick_ms.p99"}},
-	{Name: "tick_ms_max_max", Title: "server tick ms max", Metric: "server_tick.tick_ms.max",
-		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-max", Measure: TickMsMax.Read, Doc: "the longest tick of the server's window (after the warm-up); tiered like `tick_ms_p99_max`", ServerFields: []string{"tick_ms.max"}},
+	{Name: "tick_ms_p99_max", Window: WindowServerHold, Title: "server tick ms p99", Metric: "server_tick.tick_ms.p99",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms", Measure: TickMsP99.Read, Doc: "over the hold: from the server's cumulative tick histogram (docs/metrics.md, \"Cumulative state\"), or a Prometheus source's bucket increases; a metrics file without cumulative state is read over its own last 600 ticks and the summary says so. For a slow stretch inside a long hold see `tick_ms_p99_worst_window_max`; see \"Tiers\" below", ServerFields: []string{"tick_ms.p99"}},
+	{Name: "tick_ms_max_max", Window: WindowServerHold, Title: "server tick ms max", Metric: "server_tick.tick_ms.max",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-tick-ms-max", Measure: TickMsMax.Read, Doc: "the longest tick of the hold: the upper bound of the histogram bucket it lies in (a ceiling, at most 1/64 above it in the reference server's layout); tiered like `tick_ms_p99_max`", ServerFields: []string{"tick_ms.max"}},
+	// The worst stretch of a long hold: a p99 over the whole hold dilutes
+	// a 30 s stall in a 2 h soak to nothing, which is the regression a
+	// stability gate exists for.
+	{Name: "tick_ms_p99_worst_window_max", Window: WindowWorst, Windowed: true, Title: "server tick ms p99, worst window", Metric: "timeline[].tick_hist (the server's ticks per second), window_s wide",
+		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Measure: TickP99Worst.Read, ServerFields: []string{"tick_ms"},
+		Doc: "the highest tick p99 of any `window_s`-second window of the hold (`window_s` required, ≥ 1), slid a second at a time over the timeline's per-second tick histograms; the summary and report.html name the window. A server without cumulative tick state (or a Prometheus histogram) is unevaluable; tiered like `tick_ms_p99_max`; not forwarded to the swarm"},
 	// The client-observed time between two consecutive state updates,
 	// pooled over the joined clients after the warm-up: the "ms per step"
 	// a player sees, which the server's own tick time does not show (a
 	// server that ticks on time and sends late, or drops, is caught here).
 	// It shares the CPU with the swarm: a timing figure.
-	{Name: "state_interval_ms_p50_max", Title: "state update interval ms p50", Metric: "report.state_interval_ms.p50",
+	{Name: "state_interval_ms_p50_max", Window: WindowClients, Title: "state update interval ms p50", Metric: "report.state_interval_ms.p50",
 		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p50", Measure: StateIntervalP50.Read, Doc: "the client-observed time between two state updates, pooled over the clients (after the warm-up); phase-scopable"},
-	{Name: "state_interval_ms_p95_max", Title: "state update interval ms p95", Metric: "report.state_interval_ms.p95",
+	{Name: "state_interval_ms_p95_max", Window: WindowClients, Title: "state update interval ms p95", Metric: "report.state_interval_ms.p95",
 		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p95", Measure: StateIntervalP95.Read, Doc: "as `state_interval_ms_p50_max`"},
-	{Name: "state_interval_ms_p99_max", Title: "state update interval ms p99", Metric: "report.state_interval_ms.p99",
+	{Name: "state_interval_ms_p99_max", Window: WindowClients, Title: "state update interval ms p99", Metric: "report.state_interval_ms.p99",
 		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p99", Measure: StateIntervalP99.Read, Doc: "as `state_interval_ms_p50_max`"},
-	{Name: "max_snapshot_gap_ms_max", Title: "max snapshot gap ms", Metric: "report.max_snapshot_gap_ms",
+	{Name: "max_snapshot_gap_ms_max", Window: WindowClients, Title: "max snapshot gap ms", Metric: "report.max_snapshot_gap_ms",
 		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-snapshot-gap-ms", Measure: MaxGap.Read, Doc: "the longest time between two consecutive state updates of any client (after the warm-up); phase-scopable; the built-in `delivery` check also bounds the time from a client's admission to its first update and from its last to its end"},
-	{Name: "rss_growth_kb_max", Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",
+	{Name: "rss_growth_kb_max", Window: WindowRun, Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",
 		Unit: "KB", Dir: AtMost, Flag: "assert-max-rss-growth-kb", Measure: RSSGrowth.Read, Doc: "either field ≤ 0 (unavailable) is unevaluable", ServerFields: []string{"rss_kb", "rss_startup_kb"}},
-	{Name: "rss_slope_kb_per_min_max", Title: "server RSS slope KB/min", Metric: "report.rss_slope_kb_per_min",
+	{Name: "rss_slope_kb_per_min_max", Window: WindowTail, Title: "server RSS slope KB/min", Metric: "report.rss_slope_kb_per_min",
 		Unit: "KB/min", Dir: AtMost, Flag: "assert-max-rss-slope-kb-per-min", Measure: RSSSlope.Read, Explain: rssStep, Doc: "`null` (series too short) is unevaluable; the largest RSS step is shown beside it", ServerFields: []string{"rss_kb"}},
-	{Name: "entities_min", Title: "server entities", Metric: "server_tick.entities",
-		Dir: AtLeast, Flag: "assert-min-entities", Measure: Entities.Read, ServerFields: []string{"entities"}},
-	{Name: "contacts_min", Title: "sensor contacts", Metric: "server_tick.contacts",
-		Dir: AtLeast, Flag: "assert-min-contacts", Measure: Contacts.Read, Doc: "the bots' sensors see the world (contact-table entries, read while the swarm is connected; a hollow world has 0)", ServerFields: []string{"contacts"}},
+	{Name: "entities_min", Window: WindowReadings, Title: "server entities", Metric: "server_tick.entities",
+		Dir: AtLeast, Flag: "assert-min-entities", Measure: Entities.Read, Doc: "the lowest entity count of the hold's readings: the world never shrank below it", ServerFields: []string{"entities"}},
+	{Name: "contacts_min", Window: WindowReadings, Title: "sensor contacts", Metric: "server_tick.contacts",
+		Dir: AtLeast, Flag: "assert-min-contacts", Measure: Contacts.Read, Doc: "the bots' sensors see the world: the lowest contact-table count of the hold's readings (a hollow world has 0)", ServerFields: []string{"contacts"}},
 	// Contacts alone pass with each owner's own tracks: a datalink that
 	// shares nothing leaves most of them in place.
-	{Name: "fused_contacts_min", Title: "datalink-fused contacts", Metric: "server_tick.fused_contacts",
+	{Name: "fused_contacts_min", Window: WindowReadings, Title: "datalink-fused contacts", Metric: "server_tick.fused_contacts",
 		Dir: AtLeast, Flag: "assert-min-fused-contacts", Measure: FusedContacts.Read, Doc: "the team datalink shared tracks: contact-table entries their owner knows only from a teammate (a datalink that fuses nothing has 0 while `contacts_min` still passes); a server that does not write `fused_contacts` is unevaluable", ServerFields: []string{"fused_contacts"}},
-	{Name: "shots_min", Title: "shots fired", Metric: "server_tick.shots_fired_total",
+	{Name: "shots_min", Window: WindowRun, Title: "shots fired", Metric: "server_tick.shots_fired_total",
 		Dir: AtLeast, Flag: "assert-min-shots", Measure: tick("shots_fired_total"), Doc: "the server fired the guns the swarm pressed", ServerFields: []string{"shots_fired_total"}},
 	// Projectiles despawned since the server started (expired, struck
 	// something or the ground): proof the churn a profile names ran, since
 	// a server that spawns none, or never frees what it spawned, stays at 0.
-	{Name: "despawns_min", Title: "projectiles despawned", Metric: "server_tick.despawns_total",
+	{Name: "despawns_min", Window: WindowRun, Title: "projectiles despawned", Metric: "server_tick.despawns_total",
 		Dir: AtLeast, Flag: "assert-min-despawns", Measure: tick("despawns_total"), Doc: "projectiles were spawned and freed again — the `test_projectile_rate` churn ran (a server that spawned none, or never frees one, has 0)", ServerFields: []string{"despawns_total"}},
-	{Name: "inputs_accepted_ratio_min", Title: "inputs accepted / sent", Metric: "server_tick.inputs_accepted / report.inputs_sent",
+	{Name: "inputs_accepted_ratio_min", Window: WindowRun, Title: "inputs accepted / sent", Metric: "server_tick.inputs_accepted / report.inputs_sent",
 		Dir: AtLeast, Flag: "assert-min-inputs-accepted-ratio", Measure: InputsAccepted.Read,
 		Doc: "the server applied the Inputs the swarm sent: a server that ignores them still sends snapshots and passes every other gate; `inputs_accepted` missing or 0 Inputs sent is unevaluable", ServerFields: []string{"inputs_accepted"}},
-	{Name: "transport_overhead_kbs_max", Title: "QUIC − ENet wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client (quic leg − enet leg)",
+	{Name: "transport_overhead_kbs_max", Window: WindowServerHold, Title: "QUIC − ENet wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client (quic leg − enet leg)",
 		Unit: "KB/s", Dir: AtMost, Source: AcrossTransports, Measure: WireKBs.Read, ServerFields: WireKBsFields,
 		Doc: "(a profile with `transports: [\"enet\", \"quic\"]`; checked once per pattern and sweep point after both legs ran: QUIC's per-client wire rate minus ENet's at the same load); inconclusive when the two legs' observed tick-Hz means are more than 2 % apart (not the same payload); either leg's figure missing is unevaluable"},
-	{Name: "spawn_took", Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
+	{Name: "spawn_took", Window: WindowReadings, Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
 		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count", ServerFields: []string{"entities"}},
 	// The governor's load factor is the tick's work over its period: a
 	// server starved of CPU by the swarm or a neighbour reads higher for
 	// the same work, so it is a timing figure.
-	{Name: "load_factor_max", Title: "governor load_factor", Metric: "server_tick.load_factor",
-		Dir: AtMost, Timing: true, Flag: "assert-max-load-factor", Measure: tick("load_factor"), Doc: "the overrun governor engaged and did not spiral (docs/server.md)", ServerFields: []string{"load_factor"}},
+	{Name: "load_factor_max", Window: WindowReadings, Title: "governor load_factor", Metric: "server_tick.load_factor",
+		Dir: AtMost, Timing: true, Flag: "assert-max-load-factor", Measure: LoadFactorMax.Read, Doc: "the highest load_factor of the hold's readings: below 1, the overrun governor stayed engaged through the hold (docs/server.md)", ServerFields: []string{"load_factor"}},
+	{Name: "load_factor_mean_max", Window: WindowServerHold, Title: "governor load_factor, time-weighted mean", Metric: "server_tick.load_factor_mean",
+		Dir: AtMost, Timing: true, Flag: "assert-max-load-factor-mean", Measure: LoadFactorMean.Read, Doc: "the governor's load_factor averaged over the hold's wall time (cumulative `load_factor_s`): how much it shed on the whole, not at one instant", ServerFields: []string{"load_factor_mean"}},
+	{Name: "degraded_ticks_share_min", Window: WindowServerHold, Title: "share of hold ticks run degraded", Metric: "server_tick.degraded_ticks_share",
+		Dir: AtLeast, Timing: true, Flag: "assert-min-degraded-ticks-share", Measure: DegradedShare.Read, Doc: "the overrun governor was engaged (load_factor < 1) for at least this share of the hold's ticks: an overload it did not answer has 0", ServerFields: []string{"degraded_ticks_share"}},
 	// dropped_ticks counts ticks the loop skipped because it fell more than
 	// four periods behind wall time, which a process starved of CPU does
 	// whatever its own work: a timing figure.
-	{Name: "dropped_ticks_max", Title: "dropped ticks", Metric: "server_tick.dropped_ticks",
-		Dir: AtMost, Timing: true, Flag: "assert-max-dropped-ticks", Measure: tick("dropped_ticks"), Doc: "the overrun governor kept the loop from falling four periods behind (docs/server.md)", ServerFields: []string{"dropped_ticks"}},
+	{Name: "dropped_ticks_max", Window: WindowServerHold, Title: "dropped ticks", Metric: "server_tick.dropped_ticks",
+		Dir: AtMost, Timing: true, Flag: "assert-max-dropped-ticks", Measure: tick("dropped_ticks"), Doc: "ticks dropped during the hold: the overrun governor kept the loop from falling four periods behind (docs/server.md); a file without cumulative state counts since the server started", ServerFields: []string{"dropped_ticks"}},
 	// CPU per unit of work is the machine's (clock, turbo, SMT siblings, a
 	// debug build), so a hard ceiling binds only in the strict tier; and a
 	// swarm sharing the cores inflates the server's CPU for the same work
 	// (cache and memory-bandwidth contention), so on a harness-bound leg a
 	// failure is inconclusive.
-	{Name: "server_cpu_pct_max", Title: "server CPU % of one core", Metric: "server_tick.cpu_pct",
-		Unit: "%", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-server-cpu-pct", Measure: tick("cpu_pct"), Doc: "% of one core over the server's last metrics-write window (docs/metrics.md); a server that does not write `cpu_pct` is unevaluable; tiered like `tick_ms_p99_max`", ServerFields: []string{"cpu_pct"}},
-	{Name: "recover_s_max", Title: "recovery after the last impairment phase", Metric: "report.phases[after].recover_s",
+	{Name: "server_cpu_pct_max", Window: WindowServerHold, Title: "server CPU % of one core", Metric: "server_tick.cpu_pct",
+		Unit: "%", Dir: AtMost, Tier: StrictOnly, Timing: true, Flag: "assert-max-server-cpu-pct", Measure: tick("cpu_pct"), Doc: "% of one core over the hold (the difference of the server's cumulative CPU seconds; a file without them: its last metrics-write window, named in the summary); a server that writes neither is unevaluable; tiered like `tick_ms_p99_max`", ServerFields: []string{"cpu_pct"}},
+	{Name: "recover_s_max", Window: WindowPhase, Title: "recovery after the last impairment phase", Metric: "report.phases[after].recover_s",
 		Unit: "s", Dir: AtMost, Flag: "assert-max-recover-s", Measure: recoverS, Doc: "`null` (never recovered) is unevaluable; needs an impairment"},
-	{Name: "congestion_engaged_hz", Title: "congestion min send Hz", Metric: "server_tick.congestion_min_send_hz",
+	{Name: "congestion_engaged_hz", Window: WindowRun, Title: "congestion min send Hz", Metric: "server_tick.congestion_min_send_hz",
 		Unit: "Hz", Dir: AtMost, Timing: true, Flag: "assert-congestion-engaged-hz", ZeroIsOff: true, Measure: tick("congestion_min_send_hz"), Doc: "the controller backed off (a run-long watermark)", ServerFields: []string{"congestion_min_send_hz"}},
-	{Name: "congestion_recovered_hz", Title: "congestion recovered send Hz", Metric: "server_tick.congestion_recovered_send_hz",
+	{Name: "congestion_recovered_hz", Window: WindowRun, Title: "congestion recovered send Hz", Metric: "server_tick.congestion_recovered_send_hz",
 		Unit: "Hz", Dir: AtLeast, Timing: true, Flag: "assert-congestion-recovered-hz", ZeroIsOff: true, Measure: tick("congestion_recovered_send_hz"), Doc: "the controller recovered (a run-long watermark)", ServerFields: []string{"congestion_recovered_send_hz"}},
 }
 

@@ -58,7 +58,9 @@ func Reports(in []Input) (*report.Report, error) {
 		// finds them missing (never a made-up figure).
 		out.Warnings = append(out.Warnings, "impairment phases (per-stretch figures) are not merged: see each shard's report")
 	}
-	finish(out, picked)
+	if err := finish(out, picked); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -234,7 +236,7 @@ func addHistograms(dst, src *report.Histograms) {
 
 // finish derives the summaries from the merged histograms and sums, and
 // takes the server's figures from one shard.
-func finish(out *report.Report, picked []Input) {
+func finish(out *report.Report, picked []Input) error {
 	h := out.Histograms
 	out.RTTMs, out.PeerDelayMs = percentiles(h.RTTMs), percentiles(h.PeerDelayMs)
 	out.ConnectMs, out.WorkerLoopDtMs = percentiles(h.ConnectMs), percentiles(h.WorkerLoopDtMs)
@@ -251,7 +253,11 @@ func finish(out *report.Report, picked []Input) {
 		out.CPUUsPerClientTick = ptr(*out.HarnessCPUS / float64(out.ClientTicks) * 1e6)
 	}
 	serverFigures(out, picked)
-	out.Timeline = mergeTimelines(picked)
+	tl, err := mergeTimelines(picked)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	out.Timeline = tl
 	if !out.Shards.Complete {
 		out.Passed = false
 	}
@@ -272,6 +278,7 @@ func finish(out *report.Report, picked []Input) {
 	out.Delivery = report.DeliveryOf(out.Players, announced)
 	// Every shard ran the same warm-up on the shared clock.
 	out.WarmupS, out.WarmupEndS = picked[0].Report.WarmupS, picked[0].Report.WarmupEndS
+	return nil
 }
 
 // entityMeans recombines the per-snapshot and per-entity means, weighting

@@ -65,7 +65,7 @@ func shardReport(t *testing.T, all []clientData, i, n int) Input {
 		Passed:                 true,
 		WorkerPacing:           "held",
 		Timeline: []report.TimelinePoint{
-			{TS: 1.004, Connected: hi - lo, KBs: kMean, KBsClients: hi - lo, TickHzMin: &hzLo, RTTHist: stats.HistogramOf(rtt), WorkerDtP99: float64(i),
+			{TS: 1.004, Connected: hi - lo, KBs: kMean, KBsClients: hi - lo, TickHzMin: &hzLo, RTTHist: encoded(t, stats.HistogramOf(rtt)), WorkerDtP99: float64(i),
 				ServiceIntervalMeanMs: &svcMean, ServiceIntervals: int64(60 * (hi - lo))},
 		},
 	}
@@ -296,7 +296,10 @@ func TestFold(t *testing.T) {
 func TestMergeRowServerFiguresFirstShard(t *testing.T) {
 	p99a, p99b, rss := 4.5, 9.0, int64(1000)
 	rows := []report.TimelinePoint{{TS: 1}, {TS: 1, TickMsP99: &p99a}, {TS: 1, TickMsP99: &p99b, RSSKB: &rss}}
-	m := mergeRow(1, rows)
+	m, err := mergeRow(1, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if m.TickMsP99 == nil || *m.TickMsP99 != 4.5 || m.TickMsP99 == &p99a {
 		t.Errorf("tick_ms_p99 %v, want a copy of 4.5", m.TickMsP99)
 	}
@@ -334,4 +337,14 @@ func TestMergeKeepsEarliestAbortAndSumsHarnessErrors(t *testing.T) {
 	if in[0].Report.HarnessErrors.Dial != 0 {
 		t.Error("the merge wrote into a shard's own report")
 	}
+}
+
+// encoded is h as a timeline row holds it.
+func encoded(t testing.TB, h *stats.Histogram) *stats.Encoded {
+	t.Helper()
+	e, err := stats.Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

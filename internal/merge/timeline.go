@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -18,7 +19,7 @@ import (
 // shard's (each is already the worst of its workers); the service interval
 // mean is weighted by each shard's interval count; the server's figures
 // (tick ms p99, RSS) are the first shard's that read them.
-func mergeTimelines(picked []Input) []report.TimelinePoint {
+func mergeTimelines(picked []Input) ([]report.TimelinePoint, error) {
 	rows := map[int][]report.TimelinePoint{}
 	for _, s := range picked {
 		seen := map[int]int{}
@@ -36,12 +37,16 @@ func mergeTimelines(picked []Input) []report.TimelinePoint {
 	}
 	var out []report.TimelinePoint
 	for _, sec := range slices.Sorted(maps.Keys(rows)) {
-		out = append(out, mergeRow(float64(sec), rows[sec]))
+		r, err := mergeRow(float64(sec), rows[sec])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
 	}
-	return out
+	return out, nil
 }
 
-func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
+func mergeRow(ts float64, ps []report.TimelinePoint) (report.TimelinePoint, error) {
 	m := report.TimelinePoint{TS: ts}
 	var kbsSum, svcSum float64
 	rtt := stats.NewHistogram()
@@ -50,8 +55,17 @@ func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
 		m.TickHzMin = fold(m.TickHzMin, p.TickHzMin, less)
 		kbsSum += p.KBs * float64(p.KBsClients)
 		m.KBsClients += p.KBsClients
-		rtt.Merge(p.RTTHist)
+		if p.RTTHist != nil {
+			h, err := p.RTTHist.Decode()
+			if err != nil {
+				return m, fmt.Errorf("timeline row t=%.0f s: rtt_hist: %w", ts, err)
+			}
+			rtt.Merge(h)
+		}
 		m.TickMsP99 = fold(m.TickMsP99, p.TickMsP99, never)
+		if m.TickHist == nil {
+			m.TickHist = p.TickHist.Clone() // the server's: the first shard that read it
+		}
 		m.RSSKB = fold(m.RSSKB, p.RSSKB, never)
 		if !m.TimelineServer.Measured() {
 			// The server's figures are one server's: any shard that read
@@ -73,7 +87,11 @@ func mergeRow(ts float64, ps []report.TimelinePoint) report.TimelinePoint {
 	}
 	if rtt.Count() > 0 {
 		p95 := rtt.Summary().P95
-		m.RTTP95Ms, m.RTTHist = &p95, rtt
+		enc, err := stats.Encode(rtt)
+		if err != nil {
+			return m, fmt.Errorf("timeline row t=%.0f s: rtt_hist: %w", ts, err)
+		}
+		m.RTTP95Ms, m.RTTHist = &p95, enc
 	}
-	return m
+	return m, nil
 }

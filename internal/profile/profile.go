@@ -191,6 +191,9 @@ type GateSpec struct {
 	// profile's abort_on_breach); nil takes the profile's.
 	AbortAfterS    *int     `json:"abort_after_s,omitempty"`
 	AbortMarginPct *float64 `json:"abort_margin_pct,omitempty"`
+	// WindowS is a worst-window gate's window width in seconds
+	// (gatetable.Gate.Windowed; nil elsewhere).
+	WindowS *float64 `json:"window_s,omitempty"`
 }
 
 // AbortPolicy is abort_on_breach: AfterS consecutive seconds beyond a

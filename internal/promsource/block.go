@@ -57,6 +57,8 @@ type Detail struct {
 	// (scaled).
 	Min *float64 `json:"min,omitempty"`
 	Max *float64 `json:"max,omitempty"`
+	// Scrapes is how many scrapes Min and Max are over.
+	Scrapes int `json:"scrapes,omitempty"`
 	// Counter rate: the increase over the window (unscaled) and the
 	// counter resets crossed since the first scrape.
 	Increase *float64 `json:"increase,omitempty"`

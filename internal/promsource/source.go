@@ -87,6 +87,7 @@ type Source struct {
 	start  time.Time
 
 	first, base, last *snap
+	prev              *snap // the scrape before last (LastStep)
 	recent            []*snap // trailing snapshots for Recent
 	scrapes, failed   int
 	format            string
@@ -162,7 +163,7 @@ func (s *Source) Record(at time.Time, fams Families, inHold bool) {
 	if startHold {
 		s.base = sn
 	}
-	s.last = sn
+	s.prev, s.last = s.last, sn
 	s.recent = append(s.recent, sn)
 	cut := at.Add(-RecentWindow)
 	for len(s.recent) >= 2 && !s.recent[1].at.After(cut) {
@@ -216,6 +217,36 @@ func (t *track) accumulate(f *figure, r reading, at time.Duration) []float64 {
 	}
 	t.last = c
 	return slices.Clone(t.acc)
+}
+
+// LastStep is a histogram figure's observations between the two latest
+// scrapes, in the figure's scale: the timeline row's share of the ticks.
+// Nil when there is no such step: fewer than two scrapes, the figure
+// missing from either, or it cannot be windowed (its buckets changed).
+func (s *Source) LastStep(name string) *stats.Buckets {
+	i := s.index(name)
+	if i < 0 || s.prev == nil || s.figs[i].kind != Histogram {
+		return nil
+	}
+	f, t := &s.figs[i], &s.tracks[i]
+	a, b := s.prev.figs[i].acc, s.last.figs[i].acc
+	n := len(t.upper)
+	if t.broken != "" || a == nil || b == nil || len(a) != n+2 || len(b) != n+2 {
+		return nil
+	}
+	upper, cum := make([]float64, n), make([]float64, n)
+	for j := range n {
+		upper[j], cum[j] = t.upper[j]*f.scale, b[j]-a[j]
+	}
+	if f.scale <= 0 {
+		return nil
+	}
+	upper[n-1] = math.Inf(1)
+	h, err := stats.FromCumulative(upper, cum, (b[n]-a[n])*f.scale)
+	if err != nil {
+		return nil
+	}
+	return h
 }
 
 // Scrapes is how many scrapes succeeded and failed so far, and the last
@@ -276,7 +307,7 @@ func (s *Source) compute(base, end *snap, hold bool) *Block {
 			if base == end || ex.n == 0 {
 				ex = extremes{min: ee.r.value * f.scale, max: ee.r.value * f.scale, n: 1}
 			}
-			d.Min, d.Max = ptr(ex.min), ptr(ex.max)
+			d.Min, d.Max, d.Scrapes = ptr(ex.min), ptr(ex.max), ex.n
 		case Info:
 			b.Strings[f.name] = ee.r.text
 		case CounterRate:

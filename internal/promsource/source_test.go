@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/report"
 )
 
 // state is one scrape's worth of a fake game server's metrics.
@@ -192,7 +195,7 @@ func TestWindowFigures(t *testing.T) {
 			if err := json.Unmarshal(raw, &m); err != nil {
 				t.Fatal(err)
 			}
-			for k, want := range map[string]string{"schema_version": "6", "source": `"prometheus"`, "entities": "14", "rss_kb": "45056", "transport": `"enet"`} {
+			for k, want := range map[string]string{"schema_version": strconv.Itoa(report.ServerTickSchemaVersion), "source": `"prometheus"`, "entities": "14", "rss_kb": "45056", "transport": `"enet"`} {
 				if string(m[k]) != want {
 					t.Errorf("%s = %s, want %s", k, m[k], want)
 				}

@@ -80,7 +80,7 @@ func TestWriteJSONAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(p)
-	if err != nil || !bytes.HasSuffix(b, []byte("}\n")) || !bytes.Contains(b, []byte("\n  \"schema_version\": 6")) {
+	if err != nil || !bytes.HasSuffix(b, []byte("}\n")) || !bytes.Contains(b, []byte(fmt.Sprintf("\n  \"schema_version\": %d", ServerTickSchemaVersion))) {
 		t.Fatalf("file %q, %v", b, err)
 	}
 	back, _, err := ReadServerTick(p)

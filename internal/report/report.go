@@ -24,7 +24,10 @@ import (
 )
 
 // ServerTickSchemaVersion is the metrics-file schema written by scalegate.
-const ServerTickSchemaVersion = 6
+//
+// 7: cumulative (the server's state since it started, from which the swarm
+// computes every figure over the hold).
+const ServerTickSchemaVersion = 7
 
 // ReportSchemaVersion is the swarm report schema.
 //
@@ -158,7 +161,71 @@ type ServerTick struct {
 	// a warm-up. A gate reading a windowed tick figure of a file that
 	// says true is unevaluable: it would judge the warm-up.
 	WarmupPending *bool `json:"warmup_pending,omitempty"`
+	// Cumulative (additive, schema 7) is the server's state since it
+	// started: the swarm reads it at the start of the hold and at its end
+	// and computes the figures over the hold from the difference. Absent
+	// from servers that do not write it: their figures are the file's own
+	// windows.
+	Cumulative *Cumulative `json:"cumulative,omitempty"`
 }
+
+// Cumulative is the metrics file's state since the server started
+// (docs/metrics.md, "Cumulative state"). Every field only grows while the
+// server runs, except the marks, which restart on a reset request; a
+// field a server does not keep is left out (nil), and every figure the
+// gate would compute from it is then read from the file's own window.
+type Cumulative struct {
+	// UptimeS is the server's time since it started, on a monotonic clock,
+	// when the file was written: the span between two readings.
+	UptimeS float64 `json:"uptime_s"`
+	// Ticks run; TickMs their work times as bucket counts.
+	Ticks  int64          `json:"ticks"`
+	TickMs *stats.Buckets `json:"tick_ms,omitempty"`
+	// PhaseMsSum is each tick phase's total time in ms, by the phase's
+	// field name ("ai_ms"): a phase's mean over a window is its
+	// difference over the ticks'.
+	PhaseMsSum map[string]float64 `json:"phase_ms_sum,omitempty"`
+	// CPUS is the process's user+system CPU time in seconds.
+	CPUS *float64 `json:"cpu_s,omitempty"`
+	// Tick counters: over the slow-tick line, dropped by the loop's
+	// catch-up cap, run with the overrun governor engaged.
+	SlowTicks     *int64 `json:"slow_ticks,omitempty"`
+	DroppedTicks  *int64 `json:"dropped_ticks,omitempty"`
+	DegradedTicks *int64 `json:"degraded_ticks,omitempty"`
+	// LoadFactorS is the governor's load_factor integrated over wall time
+	// (seconds): its time-weighted mean over a window is the difference
+	// over the uptime's.
+	LoadFactorS *float64 `json:"load_factor_s,omitempty"`
+	// Wire traffic: bytes and datagrams out and in, over WireS seconds of
+	// sampling, and PeerS the joined peers integrated over the same
+	// samples (peer-seconds): the per-client rate over a window is the
+	// bytes' difference over PeerS's.
+	WireOutBytes     *float64 `json:"wire_out_bytes,omitempty"`
+	WireInBytes      *float64 `json:"wire_in_bytes,omitempty"`
+	WireOutDatagrams *float64 `json:"wire_out_datagrams,omitempty"`
+	WireS            *float64 `json:"wire_s,omitempty"`
+	PeerS            *float64 `json:"peer_s,omitempty"`
+	// SensorChecks run; InputsAccepted applied.
+	SensorChecks   *int64 `json:"sensor_checks,omitempty"`
+	InputsAccepted *int64 `json:"inputs_accepted,omitempty"`
+	// GC cycles completed and their stop-the-world pauses (ms); slow or
+	// failed sends.
+	GCCount   *int64         `json:"gc_count,omitempty"`
+	GCPauseMs *stats.Buckets `json:"gc_pause_ms,omitempty"`
+	SlowSends *int64         `json:"slow_sends,omitempty"`
+	// SendQueueHWM is the deepest per-peer outbound backlog since the
+	// server started or since the reset request MarksReset it last
+	// honoured (0: none yet). A client of the file asks for a reset by
+	// writing a number above MarksReset into the file named as the
+	// metrics file plus ResetRequestSuffix (docs/metrics.md).
+	SendQueueHWM *int64 `json:"send_queue_hwm,omitempty"`
+	MarksReset   *int64 `json:"marks_reset,omitempty"`
+}
+
+// ResetRequestSuffix names the file beside a metrics file in which a
+// reader asks the server to restart its marks (SendQueueHWM): it holds one
+// decimal number, the request's sequence.
+const ResetRequestSuffix = ".reset"
 
 // AIByController counts live AI entities by flight controller.
 type AIByController struct {
@@ -278,11 +345,18 @@ type TimelinePoint struct {
 	// over the run), nil when there was none.
 	ServiceIntervalMeanMs *float64 `json:"service_interval_mean_ms,omitempty"`
 	// Mergeable parts of the row (additive): how many clients the kbs mean
-	// is over, the RTT estimates rtt_p95_ms summarises, and how many
-	// intervals the service interval mean is over.
-	KBsClients       int              `json:"kbs_clients,omitempty"`
-	RTTHist          *stats.Histogram `json:"rtt_hist,omitempty"`
-	ServiceIntervals int64            `json:"service_intervals,omitempty"`
+	// is over, the RTT estimates rtt_p95_ms summarises (held encoded: a
+	// live histogram per second of a day-long run would not fit in
+	// memory), and how many intervals the service interval mean is over.
+	KBsClients       int            `json:"kbs_clients,omitempty"`
+	RTTHist          *stats.Encoded `json:"rtt_hist,omitempty"`
+	ServiceIntervals int64          `json:"service_intervals,omitempty"`
+	// TickHist is the server's ticks since the previous row, as bucket
+	// counts (the difference of two readings of its cumulative tick
+	// histogram, or of a Prometheus histogram's buckets): what the
+	// worst-window gates slide over. Absent when the server keeps no
+	// cumulative histogram or it restarted in between.
+	TickHist *stats.Buckets `json:"tick_hist,omitempty"`
 	// The host's figures of the same second (Host.Series joined in by the gate; the swarm
 	// does not measure them), absent when not measured that second. timeline.csv carries
 	// them as host_other_cores, host_steal_pct and host_cpu_pressure_avg10.

@@ -62,6 +62,10 @@ type Check struct {
 	Detail   string `json:"detail,omitempty"`
 	// Phase is the stretch of the run a phase-scoped gate read.
 	Phase string `json:"phase,omitempty"`
+	// Window is the window the check's figure was read over, when it needs
+	// saying (the hold's span, a file's own window, the worst window):
+	// gatetable.Gate.WindowRead.
+	Window string `json:"window,omitempty"`
 }
 
 // Failed reports whether the check fails its leg.

@@ -211,11 +211,11 @@ func figureText(f gatetable.Figure, m *gatetable.Metrics) string {
 // across legs).
 func checksMarkdown(checks []Check) string {
 	var b strings.Builder
-	b.WriteString("| gate | level | threshold | measured | baseline Δ | verdict | detail |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| gate | level | threshold | measured | window | baseline Δ | verdict | detail |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, c := range checks {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", safetext.MarkdownCell(c.Title), c.Level, safetext.MarkdownCell(c.Threshold),
-			safetext.MarkdownCell(c.MeasuredText), safetext.MarkdownCell(c.Baseline), statusText(c), safetext.MarkdownCell(c.Detail))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", safetext.MarkdownCell(c.Title), c.Level, safetext.MarkdownCell(c.Threshold),
+			safetext.MarkdownCell(c.MeasuredText), safetext.MarkdownCell(c.Window), safetext.MarkdownCell(c.Baseline), statusText(c), safetext.MarkdownCell(c.Detail))
 	}
 	b.WriteString("\n")
 	return b.String()

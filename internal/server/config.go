@@ -79,6 +79,12 @@ type WorldConfig struct {
 	TestSpawnAIMix     string  `toml:"test_spawn_ai_mix"`
 	TestProjectileRate float64 `toml:"test_projectile_rate"`
 	TestProjectileTTLS float64 `toml:"test_projectile_ttl_s"`
+	// TestAICostUs is busy work (wall-clock microseconds of CPU spin)
+	// every AI controller run adds: an AI as expensive as a real one's
+	// pathfinding, and one the governor's AI stride sheds. Because it is
+	// wall time, N AI cost N × this per tick at full rate on any machine,
+	// so an overload sized with it is one on a machine twice as fast.
+	TestAICostUs float64 `toml:"test_ai_cost_us"`
 }
 
 // NetworkConfig is [network].
@@ -279,6 +285,7 @@ func (c *Config) Validate() error {
 		{"world.test_spawn_entity_type", strings.TrimSpace(c.World.TestSpawnEntityType) != "" && len(c.World.TestSpawnEntityType) <= 255, "must be a non-empty name of at most 255 bytes"},
 		{"world.sensor_check_hz", c.World.SensorCheckHz > 0 && c.World.SensorCheckHz <= TickHz, fmt.Sprintf("must be > 0 and ≤ %d (the tick rate)", TickHz)},
 		{"world.test_spawn_ai_mix", aiMixErr == nil, fmt.Sprint(aiMixErr)},
+		{"world.test_ai_cost_us", c.World.TestAICostUs >= 0 && c.World.TestAICostUs <= 10000, "must be 0..10000"},
 		{"world.test_projectile_rate", c.World.TestProjectileRate >= 0 && c.World.TestProjectileRate <= 10000, "must be 0 (off)..10000 per second"},
 		{"world.test_projectile_ttl_s", c.World.TestProjectileTTLS >= 1.0/TickHz && c.World.TestProjectileTTLS <= 600, "must be one tick (1/60 s)..600"},
 		{"metrics.tick_json_interval_ms", c.Metrics.TickJSONIntervalMs >= 10 && c.Metrics.TickJSONIntervalMs <= 600000, "must be 10..600000"},

@@ -36,6 +36,10 @@ type diag struct {
 	cpuAt    time.Time     // start of the cpu_pct window (the previous write)
 	cpuPrev  time.Duration // process CPU at cpuAt
 	queueMax int           // deepest per-peer backlog since the previous write
+	// queueHWM is the deepest backlog since the start or the last reset
+	// request honoured (marksReset, the request's number).
+	queueHWM   int
+	marksReset int64
 
 	slowSends int64 // all-time slow or failed sends
 
@@ -183,6 +187,45 @@ func (d *diag) gcPauses() report.GCPause {
 	return report.GCPause{Max: toMs(100), P99: toMs(99)}
 }
 
+// pauseBuckets is the GC pause histogram since the server started, in ms
+// (nil where the runtime does not publish it).
+func (d *diag) pauseBuckets() *stats.Buckets {
+	rtmetrics.Read(d.rt[1:])
+	h := d.pauseHist()
+	if h == nil {
+		return nil
+	}
+	b := &stats.Buckets{}
+	for i, c := range h.Counts {
+		if i < len(d.pauseBase) {
+			c -= d.pauseBase[i]
+		}
+		if c == 0 {
+			continue
+		}
+		lo, hi := max(h.Buckets[i], 0)*1000, h.Buckets[i+1]*1000
+		if !(hi > lo) {
+			continue // a pause histogram has no mass at or below 0
+		}
+		b.Lo, b.Hi, b.N = append(b.Lo, lo), append(b.Hi, hi), append(b.N, c)
+		b.Count += c
+		// The runtime keeps no sum: each pause counts as its bucket's
+		// middle (the lower bound for the open top one).
+		if math.IsInf(hi, 1) {
+			b.Sum += lo * float64(c)
+		} else {
+			b.Sum += (lo + hi) / 2 * float64(c)
+		}
+	}
+	return b
+}
+
+// resetMarks honours a reset request numbered n: the marks (the send
+// queue's high-water mark) restart now.
+func (d *diag) resetMarks(n int64) {
+	d.queueHWM, d.marksReset = 0, n
+}
+
 // cpuWindow is the process's user+system CPU since the previous call (or
 // since the server was built), as a percentage of one core, and starts the
 // next window. ok is false where getrusage is unavailable.
@@ -207,6 +250,7 @@ func (d *diag) sampleQueues(h transport.Host, peers []*peer) int {
 		deepest = max(deepest, h.QueuedSends(p.id))
 	}
 	d.queueMax = max(d.queueMax, deepest)
+	d.queueHWM = max(d.queueHWM, deepest)
 	return deepest
 }
 

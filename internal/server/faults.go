@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"time"
@@ -47,11 +50,41 @@ type FaultConfig struct {
 	// advance at the tick rate, so the observed tick-Hz stays at 60 while
 	// almost nothing is delivered.
 	SnapshotIntervalMs float64 `toml:"snapshot_interval_ms"`
+	// SlowStretch: for a stretch of the run every tick spins ExtraMs more
+	// (CPU busy work, as extra_tick_ms): a server slow, and busy, in the
+	// middle of a run and healthy before and after it, which a figure read
+	// at the end alone never sees.
+	SlowStretch SlowStretch `toml:"slow_stretch"`
+	// StdoutFloodMBPerS: the server writes this many MiB of log lines a
+	// second to its stdout, on a goroutine of its own: the chatty server
+	// whose output must neither fill the disk nor stall the run.
+	StdoutFloodMBPerS float64 `toml:"stdout_flood_mb_per_s"`
 	// OnlyOnTransport scopes every fault above to a server speaking this
 	// transport: on another, New turns them all off. A profile that runs
 	// each leg on several transports passes one [faults] table to all of
 	// them; this makes a defect of one transport's legs only.
 	OnlyOnTransport string `toml:"only_on_transport"`
+}
+
+// SlowStretch is [faults.slow_stretch]: ExtraMs of busy work added to
+// every tick from AtS to AtS + ForS seconds after the bind. Off when ForS
+// or ExtraMs is 0.
+type SlowStretch struct {
+	AtS     float64 `toml:"at_s"`
+	ForS    float64 `toml:"for_s"`
+	ExtraMs float64 `toml:"extra_ms"`
+}
+
+// on reports whether the stretch is set.
+func (s SlowStretch) on() bool { return s.ForS > 0 && s.ExtraMs > 0 }
+
+// extraAt is the busy work owed to a tick uptime after the bind.
+func (s SlowStretch) extraAt(uptime time.Duration) time.Duration {
+	at := uptime.Seconds()
+	if !s.on() || at < s.AtS || at >= s.AtS+s.ForS {
+		return 0
+	}
+	return time.Duration(s.ExtraMs * float64(time.Millisecond))
 }
 
 // scoped is the faults as they apply to a server speaking transport: all
@@ -98,6 +131,10 @@ func (f *FaultConfig) checks() []check {
 		{"faults.exit_after_s", f.ExitAfterS >= 0 && f.ExitAfterS <= 86400, "must be 0..86400"},
 		{"faults.snapshots_then_silent", f.SnapshotsThenSilent >= 0, "must be ≥ 0 (0 off)"},
 		{"faults.snapshot_interval_ms", f.SnapshotIntervalMs >= 0 && f.SnapshotIntervalMs <= 60000, "must be 0..60000"},
+		{"faults.slow_stretch.at_s", f.SlowStretch.AtS >= 0 && f.SlowStretch.AtS <= 86400, "must be 0..86400"},
+		{"faults.slow_stretch.for_s", f.SlowStretch.ForS >= 0 && f.SlowStretch.ForS <= 86400, "must be 0..86400"},
+		{"faults.slow_stretch.extra_ms", f.SlowStretch.ExtraMs >= 0 && f.SlowStretch.ExtraMs <= 1000, "must be 0..1000"},
+		{"faults.stdout_flood_mb_per_s", f.StdoutFloodMBPerS >= 0 && f.StdoutFloodMBPerS <= 1024, "must be 0..1024"},
 		{"faults.only_on_transport", len(f.OnlyOnTransport) <= 64 && strings.TrimSpace(f.OnlyOnTransport) == f.OnlyOnTransport, "must be a transport name (\"enet\", \"quic\") or empty"},
 	}
 }
@@ -130,6 +167,9 @@ func (f *FaultConfig) Active() []string {
 	add(f.ExitAfterS > 0, "exit_after_s", f.ExitAfterS)
 	add(f.SnapshotsThenSilent > 0, "snapshots_then_silent", f.SnapshotsThenSilent)
 	add(f.SnapshotIntervalMs > 0, "snapshot_interval_ms", f.SnapshotIntervalMs)
+	ss := f.SlowStretch
+	add(ss.on(), "slow_stretch", fmt.Sprintf("{at_s:%g,for_s:%g,extra_ms:%g}", ss.AtS, ss.ForS, ss.ExtraMs))
+	add(f.StdoutFloodMBPerS > 0, "stdout_flood_mb_per_s", f.StdoutFloodMBPerS)
 	return out
 }
 
@@ -317,6 +357,42 @@ func busyWork(d time.Duration) {
 		}
 	}
 	sinkU64 = x
+}
+
+// floodLine is one line of the stdout_flood_mb_per_s fault: a log line of
+// realistic length.
+var floodLine = []byte("scalegate serve: FAULT stdout_flood_mb_per_s: a chatty server's debug line, written as fast as the fault's rate says ........................\n")
+
+// flood writes rate MiB/s of floodLine to w until ctx ends: every 10 ms
+// the slice's share, in as few writes as a 64 KiB block allows (one line
+// a write would cost the fault a core in syscalls before it cost the log
+// anything). A write that fails (the reader went away) ends it: a server
+// does not die of its own log.
+func flood(ctx context.Context, w io.Writer, rateMBPerS float64) {
+	const slice = 10 * time.Millisecond
+	block := bytes.Repeat(floodLine, (64<<10)/len(floodLine))
+	perSlice := rateMBPerS * (1 << 20) * slice.Seconds()
+	t := time.NewTicker(slice)
+	defer t.Stop()
+	owed := 0.0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		owed += perSlice
+		for owed >= float64(len(floodLine)) {
+			n := min(len(block), int(owed)/len(floodLine)*len(floodLine))
+			if _, err := w.Write(block[:n]); err != nil {
+				return
+			}
+			owed -= float64(n)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
 }
 
 // sinkU64 is written and never read on purpose: it keeps busyWork's

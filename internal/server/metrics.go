@@ -54,6 +54,27 @@ type metrics struct {
 
 	checks    []int32 // sensor checks per tick, ring aligned with starts
 	checksSum int64
+
+	// cum is the state since the server started (the file's cumulative
+	// block): never restarted, by the warm-up or anything else.
+	cum cumulative
+}
+
+// cumulative is what the metrics file's cumulative block is built from:
+// every figure the gate reads over the hold, as state that only grows, so
+// that two readings a hold apart give the figure over exactly that hold
+// (docs/metrics.md, "Cumulative state").
+type cumulative struct {
+	tick     *stats.LogLinear // tick work times, ms
+	phaseSum [numPhases]float64
+	// lfS integrates the governor's load_factor over wall time: each tick
+	// start adds the factor in force since the previous one.
+	lfS       float64
+	lfLast    float64
+	lfAt      time.Time
+	wire      wireAcc // every wire sample, whatever the peer count
+	peerS     float64 // joined peers × the sample's seconds
+	sensorSum int64
 }
 
 func newMetrics() *metrics {
@@ -64,6 +85,7 @@ func newMetrics() *metrics {
 		starts:  make([]time.Time, WindowTicks),
 		checks:  make([]int32, WindowTicks),
 		refused: map[string]int64{},
+		cum:     cumulative{tick: stats.NewLogLinear()},
 	}
 	for i := range m.phase {
 		m.phase[i] = stats.NewWindow(WindowTicks)
@@ -83,9 +105,20 @@ func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]ti
 	m.startNext = (m.startNext + 1) % len(m.starts)
 	m.startN = min(m.startN+1, len(m.starts))
 	m.tick.Add(ms(total))
+	m.cum.tick.Record(ms(total))
 	for i, d := range ph {
 		m.phase[i].Add(ms(d))
+		m.cum.phaseSum[i] += ms(d)
 	}
+}
+
+// integrateLoadFactor adds the load factor in force since the previous
+// tick's start (lf from then on).
+func (m *metrics) integrateLoadFactor(start time.Time, lf float64) {
+	if !m.cum.lfAt.IsZero() {
+		m.cum.lfS += m.cum.lfLast * start.Sub(m.cum.lfAt).Seconds()
+	}
+	m.cum.lfAt, m.cum.lfLast = start, lf
 }
 
 // wireAcc accumulates wire traffic over several sample intervals so the
@@ -133,6 +166,8 @@ func (m *metrics) keepWire(r transport.WireRates, peers int) {
 	if r.Interval <= 0 {
 		return
 	}
+	m.cum.wire.add(r)
+	m.cum.peerS += float64(peers) * r.Interval.Seconds()
 	switch {
 	case !m.wireTaken || peers > m.wirePeers || (peers == m.wirePeers && stable && !m.wireStable):
 		m.wire = wireAcc{}
@@ -148,6 +183,7 @@ func (m *metrics) recordSensing(checks int) {
 	i := (m.startNext - 1 + len(m.starts)) % len(m.starts)
 	m.checks[i] = int32(checks)
 	m.checksSum += int64(checks)
+	m.cum.sensorSum += int64(checks)
 }
 
 // sensorChecksPerS is the sensor check rate over the window: the checks of
@@ -319,6 +355,7 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 	st.AIByController = &report.AIByController{Loiter: wf.ai[CtlLoiter], Pursuit: wf.ai[CtlPursuit], Patrol: wf.ai[CtlPatrol]}
 	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
 	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
+	st.Cumulative = m.cumulative(in)
 	if m.wireTaken {
 		sec := m.wire.seconds
 		st.WireOutKBs = m.wire.bytesOut / sec / 1000
@@ -330,6 +367,33 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		}
 	}
 	return st
+}
+
+// cumulative is the file's cumulative block from the loop's state; the
+// process figures (CPU, GC, the send queue's mark) are added by the
+// server's diagnostics at write time.
+func (m *metrics) cumulative(in snapshotInputs) *report.Cumulative {
+	c := &m.cum
+	out := &report.Cumulative{
+		Ticks:            m.ticksTotal,
+		TickMs:           c.tick.Snapshot(),
+		PhaseMsSum:       map[string]float64{},
+		SlowTicks:        ptr(m.slowTicks),
+		DroppedTicks:     ptr(in.dropped),
+		DegradedTicks:    ptr(in.gov.engaged),
+		LoadFactorS:      ptr(c.lfS),
+		SensorChecks:     ptr(c.sensorSum),
+		InputsAccepted:   ptr(m.inputsAccepted),
+		WireOutBytes:     ptr(c.wire.bytesOut),
+		WireInBytes:      ptr(c.wire.bytesIn),
+		WireOutDatagrams: ptr(c.wire.dgramsOut),
+		WireS:            ptr(c.wire.seconds),
+		PeerS:            ptr(c.peerS),
+	}
+	for i, name := range phaseNames {
+		out.PhaseMsSum[name+"_ms"] = c.phaseSum[i]
+	}
+	return out
 }
 
 // encodeMetrics renders st, leaving out the omitted fields (the omit_metrics

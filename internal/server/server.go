@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/boundedhttp"
 	"github.com/scalegate/scalegate/internal/proto"
 	"github.com/scalegate/scalegate/internal/report"
@@ -163,7 +164,14 @@ type Server struct {
 	adminq     chan adminJob
 	reloadPath string
 	reload     Reloader
+
+	// stdout is where the server's own output goes (the stdout_flood
+	// fault writes there); the log writer unless SetStdout says otherwise.
+	stdout io.Writer
 }
+
+// SetStdout sets where the server writes its own output (before Run).
+func (s *Server) SetStdout(w io.Writer) { s.stdout = w }
 
 // New builds the world for cfg. Log lines go to logw.
 func New(cfg Config, logw io.Writer) (*Server, error) {
@@ -179,6 +187,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 	s := &Server{
 		cfg:    cfg,
 		log:    log.New(logw, "scalegate serve: ", log.LstdFlags|log.Lmicroseconds),
+		stdout: logw,
 		sim:    sim,
 		met:    newMetrics(),
 		leak:   newLeaker(&cfg.Faults),
@@ -376,6 +385,9 @@ func (s *Server) WriteMetrics() error {
 		st.TraceRecords, st.TraceFiles, st.TraceErrors = &ts.Records, &ts.Files, &ts.Errors
 	}
 	now := time.Now()
+	if path != "" {
+		s.honourResetRequest(path)
+	}
 	s.fillDiag(st, now)
 	st.WarmupPending = s.warm.pending()
 	b, err := encodeMetrics(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
@@ -419,6 +431,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.adm != nil {
 		s.adm.Serve(s.handleAdmin)
 	}
+	if rate := s.cfg.Faults.StdoutFloodMBPerS; rate > 0 {
+		defer s.startFlood(rate)()
+	}
 	period := time.Second / TickHz
 	s.pacer = NewPacer(time.Now(), period)
 	interval := time.Duration(s.cfg.Metrics.TickJSONIntervalMs) * time.Millisecond
@@ -453,6 +468,29 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
+// floodStopWait bounds how long Run waits for the flood goroutine after
+// stopping it: a write blocked on a full pipe cannot be interrupted, and
+// the process is about to exit, which ends it.
+const floodStopWait = 2 * time.Second
+
+// startFlood runs the stdout_flood_mb_per_s fault on its own goroutine
+// and returns its stop: cancel, then wait for it (bounded).
+func (s *Server) startFlood(rate float64) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		flood(ctx, s.stdout, rate)
+	}()
+	return func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(floodStopWait):
+		}
+	}
+}
+
 // crashDue is the exit_after_s fault: once its time since the bind has
 // come, Run returns at once without the shutdown (no Notice(shutdown) to
 // the peers, no final metrics write), as a crashed process would.
@@ -483,6 +521,34 @@ func (s *Server) fillDiag(st *report.ServerTick, now time.Time) {
 	st.GCCount = int64(s.diag.gcCount())
 	st.SendQueueMax = s.diag.takeQueueMax()
 	st.SlowSends = s.diag.slowSends
+	c := st.Cumulative
+	c.UptimeS = now.Sub(s.started).Seconds()
+	if cpu, ok := cpuTime(); ok {
+		c.CPUS = ptr(cpu.Seconds())
+	}
+	c.GCCount, c.GCPauseMs, c.SlowSends = ptr(st.GCCount), s.diag.pauseBuckets(), ptr(s.diag.slowSends)
+	c.SendQueueHWM, c.MarksReset = ptr(int64(s.diag.queueHWM)), ptr(s.diag.marksReset)
+}
+
+// resetRequestLimit bounds the reset request file's read: one number.
+const resetRequestLimit = 64
+
+// honourResetRequest reads the metrics file's reset request (the file
+// named as the metrics file plus report.ResetRequestSuffix) and restarts
+// the marks when it asks for a reset the server has not yet made. A
+// missing or unreadable request is no request; the file is refused unless
+// it is a regular file, so a FIFO there cannot stall the loop.
+func (s *Server) honourResetRequest(path string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	b, err := boundedfile.ReadFile(ctx, path+report.ResetRequestSuffix, resetRequestLimit)
+	if err != nil {
+		return
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err == nil && n > s.diag.marksReset {
+		s.diag.resetMarks(n)
+	}
 }
 
 // tickDiag is one tick's share of the diagnostics, for its SLOW TICK line.
@@ -498,6 +564,7 @@ type tickDiag struct {
 func (s *Server) runTick(start time.Time, late time.Duration) {
 	var ph [numPhases]time.Duration
 	t := timer{at: start, sum: &ph}
+	s.met.integrateLoadFactor(start, s.gov.loadFactor())
 	s.diag.sampleCPU(start)
 	cpu0, cpuOK := cpuTime()
 	gcBefore, slowBefore := s.diag.gcCount(), s.diag.slowSends
@@ -517,6 +584,9 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	td := tickDiag{queue: s.diag.sampleQueues(s.host, s.vpeers)}
 	if d := s.cfg.Faults.ExtraTickMs; d > 0 {
 		busyWork(time.Duration(d * float64(time.Millisecond)))
+	}
+	if d := s.cfg.Faults.SlowStretch.extraAt(start.Sub(s.started)); d > 0 {
+		busyWork(d)
 	}
 	total := time.Since(start)
 	var sum time.Duration

@@ -59,6 +59,7 @@ type Sim struct {
 	aiSlots  []int32
 	recs     [][snapshot.RecordSize]byte
 	aiscr    []aiScratch
+	aiCost   time.Duration // [world] test_ai_cost_us per controller run
 	// The populated world: sensors (sensors.go), the fire path and the
 	// projectile pool (weapons.go).
 	sensorHz      float64
@@ -129,6 +130,7 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 	s.noDatalink = cfg.Faults.DisableDatalink
 	s.churnRate, s.churnTTL = w.TestProjectileRate, uint32(math.Round(cfg.ProjectileTTL()*TickHz))
 	s.spreadKm, s.aglM = w.TestSpawnSpreadKm, w.TestSpawnAGLM
+	s.aiCost = time.Duration(w.TestAICostUs * float64(time.Microsecond))
 	s.World.SpawnLoiterers(w.TestSpawnAICount, w.TestSpawnSpreadKm, w.TestSpawnAGLM, w.TestSpawnEntityType)
 	s.World.AssignControllers(m, w.TestSpawnAICount)
 	return s, nil
@@ -169,6 +171,9 @@ func (s *Sim) Simulate(t *timer) {
 	s.pool.run(len(s.aiSlots), 64, func(wk, i int) {
 		if stride == 1 || (s.Tick+uint32(i))%stride == 0 {
 			think(w, s.interest, w.At(s.aiSlots[i]), &s.aiscr[wk])
+			if s.aiCost > 0 {
+				busyWork(s.aiCost)
+			}
 		}
 	})
 	t.lap(PhaseAI)

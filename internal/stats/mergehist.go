@@ -252,3 +252,63 @@ func (h *Histogram) UnmarshalJSON(b []byte) error {
 	*h = Histogram{h: ref, count: w.Count, sum: w.Sum, min: w.Min, max: w.Max}
 	return nil
 }
+
+// Reset empties h, keeping its buckets' memory for the next use.
+func (h *Histogram) Reset() {
+	h.h.Reset()
+	h.count, h.sum, h.min, h.max = 0, 0, 0, 0
+}
+
+// Encoded is a Histogram held in its encoded form (MarshalJSON's): a few
+// hundred bytes where a live one holds its whole bucket array (188 KB in
+// this geometry, whatever it counts). A record kept for every second of a
+// long run (a timeline row) holds its distribution this way, so a day's
+// run costs megabytes, not gigabytes; Decode gives the live histogram back
+// to whoever merges it.
+type Encoded struct {
+	b []byte
+}
+
+// Encode is h's encoded form; nil for an empty or nil h (the distribution
+// is missing, not zero).
+func Encode(h *Histogram) (*Encoded, error) {
+	if h == nil || h.count == 0 {
+		return nil, nil
+	}
+	b, err := h.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return &Encoded{b: b}, nil
+}
+
+// Decode is the live histogram, refusing what UnmarshalJSON refuses.
+func (e *Encoded) Decode() (*Histogram, error) {
+	h := &Histogram{}
+	if err := h.UnmarshalJSON(e.b); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// MarshalJSON implements json.Marshaler: the encoded form as it is.
+func (e *Encoded) MarshalJSON() ([]byte, error) { return e.b, nil }
+
+// UnmarshalJSON implements json.Unmarshaler. It checks the shape (an
+// object with a count of at least 1 and a non-empty hdr) and keeps the
+// bytes; the buckets are decoded, and refused if malformed, by Decode:
+// reading a day-long report must not build 86,400 live histograms.
+func (e *Encoded) UnmarshalJSON(b []byte) error {
+	var w histogramJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("histogram: %w", err)
+	}
+	switch {
+	case w.HDR == "":
+		return errors.New("histogram: field \"hdr\" missing or empty")
+	case w.Count < 1:
+		return fmt.Errorf("histogram: count %d: an empty distribution is written as null", w.Count)
+	}
+	e.b = append([]byte(nil), b...)
+	return nil
+}

@@ -1,7 +1,6 @@
 package swarm
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -33,12 +32,20 @@ type monitor struct {
 
 	// final is the metrics file as read while every client was still
 	// connected (captureFinal); finalErr why that read failed.
-	final    []byte
-	finalErr error
+	final     []byte
+	finalErr  error
+	finalTime time.Time
 
 	// prom is the Prometheus source (--server-metrics-prometheus), nil
-	// when the metrics come from a file or URL document or not at all.
+	// when the metrics come from a file or URL document or not at all;
+	// file is the metrics file's (or URL document's) readings for the
+	// figures over the hold, nil without one.
 	prom *promSampler
+	file *fileWindow
+
+	// rttScratch is reused each second to build the row's RTT histogram,
+	// which the row keeps encoded.
+	rttScratch *stats.Histogram
 
 	// watch applies the run's early-abort rules to each row; abort is the
 	// one that fired (nil: none), and stop ends the run when it does.
@@ -48,7 +55,12 @@ type monitor struct {
 }
 
 func newMonitor(cfg *Config, workers []*worker, start time.Time) *monitor {
-	return &monitor{cfg: cfg, workers: workers, start: start, nextRSS: start, lastLog: start, watch: gatetable.NewAbortWatch(cfg.Abort)}
+	m := &monitor{cfg: cfg, workers: workers, start: start, nextRSS: start, lastLog: start,
+		watch: gatetable.NewAbortWatch(cfg.Abort), rttScratch: stats.NewHistogram()}
+	if cfg.ServerMetrics != "" {
+		m.file = newFileWindow(cfg, start)
+	}
+	return m
 }
 
 // loop runs until done is closed (every worker has returned).
@@ -113,6 +125,17 @@ func (m *monitor) readServer(now time.Time) (*serverFigures, error) {
 	// The server's diagnostics that second, read by name through the gate
 	// table (a field the server left out stays empty, never 0).
 	f.diag = gatetable.TimelineServer(gatetable.FromServerTick(raw))
+	// With cumulative state, the row's CPU and wire rate are the server's
+	// over the second since the previous reading, and its ticks are kept
+	// as a histogram: nothing between two reads goes unseen.
+	step := m.file.observe(now, st, raw)
+	f.tickHist = step.TickHist
+	if step.CPUPct != nil {
+		f.diag.ServerCPUPct = step.CPUPct
+	}
+	if step.WireKBsPerClient != nil {
+		f.diag.WireKBsPerClient = step.WireKBsPerClient
+	}
 	return f, nil
 }
 
@@ -151,7 +174,13 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 		p.KBs = kbsSum / float64(kbsN)
 		p.KBsClients = kbsN
 	}
-	p.RTTHist = stats.HistogramOf(rtt)
+	m.rttScratch.Reset()
+	for _, v := range rtt {
+		m.rttScratch.Record(v)
+	}
+	// Encoding cannot fail for a histogram of this geometry; a row without
+	// it is a row without the RTT a merge would need, which it says.
+	p.RTTHist, _ = stats.Encode(m.rttScratch)
 	if s := stats.Summarize(rtt); s.Count > 0 {
 		p.RTTP95Ms = &s.P95
 	}
@@ -161,6 +190,7 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 	if st != nil {
 		p.TickMsP99, p.RSSKB = st.tickP99, st.rssKB
 		p.TimelineServer = st.diag
+		p.TickHist = st.tickHist
 	}
 	return p
 }
@@ -239,6 +269,16 @@ func (m *monitor) captureFinal() {
 		return
 	}
 	m.final, m.finalErr = freshMetrics(m.cfg.ServerMetrics, finalFreshWait)
+	m.finalTime = time.Now()
+}
+
+// finalAt is when the final reading was taken: captureFinal's, or end
+// when the run ended before the workers parked (the file is read then).
+func (m *monitor) finalAt(end time.Time) time.Time {
+	if m.final != nil {
+		return m.finalTime
+	}
+	return end
 }
 
 // finalFreshWait bounds how long captureFinal waits for a metrics write
@@ -305,15 +345,19 @@ func (m *monitor) finish(res *Result, end time.Time) {
 		var st *report.ServerTick
 		st, raw, err = report.ParseServerTick(b)
 		if err == nil {
-			var buf bytes.Buffer
-			if cerr := json.Compact(&buf, b); cerr == nil {
-				r.ServerTick = buf.Bytes()
-				res.ServerTick, res.ServerTickRaw = st, raw
+			// The block the gate reads: the final file with every figure its
+			// cumulative state allows computed over the hold (serverwindow).
+			hold, warns := m.file.hold(m.finalAt(end), st, raw)
+			r.Warnings = append(r.Warnings, warns...)
+			if enc, merr := json.Marshal(hold); merr == nil {
+				r.ServerTick = enc
+				res.ServerTick, res.ServerTickRaw = st, hold
 			} else {
-				err = cerr
+				err = merr
 			}
 		}
 	}
+	m.file.removeResetRequest()
 	if err != nil {
 		r.ServerMetricsError = fmt.Sprintf("%s: %v", m.cfg.ServerMetrics, err)
 	}

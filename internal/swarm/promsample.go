@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/serverwindow"
+	"github.com/scalegate/scalegate/internal/stats"
 )
 
 // serverFigures are what one read of the server's metrics gives the
@@ -19,6 +22,9 @@ type serverFigures struct {
 	tickP99 *float64
 	rssKB   *int64
 	rssZero bool // the server reported rss_kb ≤ 0: unavailable on its platform
+	// tickHist is the server's ticks since the previous reading (nil
+	// without a cumulative or Prometheus histogram).
+	tickHist *stats.Buckets
 	// diag are the server's per-second diagnostics (CPU, wire, slow ticks,
 	// GC, send queue) from a metrics file; from a Prometheus source only
 	// the wire rate (the early-abort rule of wire_kbs_max reads it).
@@ -73,10 +79,7 @@ func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server metrics map: %w", err)
 	}
-	// The whole run's last connect slot (the same instant in every shard),
-	// plus the warm-up: the figures over the hold leave both out.
-	holdAt := start.Add(time.Duration(max(cfg.Clients-1, 0))*cfg.Ramp + max(cfg.Warmup, 0))
-	return &promSampler{src: src, holdAt: holdAt}, nil
+	return &promSampler{src: src, holdAt: cfg.holdStart(start)}, nil
 }
 
 // sample scrapes once and returns the trailing window's figures for the
@@ -90,7 +93,7 @@ func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
 		return nil, err
 	}
 	b := p.src.Recent()
-	f := &serverFigures{}
+	f := &serverFigures{tickHist: p.src.LastStep("tick_ms")}
 	if v, ok := b.Phase("tick_ms", "p99"); ok {
 		f.tickP99 = &v
 	}
@@ -155,11 +158,21 @@ func (p *promSampler) finish(res *Result, r *report.Report) {
 		r.ServerMetricsError = fmt.Sprintf("%s: %v", p.src.URL(), err)
 		return
 	}
-	r.ServerTick = b
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err == nil {
-		res.ServerTickRaw = raw
+	if err := json.Unmarshal(b, &raw); err != nil {
+		r.ServerMetricsError = fmt.Sprintf("%s: %v", p.src.URL(), err)
+		return
 	}
+	// The same account of its window a metrics file's block carries: every
+	// figure of a Prometheus block is over it.
+	if h, err := json.Marshal(promHold(p.final)); err == nil {
+		raw[serverwindow.Key] = h
+	}
+	if b, err = json.Marshal(raw); err != nil {
+		r.ServerMetricsError = fmt.Sprintf("%s: %v", p.src.URL(), err)
+		return
+	}
+	r.ServerTick, res.ServerTickRaw = b, raw
 	for _, path := range p.final.MissingPaths() {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (prometheus): %s missing: %s", path, p.final.Missing[path]))
 	}
@@ -170,4 +183,29 @@ func (p *promSampler) finish(res *Result, r *report.Report) {
 	if ok, failed, last := p.src.Scrapes(); failed > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (prometheus): %d of %d scrapes failed, the last: %v", failed, ok+failed, last))
 	}
+}
+
+// promHold is a Prometheus block's window as a serverwindow.Info: its
+// figures, and the gauges' lowest and highest scrape over it.
+func promHold(b *promsource.Block) serverwindow.Info {
+	w := b.Window
+	h := serverwindow.Info{FromS: w.FromS, ToS: w.ToS, SpanS: w.SpanS, Hold: w.Hold, Cumulative: true, Missing: b.Missing}
+	for k := range b.Numbers {
+		h.Figures = append(h.Figures, k)
+	}
+	for k := range b.Phases {
+		h.Figures = append(h.Figures, k)
+	}
+	slices.Sort(h.Figures)
+	for _, name := range serverwindow.Gauges {
+		d := b.Details[name]
+		if d == nil || d.Kind != promsource.Gauge || d.Min == nil || d.Max == nil {
+			continue
+		}
+		if h.Extremes == nil {
+			h.Extremes = map[string]serverwindow.MinMax{}
+		}
+		h.Extremes[name] = serverwindow.MinMax{Min: *d.Min, Max: *d.Max, N: d.Scrapes}
+	}
+	return h
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/promsource"
+	"github.com/scalegate/scalegate/internal/report"
 )
 
 // growingEndpoint is a Prometheus endpoint whose counters grow with wall
@@ -98,7 +99,7 @@ func TestPrometheusSampledAndEmbedded(t *testing.T) {
 	if err := json.Unmarshal(r.ServerTick, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Source != "prometheus" || st.SchemaVersion != 6 || math.Abs(st.TickMs["p99"]-19.95) > 1e-9 {
+	if st.Source != "prometheus" || st.SchemaVersion != report.ServerTickSchemaVersion || math.Abs(st.TickMs["p99"]-19.95) > 1e-9 {
 		t.Errorf("source %q schema %d tick_ms %v (want p99 19.95)", st.Source, st.SchemaVersion, st.TickMs)
 	}
 	if _, ok := st.TickMs["min"]; ok {

@@ -145,6 +145,13 @@ func (c *Config) warmupEnd(start time.Time) time.Time {
 	return start.Add(time.Duration(max(c.Clients-1, 0))*c.Ramp + c.Warmup)
 }
 
+// holdStart is where the hold starts on the run's clock: the whole run's
+// last connect slot (the same instant in every shard) plus the warm-up.
+// The server figures over the hold start at the first reading after it.
+func (c *Config) holdStart(start time.Time) time.Time {
+	return start.Add(time.Duration(max(c.Clients-1, 0))*c.Ramp + max(c.Warmup, 0))
+}
+
 // protocol is the run's protocol, v1 unless the config names another.
 func (c *Config) protocol() Protocol {
 	if c.Protocol == nil {
