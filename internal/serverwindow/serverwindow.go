@@ -378,7 +378,10 @@ func (w *writer) wire(b, e *report.Cumulative) {
 	if !okP {
 		return
 	}
-	w.figure("wire_peers", peerS/secs)
+	// wire_peers is a count in the file's contract: the mean peer count
+	// over the window's samples, to the nearest peer (the per-client rate
+	// below divides by the exact peer-seconds).
+	w.count("wire_peers", int64(math.Round(peerS/secs)))
 	if peerS > 0 {
 		w.figure("wire_out_kbs_per_client", out/peerS/1000)
 	} else {
