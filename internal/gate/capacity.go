@@ -49,10 +49,15 @@ func Capacity(r *rundir.RunResult) []rundir.CapacityCurve {
 func capacityPoint(l rundir.LegResult) rundir.CapacityPoint {
 	pt := rundir.CapacityPoint{Clients: *l.Leg.Clients, LegID: l.Leg.ID, Verdict: l.Verdict}
 	for _, c := range l.Checks {
-		switch {
-		case c.Gate == "harness" && c.Status == rundir.StatusInconclusive:
+		if c.Gate == "harness" && c.Status == rundir.StatusInconclusive {
 			pt.HarnessBound = true
-		case c.Status == rundir.StatusFail || c.Status == rundir.StatusUnevaluable:
+		}
+	}
+	for _, c := range l.Checks {
+		// On a harness-bound leg a timing figure describes the swarm: a
+		// hard one is already inconclusive, and an advisory one (a sweep
+		// often declares its figures advisory) is no knee either.
+		if (c.Status == rundir.StatusFail || c.Status == rundir.StatusUnevaluable) && !(pt.HarnessBound && c.Status == rundir.StatusFail && isTiming(c)) {
 			pt.Failed = append(pt.Failed, c.Gate)
 		}
 	}

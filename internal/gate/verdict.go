@@ -30,7 +30,10 @@ import (
 //     leg did not run as declared: it could not start, the server died,
 //     the swarm overran or wrote no report; the checks stay as evidence),
 //     then failed (a hard check failed or was unevaluable, or an artifact
-//     could not be written), then inconclusive (a check was), then passed.
+//     could not be written), then inconclusive (a hard check was), then
+//     passed. An advisory check never moves the verdict: softening leaves
+//     it a failed advisory with the note, and its own status, whatever it
+//     is, is shown and never counted.
 //  4. The run's verdict (RunVerdict) folds the legs the same way, and the
 //     run's own checks across legs (RunChecks) as if they were one more
 //     leg's: a hard one failed or unevaluable fails the run.
@@ -113,10 +116,18 @@ func soften(checks []rundir.Check) []rundir.Check {
 			continue
 		}
 		for i, c := range checks {
-			if c.Status == rundir.StatusFail && (!alwaysHard[c.Gate] || s.builtins[c.Gate]) && s.covers(c) {
-				checks[i].Status = rundir.StatusInconclusive
-				checks[i].Detail = rundir.JoinDetail(c.Detail, s.note)
+			if c.Status != rundir.StatusFail || alwaysHard[c.Gate] && !s.builtins[c.Gate] || !s.covers(c) {
+				continue
 			}
+			if c.Level != rundir.LevelHard {
+				// An advisory check never decides the leg, so it has nothing
+				// to soften: it stays a failed advisory, with the reason its
+				// figure may be the machine's beside it.
+				checks[i].Detail = rundir.JoinDetail(c.Detail, s.note)
+				continue
+			}
+			checks[i].Status = rundir.StatusInconclusive
+			checks[i].Detail = rundir.JoinDetail(c.Detail, s.note)
 		}
 	}
 	return checks
@@ -163,7 +174,9 @@ func LegVerdict(checks []rundir.Check, f Facts) rundir.Verdict {
 		if c.Failed() {
 			return rundir.VerdictFailed
 		}
-		if c.Status == rundir.StatusInconclusive {
+		// Only a hard check can leave the leg undecided: an advisory one
+		// never changes the verdict, whatever its status.
+		if c.Status == rundir.StatusInconclusive && c.Level == rundir.LevelHard {
 			inconclusive = true
 		}
 	}

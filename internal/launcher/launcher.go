@@ -43,8 +43,11 @@ type Spec struct {
 	// Path is the executable; Args are its arguments (without argv[0]).
 	Path string
 	Args []string
-	// LogPath receives stdout and stderr, interleaved.
-	LogPath string
+	// LogPath receives stdout and stderr, interleaved, up to LogMaxBytes
+	// (DefaultLogMaxBytes when 0): past it the file keeps the first part
+	// and the last, with a marker saying what was left out between.
+	LogPath     string
+	LogMaxBytes int64
 	// Grace is the SIGINT→SIGKILL delay; DefaultGrace when zero.
 	Grace time.Duration
 	// Env is added to the current environment.
@@ -65,7 +68,7 @@ type Process struct {
 	spec Spec
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *os.File
+	log  *cappedLog
 	// lifeline is the write end of the guardian's pipe (nil without a
 	// guardian); closing it makes the guardian kill the whole tree.
 	lifeline *os.File
@@ -74,9 +77,15 @@ type Process struct {
 	stopReq  chan struct{}
 	cutOnce  sync.Once
 
-	mu    sync.Mutex
-	state *os.ProcessState
+	mu       sync.Mutex
+	state    *os.ProcessState
+	logStats LogStats
 }
+
+// logDrainWait bounds how long reaping waits for the process's output
+// after it exited: a descendant that escaped and still holds the pipe
+// must not hold the leg (exec.Cmd.WaitDelay then closes it).
+const logDrainWait = 5 * time.Second
 
 // Start starts spec in a new process group. The process is stopped (in
 // stages) when ctx is cancelled or Stop is called.
@@ -90,13 +99,13 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
 	}
-	log, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s log: %w", spec.Name, err)
 	}
-	p := &Process{spec: spec, done: make(chan struct{}), log: log, stopReq: make(chan struct{})}
+	p := &Process{spec: spec, done: make(chan struct{}), log: newCappedLog(f, spec.LogMaxBytes), stopReq: make(chan struct{})}
 	if err := p.start(path); err != nil {
-		log.Close()
+		p.log.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
 	}
 	go p.reap()
@@ -119,7 +128,10 @@ func (p *Process) start(path string) error {
 		cmd = exec.Command(spec.Guardian, append([]string{GuardianCommand, path, spec.Path}, spec.Args...)...)
 		cmd.ExtraFiles = []*os.File{r} // fd 3
 	}
+	// One writer for both, so the output interleaves as written; through a
+	// pipe the launcher drains, so the cap holds whatever the process writes.
 	cmd.Stdout, cmd.Stderr = p.log, p.log
+	cmd.WaitDelay = logDrainWait
 	cmd.Env = append(os.Environ(), spec.Env...)
 	cmd.SysProcAttr = sysProcAttr(p.lifeline != nil)
 	err := cmd.Start()
@@ -198,10 +210,11 @@ func (p *Process) reap() {
 			p.lifeline.Close()
 		}
 	})
+	stats := p.log.Close()
 	p.mu.Lock()
 	p.state = p.cmd.ProcessState
+	p.logStats = stats
 	p.mu.Unlock()
-	p.log.Close()
 	close(p.done)
 }
 
@@ -251,6 +264,14 @@ func (p *Process) ExitCode() int {
 		return -1
 	}
 	return p.state.ExitCode()
+}
+
+// LogStats is what the process wrote to its log, once Done.
+func (p *Process) LogStats() LogStats {
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logStats
 }
 
 // Exited reports whether the process has exited.

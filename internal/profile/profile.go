@@ -90,13 +90,17 @@ type BaselinePolicy struct {
 
 // Server is the server under test.
 type Server struct {
-	Kind               string         `json:"kind"`
-	ReadyTimeoutS      float64        `json:"ready_timeout_s"`
-	TickJSONIntervalMs int            `json:"tick_json_interval_ms,omitempty"`
-	Faults             map[string]any `json:"faults,omitempty"`
-	Command            []string       `json:"command,omitempty"`
-	ConfigFormat       string         `json:"config_format,omitempty"`
-	Config             map[string]any `json:"config,omitempty"`
+	Kind               string  `json:"kind"`
+	ReadyTimeoutS      float64 `json:"ready_timeout_s"`
+	TickJSONIntervalMs int     `json:"tick_json_interval_ms,omitempty"`
+	// LogMaxMB caps the leg's server.log (MiB; 0: the launcher's
+	// default): a server that floods its output neither fills the disk
+	// nor stalls the run.
+	LogMaxMB     float64        `json:"log_max_mb,omitempty"`
+	Faults       map[string]any `json:"faults,omitempty"`
+	Command      []string       `json:"command,omitempty"`
+	ConfigFormat string         `json:"config_format,omitempty"`
+	Config       map[string]any `json:"config,omitempty"`
 	// Metrics says where the server's metrics come from; nil is the
 	// metrics file.
 	Metrics *ServerMetrics `json:"metrics,omitempty"`

@@ -73,6 +73,19 @@ func (c Check) Failed() bool {
 	return c.Level == LevelHard && (c.Status == StatusFail || c.Status == StatusUnevaluable)
 }
 
+// LogSummary is what a process wrote to its log: bytes and lines, their
+// rate over its life, and what the file kept under its cap (the rest left
+// out at a marker in the file).
+type LogSummary struct {
+	Bytes     int64   `json:"bytes"`
+	Lines     int64   `json:"lines"`
+	BytesPerS float64 `json:"bytes_per_s"`
+	LinesPerS float64 `json:"lines_per_s"`
+	KeptBytes int64   `json:"kept_bytes"`
+	CapBytes  int64   `json:"cap_bytes"`
+	Truncated bool    `json:"truncated"`
+}
+
 // LegResult is one evaluated leg.
 type LegResult struct {
 	Leg        profile.Leg `json:"leg"`
@@ -97,6 +110,9 @@ type LegResult struct {
 	// ShardExits their exit statuses, by shard index.
 	Shards     int   `json:"shards,omitempty"`
 	ShardExits []int `json:"shard_exits,omitempty"`
+	// ServerLog is what the server wrote to server.log (absent when it
+	// was not started).
+	ServerLog *LogSummary `json:"server_log,omitempty"`
 
 	Report *report.Report `json:"-"`
 }

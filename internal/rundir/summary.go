@@ -3,6 +3,7 @@ package rundir
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -48,6 +49,10 @@ func WriteTable(w io.Writer, r *RunResult) error {
 		fmt.Fprintln(w, line)
 		if l.AbortedAtS != nil {
 			fmt.Fprintf(w, "  ended early at %.1f s: %s\n", *l.AbortedAtS, safetext.Terminal(l.AbortReason))
+		}
+		if s := l.ServerLog; s != nil && s.Truncated {
+			fmt.Fprintf(w, "  server.log capped at %s: the server wrote %s (%s lines/s); %s left out\n",
+				byteSize(float64(s.CapBytes)), byteSize(float64(s.Bytes)), gatetable.FormatNumber(math.Round(s.LinesPerS)), byteSize(float64(s.Bytes-s.KeptBytes)))
 		}
 		for _, c := range l.Checks {
 			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
@@ -145,6 +150,7 @@ func Markdown(r *RunResult) string {
 			b.WriteString(checksMarkdown(l.Checks))
 		}
 		b.WriteString(diagnosticsMarkdown(l))
+		b.WriteString(serverLogMarkdown(l.ServerLog))
 		if l.ServerCmd != "" {
 			fmt.Fprintf(&b, "Rerun this leg:\n\n%s\n", safetext.MarkdownCode("sh", l.ServerCmd+" &\n"+l.SwarmCmd))
 			if strings.Contains(l.SwarmCmd, "/go-build") {
@@ -188,6 +194,34 @@ func diagnosticsMarkdown(l LegResult) string {
 	}
 	return fmt.Sprintf("Server diagnostics (CPU %% of one core over %s; slow ticks, GC and slow sends since the server started; send queue over its last metrics write): %s\n\n",
 		window, strings.Join(parts, " · "))
+}
+
+// serverLogMarkdown is a leg's server.log in one line: what the server
+// wrote, at what rate, and what the cap left out.
+func serverLogMarkdown(s *LogSummary) string {
+	if s == nil {
+		return ""
+	}
+	line := fmt.Sprintf("Server log (`server.log`): %s written, %s lines (%s lines/s, %s/s)",
+		byteSize(float64(s.Bytes)), gatetable.FormatNumber(float64(s.Lines)), gatetable.FormatNumber(math.Round(s.LinesPerS)), byteSize(s.BytesPerS))
+	if s.Truncated {
+		line += fmt.Sprintf("; **capped** at %s (`server.log_max_mb`): %s left out, marked in the file", byteSize(float64(s.CapBytes)), byteSize(float64(s.Bytes-s.KeptBytes)))
+	}
+	return line + ".\n\n"
+}
+
+// byteSize shows a byte count in decimal units (1 MB = 10^6 B), as every
+// rate of the project does.
+func byteSize(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.1f GB", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.1f MB", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1f kB", v/1e3)
+	}
+	return fmt.Sprintf("%.0f B", v)
 }
 
 // figureText is a figure's value with its unit, or "missing".

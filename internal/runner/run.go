@@ -96,13 +96,16 @@ func finishResult(res *rundir.RunResult) *rundir.RunResult {
 // legRun holds one leg's paths, processes and what happened to them while
 // it runs.
 type legRun struct {
-	o       Options
-	leg     profile.Leg
-	res     *rundir.LegResult
-	metrics string
-	report  string
-	facts   gate.Facts
-	ports   *launcher.PortAllocator
+	o   Options
+	leg profile.Leg
+	res *rundir.LegResult
+	// serverStarted is when the server process started (its log's rate
+	// is over its life).
+	serverStarted time.Time
+	metrics       string
+	report        string
+	facts         gate.Facts
+	ports         *launcher.PortAllocator
 	// startAt is the shards' shared start instant (zero: one swarm).
 	startAt time.Time
 	// host is what else the machine did during the hold (nil: not
@@ -157,6 +160,7 @@ func (r *legRun) run(ctx context.Context) {
 	}
 	defer host.s.Stop()
 	proc, err := launcher.Start(ctx, server.spec)
+	r.serverStarted = time.Now()
 	if err != nil {
 		r.notRun(err)
 		return
@@ -309,6 +313,17 @@ func (r *legRun) stopServer(server *launcher.Process) {
 		code := server.ExitCode()
 		r.res.ServerExit = &code
 	}
+	r.res.ServerLog = logSummary(server.LogStats(), time.Since(r.serverStarted))
+}
+
+// logSummary is a process's log figures for the leg's result: what it
+// wrote, at what rate over its life, and what the cap kept.
+func logSummary(st launcher.LogStats, life time.Duration) *rundir.LogSummary {
+	s := &rundir.LogSummary{Bytes: st.Bytes, Lines: st.Lines, KeptBytes: st.KeptBytes, CapBytes: st.CapBytes, Truncated: st.Truncated}
+	if secs := life.Seconds(); secs > 0 {
+		s.BytesPerS, s.LinesPerS = float64(st.Bytes)/secs, float64(st.Lines)/secs
+	}
+	return s
 }
 
 // decide sets the leg's verdict: once, by gate.LegVerdict, from its checks

@@ -16,7 +16,8 @@ import (
 func (r *legRun) serverSpec(port int) (serverLaunch, error) {
 	p := r.o.Profile
 	timeout := time.Duration(p.Server.ReadyTimeoutS * float64(time.Second))
-	spec := launcher.Spec{Name: "server", LogPath: filepath.Join(r.res.Dir, "server.log"), Grace: r.o.Grace}
+	spec := launcher.Spec{Name: "server", LogPath: filepath.Join(r.res.Dir, "server.log"), Grace: r.o.Grace,
+		LogMaxBytes: int64(p.Server.LogMaxMB * (1 << 20))}
 	if p.Server.Kind == "custom" {
 		spec, err := r.customSpec(spec, port)
 		return serverLaunch{spec: spec, readyTimeout: timeout}, err
