@@ -48,16 +48,17 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 // collected is what buildReport gathers across every worker's clients
 // before it computes the report's distributions.
 type collected struct {
-	hz, kbs, rtt, pd, conn, dts []float64
-	entBytes, entities, ticked  int64
-	gap                         time.Duration // -1: no client had two updates
-	warned                      map[string]bool
-	svc, states                 *stats.Histogram
-	announced                   float64 // the first rate a server announced; 0 none
+	hz, kbs, conn              []float64 // one per client: bounded by the swarm's size
+	entBytes, entities, ticked int64
+	gap                        time.Duration // -1: no client had two updates
+	warned                     map[string]bool
+	svc, states, dts, rtt, pd  *stats.Histogram
+	announced                  float64 // the first rate a server announced; 0 none
 }
 
 func newCollected() *collected {
-	return &collected{gap: -1, warned: map[string]bool{}, svc: stats.NewHistogram(), states: stats.NewHistogram()}
+	return &collected{gap: -1, warned: map[string]bool{}, svc: stats.NewHistogram(), states: stats.NewHistogram(),
+		dts: stats.NewHistogram(), rtt: stats.NewHistogram(), pd: stats.NewHistogram()}
 }
 
 // addWorker folds one worker's counters, distributions, warnings and
@@ -66,7 +67,9 @@ func (col *collected) addWorker(r *report.Report, w *worker) {
 	if r.Transport == "" {
 		r.Transport = w.spoken
 	}
-	col.dts = append(col.dts, w.dtMs...)
+	col.dts.Merge(w.dtHist)
+	col.rtt.Merge(w.rttHist)
+	col.pd.Merge(w.pdHist)
 	col.svc.Merge(w.svcInterval)
 	col.states.Merge(w.stateInterval)
 	r.InputsSent += w.inputsSent
@@ -98,8 +101,6 @@ func (col *collected) addClient(c *client) {
 	}
 	col.hz = append(col.hz, c.tickHz())
 	col.kbs = append(col.kbs, c.kbs())
-	col.rtt = append(col.rtt, c.rttMs...)
-	col.pd = append(col.pd, c.peerDelayMs...)
 	col.conn = append(col.conn, c.connectMs)
 }
 
@@ -117,8 +118,8 @@ func (col *collected) fill(r *report.Report) {
 		r.SnapshotBytesPerEntity = nanPtr(float64(col.entBytes) / float64(col.entities))
 	}
 	r.Histograms = &report.Histograms{
-		RTTMs: stats.HistogramOf(col.rtt), PeerDelayMs: stats.HistogramOf(col.pd), ConnectMs: stats.HistogramOf(col.conn),
-		WorkerLoopDtMs: stats.HistogramOf(col.dts), TickHzPerClient: stats.HistogramOf(col.hz), KBsPerClient: stats.HistogramOf(col.kbs),
+		RTTMs: nonEmpty(col.rtt), PeerDelayMs: nonEmpty(col.pd), ConnectMs: stats.HistogramOf(col.conn),
+		WorkerLoopDtMs: nonEmpty(col.dts), TickHzPerClient: stats.HistogramOf(col.hz), KBsPerClient: stats.HistogramOf(col.kbs),
 	}
 	if col.svc.Count() > 0 { // an empty distribution is absent, never an empty histogram
 		r.Histograms.ServiceIntervalMs = col.svc
@@ -128,13 +129,22 @@ func (col *collected) fill(r *report.Report) {
 		r.Histograms.StateIntervalMs = col.states
 		r.StateIntervalMs = report.PercentilesOf(col.states.Summary())
 	}
-	r.RTTMs = percentiles(col.rtt)
-	r.PeerDelayMs = percentiles(col.pd)
+	r.RTTMs = report.PercentilesOf(col.rtt.Summary())
+	r.PeerDelayMs = report.PercentilesOf(col.pd.Summary())
 	r.ConnectMs = percentiles(col.conn)
-	r.WorkerLoopDtMs = percentiles(col.dts)
+	r.WorkerLoopDtMs = report.PercentilesOf(col.dts.Summary())
 	if col.gap >= 0 {
 		r.MaxSnapshotGapMs = nanPtr(float64(col.gap) / float64(time.Millisecond))
 	}
+}
+
+// nonEmpty is h, or nil when it holds nothing: an empty distribution is
+// absent from the report, never an empty histogram.
+func nonEmpty(h *stats.Histogram) *stats.Histogram {
+	if h.Count() == 0 {
+		return nil
+	}
+	return h
 }
 
 // warnings are the run-level warnings the collected figures call for.
@@ -236,9 +246,7 @@ func (c *client) player(w *worker) report.Player {
 	p.UpdatesPerS, p.MaxStateGapMs = nanPtr(perS), nanPtr(gap)
 	p.StateIntervalMs = c.intervalSummary()
 	p.Outcome, p.Reason = c.outcome()
-	if s := stats.Summarize(c.rttMs); s.Count > 0 {
-		p.RTTP95Ms = &s.P95
-	}
+	p.RTTP95Ms = nanPtr(c.rttP95())
 	if c.snaps >= 2 {
 		p.MaxSnapshotGapMs = nanPtr(float64(c.maxGap) / float64(time.Millisecond))
 	}

@@ -116,10 +116,11 @@ type client struct {
 	// what one entity costs on the wire of the protocol (bytes_per_entity).
 	decodedBytes    int64
 	decodedEntities int64
-	rttMs           []float64
-	peerDelayMs     []float64
-	lastRTTAt       time.Time
-	lastRTT         float64 // NaN when none yet
+	// rttCounts counts the client's RTT samples in intervalBounds' buckets
+	// (nil until the first): its own p95 without keeping every sample.
+	rttCounts []uint64
+	lastRTTAt time.Time
+	lastRTT   float64 // NaN when none yet
 	// pingToken and pingAt: the Pinger's outstanding ping (pingAt zero:
 	// none); a Pong with another token is late and not timed.
 	pingToken uint32
@@ -257,7 +258,7 @@ func (c *client) onMessage(w *worker, b []byte, now time.Time) {
 		c.end(phaseRefused, m.Reason, now)
 	case MsgDelay:
 		if !now.Before(w.warmEnd) {
-			c.peerDelayMs = append(c.peerDelayMs, m.DelayMs)
+			w.pdHist.Record(m.DelayMs)
 		}
 	case MsgLeaving:
 		c.leaving = m.Reason
@@ -444,10 +445,14 @@ func (c *client) recordRTT(w *worker, v float64, now time.Time) {
 	if now.Before(w.warmEnd) {
 		return // the warm-up: shown live, not measured
 	}
-	c.rttMs = append(c.rttMs, v)
+	if c.rttCounts == nil {
+		c.rttCounts = make([]uint64, len(intervalBounds)-1)
+	}
+	c.rttCounts[intervalBucket(v)]++
+	w.rttHist.Record(v)
 	if c.stretch != nil {
 		c.cur = w.clock.at(now, c.cur)
-		c.stretch[c.cur].rtt = append(c.stretch[c.cur].rtt, v)
+		w.stretchRTTHist(c.cur).Record(v)
 	}
 }
 
@@ -535,6 +540,15 @@ func intervalBucket(ms float64) int {
 		i++ // ms is the lower bound of bucket i
 	}
 	return min(max(i-1, 0), len(intervalBounds)-2)
+}
+
+// rttP95 is the client's RTT p95 (its bucket's upper bound, as the
+// intervals'), NaN without a sample.
+func (c *client) rttP95() float64 {
+	if c.rttCounts == nil {
+		return math.NaN()
+	}
+	return stats.HistogramPercentile(c.rttCounts, intervalBounds, 95)
 }
 
 // intervalSummary is the client's interval percentiles (each its bucket's

@@ -27,7 +27,6 @@ type stretchAcc struct {
 	firstAt, lastAt         time.Time
 	bytes, firstBytes       int64
 	maxGap                  time.Duration
-	rtt                     []float64
 }
 
 func (a *stretchAcc) snapshot(hasTick bool, tick uint32, now time.Time, size int, gap time.Duration) {
@@ -108,7 +107,7 @@ func buildPhases(cfg *Config, workers []*worker, start, end time.Time) []report.
 
 func summarizeStretch(st relay.Stretch, i int, workers []*worker, runS float64) report.Stretch {
 	rs := report.Stretch{Name: st.Name, StartS: round3(math.Min(st.From.Seconds(), runS)), EndS: round3(math.Min(st.To.Seconds(), runS))}
-	var hz, kbs, rtt []float64
+	var hz, kbs []float64
 	gap := time.Duration(-1)
 	for _, w := range workers {
 		for _, c := range w.clients {
@@ -119,7 +118,6 @@ func summarizeStretch(st relay.Stretch, i int, workers []*worker, runS float64) 
 			rs.SnapshotsReceived += a.snaps
 			hz = append(hz, a.tickHz())
 			kbs = append(kbs, a.kbs())
-			rtt = append(rtt, a.rtt...)
 			if a.snaps > 0 && a.maxGap > gap {
 				gap = a.maxGap
 			}
@@ -131,13 +129,16 @@ func summarizeStretch(st relay.Stretch, i int, workers []*worker, runS float64) 
 	if _, mean, hi, ok := stats.MinMeanMax(kbs); ok {
 		rs.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
 	}
-	rs.RTTMs = percentiles(rtt)
-	h := stats.NewHistogram()
+	h, rtt := stats.NewHistogram(), stats.NewHistogram()
 	for _, w := range workers {
 		if i < len(w.stretchIntervals) {
 			h.Merge(w.stretchIntervals[i])
 		}
+		if i < len(w.stretchRTT) {
+			rtt.Merge(w.stretchRTT[i])
+		}
 	}
+	rs.RTTMs = report.PercentilesOf(rtt.Summary())
 	rs.StateIntervalMs = report.PercentilesOf(h.Summary())
 	if gap > 0 {
 		rs.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))

@@ -39,7 +39,11 @@ type worker struct {
 	batched []*client
 	onEvent func(item int, at time.Time, ev transport.Event) // onBatchEvent, bound once
 
-	dtMs []float64 // every iteration's work time
+	// dtHist, rttHist and pdHist hold every iteration's work time, every
+	// RTT sample and every PeerDelay of the worker's clients (after the
+	// warm-up) as mergeable histograms: a slice of raw samples would grow
+	// with the run's length, a histogram does not.
+	dtHist, rttHist, pdHist *stats.Histogram
 	// svcInterval: per joined client, the time between two consecutive
 	// services of its host (a mergeable histogram: one record per
 	// client-tick would not fit in a slice at 1000 clients).
@@ -63,6 +67,7 @@ type worker struct {
 	clock            *phaseClock
 	perSec           []int64
 	stretchIntervals []*stats.Histogram
+	stretchRTT       []*stats.Histogram
 	// warmEnd is the warm-up's end (zero: none): the windowed figures
 	// count from it (Config.Warmup).
 	warmEnd time.Time
@@ -100,6 +105,9 @@ func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration)
 		connectData:   p.ConnectData(),
 		pub:           workerPub{dtP99: math.NaN()},
 		svcInterval:   stats.NewHistogram(),
+		dtHist:        stats.NewHistogram(),
+		rttHist:       stats.NewHistogram(),
+		pdHist:        stats.NewHistogram(),
 		stateInterval: stats.NewHistogram(),
 	}
 	if bt, ok := b.(transport.Batcher); ok && !cfg.PerClientService {
@@ -134,7 +142,7 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 		done := w.iterate()
 		dt := float64(time.Since(begin)) / float64(time.Millisecond)
 		if !begin.Before(w.warmEnd) {
-			w.dtMs = append(w.dtMs, dt)
+			w.dtHist.Record(dt)
 		}
 		w.intervalDt = append(w.intervalDt, dt)
 		w.maybePublish(time.Now())
@@ -365,6 +373,14 @@ func (w *worker) stretchInterval(i int) *stats.Histogram {
 		w.stretchIntervals = append(w.stretchIntervals, stats.NewHistogram())
 	}
 	return w.stretchIntervals[i]
+}
+
+// stretchRTTHist is stretch i's pooled RTT histogram.
+func (w *worker) stretchRTTHist(i int) *stats.Histogram {
+	for len(w.stretchRTT) <= i {
+		w.stretchRTT = append(w.stretchRTT, stats.NewHistogram())
+	}
+	return w.stretchRTT[i]
 }
 
 // countSecond counts a snapshot in its second of the run.
