@@ -71,6 +71,7 @@ func TestScripts(t *testing.T) {
 			"killswarm":    cmdKillSwarm,
 			"samerun":      cmdSameRun,
 			"buildexample": cmdBuildExample,
+			"jsonnum":      cmdJSONNum,
 		},
 	})
 }
@@ -115,6 +116,60 @@ func cmdGateStatus(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	ts.Fatalf("leg %s has no %s check", args[1], args[2])
+}
+
+// cmdJSONNum: jsonnum FILE PATH OP VALUE asserts a number of a JSON file:
+// PATH is dot-separated object keys and array indices ("tick_ms.p99",
+// "legs.0.server_log.bytes"), OP one of < <= > >=.
+// A script shows with it what a file said beside what the gate read (the
+// metrics file's own last window against the figure over the hold).
+func cmdJSONNum(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 {
+		ts.Fatalf("usage: jsonnum FILE PATH OP VALUE")
+	}
+	var cur any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &cur); err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	for _, k := range strings.Split(args[1], ".") {
+		switch node := cur.(type) {
+		case map[string]any:
+			cur = node[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(node) {
+				ts.Fatalf("%s: %s: %q is not an index of an array of %d", args[0], args[1], k, len(node))
+			}
+			cur = node[i]
+		default:
+			ts.Fatalf("%s: %s: %q is not in an object or array", args[0], args[1], k)
+		}
+	}
+	v, ok := cur.(float64)
+	if !ok {
+		ts.Fatalf("%s: %s is %v, not a number", args[0], args[1], cur)
+	}
+	want, err := strconv.ParseFloat(args[3], 64)
+	if err != nil {
+		ts.Fatalf("jsonnum: VALUE %q: %v", args[3], err)
+	}
+	var holds bool
+	switch args[2] {
+	case "<":
+		holds = v < want
+	case "<=":
+		holds = v <= want
+	case ">":
+		holds = v > want
+	case ">=":
+		holds = v >= want
+	default:
+		ts.Fatalf("jsonnum: OP %q is not one of < <= > >=", args[2])
+	}
+	if holds == neg {
+		ts.Fatalf("%s: %s = %g; want %s %s %g to be %v", args[0], args[1], v, args[1], args[2], want, !neg)
+	}
+	ts.Logf("%s: %s = %g", args[0], args[1], v)
 }
 
 // scriptWait bounds a script's waits: a gate run starts a whole leg

@@ -112,6 +112,17 @@ func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]ti
 	}
 }
 
+// loadFactorSAt is the load-factor integral up to now: what the ticks
+// added, plus the factor in force since the last tick's start, so that it
+// covers the same span as the uptime written beside it.
+func (m *metrics) loadFactorSAt(now time.Time) float64 {
+	c := &m.cum
+	if c.lfAt.IsZero() || now.Before(c.lfAt) {
+		return c.lfS
+	}
+	return c.lfS + c.lfLast*now.Sub(c.lfAt).Seconds()
+}
+
 // integrateLoadFactor adds the load factor in force since the previous
 // tick's start (lf from then on).
 func (m *metrics) integrateLoadFactor(start time.Time, lf float64) {
@@ -381,7 +392,6 @@ func (m *metrics) cumulative(in snapshotInputs) *report.Cumulative {
 		SlowTicks:        ptr(m.slowTicks),
 		DroppedTicks:     ptr(in.dropped),
 		DegradedTicks:    ptr(in.gov.engaged),
-		LoadFactorS:      ptr(c.lfS),
 		SensorChecks:     ptr(c.sensorSum),
 		InputsAccepted:   ptr(m.inputsAccepted),
 		WireOutBytes:     ptr(c.wire.bytesOut),

@@ -523,6 +523,7 @@ func (s *Server) fillDiag(st *report.ServerTick, now time.Time) {
 	st.SlowSends = s.diag.slowSends
 	c := st.Cumulative
 	c.UptimeS = now.Sub(s.started).Seconds()
+	c.LoadFactorS = ptr(s.met.loadFactorSAt(now))
 	if cpu, ok := cpuTime(); ok {
 		c.CPUS = ptr(cpu.Seconds())
 	}

@@ -325,7 +325,9 @@ func (w *writer) counters(b, e *report.Cumulative, ticks int64, span float64) {
 		}
 	}
 	if d, ok := w.diffF("load_factor_s", b.LoadFactorS, e.LoadFactorS); ok {
-		w.figure("load_factor_mean", d/span)
+		// To 1e-9: an integral and a clock read a tick apart must not make
+		// a factor that never left 1 read 1.0000000000000002.
+		w.figure("load_factor_mean", math.Round(d/span*1e9)/1e9)
 	}
 	if d, ok := w.diff("sensor_checks", b.SensorChecks, e.SensorChecks); ok {
 		w.figure("sensor_checks_per_s", float64(d)/span)

@@ -43,6 +43,9 @@ const windowSlack = 0.5
 // no row in the hold has one, or the hold is shorter than the window.
 func WorstWindow(rows []report.TimelinePoint, from, to, windowS, q float64) (Worst, error) {
 	w := Worst{WindowS: windowS}
+	if !(windowS >= 1) {
+		return w, fmt.Errorf("window_s %g: a window is at least 1 s, the timeline's resolution", windowS)
+	}
 	in, starts := holdRows(rows, from, to)
 	switch {
 	case len(in) == 0:
