@@ -97,7 +97,7 @@ var (
 	// TickP99Worst is the p99 of the server's ticks over the worst window
 	// of the hold (Metrics.WindowS seconds wide).
 	TickP99Worst = Figure{Name: "tick_ms_p99_worst_window", Title: "server tick ms p99, worst window", Path: "timeline[].tick_hist over window_s", Unit: "ms", Read: tickP99Worst}
-	SwarmCPU      = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
+	SwarmCPU     = Figure{Name: "cpu_us_per_client_tick", Title: "swarm CPU µs per client-tick", Path: "report.cpu_us_per_client_tick", Unit: "µs", Read: optional("report.cpu_us_per_client_tick", "the swarm could not read its CPU time", func(r *report.Report) *float64 { return r.CPUUsPerClientTick })}
 )
 
 // The server's why-was-it-slow figures (docs/metrics.md, "Why a tick was

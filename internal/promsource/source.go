@@ -87,7 +87,7 @@ type Source struct {
 	start  time.Time
 
 	first, base, last *snap
-	prev              *snap // the scrape before last (LastStep)
+	prev              *snap   // the scrape before last (LastStep)
 	recent            []*snap // trailing snapshots for Recent
 	scrapes, failed   int
 	format            string
