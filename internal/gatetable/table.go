@@ -210,6 +210,10 @@ func (g Gate) SwarmUsage() string {
 	return s + "; < 0 = off"
 }
 
+// TickP99WorstGate is the worst-window tick gate's name, for the readers
+// that draw or describe it (the HTML report's tick chart).
+const TickP99WorstGate = "tick_ms_p99_worst_window_max"
+
 // All is every gate, in the order the summary shows them.
 var All = []Gate{
 	{Name: "admission", Window: WindowRun, Title: "admission", Metric: "report.clients_connected/refused/disconnected",
@@ -237,7 +241,7 @@ var All = []Gate{
 	// The worst stretch of a long hold: a p99 over the whole hold dilutes
 	// a 30 s stall in a 2 h soak to nothing, which is the regression a
 	// stability gate exists for.
-	{Name: "tick_ms_p99_worst_window_max", Window: WindowWorst, Windowed: true, Title: "server tick ms p99, worst window", Metric: "timeline[].tick_hist (the server's ticks per second), window_s wide",
+	{Name: TickP99WorstGate, Window: WindowWorst, Windowed: true, Title: "server tick ms p99, worst window", Metric: "timeline[].tick_hist (the server's ticks per second), window_s wide",
 		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Measure: TickP99Worst.Read, ServerFields: []string{"tick_ms"},
 		Doc: "the highest tick p99 of any `window_s`-second window of the hold (`window_s` required, ≥ 1), slid a second at a time over the timeline's per-second tick histograms; the summary and report.html name the window. A server without cumulative tick state (or a Prometheus histogram) is unevaluable; tiered like `tick_ms_p99_max`; not forwarded to the swarm"},
 	// The client-observed time between two consecutive state updates,

@@ -15,8 +15,10 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
+	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
+	"github.com/scalegate/scalegate/internal/serverwindow"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
@@ -42,6 +44,7 @@ var (
 	stepColor      = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
 	phaseColor     = color.NRGBA{R: 0xf0, G: 0xb0, B: 0x30, A: 0x40}
 	warmupColor    = color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0x30}
+	worstColor     = color.NRGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0x28}
 	gridGrey       = color.RGBA{R: 0x6e, G: 0x77, B: 0x81, A: 0xff}
 	thresholdColor = color.RGBA{R: 0xc0, G: 0x10, B: 0x30, A: 0xff}
 )
@@ -79,7 +82,7 @@ func legCharts(run *Run, l *Leg) []Chart {
 		timeChart(l, "Connected clients", "clients", series(func(p report.TimelinePoint) float64 { return float64(p.Connected) }), nil),
 		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) }), gate("tick_hz_min")),
 		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(func(p report.TimelinePoint) float64 { return p.KBs }), nil),
-		timeChart(l, "Server tick ms p99", "ms", series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) }), gate("tick_ms_p99_max")),
+		tickChart(run, l, series, gate),
 		phaseChart(l),
 		rssChart(l),
 		timeChart(l, "Swarm worker loop dt p99 (max over workers)", "ms", dt, nil),
@@ -89,12 +92,72 @@ func legCharts(run *Run, l *Leg) []Chart {
 	return append(charts, diagCharts(l, series, gate)...)
 }
 
+// rollingTickS is the window the tick chart's rolling p99 covers when no
+// worst-window gate names one: the 10 s (600 ticks) a metrics file's own
+// tick figures span.
+const rollingTickS = 10
+
+// tickChart is the server's tick p99 against run time. With per-second
+// tick histograms (a server with cumulative state, or a Prometheus one) it
+// is the p99 of the window_s seconds ending at each second, window_s being
+// the worst-window gate's when the profile declares one, and that gate's
+// worst window is shaded and named; without, it is the file's rolling p99
+// as read each second.
+func tickChart(run *Run, l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) Chart {
+	windowS, worst := float64(rollingTickS), (*serverwindow.Worst)(nil)
+	if spec, ok := gateSpec(run, gatetable.TickP99WorstGate); ok && spec.WindowS != nil {
+		windowS = *spec.WindowS
+		if l.Server != nil {
+			if w, err := gatetable.WorstTickWindow(l.Server.WithWindow(windowS), 0.99); err == nil {
+				worst = &w
+			}
+		}
+	}
+	roll := serverwindow.Rolling(l.Timeline, windowS, 0.99)
+	if len(roll) == 0 {
+		return timeChart(l, "Server tick ms p99 (its file's rolling window, read each second)", "ms",
+			series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) }), gate("tick_ms_p99_max"))
+	}
+	xy := make(plotter.XYs, len(roll))
+	for i, p := range roll {
+		xy[i] = plotter.XY{X: p.TS, Y: math.NaN()}
+		if p.OK {
+			xy[i].Y = p.Value
+		}
+	}
+	thr := gate(gatetable.TickP99WorstGate)
+	if thr == nil {
+		thr = gate("tick_ms_p99_max")
+	}
+	var extra []span
+	if worst != nil {
+		extra = append(extra, span{Label: "worst window", StartS: worst.FromS, EndS: worst.ToS, Fill: worstColor})
+	}
+	c := timeChartSpans(l, fmt.Sprintf("Server tick ms p99 over the %s s ending at each second", gatetable.FormatNumber(windowS)), "ms", xy, thr, extra)
+	if worst != nil {
+		c.Note = joinNotes(c.Note, fmt.Sprintf("worst %s s window (%s): t=%.1f–%.1f s, p99 %.2f ms over %d ticks, shaded",
+			gatetable.FormatNumber(windowS), gatetable.TickP99WorstGate, worst.FromS, worst.ToS, worst.Value, worst.Ticks))
+	}
+	return c
+}
+
+// gateSpec is the profile's declaration of gate name, false when it
+// declares none.
+func gateSpec(run *Run, name string) (profile.GateSpec, bool) {
+	p := run.Summary.Profile
+	if p == nil {
+		return profile.GateSpec{}, false
+	}
+	spec, ok := p.Gates[name]
+	return spec, ok
+}
+
 // diagCharts are the server's why-was-it-slow figures against run time,
 // from the metrics file as the swarm read it each second: its CPU and wire
 // rate as written, and its run-long counters (slow ticks, GC cycles, slow
 // sends) as per-second rates between two reads.
 func diagCharts(l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) []Chart {
-	cpu := timeChart(l, "Server CPU % of one core (its last metrics-write window, read each second)", "%",
+	cpu := timeChart(l, "Server CPU % of one core (each second: from its cumulative CPU seconds, or its last metrics write without them)", "%",
 		series(func(p report.TimelinePoint) float64 { return opt(p.ServerCPUPct) }), gate("server_cpu_pct_max"))
 	cpu.Note = joinNotes(cpu.Note, cpuNote(l.Server))
 	gc := timeChart(l, "Server GC cycles per second", "cycles/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.GCCount }), nil)
@@ -140,7 +203,11 @@ func cpuNote(m *gatetable.Metrics) string {
 	if errMean != nil || errPeak != nil {
 		return "tick-window CPU (cpu_pct_mean, cpu_pct_max): not reported"
 	}
-	return fmt.Sprintf("tick-window CPU at the end of the run: mean %.1f %%, busiest second %.1f %%", mean, peak)
+	window := "tick-window CPU at the end of the run"
+	if m.OverHold("cpu_pct_mean") {
+		window = "CPU over the hold"
+	}
+	return fmt.Sprintf("%s: mean %.1f %%, busiest second %.1f %%", window, mean, peak)
 }
 
 // figureNote is "label value unit" of a figure of the end-of-run metrics.
@@ -200,6 +267,11 @@ func gateThreshold(run *Run, l *Leg, name string) *threshold {
 // timeChart draws one per-second figure against run time, with the gate's
 // threshold when thr is set.
 func timeChart(l *Leg, title, unit string, xy plotter.XYs, thr *threshold) Chart {
+	return timeChartSpans(l, title, unit, xy, thr, nil)
+}
+
+// timeChartSpans is timeChart shading extra spans beside the leg's own.
+func timeChartSpans(l *Leg, title, unit string, xy plotter.XYs, thr *threshold, extra []span) Chart {
 	c := Chart{Title: title}
 	if why := timelineMissing(l); why != "" {
 		c.Missing = why
@@ -211,7 +283,7 @@ func timeChart(l *Leg, title, unit string, xy plotter.XYs, thr *threshold) Chart
 		return c
 	}
 	p := newPlot(unit)
-	p.Add(shade(legSpans(l)))
+	p.Add(shade(append(legSpans(l), extra...)))
 	for _, s := range segs {
 		if err := addLine(p, s, lineColor, false); err != nil {
 			c.Missing = err.Error()
@@ -420,6 +492,9 @@ func phaseChart(l *Leg) Chart {
 		c.Missing = "server metrics: " + errText(l.ServerErr)
 		return c
 	}
+	if m.OverHold("ai_ms.mean") {
+		c.Title = "Server tick phases, mean ms over the hold"
+	}
 	var vals plotter.Values
 	var names, missing []string
 	for _, f := range gatetable.TickPhases {
@@ -459,7 +534,11 @@ func phaseNote(m *gatetable.Metrics, missing []string) string {
 	mean, errMean := gatetable.TickMsMean.Read(m)
 	p99, errP99 := gatetable.TickMsP99.Read(m)
 	window, errWindow := m.Tick("window_s")
-	if errMean == nil && errP99 == nil && errWindow == nil {
+	switch {
+	case errMean == nil && errP99 == nil && m.OverHold("tick_ms"):
+		h := m.Hold()
+		parts = append(parts, fmt.Sprintf("whole tick: mean %.3f ms, p99 %.3f ms over the hold (t=%.1f–%.1f s)", mean, p99, h.FromS, h.ToS))
+	case errMean == nil && errP99 == nil && errWindow == nil:
 		parts = append(parts, fmt.Sprintf("whole tick: mean %.3f ms, p99 %.3f ms over the server's last %.0f s window", mean, p99, window))
 	}
 	if len(missing) > 0 {

@@ -43,8 +43,9 @@ type Leg struct {
 	Report    *report.Report
 	ReportErr error
 	// Server is the leg's server metrics, read through the gate table:
-	// server_metrics.json as the server last wrote it, else the block the
-	// report embeds; nil with ServerErr when neither is readable.
+	// the block the report embeds (over the hold), else server_metrics.json
+	// as the server last wrote it; nil with ServerErr when neither is
+	// readable.
 	Server    *gatetable.Metrics
 	ServerErr error
 	// Timeline comes from report.json, or from timeline.csv when the report
@@ -94,14 +95,18 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 			leg.TimelineSource = "timeline.csv"
 		}
 	}
-	_, raw, err := report.ReadServerTick(filepath.Join(legDir, "server_metrics.json"))
-	switch {
-	case err == nil:
-		leg.Server = gatetable.FromServerTick(raw)
-	case leg.Report != nil && gatetable.FromReport(leg.Report).TickErr() == nil:
-		// The report embeds the metrics file as read at the end of the run.
+	// The report's block is what the gates read: the final metrics file
+	// with every figure its cumulative state allows computed over the
+	// hold. The file as the server last wrote it is the fallback (its
+	// figures cover its own last window, after the swarm left).
+	if leg.Report != nil && gatetable.FromReport(leg.Report).TickErr() == nil {
 		leg.Server = gatetable.FromReport(leg.Report)
-	default:
+		return leg
+	}
+	_, raw, err := report.ReadServerTick(filepath.Join(legDir, "server_metrics.json"))
+	if err == nil {
+		leg.Server = gatetable.FromServerTick(raw)
+	} else {
 		leg.ServerErr = err
 	}
 	return leg

@@ -95,6 +95,9 @@ func holdRows(rows []report.TimelinePoint, from, to float64) ([]report.TimelineP
 	var in []report.TimelinePoint
 	var starts []float64
 	prev := from
+	if math.IsInf(from, -1) && len(rows) > 0 {
+		prev = rows[0].TS - 1 // a first row covers the second before it
+	}
 	for _, r := range rows {
 		if r.TS <= from || r.TS > to+1e-6 {
 			continue
@@ -185,3 +188,37 @@ func quantileName(q float64) string {
 }
 
 func fmtS(v float64) string { return fmt.Sprintf("%g", v) }
+
+// Point is one second of a rolling figure.
+type Point struct {
+	TS    float64
+	Value float64
+	OK    bool // false: the window ending here holds no tick, or its figure is unbounded
+}
+
+// Rolling is, for every row with a histogram, the q-quantile of the ticks
+// in the windowS seconds ending at it (fewer at the start of the run): the
+// curve a worst-window gate takes its maximum of, for a chart.
+func Rolling(rows []report.TimelinePoint, windowS, q float64) []Point {
+	in, starts := holdRows(rows, math.Inf(-1), math.Inf(1))
+	if len(in) == 0 || !(windowS > 0) {
+		return nil
+	}
+	layout, index := unionLayout(in)
+	dense := make([]uint64, len(layout))
+	var sum float64
+	out := make([]Point, 0, len(in))
+	i := 0 // rows [i, j] are in the window ending at row j
+	for j := range in {
+		add(dense, index[j], in[j].TickHist.N, +1)
+		sum += in[j].TickHist.Sum
+		for i < j && in[j].TS-starts[i] > windowS+windowSlack {
+			add(dense, index[i], in[i].TickHist.N, -1)
+			sum -= in[i].TickHist.Sum
+			i++
+		}
+		r := fromDense(layout, dense, sum).Quantile(q)
+		out = append(out, Point{TS: in[j].TS, Value: r.Value, OK: r.OK})
+	}
+	return out
+}
