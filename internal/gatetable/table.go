@@ -261,13 +261,13 @@ var All = []Gate{
 		Unit: "KB", Dir: AtMost, Flag: "assert-max-rss-growth-kb", Measure: RSSGrowth.Read, Doc: "either field ≤ 0 (unavailable) is unevaluable", ServerFields: []string{"rss_kb", "rss_startup_kb"}},
 	{Name: "rss_slope_kb_per_min_max", Window: WindowTail, Title: "server RSS slope KB/min", Metric: "report.rss_slope_kb_per_min",
 		Unit: "KB/min", Dir: AtMost, Flag: "assert-max-rss-slope-kb-per-min", Measure: RSSSlope.Read, Explain: rssStep, Doc: "`null` (series too short) is unevaluable; the largest RSS step is shown beside it", ServerFields: []string{"rss_kb"}},
-	{Name: "entities_min", Window: WindowReadings, Title: "server entities", Metric: "server_tick.entities",
+	{Name: "entities_min", Window: WindowReadings, Title: "server entities", Metric: "server_tick.entities (lowest reading of the hold)",
 		Dir: AtLeast, Flag: "assert-min-entities", Measure: Entities.Read, Doc: "the lowest entity count of the hold's readings: the world never shrank below it", ServerFields: []string{"entities"}},
-	{Name: "contacts_min", Window: WindowReadings, Title: "sensor contacts", Metric: "server_tick.contacts",
+	{Name: "contacts_min", Window: WindowReadings, Title: "sensor contacts", Metric: "server_tick.contacts (lowest reading of the hold)",
 		Dir: AtLeast, Flag: "assert-min-contacts", Measure: Contacts.Read, Doc: "the bots' sensors see the world: the lowest contact-table count of the hold's readings (a hollow world has 0)", ServerFields: []string{"contacts"}},
 	// Contacts alone pass with each owner's own tracks: a datalink that
 	// shares nothing leaves most of them in place.
-	{Name: "fused_contacts_min", Window: WindowReadings, Title: "datalink-fused contacts", Metric: "server_tick.fused_contacts",
+	{Name: "fused_contacts_min", Window: WindowReadings, Title: "datalink-fused contacts", Metric: "server_tick.fused_contacts (lowest reading of the hold)",
 		Dir: AtLeast, Flag: "assert-min-fused-contacts", Measure: FusedContacts.Read, Doc: "the team datalink shared tracks: contact-table entries their owner knows only from a teammate (a datalink that fuses nothing has 0 while `contacts_min` still passes); a server that does not write `fused_contacts` is unevaluable", ServerFields: []string{"fused_contacts"}},
 	{Name: "shots_min", Window: WindowRun, Title: "shots fired", Metric: "server_tick.shots_fired_total",
 		Dir: AtLeast, Flag: "assert-min-shots", Measure: tick("shots_fired_total"), Doc: "the server fired the guns the swarm pressed", ServerFields: []string{"shots_fired_total"}},
@@ -282,12 +282,12 @@ var All = []Gate{
 	{Name: "transport_overhead_kbs_max", Window: WindowServerHold, Title: "QUIC − ENet wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client (quic leg − enet leg)",
 		Unit: "KB/s", Dir: AtMost, Source: AcrossTransports, Measure: WireKBs.Read, ServerFields: WireKBsFields,
 		Doc: "(a profile with `transports: [\"enet\", \"quic\"]`; checked once per pattern and sweep point after both legs ran: QUIC's per-client wire rate minus ENet's at the same load); inconclusive when the two legs' observed tick-Hz means are more than 2 % apart (not the same payload); either leg's figure missing is unevaluable"},
-	{Name: "spawn_took", Window: WindowReadings, Title: "server entities ≥ sweep point", Metric: "server_tick.entities",
+	{Name: "spawn_took", Window: WindowReadings, Title: "server entities ≥ sweep point", Metric: "server_tick.entities (lowest reading of the hold)",
 		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count", ServerFields: []string{"entities"}},
 	// The governor's load factor is the tick's work over its period: a
 	// server starved of CPU by the swarm or a neighbour reads higher for
 	// the same work, so it is a timing figure.
-	{Name: "load_factor_max", Window: WindowReadings, Title: "governor load_factor", Metric: "server_tick.load_factor",
+	{Name: "load_factor_max", Window: WindowReadings, Title: "governor load_factor", Metric: "server_tick.load_factor (highest reading of the hold)",
 		Dir: AtMost, Timing: true, Flag: "assert-max-load-factor", Measure: LoadFactorMax.Read, Doc: "the highest load_factor of the hold's readings: below 1, the overrun governor stayed engaged through the hold (docs/server.md)", ServerFields: []string{"load_factor"}},
 	{Name: "load_factor_mean_max", Window: WindowServerHold, Title: "governor load_factor, time-weighted mean", Metric: "server_tick.load_factor_mean",
 		Dir: AtMost, Timing: true, Flag: "assert-max-load-factor-mean", Measure: LoadFactorMean.Read, Doc: "the governor's load_factor averaged over the hold's wall time (cumulative `load_factor_s`): how much it shed on the whole, not at one instant", ServerFields: []string{"load_factor_mean"}},

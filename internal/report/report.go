@@ -24,16 +24,18 @@ import (
 )
 
 // ServerTickSchemaVersion is the metrics-file schema written by scalegate.
-//
-// 7: cumulative (the server's state since it started, from which the swarm
-// computes every figure over the hold).
-const ServerTickSchemaVersion = 7
+// The cumulative block is an addition, which does not change it
+// (docs/compatibility.md).
+const ServerTickSchemaVersion = 6
 
 // ReportSchemaVersion is the swarm report schema.
 //
 // 6: impairment (the relay's schedule), relay (its counts) and phases (the
 // run's stretches before, during and after each impairment phase).
-const ReportSchemaVersion = 6
+// 7: server_tick's figures are over the hold where the server's
+// cumulative state allows (its hold object says which, and over what);
+// timeline rows carry the second's tick histogram (tick_hist).
+const ReportSchemaVersion = 7
 
 // Phase is a per-phase timing summary in milliseconds. P50 is additive
 // (the reference server writes it since percentile budgets could gate
