@@ -67,7 +67,14 @@ clinets: 5
 			`FILE:9:1: server.command: required field is missing (want a list)`,
 		}},
 		{"customfaults", goodAs("customfaults") + "server: {kind: \"custom\", command: [\"x\"], faults: {}}\n", []string{
-			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, metrics, ready_timeout_s)`,
+			`FILE:9:42: server.faults: field not allowed (a "custom" server has: command, config, config_format, kind, log_max_mb, metrics, ready_timeout_s)`,
+		}},
+		// A worst-window gate needs its window; no other gate takes one.
+		{"nowindow", goodAs("nowindow") + "gates: tick_ms_p99_worst_window_max: threshold: 16.6\n", []string{
+			`FILE:9:8: gates.tick_ms_p99_worst_window_max.window_s: required field is missing (want a number)`,
+		}},
+		{"straywindow", goodAs("straywindow") + "gates: tick_ms_p99_max: {threshold: 16.6, window_s: 10}\n", []string{
+			`FILE:9:43: gates.tick_ms_p99_max.window_s: field not allowed (gates.tick_ms_p99_max has: abort_after_s, abort_margin_pct, level, phase, threshold)`,
 		}},
 		{"badkind", goodAs("badkind") + "server: kind: \"docker\"\n", []string{
 			`FILE:9:15: server.kind: "docker" is not one of "builtin", "custom"`,
