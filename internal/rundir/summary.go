@@ -188,12 +188,25 @@ func diagnosticsMarkdown(l LegResult) string {
 	for _, f := range gatetable.Diagnostics {
 		parts = append(parts, diagLabels[f.Name]+" "+figureText(f, m))
 	}
+	if h := m.Hold(); h != nil && m.OverHold("cpu_pct_mean") {
+		return fmt.Sprintf("Server diagnostics (over the hold, t=%.1f–%.1f s: CPU %% of one core and its busiest second, slow ticks, GC, slow sends%s): %s\n\n",
+			h.FromS, h.ToS, queueWindow(m), strings.Join(parts, " · "))
+	}
 	window := "the tick window"
 	if w, err := m.Tick("window_s"); err == nil {
 		window = fmt.Sprintf("the %s s tick window", gatetable.FormatNumber(w))
 	}
 	return fmt.Sprintf("Server diagnostics (CPU %% of one core over %s; slow ticks, GC and slow sends since the server started; send queue over its last metrics write): %s\n\n",
 		window, strings.Join(parts, " · "))
+}
+
+// queueWindow says what the send queue's mark of a block over the hold
+// covers: the hold when the server honoured the reset at its start.
+func queueWindow(m *gatetable.Metrics) string {
+	if m.OverHold("send_queue_max") {
+		return ", the send queue's deepest"
+	}
+	return "; the send queue over the server's last metrics write (it did not reset its mark at the hold's start)"
 }
 
 // serverLogMarkdown is a leg's server.log in one line: what the server
