@@ -444,6 +444,10 @@ func warmupEnd(l *Leg) *float64 {
 	return l.Report.WarmupEndS
 }
 
+// ServerLogLine is what the leg's server wrote to server.log, and whether
+// the cap cut it ("" when the leg did not say).
+func (l Leg) ServerLogLine() string { return rundir.ServerLogText(l.Result.ServerLog) }
+
 // WarmupSpan is the warm-up as the page lists it ("0.0–4.5 s"), "" without one.
 func (l Leg) WarmupSpan() string {
 	if end := warmupEnd(&l); end != nil {

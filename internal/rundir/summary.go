@@ -223,6 +223,19 @@ func serverLogMarkdown(s *LogSummary) string {
 	return line + ".\n\n"
 }
 
+// ServerLogText is serverLogMarkdown's line as plain text (report.html).
+func ServerLogText(s *LogSummary) string {
+	if s == nil {
+		return ""
+	}
+	line := fmt.Sprintf("server.log: %s written, %s lines (%s lines/s, %s/s)",
+		byteSize(float64(s.Bytes)), gatetable.FormatNumber(float64(s.Lines)), gatetable.FormatNumber(math.Round(s.LinesPerS)), byteSize(s.BytesPerS))
+	if s.Truncated {
+		line += fmt.Sprintf("; capped at %s (server.log_max_mb): %s left out, marked in the file", byteSize(float64(s.CapBytes)), byteSize(float64(s.Bytes-s.KeptBytes)))
+	}
+	return line
+}
+
 // byteSize shows a byte count in decimal units (1 MB = 10^6 B), as every
 // rate of the project does.
 func byteSize(v float64) string {
