@@ -40,6 +40,11 @@ const (
 	// window's length (per second), counter resets handled as Prometheus's
 	// increase() does.
 	CounterRate Kind = "counter_rate"
+	// Counter: the counter's increase over the window, as a count (resets
+	// handled as for CounterRate): ticks dropped, slow or degraded during
+	// the hold, where a gauge of the total would count the ramp and the
+	// warm-up too.
+	Counter Kind = "counter"
 	// Histogram: quantiles from the increase of each bucket over the
 	// window, interpolated linearly inside the bucket as PromQL's
 	// histogram_quantile does; the mean from _sum and _count.
@@ -60,6 +65,7 @@ const (
 type Figure struct {
 	Gauge       string            `json:"gauge,omitempty"`
 	CounterRate string            `json:"counter_rate,omitempty"`
+	Counter     string            `json:"counter,omitempty"`
 	Histogram   string            `json:"histogram,omitempty"`
 	Summary     string            `json:"summary,omitempty"`
 	Info        string            `json:"info,omitempty"`
@@ -96,7 +102,7 @@ var fields = map[string]shape{
 	"tick_ms": phase, "maintenance_ms": phase, "sensing_ms": phase, "integrate_ms": phase, "ai_ms": phase,
 	"collision_ms": phase, "serialize_ms": phase, "other_ms": phase, "serialize_build_ms": phase, "serialize_send_ms": phase,
 	"transport": text,
-	"tick_hz":   number, "load_factor": number, "interest_scale": number, "load_factor_min": number,
+	"tick_hz":   number, "load_factor": number, "interest_scale": number, "load_factor_min": number, "load_factor_mean": number,
 	"congestion_min_send_hz": number, "congestion_recovered_send_hz": number, "congestion_max_loss": number,
 	"wire_out_kbs": number, "wire_in_kbs": number, "wire_out_pps": number, "wire_out_kbs_per_client": number,
 	"cpu_pct": number, "sensor_checks_per_s": number, "snapshot_hz": number, "governor_tick_ewma_ms": number,
@@ -134,14 +140,14 @@ func (f Figure) kind() (Kind, string, error) {
 	for _, c := range []struct {
 		k Kind
 		v string
-	}{{Gauge, f.Gauge}, {CounterRate, f.CounterRate}, {Histogram, f.Histogram}, {Summary, f.Summary}, {Info, f.Info}} {
+	}{{Gauge, f.Gauge}, {CounterRate, f.CounterRate}, {Counter, f.Counter}, {Histogram, f.Histogram}, {Summary, f.Summary}, {Info, f.Info}} {
 		if c.v != "" {
 			kinds, metric = append(kinds, c.k), c.v
 		}
 	}
 	switch len(kinds) {
 	case 0:
-		return "", "", errors.New("names no kind: give one of gauge, counter_rate, histogram, summary, info")
+		return "", "", errors.New("names no kind: give one of gauge, counter_rate, counter, histogram, summary, info")
 	case 1:
 		return kinds[0], metric, nil
 	}
@@ -249,7 +255,7 @@ func kindsFor(sh shape) []Kind {
 	case text:
 		return []Kind{Info}
 	}
-	return []Kind{Gauge, CounterRate}
+	return []Kind{Gauge, CounterRate, Counter}
 }
 
 func shapeName(sh shape) string {
@@ -334,6 +340,11 @@ func (m Map) producesDerived(top string) (ok bool, why string, derived bool) {
 	case "rss_startup_kb":
 		ok, why := m.Produces("rss_kb")
 		return ok, why, true
+	case "degraded_ticks_share":
+		if f, ok := m["degraded_ticks"]; ok && f.Counter != "" && has("tick_ms") {
+			return true, "", true
+		}
+		return false, "degraded_ticks_share is degraded_ticks over the window's ticks: map degraded_ticks as a counter (its increase) and tick_ms (a histogram or summary, whose observations are the ticks)", true
 	case "ticks_sampled", "ticks_total":
 		if has("tick_ms") {
 			return true, "", true

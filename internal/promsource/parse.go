@@ -208,7 +208,7 @@ func read(fams Families, k Kind, metric string, labels map[string]string, label 
 			return finite(sel, reading{value: m.GetUntyped().GetValue()})
 		}
 		return wrongType("a gauge, counter or untyped series")
-	case CounterRate:
+	case CounterRate, Counter:
 		switch typ {
 		case dto.MetricType_COUNTER:
 			return finite(sel, reading{value: m.GetCounter().GetValue()})

@@ -177,7 +177,7 @@ func (s *Source) Record(at time.Time, fams Families, inHold bool) {
 // counts, sum and count; a summary's sum and count.
 func components(k Kind, r reading) []float64 {
 	switch k {
-	case CounterRate:
+	case CounterRate, Counter:
 		return []float64{r.value}
 	case Histogram:
 		return append(slices.Clone(r.cum), r.sum, r.count)
@@ -318,6 +318,14 @@ func (s *Source) compute(base, end *snap, hold bool) *Block {
 			}
 			d.Increase, d.Resets = ptr(inc[0]), t.resets
 			b.setNumber(f.name, inc[0]/span*f.scale)
+		case Counter:
+			inc, why := s.increase(b, f, t, eb, ee, span)
+			if why != "" {
+				b.Missing[f.name] = why
+				continue
+			}
+			d.Increase, d.Resets = ptr(inc[0]), t.resets
+			b.setCount(f.name, inc[0]*f.scale)
 		case Histogram:
 			s.histogram(b, d, f, t, eb, ee, span)
 		case Summary:
@@ -484,6 +492,16 @@ func (s *Source) derive(b *Block) {
 		b.setCount("ticks_total", d.totalObservations)
 		if _, mapped := b.Details["tick_hz"]; !mapped && b.Window.SpanS > 0 {
 			b.Numbers["tick_hz"] = *d.Observations / b.Window.SpanS
+		}
+	}
+	if d := b.Details["degraded_ticks"]; d != nil && d.Kind == Counter {
+		deg, okD := b.Numbers["degraded_ticks"]
+		ticks, okT := b.Numbers["ticks_sampled"]
+		switch {
+		case okD && okT && ticks > 0:
+			b.Numbers["degraded_ticks_share"] = deg / ticks
+		case okD && okT:
+			b.Missing["degraded_ticks_share"] = "no tick in the window (tick_ms has no observations)"
 		}
 	}
 	if _, mapped := b.Details["wire_peers"]; !mapped {

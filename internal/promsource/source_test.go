@@ -343,3 +343,56 @@ func TestRecent(t *testing.T) {
 }
 
 var textFormat, _, _ = ChooseFormat("text/plain; version=0.0.4", "")
+
+// TestCounterOverTheWindow: a counter mapped as counter is its increase
+// over the hold (the ramp's ticks before it left out), a degraded share
+// derives from it and the tick histogram's observations, and the last
+// step is the histogram's increase between the two latest scrapes.
+func TestCounterOverTheWindow(t *testing.T) {
+	exposition := func(dropped, degraded, ticks, slowTicks float64) Families {
+		body := fmt.Sprintf(`# TYPE dropped counter
+dropped %g
+# TYPE degraded counter
+degraded %g
+# TYPE tick histogram
+tick_bucket{le="0.005"} %g
+tick_bucket{le="0.02"} %g
+tick_bucket{le="+Inf"} %g
+tick_sum %g
+tick_count %g
+`, dropped, degraded, ticks-slowTicks, ticks, ticks, ticks*0.004, ticks)
+		fams, err := Parse(strings.NewReader(body), FormatText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fams
+	}
+	m := Map{"dropped_ticks": {Counter: "dropped"}, "degraded_ticks": {Counter: "degraded"}, "tick_ms": {Histogram: "tick", Scale: ptr(1000.0)}}
+	start := time.Unix(1000, 0)
+	src, err := New(Config{Map: m, Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Record(start, exposition(50, 60, 60, 0), false)                     // the ramp: 50 dropped already
+	src.Record(start.Add(time.Second), exposition(50, 120, 120, 0), true)   // the hold's first scrape
+	src.Record(start.Add(11*time.Second), exposition(53, 420, 720, 6), true) // 600 ticks later
+	b := src.Final()
+	for _, f := range []string{"dropped_ticks", "degraded_ticks", "degraded_ticks_share", "tick_ms"} {
+		if why, ok := b.Missing[f]; ok {
+			t.Fatalf("%s missing: %s", f, why)
+		}
+	}
+	if b.Numbers["dropped_ticks"] != 3 || !b.Counts["dropped_ticks"] {
+		t.Errorf("dropped over the hold %v, want 3 (the ramp's 50 left out)", b.Numbers["dropped_ticks"])
+	}
+	if got := b.Numbers["degraded_ticks_share"]; got != 0.5 {
+		t.Errorf("degraded share %v, want 300/600", got)
+	}
+	step := src.LastStep("tick_ms")
+	if step == nil || step.Count != 600 || step.N[len(step.N)-1] != 6 || step.Hi[len(step.Hi)-1] != 20 {
+		t.Fatalf("last step %+v", step)
+	}
+	if src.LastStep("dropped_ticks") != nil {
+		t.Error("a step of a counter")
+	}
+}

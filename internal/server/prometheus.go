@@ -64,13 +64,14 @@ var PrometheusMap = promsource.Map{
 	"hits_total":                   {Gauge: "scalegate_hits_total"},
 	"stores_released_total":        {Gauge: "scalegate_stores_released_total"},
 	"despawns_total":               {Gauge: "scalegate_despawns_total"},
-	"dropped_ticks":                {Gauge: "scalegate_dropped_ticks_total"},
-	"slow_ticks":                   {Gauge: "scalegate_slow_ticks_total"},
+	"dropped_ticks":                {Counter: "scalegate_dropped_ticks_total"},
+	"slow_ticks":                   {Counter: "scalegate_slow_ticks_total"},
 	"inputs_accepted":              {Gauge: "scalegate_inputs_accepted_total"},
 	"kicked":                       {Gauge: "scalegate_kicked_total"},
 	"load_factor":                  {Gauge: "scalegate_governor_load_factor"},
 	"interest_scale":               {Gauge: "scalegate_governor_interest_scale"},
-	"degraded_ticks":               {Gauge: "scalegate_governor_degraded_ticks_total"},
+	"degraded_ticks":               {Counter: "scalegate_governor_degraded_ticks_total"},
+	"load_factor_mean":             {CounterRate: "scalegate_governor_load_factor_seconds_total"},
 	"congestion_min_send_hz":       {Gauge: "scalegate_congestion_min_send_hz"},
 	"congestion_recovered_send_hz": {Gauge: "scalegate_congestion_recovered_send_hz"},
 	"congestion_max_loss":          {Gauge: "scalegate_congestion_max_loss"},
@@ -92,7 +93,7 @@ type promExport struct {
 	fused                                       atomic.Int64
 	shots, hits, stores, despawns               atomic.Int64
 	dropped, slow, degraded, inputs, kicked     atomic.Int64
-	loadFactor, interestScale                   atomicFloat
+	loadFactor, interestScale, loadFactorS      atomicFloat
 	ccMinHz, ccRecoveredHz, ccMaxLoss           atomicFloat
 	wireOutBytes, wireInBytes, wireOutDatagrams atomicFloat
 	srv                                         *boundedhttp.Server
@@ -142,6 +143,7 @@ func newPromExport(transportName string) *promExport {
 		gauge("scalegate_governor_load_factor", "The overrun governor's load factor, 1 = full rate (the file's load_factor).", f(&p.loadFactor)),
 		gauge("scalegate_governor_interest_scale", "The overrun governor's interest-radius scale (the file's interest_scale).", f(&p.interestScale)),
 		counter("scalegate_governor_degraded_ticks_total", "Ticks run with load_factor < 1 since start (the file's degraded_ticks).", i(&p.degraded)),
+		counter("scalegate_governor_load_factor_seconds_total", "The load factor integrated over wall time since start (the file's cumulative load_factor_s): its rate is the time-weighted mean load factor.", f(&p.loadFactorS)),
 		gauge("scalegate_congestion_min_send_hz", "Lowest snapshot send rate any peer was at, run-long watermark (the file's congestion_min_send_hz).", f(&p.ccMinHz)),
 		gauge("scalegate_congestion_recovered_send_hz", "How far the lowest send rate climbed back (the file's congestion_recovered_send_hz).", f(&p.ccRecoveredHz)),
 		gauge("scalegate_congestion_max_loss", "Highest transport loss estimate any peer showed (the file's congestion_max_loss).", f(&p.ccMaxLoss)),
@@ -181,6 +183,7 @@ func (p *promExport) publish(s *Server, total time.Duration) {
 	p.loadFactor.store(s.gov.loadFactor())
 	p.interestScale.store(s.gov.interestScale())
 	p.degraded.Store(s.gov.engaged)
+	p.loadFactorS.store(s.met.cum.lfS)
 	p.ccMinHz.store(s.cc.minHz)
 	p.ccRecoveredHz.store(s.cc.recoveredHz)
 	p.ccMaxLoss.store(s.cc.maxLoss)
