@@ -20,7 +20,8 @@ type monitor struct {
 	workers []*worker
 	start   time.Time
 
-	timeline []report.TimelinePoint
+	// timeline holds the per-second rows (compactly: timelineStore).
+	timeline timelineStore
 	rss      []report.RSSPoint
 	nextRSS  time.Time
 	rssZero  bool  // the server reported rss_kb 0 (unavailable on its platform)
@@ -76,7 +77,7 @@ func (m *monitor) loop(done <-chan struct{}) {
 		case now := <-t.C:
 			st := m.sampleServer(now)
 			p := m.point(now, st)
-			m.timeline = append(m.timeline, p)
+			m.timeline.add(p)
 			m.progress(now, p)
 			m.watchAbort(p)
 		}
@@ -325,7 +326,7 @@ func ticksTotal(b []byte) float64 {
 // records why it could not (never zeros), and fits the RSS trend.
 func (m *monitor) finish(res *Result, end time.Time) {
 	r := res.Report
-	r.Timeline = m.timeline
+	r.Timeline = m.timeline.points()
 	if m.prom != nil {
 		r.ServerMetricsPath = m.cfg.ServerMetricsPrometheus
 		m.prom.finish(res, r)
