@@ -9,7 +9,6 @@ import (
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
-
 // rowAt is a timeline row as the monitor builds one, with every figure
 // present on odd seconds and most of them missing on even ones.
 func rowAt(i int) report.TimelinePoint {
