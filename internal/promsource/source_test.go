@@ -373,8 +373,8 @@ tick_count %g
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.Record(start, exposition(50, 60, 60, 0), false)                     // the ramp: 50 dropped already
-	src.Record(start.Add(time.Second), exposition(50, 120, 120, 0), true)   // the hold's first scrape
+	src.Record(start, exposition(50, 60, 60, 0), false)                      // the ramp: 50 dropped already
+	src.Record(start.Add(time.Second), exposition(50, 120, 120, 0), true)    // the hold's first scrape
 	src.Record(start.Add(11*time.Second), exposition(53, 420, 720, 6), true) // 600 ticks later
 	b := src.Final()
 	for _, f := range []string{"dropped_ticks", "degraded_ticks", "degraded_ticks_share", "tick_ms"} {
