@@ -364,24 +364,28 @@ func busyWork(d time.Duration) {
 var floodLine = []byte("scalegate serve: FAULT stdout_flood_mb_per_s: a chatty server's debug line, written as fast as the fault's rate says ........................\n")
 
 // flood writes rate MiB/s of floodLine to w until ctx ends: every 10 ms
-// the slice's share, in as few writes as a 64 KiB block allows (one line
+// what the time since the last slice owes, in as few writes as a 64 KiB
+// block allows (one line
 // a write would cost the fault a core in syscalls before it cost the log
 // anything). A write that fails (the reader went away) ends it: a server
 // does not die of its own log.
 func flood(ctx context.Context, w io.Writer, rateMBPerS float64) {
 	const slice = 10 * time.Millisecond
 	block := bytes.Repeat(floodLine, (64<<10)/len(floodLine))
-	perSlice := rateMBPerS * (1 << 20) * slice.Seconds()
+	perSec := rateMBPerS * (1 << 20)
 	t := time.NewTicker(slice)
 	defer t.Stop()
-	owed := 0.0
+	owed, last := 0.0, time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
+			// Owed by the wall time since the last slice, not per slice: a
+			// ticker delayed on a loaded machine must not slow the flood.
+			owed += perSec * now.Sub(last).Seconds()
+			last = now
 		}
-		owed += perSlice
 		for owed >= float64(len(floodLine)) {
 			n := min(len(block), int(owed)/len(floodLine)*len(floodLine))
 			if _, err := w.Write(block[:n]); err != nil {
