@@ -15,6 +15,9 @@ func FuzzParseServerTick(f *testing.F) {
 	f.Add([]byte(`{"schema_version":6,"tick_ms":{"p99":1`))
 	f.Add([]byte(`{"schema_version":6,"transport":"enet","rss_kb":0,"tick_ms":{"min":0,"mean":0,"max":0,"p95":0,"p99":null}}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"schema_version":6,"transport":"enet","rss_kb":1,"tick_ms":{"min":0,"mean":0,"max":0,"p95":0,"p99":0},` +
+		`"cumulative":{"uptime_s":12.5,"ticks":720,"tick_ms":{"count":3,"sum":9,"buckets":[[2,2.03125,2],[16384,null,1]]},` +
+		`"cpu_s":1.5,"load_factor_s":12,"send_queue_hwm":3,"marks_reset":7,"phase_ms_sum":{"ai_ms":4}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, raw, err := ParseServerTick(b)
 		if err != nil {
