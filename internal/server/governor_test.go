@@ -133,3 +133,51 @@ func TestSnapshotDueShareAndStagger(t *testing.T) {
 		}
 	}
 }
+
+// TestOverrunByConstruction is the shipped overrun profile's load as a
+// model of the tick, on machines from three times faster to twice as slow
+// as the development machine: the AI (2000 × 8 µs of wall-clock spin, 16
+// ms at full rate whatever the machine, divided by the governor's AI
+// stride) plus the world's own work (a fixed part and a part the snapshot
+// rate sheds: 1 + 2 ms here, 0.33 + 0.67 three times faster, 2 + 4 twice as
+// slow). With the governor on it stays engaged through the hold on every
+// one of them and the loop never falls the four periods behind that drop
+// ticks; off, the factor stays 1. The gates of profiles/overrun.cue
+// (degraded share ≥ 0.9, mean load factor ≤ 0.9, highest ≤ 0.99, ≤ 10
+// dropped ticks) are checked on the model's hold.
+func TestOverrunByConstruction(t *testing.T) {
+	const aiMs, period, ticks, warm = 16.0, 1000.0 / 60, 3600, 600
+	for _, speed := range []float64{3, 2, 1, 0.5} {
+		fixed, shed := 1/speed, 2/speed
+		for _, on := range []bool{true, false} {
+			g := newGovernor(on, period)
+			late, dropped, degraded := 0.0, 0, 0
+			lfSum, lfMax := 0.0, 0.0
+			for i := range ticks {
+				work := aiMs/float64(g.aiStride()) + fixed + shed*g.loadFactor()
+				g.observe(work)
+				late = max(late+work-period, 0)
+				if late > 4*period { // the pacer drops what it cannot catch up
+					late = 0
+					if i >= warm {
+						dropped++
+					}
+				}
+				if i >= warm {
+					lfSum += g.loadFactor()
+					lfMax = max(lfMax, g.loadFactor())
+					if g.degraded() {
+						degraded++
+					}
+				}
+			}
+			hold := float64(ticks - warm)
+			share, mean := float64(degraded)/hold, lfSum/hold
+			passes := share >= 0.9 && mean <= 0.9 && lfMax <= 0.99 && dropped <= 10
+			t.Logf("speed ×%g, governor %v: degraded %.3f, mean load factor %.3f, highest %.2f, dropped %d", speed, on, share, mean, lfMax, dropped)
+			if passes != on {
+				t.Errorf("speed ×%g, governor %v: the overrun gates pass %v", speed, on, passes)
+			}
+		}
+	}
+}
