@@ -9,7 +9,8 @@
 #   scripts/measure-swarm-rss.sh results/rss-enet 60 -- --profile soak --set duration_s=3720 --set transport=enet
 #
 # OUT/swarm_rss.csv has one row per sample: seconds since the swarm
-# started, its VmRSS and VmHWM in KB, and the host's load average; the
+# started, its VmRSS, VmHWM, RssAnon (its own memory: heap, stacks) and
+# RssFile (the mapped binary's pages) in KB, and the host's load average; the
 # gate's own output is OUT/gate.log and its run directory OUT/run.
 # Run it alone on the machine: docs/swarm.md "Memory over long runs" has
 # the figures on record and how they were taken.
@@ -28,7 +29,7 @@ mkdir -p "$out"
 gate=$!
 trap 'kill -INT $gate 2>/dev/null || true; wait $gate 2>/dev/null || true' INT TERM
 csv="$out/swarm_rss.csv"
-echo "t_s,rss_kb,hwm_kb,loadavg1" >"$csv"
+echo "t_s,rss_kb,hwm_kb,anon_kb,file_kb,loadavg1" >"$csv"
 started="" next=0
 # The swarm is the gate's grandchild (under its guardian): the process whose
 # argv is ".../scalegate swarm ...", never the guardian's "__guardian".
@@ -38,10 +39,11 @@ while kill -0 "$gate" 2>/dev/null; do
     now=$(date +%s)
     if [ -z "$started" ]; then started=$now; fi
     if [ $((now - started)) -ge "$next" ]; then
-      rss=$(awk '/^VmRSS/{print $2}' "/proc/$pid/status" 2>/dev/null || echo "")
-      hwm=$(awk '/^VmHWM/{print $2}' "/proc/$pid/status" 2>/dev/null || echo "")
+      st=$(awk '/^(VmRSS|VmHWM|RssAnon|RssFile):/{printf "%s=%s ", $1, $2}' "/proc/$pid/status" 2>/dev/null || echo "")
+      field() { echo "$st" | tr ' ' '\n' | awk -F= -v k="$1:" '$1 == k {print $2}'; }
+      rss=$(field VmRSS)
       if [ -n "$rss" ]; then
-        echo "$((now - started)),$rss,$hwm,$(cut -d' ' -f1 /proc/loadavg)" >>"$csv"
+        echo "$((now - started)),$rss,$(field VmHWM),$(field RssAnon),$(field RssFile),$(cut -d' ' -f1 /proc/loadavg)" >>"$csv"
         next=$((next + interval))
       fi
     fi
