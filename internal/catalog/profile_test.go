@@ -45,7 +45,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		{"reference", "quic", "strict", 128, 3, true},
 		{"reference-enet", "enet", "strict", 128, 3, true},
 		{"soak", "quic", "strict", 128, 1, false},
-		{"overrun", "enet", "strict", 96, 1, false},
+		{"overrun", "enet", "strict", 32, 1, false},
 		{"congestion", "quic", "strict", 16, 1, false},
 		{"congestion-enet", "enet", "strict", 16, 1, false},
 		{"burst-loss", "quic", "pr", 16, 1, false},
