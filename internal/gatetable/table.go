@@ -241,7 +241,7 @@ var All = []Gate{
 	// The worst stretch of a long hold: a p99 over the whole hold dilutes
 	// a 30 s stall in a 2 h soak to nothing, which is the regression a
 	// stability gate exists for.
-	{Name: TickP99WorstGate, Window: WindowWorst, Windowed: true, Title: "server tick ms p99, worst window", Metric: "timeline[].tick_hist (the server's ticks per second), window_s wide",
+	{Name: TickP99WorstGate, Window: WindowWorst, Windowed: true, Title: "server tick ms p99, worst window", Metric: "the tick p99 of the worst window_s window (timeline[].tick_hist)",
 		Unit: "ms", Dir: AtMost, Tier: StrictOnly, Timing: true, Measure: TickP99Worst.Read, ServerFields: []string{"tick_ms"},
 		Doc: "the highest tick p99 of any `window_s`-second window of the hold (`window_s` required, ≥ 1), slid a second at a time over the timeline's per-second tick histograms; the summary and report.html name the window. A server without cumulative tick state (or a Prometheus histogram) is unevaluable; tiered like `tick_ms_p99_max`; not forwarded to the swarm"},
 	// The client-observed time between two consecutive state updates,
