@@ -42,7 +42,7 @@ func runMerge(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.Usage, err)
 	}
-	if err := report.WriteJSONAtomic(*out, m); err != nil {
+	if err := report.WriteReportAtomic(*out, m); err != nil {
 		return exitcode.With(exitcode.Internal, fmt.Errorf("merge: %w", err))
 	}
 	s := m.Shards

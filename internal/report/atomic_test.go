@@ -157,3 +157,37 @@ func TestWriteFileAtomicConcurrentReader(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIndentTo: indenting to a depth is json.MarshalIndent down to it and
+// compact below it, and the result decodes to the same value.
+func TestIndentTo(t *testing.T) {
+	v := map[string]any{"a": 1, "b": map[string]any{"c": []any{1, map[string]any{"d": []int{1, 2}}}, "e": map[string]any{}}, "s": "x,{\"y\":[1]}\\"}
+	compact, _ := json.Marshal(v)
+	full, _ := json.MarshalIndent(v, "", "  ")
+	if got := IndentTo(compact, 100); string(got) != string(full) {
+		t.Fatalf("deep IndentTo\n%s\nwant MarshalIndent\n%s", got, full)
+	}
+	want := "{\n  \"a\": 1,\n  \"b\": {\n    \"c\": [1,{\"d\":[1,2]}],\n    \"e\": {}\n  },\n  \"s\": \"x,{\\\"y\\\":[1]}\\\\\"\n}"
+	if got := IndentTo(compact, 2); string(got) != want {
+		t.Fatalf("IndentTo 2\n%s\nwant\n%s", got, want)
+	}
+}
+
+func FuzzIndentTo(f *testing.F) {
+	f.Add([]byte(`{"a":[1,{"b":"c,d:[]"}],"e":{}}`), 2)
+	f.Fuzz(func(t *testing.T, b []byte, depth int) {
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		compact, _ := json.Marshal(v)
+		var back any
+		if err := json.Unmarshal(IndentTo(compact, depth%8), &back); err != nil {
+			t.Fatalf("IndentTo of %s is not JSON: %v", compact, err)
+		}
+		again, _ := json.Marshal(back)
+		if string(again) != string(compact) {
+			t.Fatalf("IndentTo changed %s into %s", compact, again)
+		}
+	})
+}

@@ -69,7 +69,7 @@ func amendReport(path string, rep *report.Report, h *report.Host, died *serverDe
 		at := died.atS
 		rep.AbortedAtS, rep.AbortReason, rep.AbortGate = &at, died.reason, report.AbortServer
 	}
-	if err := report.WriteJSONAtomic(path, rep); err != nil {
+	if err := report.WriteReportAtomic(path, rep); err != nil {
 		return fmt.Errorf("record the host block and early end in %s: %w", path, err)
 	}
 	return nil

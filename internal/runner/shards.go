@@ -162,7 +162,7 @@ func (r *legRun) mergeShards() {
 		return
 	}
 	m.Warnings = append(m.Warnings, notes...)
-	if err := report.WriteJSONAtomic(r.report, m); err != nil {
+	if err := report.WriteReportAtomic(r.report, m); err != nil {
 		r.artifactErr(err)
 		// A stale report.json must not be read as this merge.
 		_ = os.Remove(r.report)

@@ -175,13 +175,17 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 		p.KBs = kbsSum / float64(kbsN)
 		p.KBsClients = kbsN
 	}
-	m.rttScratch.Reset()
-	for _, v := range rtt {
-		m.rttScratch.Record(v)
+	if m.cfg.sharded() {
+		// The row's RTT distribution in mergeable form, for the shards'
+		// merge (a lone swarm's row needs only its p95, below).
+		m.rttScratch.Reset()
+		for _, v := range rtt {
+			m.rttScratch.Record(v)
+		}
+		// Encoding cannot fail for a histogram of this geometry; a row
+		// without it is a row without the RTT a merge would need.
+		p.RTTHist, _ = stats.Encode(m.rttScratch)
 	}
-	// Encoding cannot fail for a histogram of this geometry; a row without
-	// it is a row without the RTT a merge would need, which it says.
-	p.RTTHist, _ = stats.Encode(m.rttScratch)
 	if s := stats.Summarize(rtt); s.Count > 0 {
 		p.RTTP95Ms = &s.P95
 	}

@@ -154,7 +154,7 @@ func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "swarm: %s\n", safetext.Terminal(swarm.FailureLine(ar)))
 	}
 	if f.JSONPath != "" {
-		if err := report.WriteJSONAtomic(f.JSONPath, res.Report); err != nil {
+		if err := report.WriteReportAtomic(f.JSONPath, res.Report); err != nil {
 			return exitcode.With(exitcode.Internal, fmt.Errorf("swarm: %w", err))
 		}
 	}
