@@ -12,6 +12,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
 )
 
@@ -128,6 +129,20 @@ func TestSchemaClientCapIsMaxClients(t *testing.T) {
 		if err := at(proto.MaxClients + 1); err == nil {
 			t.Errorf("%q accepts %d, above proto.MaxClients", form, proto.MaxClients+1)
 		}
+	}
+}
+
+// The report schema's schema_version bound is the report package's own:
+// a report of a newer schema is refused by both the parser and the schema.
+func TestSchemaReportVersionIsTheReaders(t *testing.T) {
+	ctx := cuecontext.New()
+	def := schemaDef(t, "#Report").LookupPath(cue.ParsePath("schema_version"))
+	at := func(v int) error { return def.Unify(ctx.CompileString(fmt.Sprint(v))).Validate() }
+	if err := at(report.ReportSchemaVersion); err != nil {
+		t.Errorf("#Report refuses schema_version %d, the current one: %v", report.ReportSchemaVersion, err)
+	}
+	if err := at(report.ReportSchemaVersion + 1); err == nil {
+		t.Errorf("#Report accepts schema_version %d, above the reader's", report.ReportSchemaVersion+1)
 	}
 }
 

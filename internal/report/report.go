@@ -844,6 +844,11 @@ func ParseReport(b []byte) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	if r.SchemaVersion < 1 || r.SchemaVersion > ReportSchemaVersion {
+		// A report of a schema this scalegate does not know would be read
+		// by rules it was not written for: its figures may mean other things.
+		return nil, fmt.Errorf("report: schema_version %d: this scalegate reads reports of schema 1 to %d (docs/compatibility.md)", r.SchemaVersion, ReportSchemaVersion)
+	}
 	r.fields = map[string]bool{}
 	for k, v := range raw {
 		r.fields[k] = !bytes.Equal(bytes.TrimSpace(v), []byte("null"))

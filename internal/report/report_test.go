@@ -213,6 +213,16 @@ func TestParseReportRejects(t *testing.T) {
 	if _, err := ParseReport(with(t, goodReport, "clients", "many")); err == nil || !strings.Contains(err.Error(), "clients") {
 		t.Errorf("wrong type: %v", err)
 	}
+	// A schema this reader does not know is refused, not read by rules it
+	// was not written for.
+	for _, v := range []int{0, -1, ReportSchemaVersion + 1, 99} {
+		if _, err := ParseReport(with(t, goodReport, "schema_version", v)); err == nil || !strings.Contains(err.Error(), "schema_version") {
+			t.Errorf("schema_version %d: %v", v, err)
+		}
+	}
+	if _, err := ParseReport(with(t, goodReport, "schema_version", ReportSchemaVersion)); err != nil {
+		t.Errorf("the current schema refused: %v", err)
+	}
 }
 
 func TestServerTickParsedMissing(t *testing.T) {
