@@ -39,6 +39,12 @@ const (
 	SchemaVersion  = 2
 )
 
+// MaxFileBytes bounds a baseline file read: an entry is a few hundred
+// bytes with its spread (under 2 KB with ten runs' samples), so 16 MiB is
+// thousands of keys more than any repository gates; past it the file is
+// not a baseline (a symlink to /dev/zero, a runaway generator).
+const MaxFileBytes = 16 << 20
+
 // MinRuns is the fewest runs a spread is recorded from: with two the MAD is
 // half the distance between them whatever the runner does, and with one
 // there is no spread at all.

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/baseline"
+	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
@@ -35,6 +37,10 @@ type Baseline struct {
 	Raw  []byte
 }
 
+// baselineReadTimeout bounds the baseline read: a file on a hung network
+// share must not hold the run.
+const baselineReadTimeout = 10 * time.Second
+
 // ReadBaseline reads the baseline file. A file that does not exist is an
 // empty baseline (every key is then missing, which fails a baselined leg);
 // a file that exists but does not decode (baseline.Decode: bad JSON, an
@@ -42,7 +48,11 @@ type Baseline struct {
 // error naming the file.
 func ReadBaseline(path string) (*Baseline, error) {
 	b := &Baseline{File: baseline.File{SchemaVersion: baseline.SchemaVersion1, Entries: map[string]baseline.Entry{}}, Path: path}
-	raw, err := os.ReadFile(path)
+	// Bounded in size and time, and only a regular file: a pull request can
+	// turn the committed baseline into a symlink to /dev/zero or a FIFO.
+	ctx, cancel := context.WithTimeout(context.Background(), baselineReadTimeout)
+	defer cancel()
+	raw, err := boundedfile.ReadFile(ctx, path, baseline.MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return b, nil
 	}

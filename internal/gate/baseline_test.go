@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/baseline"
+	"github.com/scalegate/scalegate/internal/boundedfile/boundedfiletest"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -229,4 +230,15 @@ func TestCleanBaselineTemps(t *testing.T) {
 	if removed, err := CleanBaselineTemps(filepath.Join(dir, "missing", "b.json")); err != nil || removed != nil {
 		t.Errorf("missing directory: %v %v", removed, err)
 	}
+}
+
+// TestReadBaselineRefusesHostileFiles: a committed baseline a pull request
+// turned into a symlink to /dev/zero, a FIFO or a huge file is refused at
+// once, naming it (it was read with os.ReadFile: 24 GB, a 531 s hang, 1.57
+// GB).
+func TestReadBaselineRefusesHostileFiles(t *testing.T) {
+	boundedfiletest.Refuses(t, boundedfiletest.Files(t, t.TempDir(), "scale-gate-baseline.json"), func(p string) error {
+		_, err := ReadBaseline(p)
+		return err
+	})
 }

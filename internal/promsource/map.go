@@ -15,16 +15,19 @@ package promsource
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/boundedfile"
 )
 
 // Kind is how a figure is computed from its series.
@@ -426,9 +429,18 @@ func ParseMap(b []byte) (Map, error) {
 	return m, nil
 }
 
-// LoadMap reads and parses a mapping file, naming it on error.
+// mapReadTimeout bounds the mapping file's read.
+const mapReadTimeout = 10 * time.Second
+
+// MaxMapBytes bounds a mapping file: a mapping names a few dozen figures.
+const MaxMapBytes = 1 << 20
+
+// LoadMap reads and parses a mapping file, naming it on error. Only a
+// regular file of at most MaxMapBytes is read, within mapReadTimeout.
 func LoadMap(path string) (Map, error) {
-	b, err := os.ReadFile(path)
+	ctx, cancel := context.WithTimeout(context.Background(), mapReadTimeout)
+	defer cancel()
+	b, err := boundedfile.ReadFile(ctx, path, MaxMapBytes)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus map: %w", err)
 	}

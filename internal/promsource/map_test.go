@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/scalegate/scalegate/internal/boundedfile/boundedfiletest"
 )
 
 func TestValidate(t *testing.T) {
@@ -98,4 +100,14 @@ func TestParseMap(t *testing.T) {
 			t.Errorf("%s: %v, want %q", body, err, want)
 		}
 	}
+}
+
+// TestLoadMapRefusesHostileFiles: --server-metrics-map given a symlink to
+// /dev/zero, a FIFO or a huge file is refused at once, naming it (a FIFO
+// hung the swarm past SIGINT).
+func TestLoadMapRefusesHostileFiles(t *testing.T) {
+	boundedfiletest.Refuses(t, boundedfiletest.Files(t, t.TempDir(), "map.json"), func(p string) error {
+		_, err := LoadMap(p)
+		return err
+	})
 }

@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
@@ -9,8 +10,9 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"os"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/boundedfile"
 )
 
 // serverTLS is a wss server's TLS configuration: the configured
@@ -73,6 +75,13 @@ func SelfSigned(now time.Time) (der []byte, key ed25519.PrivateKey, err error) {
 	return der, key, nil
 }
 
+// maxCABytes bounds the CA file a wss client reads (a bundle of every
+// public root is about 200 KB); caReadTimeout its read.
+const (
+	maxCABytes    = 4 << 20
+	caReadTimeout = 10 * time.Second
+)
+
 // clientTLS is a wss client's TLS configuration: the system's roots plus
 // the certificates in caFile. Unlike QUIC's client, which talks only to a
 // server scalegate launched, a WebSocket bot may be pointed at a team's
@@ -83,7 +92,9 @@ func clientTLS(caFile string) (*tls.Config, error) {
 		pool = x509.NewCertPool()
 	}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		ctx, cancel := context.WithTimeout(context.Background(), caReadTimeout)
+		pem, err := boundedfile.ReadFile(ctx, caFile, maxCABytes)
+		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("CAFile: %w", err)
 		}
