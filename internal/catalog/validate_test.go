@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -24,12 +26,29 @@ func TestValidateRealFiles(t *testing.T) {
 }
 
 // An aborted report with harness errors, as the swarm writes one, is valid.
+// The fields are set on the decoded fixture (a real report carries a
+// harness_errors block already; spliced text would name it twice).
 func TestValidateAbortedReport(t *testing.T) {
-	b, _ := os.ReadFile("testdata/report.json")
-	add := `"clients": 8, "aborted_at_s": 4.2, "abort_reason": "tick_hz_min: 3 s under 24 Hz", "abort_gate": "tick_hz_min",
+	b, err := os.ReadFile("testdata/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var add map[string]any
+	if err := json.Unmarshal([]byte(`{"aborted_at_s": 4.2, "abort_reason": "tick_hz_min: 3 s under 24 Hz", "abort_gate": "tick_hz_min",
 		"harness_errors": {"socket": 3, "dial": 0, "fd_exhausted": 3, "first_error": "socket: too many open files",
-		"fd_limit": {"soft": 256, "hard": 256, "soft_before": 256, "needed": 1064, "clients": 1000, "per_client": 1, "spare": 64}}`
-	if err := ValidateJSON("#Report", "report.json", bytes.Replace(b, []byte(`"clients": 8`), []byte(add), 1)); err != nil {
+		"fd_limit": {"soft": 256, "hard": 256, "soft_before": 256, "needed": 1064, "clients": 1000, "per_client": 1, "spare": 64}}}`), &add); err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(rep, add)
+	out, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateJSON("#Report", "report.json", out); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -41,14 +60,14 @@ func TestValidateRejects(t *testing.T) {
 		{"negative clients", `"clients": 8`, `"clients": -1`, "clients"},
 		{"abort time without reason", `"clients": 8`, `"clients": 8, "aborted_at_s": 4.2`, "abort_reason"},
 		{"negative abort time", `"clients": 8`, `"clients": 8, "aborted_at_s": -1, "abort_reason": "x"`, "aborted_at_s"},
-		{"negative harness count", `"clients": 8`, `"clients": 8, "harness_errors": {"socket": -2, "dial": 0, "fd_exhausted": 0}`, "socket"},
+		{"negative harness count", `"socket": 0`, `"socket": -2`, "socket"},
 	} {
 		bad := bytes.Replace(b, []byte(tc.from), []byte(tc.to), 1)
 		if bytes.Equal(bad, b) {
 			t.Fatalf("%s: fixture lacks %s", tc.name, tc.from)
 		}
 		err := ValidateJSON("#Report", "report.json", bad)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "conflicting") {
 			t.Errorf("%s: err = %v", tc.name, err)
 		}
 	}
