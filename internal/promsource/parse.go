@@ -292,6 +292,14 @@ func histogramReading(sel string, h *dto.Histogram) reading {
 		if math.IsNaN(x.le) || math.IsNaN(x.n) {
 			return reading{err: fmt.Sprintf("%s has a NaN bucket", sel)}
 		}
+		if x.n < 0 {
+			return reading{err: fmt.Sprintf("%s has a negative count %v in its bucket le=%v", sel, x.n, x.le)}
+		}
+		if i > 0 && x.n < buckets[i-1].n {
+			// A quantile read from such buckets would be anywhere: the
+			// counts must grow with the bound.
+			return reading{err: fmt.Sprintf("%s is not cumulative: its bucket le=%v counts %v, fewer than le=%v's %v", sel, x.le, x.n, buckets[i-1].le, buckets[i-1].n)}
+		}
 		r.upper[i], r.cum[i] = x.le, x.n
 	}
 	return r

@@ -273,3 +273,25 @@ func BenchmarkParseComputeText(b *testing.B) {
 func BenchmarkParseComputeOpenMetrics(b *testing.B) {
 	benchmarkParseCompute(b, expfmt.FmtOpenMetrics_1_0_0)
 }
+
+// TestHistogramNotCumulativeRefused: buckets whose counts fall as the
+// bound grows are not a histogram a quantile can be read from; the
+// reading says which bucket. (A negative count the text parser refuses
+// itself.)
+func TestHistogramNotCumulativeRefused(t *testing.T) {
+	for _, tc := range []struct{ name, buckets, want string }{
+		{"falling", `h_bucket{le="0.01"} 5` + "\n" + `h_bucket{le="0.02"} 3` + "\n" + `h_bucket{le="+Inf"} 5`, "not cumulative: its bucket le=0.02 counts 3, fewer than le=0.01's 5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := "# TYPE h histogram\n" + tc.buckets + "\nh_sum 1\nh_count 5\n"
+			fams, err := Parse(strings.NewReader(body), expfmt.NewFormat(expfmt.TypeTextPlain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := read(fams, Histogram, "h", nil, "")
+			if !strings.Contains(r.err, tc.want) {
+				t.Errorf("err %q, want %q", r.err, tc.want)
+			}
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package promsource
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +88,7 @@ func (s *Scraper) fetch(ctx context.Context) (Families, string, error) {
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
+	deadline := scrapeDeadline(ctx, c, time.Now())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
 		return nil, "", err
@@ -119,11 +119,29 @@ func (s *Scraper) fetch(ctx context.Context) (Families, string, error) {
 	if len(b) == 0 {
 		return nil, "", errors.New("empty body")
 	}
-	fams, err := Parse(bytes.NewReader(b), format)
+	if name != FormatProtobuf {
+		if err := CheckShape(b, limitsFor(name)); err != nil {
+			return nil, "", fmt.Errorf("%s exposition: %w", name, err)
+		}
+	}
+	fams, err := ParseWithin(b, format, deadline)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s exposition: %w", name, err)
 	}
 	return fams, name, nil
+}
+
+// scrapeDeadline is when a scrape started at start must be done, body
+// parsed: the client's timeout, or ctx's deadline if that comes first.
+func scrapeDeadline(ctx context.Context, c *http.Client, start time.Time) time.Time {
+	d := start.Add(DefaultTimeout)
+	if c.Timeout > 0 {
+		d = start.Add(c.Timeout)
+	}
+	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
+		d = cd
+	}
+	return d
 }
 
 // Ready is the readiness check of a server measured through Prometheus:

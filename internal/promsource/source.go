@@ -124,14 +124,46 @@ func (s *Source) URL() string { return s.sc.URL }
 // figures cover. A failed scrape records nothing and is returned; the
 // windows then span it.
 func (s *Source) Sample(ctx context.Context, at time.Time, inHold bool) error {
-	fams, format, err := s.sc.Fetch(ctx)
-	if err != nil {
+	return s.Took(s.Fetch(ctx)).Apply(at, inHold)
+}
+
+// Fetch scrapes the endpoint once and touches no state of s, so it may
+// run while another goroutine holds the lock that guards s: the fetch and
+// the parse, the part of a sample that takes time, happen outside it.
+// Took then records the result.
+func (s *Source) Fetch(ctx context.Context) (Families, string, error) {
+	return s.sc.Fetch(ctx)
+}
+
+// Scrape is one fetched scrape waiting to be recorded (Took).
+type Scrape struct {
+	src    *Source
+	fams   Families
+	format string
+	err    error
+}
+
+// Took pairs a Fetch's results with s for Apply.
+func (s *Source) Took(fams Families, format string, err error) Scrape {
+	return Scrape{src: s, fams: fams, format: format, err: err}
+}
+
+// Apply records the scrape as taken at time at (Sample's second half): a
+// failed one is counted and returned. A scrape older than the last one
+// recorded (two fetches that overlapped and finished out of order) is
+// left out: the windows need their scrapes in time order.
+func (sc Scrape) Apply(at time.Time, inHold bool) error {
+	s := sc.src
+	if sc.err != nil {
 		s.failed++
-		s.lastErr = err
-		return err
+		s.lastErr = sc.err
+		return sc.err
 	}
-	s.format = format
-	s.Record(at, fams, inHold)
+	if s.last != nil && at.Before(s.last.at) {
+		return nil
+	}
+	s.format = sc.format
+	s.Record(at, sc.fams, inHold)
 	return nil
 }
 
@@ -142,7 +174,7 @@ func (s *Source) Record(at time.Time, fams Families, inHold bool) {
 	startHold := inHold && s.base == nil
 	for i := range s.figs {
 		f, t := &s.figs[i], &s.tracks[i]
-		r := read(fams, f.kind, f.metric, f.labels, f.label)
+		r := notNegative(f, read(fams, f.kind, f.metric, f.labels, f.label))
 		sn.figs[i].r = r
 		if r.err != "" {
 			continue
@@ -537,3 +569,20 @@ func (s *Source) index(name string) int {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// notNegative refuses a reading no honest server exports: a counter below
+// zero, or a negative value for a figure that counts (dropped_ticks = -7
+// would otherwise pass dropped_ticks_max ≤ 0). The figure is then missing,
+// with the series named, and its gate unevaluable.
+func notNegative(f *figure, r reading) reading {
+	if r.err != "" {
+		return r
+	}
+	switch {
+	case (f.kind == Counter || f.kind == CounterRate) && r.value < 0:
+		return reading{err: fmt.Sprintf("%s is %v: a counter is never negative", f.sel, r.value)}
+	case f.kind == Gauge && fields[f.name] == count && r.value*f.scale < 0:
+		return reading{err: fmt.Sprintf("%s is %v: %s counts, and a count is never negative", f.sel, r.value, f.name)}
+	}
+	return r
+}

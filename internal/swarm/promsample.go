@@ -61,7 +61,9 @@ const promScrapeTimeout = promsource.DefaultTimeout + time.Second
 // promSampler is the monitor's Prometheus source (--server-metrics-
 // prometheus): it scrapes on the monitor's schedule and keeps the windows
 // the figures need. The monitor loop and captureFinal (on its own
-// goroutine, while the loop still runs) both scrape, so mu guards src.
+// goroutine, while the loop still runs) both scrape, so mu guards src;
+// each fetches and parses before taking mu (Source.Fetch touches no
+// state), so the end of the run never waits behind a slow scrape.
 type promSampler struct {
 	mu     sync.Mutex
 	src    *promsource.Source
@@ -85,11 +87,10 @@ func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
 // sample scrapes once and returns the trailing window's figures for the
 // timeline row.
 func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
+	scrape := p.fetch()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
-	defer cancel()
-	if err := p.src.Sample(ctx, now, !now.Before(p.holdAt)); err != nil {
+	if err := scrape.Apply(now, !now.Before(p.holdAt)); err != nil {
 		return nil, err
 	}
 	b := p.src.Recent()
@@ -120,15 +121,21 @@ func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
 // captureFinal takes the last scrape while every client is connected and
 // fixes the figures over the hold.
 func (p *promSampler) captureFinal(now time.Time) {
+	scrape := p.fetch()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
-	defer cancel()
-	if err := p.src.Sample(ctx, now, true); err != nil {
+	if err := scrape.Apply(now, true); err != nil {
 		p.finalErr = err
 		return
 	}
 	p.final = p.src.Final()
+}
+
+// fetch scrapes once, bounded by promScrapeTimeout, without mu.
+func (p *promSampler) fetch() promsource.Scrape {
+	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
+	defer cancel()
+	return p.src.Took(p.src.Fetch(ctx))
 }
 
 // finish embeds the figures over the hold as the report's server_tick,
@@ -137,18 +144,15 @@ func (p *promSampler) captureFinal(now time.Time) {
 // prometheus.missing for the gate.
 func (p *promSampler) finish(res *Result, r *report.Report) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.final == nil && p.finalErr == nil {
+	captured := p.final != nil || p.finalErr != nil
+	p.mu.Unlock()
+	if !captured {
 		// The run ended before the workers parked (every client gone):
 		// scrape now, as the file source reads the file now.
-		ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
-		defer cancel()
-		if err := p.src.Sample(ctx, time.Now(), true); err != nil {
-			p.finalErr = err
-		} else {
-			p.final = p.src.Final()
-		}
+		p.captureFinal(time.Now())
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.finalErr != nil {
 		r.ServerMetricsError = p.finalErr.Error()
 		return

@@ -202,3 +202,60 @@ func TestPrometheusConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureFinalNotHeldBySlowScrape: the monitor's scrape is stuck on
+// its endpoint (the first request does not answer until the test lets
+// it) while the end of the run takes its final scrape. The final scrape
+// is answered and recorded at once; when the sampler fetched under its
+// lock, the final scrape waited behind the stuck one, which the test
+// releases only after the final scrape returns: the watchdog ends that
+// as a failure.
+func TestCaptureFinalNotHeldBySlowScrape(t *testing.T) {
+	ge := &growingEndpoint{start: time.Now()}
+	firstIn, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			close(firstIn)
+			<-release
+		}
+		ge.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cfg := &Config{ServerMetricsPrometheus: srv.URL, ServerMetricsMap: promsource.Map{
+		"tick_ms": {Histogram: "game_tick_duration_seconds", Scale: f64(1000)},
+	}}
+	start := time.Now()
+	p, err := newPromSampler(cfg, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := make(chan error, 1)
+	go func() {
+		_, err := p.sample(start)
+		stuck <- err
+	}()
+	<-firstIn
+	done := make(chan struct{})
+	go func() {
+		p.captureFinal(start.Add(time.Second))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("the final scrape waited behind the stuck one")
+	}
+	close(release)
+	if err := <-stuck; err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.final == nil || p.finalErr != nil {
+		t.Fatalf("final %v, err %v", p.final, p.finalErr)
+	}
+}
