@@ -32,9 +32,26 @@ csv="$out/swarm_rss.csv"
 echo "t_s,rss_kb,hwm_kb,anon_kb,file_kb,loadavg1" >"$csv"
 started="" next=0
 # The swarm is the gate's grandchild (under its guardian): the process whose
-# argv is ".../scalegate swarm ...", never the guardian's "__guardian".
+# argv is ".../scalegate swarm ...", never the guardian's "__guardian". Only
+# a descendant of this gate counts: the newest swarm on the machine may be a
+# test's (an hour's samples of 2026-12-02 held four minutes of one).
+descends_from_gate() {
+  local p=$1
+  while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+    [ "$p" = "$gate" ] && return 0
+    p=$(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null || true)
+  done
+  return 1
+}
+own_swarm() {
+  local p
+  for p in $(pgrep -f '^[^ ]*scalegate swarm ' || true); do
+    if descends_from_gate "$p"; then echo "$p"; return; fi
+  done
+}
+pid=""
 while kill -0 "$gate" 2>/dev/null; do
-  pid=$(pgrep -n -f '^[^ ]*scalegate swarm ' || true)
+  if [ -z "$pid" ] || [ ! -r "/proc/$pid/status" ]; then pid=$(own_swarm); fi
   if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
     now=$(date +%s)
     if [ -z "$started" ]; then started=$now; fi
