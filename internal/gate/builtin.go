@@ -76,9 +76,13 @@ func (e *evaluator) loadHappened() {
 		Threshold: "≥ 1 admitted, 0 lost mid-run, ≥ 1 snapshot"}
 	admitted := float64(r.ClientsConnected)
 	c.Measured = &admitted
-	c.MeasuredText = fmt.Sprintf("%d/%d admitted, %d lost, %d snapshots", r.ClientsConnected, r.Clients, r.ClientsDisconnected, r.SnapshotsReceived)
+	c.MeasuredText = fmt.Sprintf("%d/%d admitted, %d lost, %d snapshots", r.ClientsConnected, r.Clients, r.ClientsDisconnected, r.SnapshotsReceived) + e.in.Witness.text()
 	c.Status = rundir.StatusPass
-	if why := gatetable.LoadHappened(r); len(why) > 0 {
+	why := gatetable.LoadHappened(r)
+	// The report against the run the gate saw: a report that is not this
+	// leg's, or describes traffic its server never counted, shows no load.
+	why = append(why, witnessed(e.in.Witness, r)...)
+	if len(why) > 0 {
 		c.Status, c.Detail = rundir.StatusFail, strings.Join(why, "; ")+": the load this leg names did not happen"
 	}
 	e.endedOn(&c)

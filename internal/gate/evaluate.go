@@ -37,6 +37,9 @@ type Input struct {
 	// not import); a report nobody validated is unevaluable, never valid.
 	SchemaValidated bool
 	SchemaErr       error
+	// Witness is what the runner saw of the leg apart from the report
+	// (nil: a report judged without its run).
+	Witness *Witness
 }
 
 // Evaluate checks every gate of a leg. It never trusts the swarm's own

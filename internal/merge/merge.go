@@ -87,6 +87,8 @@ func sameRun(in []Input) error {
 			{"protocol", r.Protocol, f.Protocol},
 			{"pattern", r.Pattern, f.Pattern},
 			{"rate_hz", r.RateHz, f.RateHz},
+			{"run_id", r.RunID, f.RunID},
+			{"server_addr", r.ServerAddr, f.ServerAddr},
 		} {
 			if d.a != d.b {
 				return fmt.Errorf("merge: %s has %s %v but %s has %v: not shards of one run", s.Name, d.what, d.a, first.Name, d.b)
@@ -131,6 +133,7 @@ func pick(in []Input) ([]Input, *report.ShardsInfo) {
 func skeleton(f *report.Report) *report.Report {
 	return &report.Report{
 		SchemaVersion: report.ReportSchemaVersion, Transport: f.Transport, Protocol: f.Protocol, Pattern: f.Pattern, RateHz: f.RateHz,
+		RunID: f.RunID, StartedAt: f.StartedAt, ServerAddr: f.ServerAddr,
 		PatternCounts: map[string]int{}, RefusedByReason: map[string]int{}, DisconnectedByReason: map[string]int{},
 		NeverConnectedByReason: map[string]int{}, Asserts: []report.AssertResult{}, Passed: true,
 		Histograms: &report.Histograms{},

@@ -567,6 +567,10 @@ func (r *Report) Has(key string) bool {
 	return r.fields[key]
 }
 
+// RunIDEnv is the environment variable through which the gate gives a
+// swarm its run's id, for the report's run_id.
+const RunIDEnv = "SCALEGATE_RUN_ID"
+
 // ProtocolLoadV1 is the report's protocol name for load protocol v1.
 const ProtocolLoadV1 = "sg-load/1"
 
@@ -580,10 +584,19 @@ type Report struct {
 	// Protocol names the game protocol the swarm spoke: "sg-load/1" (load
 	// protocol v1) or a custom swarm's own (docs/own-protocol.md).
 	// Empty in reports of swarms that predate it.
-	Protocol               string         `json:"protocol,omitempty"`
-	ServerTransport        string         `json:"server_transport"`
-	BodyFormat             string         `json:"body_format"`
-	Pattern                string         `json:"pattern"`
+	Protocol        string `json:"protocol,omitempty"`
+	ServerTransport string `json:"server_transport"`
+	BodyFormat      string `json:"body_format"`
+	Pattern         string `json:"pattern"`
+	// RunID, StartedAt and ServerAddr say which run this report is of:
+	// the id the gate gave the swarm ($SCALEGATE_RUN_ID), when the swarm
+	// started (RFC 3339, UTC) and the server address it dialled. The gate
+	// refuses a report whose values are not its leg's (a swarm that copied
+	// an earlier run's report); absent, the gate's own witness of the run
+	// (how long the swarm lived, what the server counted) still applies.
+	RunID                  string         `json:"run_id,omitempty"`
+	StartedAt              string         `json:"started_at,omitempty"`
+	ServerAddr             string         `json:"server_addr,omitempty"`
 	PatternCounts          map[string]int `json:"pattern_counts"`
 	Clients                int            `json:"clients"`
 	Threads                int            `json:"threads"`

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -119,6 +120,13 @@ type legRun struct {
 	zero       time.Time
 	serverGone time.Time
 	died       *serverDeath
+	// witness is the runner's own record of the swarm's run (nil before
+	// the leg got that far): the report is held to it.
+	witness *witness
+	// reportErr is why the leg's report could not be read (nil: read, or
+	// not looked at yet); the headline names it when a report was there
+	// but refused, rather than calling it missing.
+	reportErr error
 }
 
 // serverDeath is a server that exited before the gate stopped it: when
@@ -153,6 +161,15 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	wt, err := r.newWitness(r.res.Port)
+	if err != nil {
+		r.notRun(fmt.Errorf("witness: %w", err))
+		return
+	}
+	for i := range swarmSpecs {
+		swarmSpecs[i].Env = append(swarmSpecs[i].Env, wt.env())
+	}
+	r.witness = wt
 	host, err := startHostWatch(ctx)
 	if err != nil {
 		r.notRun(err)
@@ -182,12 +199,14 @@ func (r *legRun) run(ctx context.Context) {
 	}
 	r.zero = zero
 	host.swarmStarts(zero, p.ClientsFor(r.leg), time.Duration(p.RampMs)*time.Millisecond, time.Duration(p.DurationS*float64(time.Second)))
+	wt.launching(ctx, r.metrics)
 	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
 		r.notRun(err)
 		return
 	}
 	r.waitSwarms(ctx, swarms, proc, r.swarmLimit())
+	wt.exited(ctx, r.metrics, proc)
 	r.host = host.stop()
 	// A server gone before the gate stopped it died mid-run, whichever of
 	// the two the wait noticed first.
@@ -206,7 +225,9 @@ func (r *legRun) run(ctx context.Context) {
 	}
 	if r.res.Report == nil && r.facts.NotRun == "" {
 		why := fmt.Sprintf("swarm exited %d without a report; see %s", code, filepath.Join(r.res.Dir, "swarm.log"))
-		if code == 2 {
+		if r.reportErr != nil && !errors.Is(r.reportErr, fs.ErrNotExist) {
+			why = fmt.Sprintf("swarm exited %d; its report was refused: %v; see %s", code, r.reportErr, filepath.Join(r.res.Dir, "swarm.log"))
+		} else if code == 2 {
 			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), filepath.Join(r.res.Dir, "swarm.log"))
 		}
 		r.facts.NotRun, r.res.Error = why, rundir.JoinDetail(r.res.Error, why)
@@ -341,6 +362,7 @@ func (r *legRun) evaluate(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportReadTimeout)
 	defer cancel()
 	rep, err := report.ReadReportContext(ctx, r.report)
+	r.reportErr = err
 	if err := amendReport(r.report, rep, r.host, r.died); err != nil {
 		r.artifactErr(err)
 	}
@@ -350,6 +372,9 @@ func (r *legRun) evaluate(ctx context.Context) {
 	}
 	in := gate.Input{Profile: r.o.Profile, Leg: r.leg, Strict: r.o.Strict, Report: rep, ReportErr: err,
 		Baseline: r.o.Baseline, UpdateBaseline: r.o.UpdateBaseline}
+	if r.witness != nil && !r.witness.w.Exited.IsZero() {
+		in.Witness = &r.witness.w
+	}
 	if rep != nil {
 		in.SchemaValidated, in.SchemaErr = true, validateReport(ctx, r.report)
 	}

@@ -26,6 +26,9 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 		NeverConnectedByReason: map[string]int{},
 		Asserts:                []report.AssertResult{},
 		Protocol:               cfg.protocol().Name(),
+		RunID:                  cfg.RunID,
+		StartedAt:              start.UTC().Format(time.RFC3339Nano),
+		ServerAddr:             cfg.Addr,
 	}
 	col := newCollected()
 	for _, w := range workers {

@@ -60,7 +60,10 @@ const (
 
 // Config is one swarm run.
 type Config struct {
-	Addr       string // server "host:port"
+	Addr string // server "host:port"
+	// RunID is the id the gate gave this run ($SCALEGATE_RUN_ID), echoed
+	// in the report so that the gate can tell it from another run's.
+	RunID      string
 	Clients    int
 	Duration   time.Duration // from the first connect; includes the ramp
 	RateHz     float64       // Input rate and worker loop rate

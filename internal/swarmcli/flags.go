@@ -15,6 +15,7 @@ import (
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -198,6 +199,7 @@ func (f *Flags) finish(env *Env, pos []string) error {
 	if f.Cfg.Addr, err = serverAddr(env, pos); err != nil {
 		return err
 	}
+	f.Cfg.RunID = env.Getenv(report.RunIDEnv)
 	if f.Cfg.Threads, err = parseThreads(f.threads); err != nil {
 		return err
 	}
