@@ -49,8 +49,20 @@ type Scraper struct {
 }
 
 var defaultClient = &http.Client{
-	Timeout:   DefaultTimeout,
-	Transport: &http.Transport{DisableKeepAlives: true, ResponseHeaderTimeout: DefaultTimeout, MaxResponseHeaderBytes: 64 << 10},
+	Timeout:       DefaultTimeout,
+	Transport:     &http.Transport{DisableKeepAlives: true, ResponseHeaderTimeout: DefaultTimeout, MaxResponseHeaderBytes: 64 << 10},
+	CheckRedirect: refuseRedirect,
+}
+
+// refuseRedirect refuses every redirect. The figures are recorded as the
+// URL the profile names; following a 302 to another port or host would
+// gate another process's metrics under that name.
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	status := ""
+	if req.Response != nil {
+		status = req.Response.Status + " "
+	}
+	return fmt.Errorf("%sredirect to %s refused: scrape the final URL itself (set server.metrics.url to it)", status, req.URL.Redacted())
 }
 
 // ScrapeError is a scrape that failed: the URL and why.

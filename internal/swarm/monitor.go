@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -64,9 +65,23 @@ func newMonitor(cfg *Config, workers []*worker, start time.Time) *monitor {
 	return m
 }
 
-// loop runs until done is closed (every worker has returned).
+// loop runs until done is closed (every worker has returned). Once it is,
+// a scrape in flight is cancelled and no other starts: the final reading
+// was captured while the workers were parked, so a slow or silent endpoint
+// lengthens the run by at most that one scrape's deadline (a sample that
+// outlasted the ticker used to start another half the time, because select
+// picks among ready cases at random: 4 s runs took 13 s).
 func (m *monitor) loop(done <-chan struct{}) {
-	m.sampleServer(time.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	m.sampleServer(ctx, time.Now())
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -75,7 +90,10 @@ func (m *monitor) loop(done <-chan struct{}) {
 			m.clearStatus()
 			return
 		case now := <-t.C:
-			st := m.sampleServer(now)
+			if ctx.Err() != nil {
+				continue // done is closed: the next turn returns
+			}
+			st := m.sampleServer(ctx, now)
 			p := m.point(now, st)
 			m.timeline.add(p)
 			m.progress(now, p)
@@ -86,8 +104,8 @@ func (m *monitor) loop(done <-chan struct{}) {
 
 // sampleServer reads the server's metrics (nil when not wired or
 // unreadable) and records an RSS sample when one is due.
-func (m *monitor) sampleServer(now time.Time) *serverFigures {
-	f, err := m.readServer(now)
+func (m *monitor) sampleServer(ctx context.Context, now time.Time) *serverFigures {
+	f, err := m.readServer(ctx, now)
 	if err != nil {
 		m.srvErr = err
 		return nil
@@ -111,9 +129,9 @@ func (m *monitor) sampleServer(now time.Time) *serverFigures {
 
 // readServer is one read of the metrics file, URL document or Prometheus
 // endpoint; nil, nil when none is wired.
-func (m *monitor) readServer(now time.Time) (*serverFigures, error) {
+func (m *monitor) readServer(ctx context.Context, now time.Time) (*serverFigures, error) {
 	if m.prom != nil {
-		return m.prom.sample(now)
+		return m.prom.sample(ctx, now)
 	}
 	if m.cfg.ServerMetrics == "" {
 		return nil, nil

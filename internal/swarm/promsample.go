@@ -86,8 +86,8 @@ func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
 
 // sample scrapes once and returns the trailing window's figures for the
 // timeline row.
-func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
-	scrape := p.fetch()
+func (p *promSampler) sample(ctx context.Context, now time.Time) (*serverFigures, error) {
+	scrape := p.fetch(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := scrape.Apply(now, !now.Before(p.holdAt)); err != nil {
@@ -121,7 +121,7 @@ func (p *promSampler) sample(now time.Time) (*serverFigures, error) {
 // captureFinal takes the last scrape while every client is connected and
 // fixes the figures over the hold.
 func (p *promSampler) captureFinal(now time.Time) {
-	scrape := p.fetch()
+	scrape := p.fetch(context.Background())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := scrape.Apply(now, true); err != nil {
@@ -131,9 +131,9 @@ func (p *promSampler) captureFinal(now time.Time) {
 	p.final = p.src.Final()
 }
 
-// fetch scrapes once, bounded by promScrapeTimeout, without mu.
-func (p *promSampler) fetch() promsource.Scrape {
-	ctx, cancel := context.WithTimeout(context.Background(), promScrapeTimeout)
+// fetch scrapes once, bounded by promScrapeTimeout and ctx, without mu.
+func (p *promSampler) fetch(ctx context.Context) promsource.Scrape {
+	ctx, cancel := context.WithTimeout(ctx, promScrapeTimeout)
 	defer cancel()
 	return p.src.Took(p.src.Fetch(ctx))
 }

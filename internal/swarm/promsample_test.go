@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,7 +235,7 @@ func TestCaptureFinalNotHeldBySlowScrape(t *testing.T) {
 	}
 	stuck := make(chan error, 1)
 	go func() {
-		_, err := p.sample(start)
+		_, err := p.sample(context.Background(), start)
 		stuck <- err
 	}()
 	<-firstIn
@@ -257,5 +258,46 @@ func TestCaptureFinalNotHeldBySlowScrape(t *testing.T) {
 	defer p.mu.Unlock()
 	if p.final == nil || p.finalErr != nil {
 		t.Fatalf("final %v, err %v", p.final, p.finalErr)
+	}
+}
+
+// TestLoopEndsWithoutWaitingOnScrape: the monitor loop's scrape is stuck
+// on a silent endpoint when every worker is done. The loop cancels it and
+// returns, so the run ends at once instead of waiting out the scrape's
+// deadline (and, half the time, starting another: select picks between a
+// ready ticker and done at random, which made 4 s runs take 13 s). The
+// test tells the two apart by the scrape's error, not by a clock: a
+// cancelled scrape says "context canceled", one that ran out its deadline
+// says "deadline exceeded"; and the endpoint is asked exactly once.
+func TestLoopEndsWithoutWaitingOnScrape(t *testing.T) {
+	var asked atomic.Int32
+	firstIn := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		once.Do(func() { close(firstIn) })
+		<-r.Context().Done() // silent until the client gives up
+	}))
+	defer srv.Close()
+	cfg := &Config{ServerMetricsPrometheus: srv.URL, ServerMetricsMap: promsource.Map{
+		"tick_ms": {Histogram: "game_tick_duration_seconds", Scale: f64(1000)},
+	}}
+	start := time.Now()
+	p, err := newPromSampler(cfg, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMonitor(cfg, nil, start)
+	m.prom = p
+	done, returned := make(chan struct{}), make(chan struct{})
+	go func() { m.loop(done); close(returned) }()
+	<-firstIn
+	close(done)
+	<-returned
+	if m.srvErr == nil || !strings.Contains(m.srvErr.Error(), "context canceled") {
+		t.Fatalf("the stuck scrape ended with %v, want it cancelled when the workers were done", m.srvErr)
+	}
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the endpoint was asked %d times, want 1 (no scrape after done)", n)
 	}
 }
