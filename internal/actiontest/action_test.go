@@ -479,6 +479,8 @@ func TestNotRun(t *testing.T) {
 		{"bad boolean", map[string]string{"PROFILE": "ok", "STRICT": "yes"}, "", 2, "usage", `input strict: "yes" is not true or false`},
 		{"bad working directory", map[string]string{"PROFILE": "ok", "WORKING_DIRECTORY": "nowhere"}, "", 2, "usage", "working-directory: nowhere"},
 		{"bad profile name", map[string]string{"PROFILE": "../ok"}, "", 2, "usage", `"../ok" is not a profile name`},
+		{"version with a path", map[string]string{"PROFILE": "ok", "VERSION": "../../etc"}, "", 2, "usage", `input version: "../../etc" is not a release version`},
+		{"version with a shell line", map[string]string{"PROFILE": "ok", "VERSION": "v1.0.0; rm -rf /"}, "", 2, "usage", `input version: "v1.0.0; rm -rf /" is not a release version`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := newWorkspace(t)

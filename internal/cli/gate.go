@@ -103,6 +103,9 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 		return nil, exitcode.Errorf(exitcode.Usage, "--runs %d: use 1, or at least %d: a spread needs at least %d runs (from two, the median absolute deviation is half their distance whatever the runner does); 10 keep the false-alarm rate near 1 in 100 (docs/baselines.md)",
 			f.runs, baseline.MinRuns, baseline.MinRuns)
 	}
+	if f.runs > runner.MaxRuns {
+		return nil, exitcode.Errorf(exitcode.Usage, "--runs %d: at most %d (10 keep the false-alarm rate near 1 in 100, docs/baselines.md)", f.runs, runner.MaxRuns)
+	}
 	if f.report != "" && f.updateBaseline {
 		return nil, exitcode.Errorf(exitcode.Usage, "--update-baseline records the gate's own runs only, not a --report made elsewhere")
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/mattn/go-shellwords"
 
@@ -120,6 +121,9 @@ func runInit(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("init: %w", err))
 	}
+	if err := checkInitDir(f.dir); err != nil {
+		return exitcode.With(exitcode.Usage, fmt.Errorf("init: %w", err))
+	}
 	files, err := scaffold.Files(opts)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, fmt.Errorf("init: %w", err))
@@ -164,6 +168,12 @@ func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 	if err != nil {
 		return o, fmt.Errorf("--server-command %q: %w", f.command, err)
 	}
+	if at := parser.Position; at >= 0 {
+		// The parser stops at a shell operator (; && | > &) and returns the
+		// words before it: the rest would be dropped without a word.
+		return o, fmt.Errorf("--server-command %q: %q from column %d is a shell operator and what follows it: the gate runs one command, not a shell line; quote it for a shell: --server-command \"sh -c '...'\"",
+			f.command, f.command[at:], at+1)
+	}
 	name := f.name
 	if name == "" {
 		abs, err := filepath.Abs(f.dir)
@@ -202,6 +212,20 @@ func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 		o.ActionRef, o.ActionVersion = "v"+Version, Version
 	}
 	return o, nil
+}
+
+// checkInitDir refuses a --dir that is a file, or under one: a usage
+// mistake, not the machine failing to write. A directory that does not
+// exist yet is fine (init creates it).
+func checkInitDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("--dir %s is a file, not a directory: give the repository's root", dir)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("--dir %s: part of that path is a file, not a directory", dir)
+	}
+	return nil
 }
 
 // vetScaffold loads the profile the scaffold would write, from a temp

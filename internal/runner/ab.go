@@ -150,6 +150,8 @@ func (a *AB) check() ([]figureGate, error) {
 	switch {
 	case a.Rounds < 1:
 		return nil, fmt.Errorf("--rounds %d: at least 1 (%d by default; docs/baselines.md says what a round count detects)", a.Rounds, abtest.DefaultRounds)
+	case a.Rounds > MaxRuns:
+		return nil, runsError("--rounds", a.Rounds, 2*len(a.A.Profile.Legs()), a.A.Profile.DurationS)
 	case !(a.Confidence > 0 && a.Confidence < 1):
 		return nil, fmt.Errorf("--confidence %v: must be between 0 and 1 (exclusive)", a.Confidence)
 	case !(a.TolerancePct >= 0) || math.IsInf(a.TolerancePct, 0):

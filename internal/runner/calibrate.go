@@ -120,6 +120,9 @@ func (c *Calibration) check() error {
 	if c.Runs < 1 {
 		return fmt.Errorf("--runs %d: at least 1 (10 or more to suggest a threshold worth reading, docs/baselines.md)", c.Runs)
 	}
+	if c.Runs > MaxRuns {
+		return runsError("--runs", c.Runs, len(c.Profile.Legs()), c.Profile.DurationS)
+	}
 	for _, f := range []struct {
 		flag string
 		v    float64

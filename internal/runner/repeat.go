@@ -5,11 +5,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
+
+// MaxRuns bounds how many times one command runs a profile (calibrate
+// --runs, ab --rounds, --update-baseline --runs). A thousand runs of even a
+// 10 s profile hold the machine for hours; a mistyped count beyond that
+// would hold it for days, with the run directory growing all the while.
+const MaxRuns = 1000
+
+// runsError is why a run count over MaxRuns is refused: the flag, and how
+// long that many runs of the profile would take at its declared duration.
+func runsError(flag string, n, legsPerRun int, durationS float64) error {
+	days := float64(n) * float64(legsPerRun) * durationS / 86400
+	return fmt.Errorf("%s %d: at most %d (that many would run %d legs of %s s, %.0f days at the least)",
+		flag, n, MaxRuns, n*legsPerRun, strconv.FormatFloat(durationS, 'f', -1, 64), days)
+}
 
 // RunDirName is run i's directory inside the run directory of a repeated
 // run (--update-baseline --runs N, calibrate): "run-1", "run-2", …; each
