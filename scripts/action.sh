@@ -87,6 +87,10 @@ version="${version#v}"
 [ -n "$profile" ] || die 2 "input profile is required (e.g. profile: pr; scalegate profiles lists the built-in ones)"
 # The profile names the run directory: keep it to what a file name holds.
 [[ "$profile" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die 2 "input profile: \"$profile\" is not a profile name"
+# The version names a directory that is emptied and a download URL: only
+# a release's version (0.2.0, v0.2.0, 0.3.0-rc.1) gets that far.
+[[ -z "$version" || "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$ ]] ||
+  die 2 "input version: \"${INPUT_VERSION}\" is not a release version (like 0.2.0 or v0.2.0; empty builds from the action's ref)"
 
 tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/scalegate-action"
 mkdir -p "$tmp"
