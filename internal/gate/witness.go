@@ -125,8 +125,12 @@ func (w *Witness) serverSaw(r *report.Report) []string {
 		return []string{fmt.Sprintf("the server's own metrics could not be read after the swarm (%s): the report's load cannot be shown to have reached this leg's server", sc.Err)}
 	}
 	var why []string
-	if sc.Inputs != nil && *sc.Inputs == 0 && r.InputsSent > 0 {
-		why = append(why, fmt.Sprintf("the server's own metrics (%s) counted 0 inputs accepted while the swarm ran, which reports %d inputs sent", sc.Source, r.InputsSent))
+	// A server that accepted none of the inputs sent is the inputs-accepted
+	// gate's finding (the load reached it; it ignored it). What the load
+	// check refuses is a report that says this server accepted inputs the
+	// server never counted: its figures were read elsewhere.
+	if claimed, ok := reportInputs(r); ok && sc.Inputs != nil && *sc.Inputs == 0 && claimed > 0 {
+		why = append(why, fmt.Sprintf("the server's own metrics (%s) counted 0 inputs accepted while the swarm ran, where the report's server_tick.inputs_accepted says %d (and %d inputs sent)", sc.Source, claimed, r.InputsSent))
 	}
 	if sc.PeerS != nil && *sc.PeerS == 0 && r.ClientsConnected > 0 && w.Exited.Sub(w.Launched) >= minPeerWindow {
 		why = append(why, fmt.Sprintf("the server's own metrics (%s) counted no joined peer while the swarm ran, which reports %d clients admitted", sc.Source, r.ClientsConnected))
@@ -140,18 +144,39 @@ func (w *Witness) serverSaw(r *report.Report) []string {
 	return why
 }
 
+// embeddedTick is what the witness reads of the report's embedded
+// server_tick (the figures a custom swarm could have copied).
+type embeddedTick struct {
+	TicksTotal     *float64 `json:"ticks_total"`
+	InputsAccepted *int64   `json:"inputs_accepted"`
+}
+
+// reportTick decodes the report's embedded server_tick (false: none, or not
+// an object).
+func reportTick(r *report.Report) (embeddedTick, bool) {
+	var st embeddedTick
+	if len(r.ServerTick) == 0 || json.Unmarshal(r.ServerTick, &st) != nil {
+		return st, false
+	}
+	return st, true
+}
+
 // reportTicks is the ticks_total of the report's embedded server_tick.
 func reportTicks(r *report.Report) (float64, bool) {
-	if len(r.ServerTick) == 0 {
-		return 0, false
-	}
-	var st struct {
-		TicksTotal *float64 `json:"ticks_total"`
-	}
-	if json.Unmarshal(r.ServerTick, &st) != nil || st.TicksTotal == nil {
+	st, ok := reportTick(r)
+	if !ok || st.TicksTotal == nil {
 		return 0, false
 	}
 	return *st.TicksTotal, true
+}
+
+// reportInputs is the inputs_accepted of the report's embedded server_tick.
+func reportInputs(r *report.Report) (int64, bool) {
+	st, ok := reportTick(r)
+	if !ok || st.InputsAccepted == nil {
+		return 0, false
+	}
+	return *st.InputsAccepted, true
 }
 
 // text is the witness's figures for the load check's measured column.

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +25,21 @@ func healthyWitness() *Witness {
 func witnessedReport() *report.Report {
 	tick := healthyTick()
 	tick["ticks_total"] = 180
+	tick["inputs_accepted"] = 1400
 	r := healthyReport(tick)
 	r.RunID, r.ServerAddr, r.ServerMetricsPath = "weave-0123", "127.0.0.1:40001", "run/weave/server_metrics.json"
 	r.StartedAt = "2026-12-02T12:00:00.2Z"
 	r.InputsSent = 1440
 	return r
+}
+
+// witnessedReportTick encodes a server_tick for a test report.
+func witnessedReportTick(tick map[string]any) []byte {
+	b, err := json.Marshal(tick)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // TestWitnessRefusesAnotherRunsReport: the load check holds the report to
@@ -52,7 +63,8 @@ func TestWitnessRefusesAnotherRunsReport(t *testing.T) {
 		{"started after the exit", func(r *report.Report) { r.StartedAt = "2026-12-02T12:00:06Z" }, nil, "is outside this leg's swarm run"},
 		{"started_at not a time", func(r *report.Report) { r.StartedAt = "yesterday" }, nil, `report.started_at "yesterday" is not an RFC 3339 time`},
 		{"lived shorter than the duration", nil, func(w *Witness) { w.Exited = w.Launched.Add(300 * time.Millisecond) }, "the swarm lived 0.30 s (launch to exit) of the leg's 3 s"},
-		{"server counted no inputs", nil, func(w *Witness) { w.Server.Inputs = &zero }, "counted 0 inputs accepted while the swarm ran, which reports 1440 inputs sent"},
+		{"server counted no inputs the report says it accepted", nil, func(w *Witness) { w.Server.Inputs = &zero },
+			"counted 0 inputs accepted while the swarm ran, where the report's server_tick.inputs_accepted says 1400 (and 1440 inputs sent)"},
 		{"server counted no peers", nil, func(w *Witness) { w.Server.PeerS = &zero }, "counted no joined peer while the swarm ran, which reports 8 clients admitted"},
 		{"report read more ticks than the server ran", nil, func(w *Witness) { v := 100.0; w.Server.TicksAtEnd = &v }, "report.server_tick.ticks_total 180 is more than the server had run (100"},
 		{"server unread", nil, func(w *Witness) { w.Server.Err = "read server metrics: EOF" }, "the server's own metrics could not be read after the swarm (read server metrics: EOF)"},
@@ -60,7 +72,18 @@ func TestWitnessRefusesAnotherRunsReport(t *testing.T) {
 		{"no identity in the report (another swarm's writer)", func(r *report.Report) { r.RunID, r.ServerAddr, r.StartedAt = "", "", "" }, nil, ""},
 		{"an early end is judged by its own check", func(r *report.Report) { at := 0.2; r.AbortedAtS = &at; r.AbortGate = "tick_hz_min" },
 			func(w *Witness) { w.Exited = w.Launched.Add(300 * time.Millisecond) }, ""},
-		{"idle clients send no inputs", func(r *report.Report) { r.InputsSent = 0 }, func(w *Witness) { w.Server.Inputs = &zero }, ""},
+		// A server that ignored every input, and whose figures say so, is the
+		// inputs-accepted gate's finding: the load reached it.
+		{"a server that ignored the inputs, and says so", func(r *report.Report) {
+			tick := healthyTick()
+			tick["ticks_total"], tick["inputs_accepted"] = 180, 0
+			r.ServerTick = witnessedReportTick(tick)
+		}, func(w *Witness) { w.Server.Inputs = &zero }, ""},
+		{"idle clients send no inputs", func(r *report.Report) {
+			tick := healthyTick()
+			tick["ticks_total"], tick["inputs_accepted"] = 180, 0
+			r.InputsSent, r.ServerTick = 0, witnessedReportTick(tick)
+		}, func(w *Witness) { w.Server.Inputs = &zero }, ""},
 		{"a server that counts nothing", nil, func(w *Witness) { w.Server = ServerCounts{Source: w.Server.Source} }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
