@@ -603,6 +603,15 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	}
 	s.met.record(start, total, &ph, build, send)
 	s.met.recordSensing(s.sim.SensorChecks)
+	// A slow tick is counted before the exposition is published: published
+	// first, the Prometheus counter lagged the file's slow_ticks by this
+	// tick until the next one.
+	if ms(total) > s.cfg.SlowTick() {
+		cpu1, ok := cpuTime()
+		td.cpu, td.cpuOK = cpu1-cpu0, ok && cpuOK
+		td.gcCycles, td.slowSends = s.diag.gcCount()-gcBefore, s.diag.slowSends-slowBefore
+		s.slowTick(total, late, &ph, build, send, &td)
+	}
 	if s.prom != nil {
 		// The Prometheus byte counters take the traffic every tick, so a
 		// rate over a scrape window is exact to a tick at its edges; the
@@ -618,12 +627,6 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 		s.prom.publish(s, total)
 	} else if s.tick%wireSampleTicks == 0 {
 		s.met.sampleWire(s.host, len(s.viewers))
-	}
-	if ms(total) > s.cfg.SlowTick() {
-		cpu1, ok := cpuTime()
-		td.cpu, td.cpuOK = cpu1-cpu0, ok && cpuOK
-		td.gcCycles, td.slowSends = s.diag.gcCount()-gcBefore, s.diag.slowSends-slowBefore
-		s.slowTick(total, late, &ph, build, send, &td)
 	}
 	s.tick++
 }
