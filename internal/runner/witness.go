@@ -193,7 +193,7 @@ func (wt *witness) scrape(ctx context.Context) counts {
 
 // promCounts reads the counters out of a block over the run: inputs
 // accepted as a counter's increase or a monotonic gauge's growth, ticks as
-// the tick histogram's observations. Before its second reading a block has
+// the block's ticks_total figure. Before its second reading a block has
 // no window, so the first reading's counts are nil (growth is then nil).
 func promCounts(b *promsource.Block) counts {
 	var c counts

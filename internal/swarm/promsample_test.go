@@ -225,14 +225,8 @@ func TestCaptureFinalNotHeldBySlowScrape(t *testing.T) {
 		ge.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	cfg := &Config{ServerMetricsPrometheus: srv.URL, ServerMetricsMap: promsource.Map{
-		"tick_ms": {Histogram: "game_tick_duration_seconds", Scale: f64(1000)},
-	}}
-	start := time.Now()
-	p, err := newPromSampler(cfg, start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, start := tickOnlyConfig(srv.URL), time.Now()
+	p := mustPromSampler(t, cfg, start)
 	stuck := make(chan error, 1)
 	go func() {
 		_, err := p.sample(context.Background(), start)
@@ -261,6 +255,23 @@ func TestCaptureFinalNotHeldBySlowScrape(t *testing.T) {
 	}
 }
 
+// tickOnlyConfig is a swarm config scraping url for the tick histogram alone.
+func tickOnlyConfig(url string) *Config {
+	return &Config{ServerMetricsPrometheus: url, ServerMetricsMap: promsource.Map{
+		"tick_ms": {Histogram: "game_tick_duration_seconds", Scale: f64(1000)},
+	}}
+}
+
+// mustPromSampler is newPromSampler, the test failing on its error.
+func mustPromSampler(t *testing.T, cfg *Config, start time.Time) *promSampler {
+	t.Helper()
+	p, err := newPromSampler(cfg, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestLoopEndsWithoutWaitingOnScrape: the monitor loop's scrape is stuck
 // on a silent endpoint when every worker is done. The loop cancels it and
 // returns, so the run ends at once instead of waiting out the scrape's
@@ -279,14 +290,8 @@ func TestLoopEndsWithoutWaitingOnScrape(t *testing.T) {
 		<-r.Context().Done() // silent until the client gives up
 	}))
 	defer srv.Close()
-	cfg := &Config{ServerMetricsPrometheus: srv.URL, ServerMetricsMap: promsource.Map{
-		"tick_ms": {Histogram: "game_tick_duration_seconds", Scale: f64(1000)},
-	}}
-	start := time.Now()
-	p, err := newPromSampler(cfg, start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, start := tickOnlyConfig(srv.URL), time.Now()
+	p := mustPromSampler(t, cfg, start)
 	m := newMonitor(cfg, nil, start)
 	m.prom = p
 	done, returned := make(chan struct{}), make(chan struct{})
