@@ -13,9 +13,9 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/scalegate/scalegate/internal/profile"
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/swarmcmd"
+	"github.com/scalegate/scalegate/internal/swarm/hold"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -365,7 +365,7 @@ func (c *checker) checkImpairment() {
 	if !ok {
 		return
 	}
-	var s relay.Schedule
+	var s impairment.Schedule
 	if v.Decode(&s) != nil || len(s) == 0 {
 		return
 	}
@@ -394,7 +394,7 @@ func (c *checker) checkImpairment() {
 // checkGatePhases: a gate's phase must name a stretch of the run, which
 // needs an impairment; so does recover_s_max.
 func (c *checker) checkGatePhases() {
-	var sched relay.Schedule
+	var sched impairment.Schedule
 	if c.has("impairment") {
 		v, ok := c.valid("impairment")
 		if !ok || v.Decode(&sched) != nil {
@@ -587,7 +587,7 @@ func (c *checker) checkRamp() {
 	}
 	worst := 0
 	for _, n := range counts {
-		if !swarmcmd.RampFits(n, rampD, durD) && n > worst {
+		if !hold.RampFits(n, rampD, durD) && n > worst {
 			worst = n
 		}
 	}
@@ -601,7 +601,7 @@ func (c *checker) checkRamp() {
 		worst, ramp, time.Duration(worst-1)*rampD, durD)
 }
 
-// checkWarmup applies the swarm's own rule (swarmcmd.WarmupFits): the
+// checkWarmup applies the swarm's own rule (hold.WarmupFits): the
 // warm-up must leave at least report.MinDeliveryWindowS of the hold (the
 // duration after the last connect slot) to measure, for every leg's
 // client count.
@@ -624,10 +624,10 @@ func (c *checker) checkWarmup() {
 		}
 	}
 	for _, n := range counts {
-		if !swarmcmd.RampFits(n, rampD, durD) {
+		if !hold.RampFits(n, rampD, durD) {
 			return // the ramp itself does not fit: reported there
 		}
-		if !swarmcmd.WarmupFits(n, rampD, warmD, durD) {
+		if !hold.WarmupFits(n, rampD, warmD, durD) {
 			hold := durD - time.Duration(max(n-1, 0))*rampD
 			c.at("warmup_s", "%gs leaves under %gs of the %s hold (duration_s after the last of %d clients' connect slots) to measure; lower warmup_s or raise duration_s",
 				warm, report.MinDeliveryWindowS, hold, n)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/hostload"
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -196,7 +196,7 @@ func (e *evaluator) shards() {
 }
 
 // sameSchedule compares the profile's schedule with the report's echo.
-func sameSchedule(a, b relay.Schedule) bool {
+func sameSchedule(a, b impairment.Schedule) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
 	"github.com/scalegate/scalegate/internal/swarmcmd"
@@ -15,13 +15,13 @@ import (
 // impairedFixture is a profile with one impairment phase and a report of a
 // run that went through it: 60 Hz before, 40 Hz during, recovered in 3 s.
 func impairedFixture() (*profile.Profile, *report.Report) {
-	sched, _ := relay.Schedule{{StartS: 5, DurationS: 10, Settings: relay.Settings{Loss: 0.1, DelayMs: 50}}}.Normalize()
+	sched, _ := impairment.Schedule{{StartS: 5, DurationS: 10, Settings: impairment.Settings{Loss: 0.1, DelayMs: 50}}}.Normalize()
 	p := testProfile()
 	p.Baselined = false
 	p.Impairment = sched
 	r := healthyReport(healthyTick())
 	r.Impairment = sched
-	r.Relay = &report.RelayStats{Seed: 1, Stats: relay.Stats{DatagramsDown: 1000, DatagramsUp: 1000, DroppedDown: 50, DroppedUp: 40, Delayed: 800}}
+	r.Relay = &report.RelayStats{Seed: 1, Stats: impairment.Stats{DatagramsDown: 1000, DatagramsUp: 1000, DroppedDown: 50, DroppedUp: 40, Delayed: 800}}
 	r.Phases = []report.Stretch{
 		{Name: "before", EndS: 5, ObservedServerTickHz: &report.MinMeanMax{Min: 59.8, Mean: 60, Max: 60.1}, SnapshotsReceived: 400},
 		{Name: "during", StartS: 5, EndS: 15, ObservedServerTickHz: &report.MinMeanMax{Min: 40, Mean: 45, Max: 50}, SnapshotsReceived: 500},
@@ -38,7 +38,7 @@ func TestImpairmentCheck(t *testing.T) {
 		detail string
 	}{
 		{"applied", func(*report.Report) {}, rundir.StatusPass, ""},
-		{"impaired nothing", func(r *report.Report) { r.Relay.Stats = relay.Stats{DatagramsDown: 1000, DatagramsUp: 1000} }, rundir.StatusFail, "impaired none"},
+		{"impaired nothing", func(r *report.Report) { r.Relay.Stats = impairment.Stats{DatagramsDown: 1000, DatagramsUp: 1000} }, rundir.StatusFail, "impaired none"},
 		{"no relay", func(r *report.Report) { r.Relay = nil }, rundir.StatusUnevaluable, "did not route"},
 		{"other schedule", func(r *report.Report) { r.Impairment = nil }, rundir.StatusFail, "another impairment"},
 		{"relay overflowed", func(r *report.Report) { r.Relay.Overflow = 7 }, rundir.StatusInconclusive, "dropped 7"},

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/stats"
 )
@@ -233,10 +233,10 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 func TestMergeImpairment(t *testing.T) {
 	all := run(20)
 	a, b := shardReport(t, all, 0, 2), shardReport(t, all, 1, 2)
-	sched := []relay.Phase{{Name: "loss", StartS: 1, DurationS: 2, Direction: "both"}}
+	sched := []impairment.Phase{{Name: "loss", StartS: 1, DurationS: 2, Direction: "both"}}
 	a.Report.Impairment, b.Report.Impairment = sched, sched
-	a.Report.Relay = &report.RelayStats{Seed: 7, Stats: relay.Stats{DatagramsDown: 100, DroppedDown: 3, Overflow: 1}}
-	b.Report.Relay = &report.RelayStats{Seed: 7, Stats: relay.Stats{DatagramsDown: 50, DroppedDown: 4}}
+	a.Report.Relay = &report.RelayStats{Seed: 7, Stats: impairment.Stats{DatagramsDown: 100, DroppedDown: 3, Overflow: 1}}
+	b.Report.Relay = &report.RelayStats{Seed: 7, Stats: impairment.Stats{DatagramsDown: 50, DroppedDown: 4}}
 	m, err := Reports([]Input{a, b})
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestMergeImpairment(t *testing.T) {
 	if r := m.Relay; r == nil || r.Seed != 7 || r.DatagramsDown != 150 || r.DroppedDown != 7 || r.Overflow != 1 || len(m.Impairment) != 1 {
 		t.Fatalf("relay %+v impairment %+v", m.Relay, m.Impairment)
 	}
-	other := []relay.Phase{{Name: "loss", StartS: 5, DurationS: 2, Direction: "both"}}
+	other := []impairment.Phase{{Name: "loss", StartS: 5, DurationS: 2, Direction: "both"}}
 	b.Report.Impairment = other
 	if _, err := Reports([]Input{a, b}); err == nil || !strings.Contains(err.Error(), "impairment") {
 		t.Fatalf("another schedule: %v", err)

@@ -13,7 +13,7 @@ import (
 	"io"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 )
 
 // Profile is a resolved profile: the CUE file unified with #Profile, every
@@ -35,20 +35,20 @@ type Profile struct {
 	RampMs     int      `json:"ramp_ms"`
 	Threads    int      `json:"threads"`
 	// Shards is how many swarm processes share each leg's clients.
-	Shards             int            `json:"shards"`
-	Patterns           []string       `json:"patterns,omitempty"`
-	PatternMix         string         `json:"pattern_mix,omitempty"`
-	EntityType         string         `json:"entity_type"`
-	Baselined          bool           `json:"baselined"`
-	Baseline           BaselinePolicy `json:"baseline"`
-	RSSSampleIntervalS float64        `json:"rss_sample_interval_s"`
-	Server             Server         `json:"server"`
-	World              World          `json:"world"`
-	Network            Network        `json:"network"`
-	Sweep              *Sweep         `json:"sweep,omitempty"`
-	Impairment         relay.Schedule `json:"impairment,omitempty"`
-	ImpairmentSeed     uint64         `json:"impairment_seed,omitempty"`
-	Harness            Harness        `json:"harness"`
+	Shards             int                 `json:"shards"`
+	Patterns           []string            `json:"patterns,omitempty"`
+	PatternMix         string              `json:"pattern_mix,omitempty"`
+	EntityType         string              `json:"entity_type"`
+	Baselined          bool                `json:"baselined"`
+	Baseline           BaselinePolicy      `json:"baseline"`
+	RSSSampleIntervalS float64             `json:"rss_sample_interval_s"`
+	Server             Server              `json:"server"`
+	World              World               `json:"world"`
+	Network            Network             `json:"network"`
+	Sweep              *Sweep              `json:"sweep,omitempty"`
+	Impairment         impairment.Schedule `json:"impairment,omitempty"`
+	ImpairmentSeed     uint64              `json:"impairment_seed,omitempty"`
+	Harness            Harness             `json:"harness"`
 	// Swarm is a team's own swarm binary; nil runs `scalegate swarm`.
 	Swarm *Swarm `json:"swarm,omitempty"`
 	// Host says when the machine was too busy with other work for a timing

@@ -3,6 +3,8 @@ package relay
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 )
 
 // outcome is what happens to one datagram.
@@ -45,7 +47,7 @@ func newModel(seed uint64, link int, dir uint64) *model {
 // decide is the fate of a datagram of size bytes arriving at now under s
 // (nil: the link is clean). Clean datagrams keep their order behind any
 // still held by the phase that just ended.
-func (m *model) decide(s *Settings, now time.Time, size int) verdict {
+func (m *model) decide(s *impairment.Settings, now time.Time, size int) verdict {
 	if s == nil {
 		m.bad = false
 		return verdict{due: m.ordered(now, now, false)}
@@ -69,7 +71,7 @@ func (m *model) decide(s *Settings, now time.Time, size int) verdict {
 // two-state Gilbert-Elliott chain: bad → good with r = 1/L (so bad runs
 // last L datagrams on average) and good → bad with q = loss·r/(1−loss),
 // whose stationary bad fraction is the loss rate.
-func (m *model) lost(s *Settings) bool {
+func (m *model) lost(s *impairment.Settings) bool {
 	if s.Loss <= 0 {
 		m.bad = false
 		return false
@@ -91,7 +93,7 @@ func (m *model) lost(s *Settings) bool {
 // limit passes the datagram through the rate limiter: it leaves when the
 // limiter has sent everything before it plus its own serialisation time.
 // A datagram that would wait longer than the queue bound is tail-dropped.
-func (m *model) limit(s *Settings, now time.Time, size int) (time.Time, bool) {
+func (m *model) limit(s *impairment.Settings, now time.Time, size int) (time.Time, bool) {
 	if s.RateKbps <= 0 {
 		return now, true
 	}
@@ -101,7 +103,7 @@ func (m *model) limit(s *Settings, now time.Time, size int) (time.Time, bool) {
 	}
 	q := s.QueueMs
 	if q <= 0 {
-		q = DefaultQueueMs
+		q = impairment.DefaultQueueMs
 	}
 	if start.Sub(now) > time.Duration(q*float64(time.Millisecond)) {
 		return time.Time{}, false
@@ -113,7 +115,7 @@ func (m *model) limit(s *Settings, now time.Time, size int) (time.Time, bool) {
 
 // delayed adds the one-way delay and a uniform jitter of ±JitterMs, never
 // delivering before t.
-func (m *model) delayed(s *Settings, t time.Time) time.Time {
+func (m *model) delayed(s *impairment.Settings, t time.Time) time.Time {
 	d := s.DelayMs
 	if s.JitterMs > 0 {
 		d += (m.rng.Float64()*2 - 1) * s.JitterMs

@@ -4,13 +4,15 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // drive feeds n datagrams of size bytes, every gap apart, through a fresh
 // model and returns the verdicts.
-func drive(seed uint64, s *Settings, n, size int, gap time.Duration) []verdict {
+func drive(seed uint64, s *impairment.Settings, n, size int, gap time.Duration) []verdict {
 	m := newModel(seed, 0, 0)
 	out := make([]verdict, n)
 	for i := range out {
@@ -47,16 +49,16 @@ func lossStats(vs []verdict) (frac, meanBurst float64) {
 func TestLossMatchesConfiguration(t *testing.T) {
 	cases := []struct {
 		name       string
-		s          Settings
+		s          impairment.Settings
 		n          int
 		wantBurst  float64 // 0: independent loss, mean run 1/(1−p)
 		burstSlack float64
 	}{
-		{"independent 25%", Settings{Loss: 0.25}, 20000, 1 / 0.75, 0.10},
-		{"independent 5%", Settings{Loss: 0.05}, 20000, 1 / 0.95, 0.10},
-		{"bursty 25% len 4", Settings{Loss: 0.25, BurstLen: 4}, 200000, 4, 0.10},
-		{"bursty 10% len 8", Settings{Loss: 0.10, BurstLen: 8}, 400000, 8, 0.10},
-		{"bursty 2% len 3", Settings{Loss: 0.02, BurstLen: 3}, 400000, 3, 0.10},
+		{"independent 25%", impairment.Settings{Loss: 0.25}, 20000, 1 / 0.75, 0.10},
+		{"independent 5%", impairment.Settings{Loss: 0.05}, 20000, 1 / 0.95, 0.10},
+		{"bursty 25% len 4", impairment.Settings{Loss: 0.25, BurstLen: 4}, 200000, 4, 0.10},
+		{"bursty 10% len 8", impairment.Settings{Loss: 0.10, BurstLen: 8}, 400000, 8, 0.10},
+		{"bursty 2% len 3", impairment.Settings{Loss: 0.02, BurstLen: 3}, 400000, 3, 0.10},
 	}
 	for _, c := range cases {
 		for seed := uint64(1); seed <= 5; seed++ {
@@ -72,7 +74,7 @@ func TestLossMatchesConfiguration(t *testing.T) {
 }
 
 func TestSeedReproducible(t *testing.T) {
-	s := &Settings{Loss: 0.3, BurstLen: 3, DelayMs: 20, JitterMs: 10, Reorder: true, Duplicate: 0.1}
+	s := &impairment.Settings{Loss: 0.3, BurstLen: 3, DelayMs: 20, JitterMs: 10, Reorder: true, Duplicate: 0.1}
 	a, b := drive(7, s, 5000, 200, time.Millisecond), drive(7, s, 5000, 200, time.Millisecond)
 	for i := range a {
 		if a[i] != b[i] {
@@ -100,14 +102,14 @@ func TestDelayJitterOrder(t *testing.T) {
 	gap := time.Millisecond
 	for _, c := range []struct {
 		name    string
-		s       Settings
+		s       impairment.Settings
 		lo, hi  time.Duration // bounds on due − arrival
 		ordered bool
 	}{
-		{"delay 50", Settings{DelayMs: 50}, 50 * time.Millisecond, 50 * time.Millisecond, true},
-		{"jitter reorder", Settings{DelayMs: 50, JitterMs: 20, Reorder: true}, 30 * time.Millisecond, 70 * time.Millisecond, false},
-		{"jitter in order", Settings{DelayMs: 50, JitterMs: 20}, 30 * time.Millisecond, 70 * time.Millisecond, true},
-		{"jitter only", Settings{JitterMs: 5, Reorder: true}, 0, 5 * time.Millisecond, false},
+		{"delay 50", impairment.Settings{DelayMs: 50}, 50 * time.Millisecond, 50 * time.Millisecond, true},
+		{"jitter reorder", impairment.Settings{DelayMs: 50, JitterMs: 20, Reorder: true}, 30 * time.Millisecond, 70 * time.Millisecond, false},
+		{"jitter in order", impairment.Settings{DelayMs: 50, JitterMs: 20}, 30 * time.Millisecond, 70 * time.Millisecond, true},
+		{"jitter only", impairment.Settings{JitterMs: 5, Reorder: true}, 0, 5 * time.Millisecond, false},
 	} {
 		vs := drive(3, &c.s, 20000, 100, gap)
 		var prev time.Time
@@ -134,7 +136,7 @@ func TestDelayJitterOrder(t *testing.T) {
 }
 
 func TestDuplicateFraction(t *testing.T) {
-	vs := drive(5, &Settings{Duplicate: 0.1}, 20000, 100, time.Millisecond)
+	vs := drive(5, &impairment.Settings{Duplicate: 0.1}, 20000, 100, time.Millisecond)
 	dup := 0
 	for _, v := range vs {
 		if v.dup {
@@ -150,7 +152,7 @@ func TestDuplicateFraction(t *testing.T) {
 // 2000 kbit/s limit delivers a quarter of it, the rest tail-dropped once
 // the 200 ms queue is full.
 func TestRateLimit(t *testing.T) {
-	s := &Settings{RateKbps: 2000}
+	s := &impairment.Settings{RateKbps: 2000}
 	vs := drive(1, s, 20000, 1000, time.Millisecond)
 	delivered := 0
 	var last time.Time
@@ -177,7 +179,7 @@ func TestRateLimit(t *testing.T) {
 
 func TestCleanKeepsOrderAfterPhase(t *testing.T) {
 	m := newModel(1, 0, 0)
-	held := m.decide(&Settings{DelayMs: 100}, t0, 10)
+	held := m.decide(&impairment.Settings{DelayMs: 100}, t0, 10)
 	clean := m.decide(nil, t0.Add(10*time.Millisecond), 10)
 	if clean.due.Before(held.due) {
 		t.Fatalf("clean datagram due %v overtook the held one due %v", clean.due, held.due)
@@ -189,7 +191,7 @@ func TestCleanKeepsOrderAfterPhase(t *testing.T) {
 }
 
 func BenchmarkModelDecide(b *testing.B) {
-	s := &Settings{Loss: 0.05, BurstLen: 3, DelayMs: 50, JitterMs: 10, Duplicate: 0.01, RateKbps: 100000}
+	s := &impairment.Settings{Loss: 0.05, BurstLen: 3, DelayMs: 50, JitterMs: 10, Duplicate: 0.01, RateKbps: 100000}
 	m := newModel(1, 0, 0)
 	now := t0
 	b.ReportAllocs()

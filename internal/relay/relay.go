@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 )
 
 // Defaults and bounds.
@@ -33,51 +35,13 @@ type Config struct {
 	// Links is the number of client sockets.
 	Links int
 	// Schedule is when and how the links are impaired (normalized).
-	Schedule Schedule
+	Schedule impairment.Schedule
 	// Seed makes every link's decisions reproducible.
 	Seed uint64
 	// Start is the origin of the schedule's times.
 	Start time.Time
 	// MaxPending bounds the held datagrams (0 = DefaultMaxPending).
 	MaxPending int
-}
-
-// Stats are the relay's counts. Dropped* are the drops the schedule asked
-// for (loss and the rate limiter's tail drops); Overflow are the relay's own
-// drops, which no schedule asked for.
-type Stats struct {
-	DatagramsDown int64 `json:"datagrams_down"`
-	DatagramsUp   int64 `json:"datagrams_up"`
-	DroppedDown   int64 `json:"dropped_down"`
-	DroppedUp     int64 `json:"dropped_up"`
-	// QueueDropped is the part of Dropped* the rate limiter's bounded
-	// queue tail-dropped.
-	QueueDropped int64 `json:"queue_dropped"`
-	// Delayed counts datagrams held for later delivery (copies included).
-	Delayed    int64 `json:"delayed"`
-	Duplicated int64 `json:"duplicated"`
-	// Overflow: held-datagram cap exceeded, a failed socket write, or the
-	// kernel dropping datagrams on a relay socket's full receive buffer.
-	// The three causes are also counted apart.
-	Overflow       int64 `json:"overflow"`
-	OverflowHeld   int64 `json:"overflow_held"`
-	OverflowWrite  int64 `json:"overflow_write"`
-	OverflowKernel int64 `json:"overflow_kernel"`
-	// Late counts held datagrams delivered more than LateThreshold after
-	// their due time (the relay fell behind its own schedule).
-	Late int64 `json:"late"`
-	// Stray counts datagrams dropped because they came from neither the
-	// server nor the link's own client socket (Expect): anything else on
-	// this machine sending to a relay port. They never reach the server,
-	// never take a link over, and are the harness's business, not the
-	// server's.
-	Stray int64 `json:"stray"`
-}
-
-// Impaired reports whether the relay changed anything: a drop, a held
-// datagram or a duplicate.
-func (s Stats) Impaired() bool {
-	return s.DroppedDown+s.DroppedUp+s.Delayed+s.Duplicated > 0
 }
 
 type counters struct {
@@ -149,7 +113,7 @@ func New(cfg Config) (*Relay, error) {
 	if cfg.Links < 1 {
 		return nil, fmt.Errorf("relay: %d links: need at least one", cfg.Links)
 	}
-	if err := cfg.Schedule.validate(); err != nil {
+	if err := cfg.Schedule.Validate(); err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
 	if cfg.MaxPending <= 0 {
@@ -212,9 +176,9 @@ func (r *Relay) Expect(i int, local string) error {
 func (r *Relay) Links() int { return len(r.links) }
 
 // Stats returns the counts so far.
-func (r *Relay) Stats() Stats {
+func (r *Relay) Stats() impairment.Stats {
 	c := &r.c
-	return Stats{
+	return impairment.Stats{
 		DatagramsDown: c.dgramsDown.Load(), DatagramsUp: c.dgramsUp.Load(),
 		DroppedDown: c.droppedDown.Load(), DroppedUp: c.droppedUp.Load(), QueueDropped: c.queueDropped.Load(),
 		Delayed: c.delayed.Load(), Duplicated: c.duplicated.Load(),
@@ -264,7 +228,7 @@ func (l *link) handle(b []byte, from netip.AddrPort, now time.Time) {
 	r := l.r
 	var dst netip.AddrPort
 	var m *model
-	dir := DirUp
+	dir := impairment.DirUp
 	want := l.want.Load()
 	switch {
 	case from == r.server:
@@ -273,7 +237,7 @@ func (l *link) handle(b []byte, from netip.AddrPort, now time.Time) {
 			r.c.stray.Add(1)
 			return
 		}
-		dst, m, dir = l.client, l.down, DirDown
+		dst, m, dir = l.client, l.down, impairment.DirDown
 		r.c.dgramsDown.Add(1)
 	case want != nil && want.matches(from):
 		l.client, l.clientGen = from, want.gen
@@ -284,13 +248,13 @@ func (l *link) handle(b []byte, from netip.AddrPort, now time.Time) {
 		r.c.stray.Add(1)
 		return
 	}
-	var s *Settings
+	var s *impairment.Settings
 	if p := r.cfg.Schedule.At(now.Sub(r.cfg.Start)); p != nil && p.Applies(dir) {
 		s = &p.Settings
 	}
 	v := m.decide(s, now, len(b))
 	if v.out != deliver {
-		if dir == DirDown {
+		if dir == impairment.DirDown {
 			r.c.droppedDown.Add(1)
 		} else {
 			r.c.droppedUp.Add(1)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
@@ -118,7 +119,7 @@ func mustAddr(t *testing.T, s string) (a netip.AddrPort) {
 	return u.AddrPort()
 }
 
-func newRelay(t *testing.T, s *sink, links int, sched Schedule) *Relay {
+func newRelay(t *testing.T, s *sink, links int, sched impairment.Schedule) *Relay {
 	t.Helper()
 	sched, err := sched.Normalize()
 	if err != nil && len(sched) > 0 {
@@ -137,7 +138,7 @@ func newRelay(t *testing.T, s *sink, links int, sched Schedule) *Relay {
 // dropped nothing of its own.
 func TestRelayLossOverSockets(t *testing.T) {
 	s := newSink(t)
-	r := newRelay(t, s, 1, Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{Loss: 0.25}}})
+	r := newRelay(t, s, 1, impairment.Schedule{{StartS: 0, DurationS: 3600, Settings: impairment.Settings{Loss: 0.25}}})
 	const n = 20000
 	pump(t, r, s, n)
 	st := r.Stats()
@@ -156,7 +157,7 @@ func TestRelayLossOverSockets(t *testing.T) {
 // Acceptance: a configured 50 ms one-way delay adds 50 ± 3 ms at p50 over
 // 20,000 datagrams, against the same path run clean.
 func TestRelayDelayOverSockets(t *testing.T) {
-	p50 := func(sched Schedule) float64 {
+	p50 := func(sched impairment.Schedule) float64 {
 		s := newSink(t)
 		r := newRelay(t, s, 1, sched)
 		const n = 20000
@@ -172,7 +173,7 @@ func TestRelayDelayOverSockets(t *testing.T) {
 		return sm.P50
 	}
 	clean := p50(nil)
-	delayed := p50(Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{DelayMs: 50}}})
+	delayed := p50(impairment.Schedule{{StartS: 0, DurationS: 3600, Settings: impairment.Settings{DelayMs: 50}}})
 	if added := delayed - clean; math.Abs(added-50) > 3 {
 		t.Fatalf("p50 clean %.2f ms, delayed %.2f ms: added %.2f, want 50 ± 3", clean, delayed, added)
 	}
@@ -202,7 +203,7 @@ func TestRelayLinksAndDirections(t *testing.T) {
 			_, _ = srv.WriteToUDP(append(buf[:n:n], []byte(from.String())...), from)
 		}
 	})
-	sched, _ := Schedule{{StartS: 3600, DurationS: 1, Settings: Settings{Loss: 1}}}.Normalize()
+	sched, _ := impairment.Schedule{{StartS: 3600, DurationS: 1, Settings: impairment.Settings{Loss: 1}}}.Normalize()
 	r, err := New(Config{Server: srv.LocalAddr().String(), Links: 3, Schedule: sched, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +240,7 @@ func TestRelayLinksAndDirections(t *testing.T) {
 // Close stops every goroutine, also with datagrams still held.
 func TestRelayCloseWithHeld(t *testing.T) {
 	s := newSink(t)
-	r := newRelay(t, s, 2, Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{DelayMs: 10000}}})
+	r := newRelay(t, s, 2, impairment.Schedule{{StartS: 0, DurationS: 3600, Settings: impairment.Settings{DelayMs: 10000}}})
 	pump(t, r, s, 100)
 	if err := livetest.Within(t, livetest.Wait, "Close", func() error { return r.Close() }); err != nil {
 		t.Fatalf("Close with datagrams held: %v", err)
@@ -254,7 +255,7 @@ func TestNewRejects(t *testing.T) {
 		{Server: "10.0.0.1:4000", Links: 1},
 		{Server: "127.0.0.1:4000", Links: 0},
 		{Server: "nonsense", Links: 1},
-		{Server: "127.0.0.1:4000", Links: 1, Schedule: Schedule{{Name: "x", StartS: 0, DurationS: 1, Direction: DirBoth}}},
+		{Server: "127.0.0.1:4000", Links: 1, Schedule: impairment.Schedule{{Name: "x", StartS: 0, DurationS: 1, Direction: impairment.DirBoth}}},
 	} {
 		if r, err := New(c); err == nil {
 			r.Close()
@@ -272,17 +273,17 @@ func BenchmarkRelayForward(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		direct bool
-		sched  Schedule
+		sched  impairment.Schedule
 	}{
 		{"direct", true, nil},
 		{"clean", false, nil},
-		{"delay50_jitter10", false, Schedule{{StartS: 0, DurationS: 3600, Settings: Settings{DelayMs: 50, JitterMs: 10}}}},
+		{"delay50_jitter10", false, impairment.Schedule{{StartS: 0, DurationS: 3600, Settings: impairment.Settings{DelayMs: 50, JitterMs: 10}}}},
 	} {
 		b.Run(c.name, func(b *testing.B) { benchForward(b, c.direct, c.sched) })
 	}
 }
 
-func benchForward(b *testing.B, direct bool, sched Schedule) {
+func benchForward(b *testing.B, direct bool, sched impairment.Schedule) {
 	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		b.Fatal(err)
@@ -379,7 +380,7 @@ func TestStraysNeverTakeOverALink(t *testing.T) {
 		}
 	})
 	defer srv.Close()
-	sched, _ := Schedule{{StartS: 3600, DurationS: 1, Settings: Settings{Loss: 1}}}.Normalize()
+	sched, _ := impairment.Schedule{{StartS: 3600, DurationS: 1, Settings: impairment.Settings{Loss: 1}}}.Normalize()
 	const links = 8
 	r, err := New(Config{Server: srv.LocalAddr().String(), Links: links, Schedule: sched, Seed: 1})
 	if err != nil {
@@ -395,13 +396,10 @@ func TestStraysNeverTakeOverALink(t *testing.T) {
 		}
 	}
 	// The strays are read (counted) before any client exists.
-	deadline := time.Now().Add(20 * time.Second)
-	for r.Stats().Stray < links*perLink {
-		if time.Now().After(deadline) {
-			t.Fatalf("stray %d, want %d", r.Stats().Stray, links*perLink)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	livetest.Eventually(t, 20*time.Second, func() (bool, string) {
+		n := r.Stats().Stray
+		return n >= links*perLink, fmt.Sprintf("stray %d, want %d", n, links*perLink)
+	})
 	for i := range links {
 		cl := dialLink(t, r, i)
 		defer cl.Close()
@@ -428,7 +426,7 @@ func TestStraysNeverTakeOverALink(t *testing.T) {
 }
 
 func TestExpectRefuses(t *testing.T) {
-	sched, _ := Schedule{{StartS: 3600, DurationS: 1, Settings: Settings{Loss: 1}}}.Normalize()
+	sched, _ := impairment.Schedule{{StartS: 3600, DurationS: 1, Settings: impairment.Settings{Loss: 1}}}.Normalize()
 	r, err := New(Config{Server: "127.0.0.1:9", Links: 1, Schedule: sched, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/transport"
 	"github.com/scalegate/scalegate/internal/transport/transporttest"
 	"github.com/scalegate/scalegate/internal/transport/udp"
@@ -25,8 +26,8 @@ func TestRelayImpairsRawUDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := transporttest.NewEndpoint(t, "server", sh)
-	sched, err := relay.Schedule{
-		{Name: "up", StartS: 0, DurationS: 3600, Direction: relay.DirUp, Settings: relay.Settings{Loss: 0.3, Duplicate: 0.1}},
+	sched, err := impairment.Schedule{
+		{Name: "up", StartS: 0, DurationS: 3600, Direction: impairment.DirUp, Settings: impairment.Settings{Loss: 0.3, Duplicate: 0.1}},
 	}.Normalize()
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestRelayImpairsRawUDP(t *testing.T) {
 		server.Service()
 		received += len(server.TakeAll(transporttest.IsKind(transport.EventReceive)))
 	}
-	relayed := func() relay.Stats {
+	relayed := func() impairment.Stats {
 		st := r.Stats()
 		st.DatagramsUp -= base.DatagramsUp
 		st.DroppedUp -= base.DroppedUp
@@ -102,7 +103,7 @@ func TestRelayDelaysRawUDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := transporttest.NewEndpoint(t, "server", sh)
-	sched, err := relay.Schedule{{StartS: 0, DurationS: 3600, Direction: relay.DirDown, Settings: relay.Settings{DelayMs: 40}}}.Normalize()
+	sched, err := impairment.Schedule{{StartS: 0, DurationS: 3600, Direction: impairment.DirDown, Settings: impairment.Settings{DelayMs: 40}}}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 
 	"github.com/scalegate/scalegate/internal/boundedfile"
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
@@ -684,9 +684,9 @@ type Report struct {
 	// Impairment is the schedule the relay applied (empty: no relay, the
 	// clients talked to the server directly); Relay its counts and Phases
 	// the run cut at the schedule's edges.
-	Impairment []relay.Phase `json:"impairment,omitempty"`
-	Relay      *RelayStats   `json:"relay,omitempty"`
-	Phases     []Stretch     `json:"phases,omitempty"`
+	Impairment []impairment.Phase `json:"impairment,omitempty"`
+	Relay      *RelayStats        `json:"relay,omitempty"`
+	Phases     []Stretch          `json:"phases,omitempty"`
 	// Host is what else the machine was doing during the leg (docs/host-contention.md).
 	// The gate measures and adds it; absent when it was not measured.
 	Host *Host `json:"host,omitempty"`
@@ -768,7 +768,7 @@ func (l *FDLimit) Short() bool { return l != nil && l.Soft < l.Needed }
 // reproducible.
 type RelayStats struct {
 	Seed uint64 `json:"seed"`
-	relay.Stats
+	impairment.Stats
 }
 
 // Stretch is one stretch of an impaired run: "before" the first phase,

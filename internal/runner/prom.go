@@ -11,7 +11,7 @@ import (
 	"github.com/scalegate/scalegate/internal/launcher"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/server"
+	"github.com/scalegate/scalegate/internal/server/exposition"
 )
 
 // promLeg is a leg whose server's metrics are read from its Prometheus
@@ -36,7 +36,7 @@ func (r *legRun) preparePrometheus() error {
 	if err != nil {
 		return fmt.Errorf("metrics port: %w", err)
 	}
-	pl := &promLeg{port: port, fallback: sm.FallbackFormat, m: server.PrometheusMap,
+	pl := &promLeg{port: port, fallback: sm.FallbackFormat, m: exposition.Map(),
 		url: "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics", mapPath: filepath.Join(r.res.Dir, "prometheus_map.json")}
 	if sm.URL != "" {
 		pl.url = launcher.Expand(sm.URL, map[string]string{"metrics_port": strconv.Itoa(port), "port": strconv.Itoa(r.res.Port)})

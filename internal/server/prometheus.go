@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/scalegate/scalegate/internal/boundedhttp"
-	"github.com/scalegate/scalegate/internal/promsource"
+	"github.com/scalegate/scalegate/internal/server/exposition"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -29,54 +29,6 @@ var defaultPromLimits = promLimits{
 	maxConns: 16, maxInFlight: 4,
 	readHeader: 2 * time.Second, read: 5 * time.Second, write: 10 * time.Second, idle: 30 * time.Second,
 	handlerTimeout: 5 * time.Second, maxHeaderBytes: 8 << 10,
-}
-
-// PromTickBuckets are the tick duration histogram's upper bounds in
-// seconds: 0.1 ms wide to 2 ms, 0.25 ms wide to 20 ms, then coarser to
-// 1 s. A quantile estimated from them is off by at most its bucket's
-// width: 0.25 ms around the 16.67 ms budget of a 60 Hz tick (1.5 %),
-// 0.1 ms below 2 ms.
-var PromTickBuckets = func() []float64 {
-	var b []float64
-	// Divisions, not products: i/10000 is the double nearest the decimal,
-	// so the exposition reads le="0.0012", not le="0.0012000000000000001".
-	for i := 1; i <= 20; i++ {
-		b = append(b, float64(i)/10000)
-	}
-	for i := 9; i <= 80; i++ {
-		b = append(b, float64(i)/4000)
-	}
-	return append(b, 0.0225, 0.025, 0.030, 1.0/30, 0.040, 0.050, 1.0/15, 0.100, 0.250, 0.500, 1.0)
-}()
-
-// PrometheusMap maps the reference server's exposition onto the
-// server_tick figures (docs/metrics.md shows it as a profile block): what
-// a profile gating the reference server through Prometheus alone writes.
-// rss_kb and cpu_pct come from the process_* defaults.
-var PrometheusMap = promsource.Map{
-	"tick_ms":                      {Histogram: "scalegate_tick_duration_seconds", Scale: ptr(1000.0)},
-	"peers":                        {Gauge: "scalegate_peers"},
-	"entities":                     {Gauge: "scalegate_entities"},
-	"contacts":                     {Gauge: "scalegate_contacts"},
-	"fused_contacts":               {Gauge: "scalegate_fused_contacts"},
-	"projectiles_live":             {Gauge: "scalegate_projectiles_live"},
-	"shots_fired_total":            {Gauge: "scalegate_shots_fired_total"},
-	"hits_total":                   {Gauge: "scalegate_hits_total"},
-	"stores_released_total":        {Gauge: "scalegate_stores_released_total"},
-	"despawns_total":               {Gauge: "scalegate_despawns_total"},
-	"dropped_ticks":                {Counter: "scalegate_dropped_ticks_total"},
-	"slow_ticks":                   {Counter: "scalegate_slow_ticks_total"},
-	"inputs_accepted":              {Gauge: "scalegate_inputs_accepted_total"},
-	"kicked":                       {Gauge: "scalegate_kicked_total"},
-	"load_factor":                  {Gauge: "scalegate_governor_load_factor"},
-	"interest_scale":               {Gauge: "scalegate_governor_interest_scale"},
-	"degraded_ticks":               {Counter: "scalegate_governor_degraded_ticks_total"},
-	"load_factor_mean":             {CounterRate: "scalegate_governor_load_factor_seconds_total"},
-	"congestion_min_send_hz":       {Gauge: "scalegate_congestion_min_send_hz"},
-	"congestion_recovered_send_hz": {Gauge: "scalegate_congestion_recovered_send_hz"},
-	"congestion_max_loss":          {Gauge: "scalegate_congestion_max_loss"},
-	"wire_out_kbs":                 {CounterRate: "scalegate_wire_sent_bytes_total", Scale: ptr(0.001)},
-	"transport":                    {Info: "scalegate_server_info", Label: "transport"},
 }
 
 // promExport is the reference server's Prometheus exposition ([metrics]
@@ -114,7 +66,7 @@ func (f *atomicFloat) add(v float64)   { f.store(f.load() + v) } // loop gorouti
 func newPromExport(transportName string) *promExport {
 	p := &promExport{reg: prometheus.NewRegistry()}
 	p.tick = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name: "scalegate_tick_duration_seconds", Buckets: PromTickBuckets,
+		Name: exposition.TickDuration, Buckets: exposition.TickBuckets(),
 		Help: "Whole tick work, from the tick's start to the end of its sends (the metrics file's tick_ms).",
 	})
 	gauge := func(name, help string, v func() float64) prometheus.Collector {
@@ -127,34 +79,34 @@ func newPromExport(transportName string) *promExport {
 	f := func(a *atomicFloat) func() float64 { return a.load }
 	p.reg.MustRegister(
 		p.tick,
-		gauge("scalegate_peers", "Joined peers (with an entity) at the last tick (the file's peers).", i(&p.peers)),
-		gauge("scalegate_entities", "Live entities at the last tick (the file's entities).", i(&p.entities)),
-		gauge("scalegate_contacts", "Contact-table entries summed over every sensor owner (the file's contacts).", i(&p.contacts)),
-		gauge("scalegate_fused_contacts", "Of those, the entries known only through the team datalink (the file's fused_contacts).", i(&p.fused)),
-		gauge("scalegate_projectiles_live", "Live projectiles (the file's projectiles_live).", i(&p.projectiles)),
-		counter("scalegate_shots_fired_total", "Gun hitscans fired since start (the file's shots_fired_total).", i(&p.shots)),
-		counter("scalegate_hits_total", "Hitscans that hit since start (the file's hits_total).", i(&p.hits)),
-		counter("scalegate_stores_released_total", "Projectiles released by the store button since start.", i(&p.stores)),
-		counter("scalegate_despawns_total", "Projectiles despawned since start (the file's despawns_total).", i(&p.despawns)),
-		counter("scalegate_dropped_ticks_total", "Ticks skipped by the loop's catch-up cap since start (the file's dropped_ticks).", i(&p.dropped)),
-		counter("scalegate_slow_ticks_total", "Ticks whose work exceeded [metrics] slow_tick_ms since start (the file's slow_ticks).", i(&p.slow)),
-		counter("scalegate_inputs_accepted_total", "Inputs applied to a peer's entity since start (the file's inputs_accepted).", i(&p.inputs)),
-		counter("scalegate_kicked_total", "Peers sent Notice(kicked) since start (the file's kicked).", i(&p.kicked)),
-		gauge("scalegate_governor_load_factor", "The overrun governor's load factor, 1 = full rate (the file's load_factor).", f(&p.loadFactor)),
-		gauge("scalegate_governor_interest_scale", "The overrun governor's interest-radius scale (the file's interest_scale).", f(&p.interestScale)),
-		counter("scalegate_governor_degraded_ticks_total", "Ticks run with load_factor < 1 since start (the file's degraded_ticks).", i(&p.degraded)),
-		counter("scalegate_governor_load_factor_seconds_total", "The load factor integrated over wall time since start (the file's cumulative load_factor_s): its rate is the time-weighted mean load factor.", f(&p.loadFactorS)),
-		gauge("scalegate_congestion_min_send_hz", "Lowest snapshot send rate any peer was at, run-long watermark (the file's congestion_min_send_hz).", f(&p.ccMinHz)),
-		gauge("scalegate_congestion_recovered_send_hz", "How far the lowest send rate climbed back (the file's congestion_recovered_send_hz).", f(&p.ccRecoveredHz)),
-		gauge("scalegate_congestion_max_loss", "Highest transport loss estimate any peer showed (the file's congestion_max_loss).", f(&p.ccMaxLoss)),
-		counter("scalegate_wire_sent_bytes_total", "Socket-level bytes sent (framing, compression, encryption included; IP/UDP headers excluded), added every tick.", f(&p.wireOutBytes)),
-		counter("scalegate_wire_received_bytes_total", "Socket-level bytes received, added every tick.", f(&p.wireInBytes)),
-		counter("scalegate_wire_sent_datagrams_total", "Datagrams sent, added every tick.", f(&p.wireOutDatagrams)),
+		gauge(exposition.Peers, "Joined peers (with an entity) at the last tick (the file's peers).", i(&p.peers)),
+		gauge(exposition.Entities, "Live entities at the last tick (the file's entities).", i(&p.entities)),
+		gauge(exposition.Contacts, "Contact-table entries summed over every sensor owner (the file's contacts).", i(&p.contacts)),
+		gauge(exposition.FusedContacts, "Of those, the entries known only through the team datalink (the file's fused_contacts).", i(&p.fused)),
+		gauge(exposition.ProjectilesLive, "Live projectiles (the file's projectiles_live).", i(&p.projectiles)),
+		counter(exposition.ShotsFired, "Gun hitscans fired since start (the file's shots_fired_total).", i(&p.shots)),
+		counter(exposition.Hits, "Hitscans that hit since start (the file's hits_total).", i(&p.hits)),
+		counter(exposition.StoresReleased, "Projectiles released by the store button since start.", i(&p.stores)),
+		counter(exposition.Despawns, "Projectiles despawned since start (the file's despawns_total).", i(&p.despawns)),
+		counter(exposition.DroppedTicks, "Ticks skipped by the loop's catch-up cap since start (the file's dropped_ticks).", i(&p.dropped)),
+		counter(exposition.SlowTicks, "Ticks whose work exceeded [metrics] slow_tick_ms since start (the file's slow_ticks).", i(&p.slow)),
+		counter(exposition.InputsAccepted, "Inputs applied to a peer's entity since start (the file's inputs_accepted).", i(&p.inputs)),
+		counter(exposition.Kicked, "Peers sent Notice(kicked) since start (the file's kicked).", i(&p.kicked)),
+		gauge(exposition.LoadFactor, "The overrun governor's load factor, 1 = full rate (the file's load_factor).", f(&p.loadFactor)),
+		gauge(exposition.InterestScale, "The overrun governor's interest-radius scale (the file's interest_scale).", f(&p.interestScale)),
+		counter(exposition.DegradedTicks, "Ticks run with load_factor < 1 since start (the file's degraded_ticks).", i(&p.degraded)),
+		counter(exposition.LoadFactorSeconds, "The load factor integrated over wall time since start (the file's cumulative load_factor_s): its rate is the time-weighted mean load factor.", f(&p.loadFactorS)),
+		gauge(exposition.CongestionMinHz, "Lowest snapshot send rate any peer was at, run-long watermark (the file's congestion_min_send_hz).", f(&p.ccMinHz)),
+		gauge(exposition.CongestionRecovHz, "How far the lowest send rate climbed back (the file's congestion_recovered_send_hz).", f(&p.ccRecoveredHz)),
+		gauge(exposition.CongestionMaxLoss, "Highest transport loss estimate any peer showed (the file's congestion_max_loss).", f(&p.ccMaxLoss)),
+		counter(exposition.WireSentBytes, "Socket-level bytes sent (framing, compression, encryption included; IP/UDP headers excluded), added every tick.", f(&p.wireOutBytes)),
+		counter(exposition.WireReceivedBytes, "Socket-level bytes received, added every tick.", f(&p.wireInBytes)),
+		counter(exposition.WireSentDatagrams, "Datagrams sent, added every tick.", f(&p.wireOutDatagrams)),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "scalegate_server_info",
-		Help: "Always 1; the transport label is the backend spoken (the file's transport)."}, []string{"transport"})
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: exposition.Info,
+		Help: "Always 1; the transport label is the backend spoken (the file's transport)."}, []string{exposition.InfoTransportLabel})
 	info.WithLabelValues(transportName).Set(1)
 	p.reg.MustRegister(info)
 	p.loadFactor.store(1)
@@ -200,16 +152,13 @@ func (p *promExport) addWire(r transport.WireRates) {
 	p.wireOutDatagrams.add(r.DatagramsOutPerSec * sec)
 }
 
-// PrometheusPath is the URL path of the Prometheus exposition.
-const PrometheusPath = "/metrics"
-
 // listen serves /metrics on addr through boundedhttp, as the metrics
 // document's endpoint is served ("PORT" binds loopback, ":PORT" every
 // interface: exposing the endpoint beyond the machine takes an explicit
 // choice), text or OpenMetrics as the scraper asks.
 func (p *promExport) listen(addr string, lim promLimits) error {
 	mux := http.NewServeMux()
-	mux.Handle("GET "+PrometheusPath, promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{
+	mux.Handle("GET "+exposition.Path, promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{
 		EnableOpenMetrics:   true,
 		MaxRequestsInFlight: lim.maxInFlight,
 		Timeout:             lim.handlerTimeout,
@@ -231,7 +180,7 @@ func (p *promExport) url() string {
 	if p == nil || p.srv == nil {
 		return ""
 	}
-	return "http://" + p.srv.Addr() + PrometheusPath
+	return "http://" + p.srv.Addr() + exposition.Path
 }
 
 // stop closes the endpoint and waits for its goroutines.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/server/exposition"
 	"github.com/scalegate/scalegate/internal/stats"
 	"github.com/scalegate/scalegate/internal/transport"
 )
@@ -56,7 +57,7 @@ func TestPrometheusMatchesFile(t *testing.T) {
 	if !strings.HasPrefix(sc.URL, "http://127.0.0.1:") {
 		t.Fatalf("a bare port must bind loopback, got %s", sc.URL)
 	}
-	src, err := promsource.New(promsource.Config{Scraper: *sc, Map: PrometheusMap, Start: time.Now()})
+	src, err := promsource.New(promsource.Config{Scraper: *sc, Map: exposition.Map(), Start: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestPrometheusOnlyServer(t *testing.T) {
 	for range 31 {
 		ts.realTick()
 	}
-	if err := promsource.Ready(context.Background(), sc, PrometheusMap); err != nil {
+	if err := promsource.Ready(context.Background(), sc, exposition.Map()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/stats"
 )
@@ -65,7 +65,7 @@ func (a *stretchAcc) kbs() float64 {
 // phaseClock maps a time to its stretch and second for one worker.
 type phaseClock struct {
 	start     time.Time
-	stretches []relay.Stretch
+	stretches []impairment.Stretch
 }
 
 // at is the index of the stretch holding now, searched from hint (time
@@ -105,7 +105,7 @@ func buildPhases(cfg *Config, workers []*worker, start, end time.Time) []report.
 	return out
 }
 
-func summarizeStretch(st relay.Stretch, i int, workers []*worker, runS float64) report.Stretch {
+func summarizeStretch(st impairment.Stretch, i int, workers []*worker, runS float64) report.Stretch {
 	rs := report.Stretch{Name: st.Name, StartS: round3(math.Min(st.From.Seconds(), runS)), EndS: round3(math.Min(st.To.Seconds(), runS))}
 	var hz, kbs []float64
 	gap := time.Duration(-1)

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 )
 
 func TestRecoverS(t *testing.T) {
-	sched, _ := relay.Schedule{{StartS: 5, DurationS: 5, Settings: relay.Settings{Loss: 0.1}}}.Normalize()
+	sched, _ := impairment.Schedule{{StartS: 5, DurationS: 5, Settings: impairment.Settings{Loss: 0.1}}}.Normalize()
 	cfg := &Config{Clients: 4, Ramp: 20 * time.Millisecond, Impairment: sched}
 	flat := func(n int, v int64) []int64 {
 		s := make([]int64, n)

@@ -18,6 +18,7 @@ import (
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/server"
+	"github.com/scalegate/scalegate/internal/server/exposition"
 	"github.com/scalegate/scalegate/internal/stats"
 )
 
@@ -126,14 +127,14 @@ func TestPrometheusAgreesWithFile(t *testing.T) {
 		t.Fatal("the server never announced its Prometheus endpoint")
 	}
 	mapPath := filepath.Join(dir, "map.json")
-	mb, err := json.Marshal(server.PrometheusMap)
+	mb, err := json.Marshal(exposition.Map())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(mapPath, mb, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := promsource.Ready(context.Background(), &promsource.Scraper{URL: promURL}, server.PrometheusMap); err != nil {
+	if err := promsource.Ready(context.Background(), &promsource.Scraper{URL: promURL}, exposition.Map()); err != nil {
 		t.Fatalf("readiness: %v", err)
 	}
 
@@ -403,7 +404,7 @@ func TestPrometheusOnlySlowTickFails(t *testing.T) {
 		t.Fatal("a metrics file was written")
 	}
 	m := promsource.Map{}
-	for k, v := range server.PrometheusMap {
+	for k, v := range exposition.Map() {
 		m[k] = v
 	}
 	m["entities"] = promsource.Figure{Gauge: "scalegate_entities_renamed"}

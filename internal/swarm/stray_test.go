@@ -2,12 +2,15 @@ package swarm
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/livetest"
 	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 )
 
 // TestStraysBeforeTheClientsDoNotStopThem: datagrams sent to every relay
@@ -34,15 +37,17 @@ func TestStraysBeforeTheClientsDoNotStopThem(t *testing.T) {
 			}
 		}
 		// Every stray is read before the first client dials.
-		for deadline := time.Now().Add(20 * time.Second); rl.Stats().Stray < clients*perLink; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Errorf("only %d of %d strays read", rl.Stats().Stray, clients*perLink)
-				return
-			}
+		// Not the test's goroutine: Poll, and t.Error rather than t.Fatal.
+		err := livetest.Poll(context.Background(), 20*time.Second, nil, func() (bool, string) {
+			n := rl.Stats().Stray
+			return n >= clients*perLink, fmt.Sprintf("only %d of %d strays read", n, clients*perLink)
+		})
+		if err != nil {
+			t.Error(err)
 		}
 	}
 	t.Cleanup(func() { relayStarted = nil })
-	sched, _ := relay.Schedule{{StartS: 2, DurationS: 1, Settings: relay.Settings{DelayMs: 5}}}.Normalize()
+	sched, _ := impairment.Schedule{{StartS: 2, DurationS: 1, Settings: impairment.Settings{DelayMs: 5}}}.Normalize()
 	cfg := Config{Addr: srv.addr, Clients: clients, Duration: 3 * time.Second, Ramp: 10 * time.Millisecond,
 		Mix: Mix{{Name: "weave", Weight: 1}}, Threads: 2, Impairment: sched}
 	r := runSwarm(t, context.Background(), cfg, 60*time.Second).Report

@@ -29,8 +29,9 @@ import (
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
 	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/swarmcmd"
+	"github.com/scalegate/scalegate/internal/swarm/hold"
 	"github.com/scalegate/scalegate/internal/transport"
 )
 
@@ -102,7 +103,7 @@ type Config struct {
 	// Impairment routes every client through its own socket of the
 	// impairment relay, which applies this schedule (normalized, relative
 	// to the run's start). Empty: clients talk to the server directly.
-	Impairment relay.Schedule
+	Impairment impairment.Schedule
 	// ImpairSeed seeds the relay's decisions.
 	ImpairSeed uint64
 	// Shard is the part of the Clients-client run this process drives;
@@ -231,12 +232,12 @@ func (c *Config) loadErrors() []error {
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))
 	}
-	if c.Clients > 0 && c.Duration > 0 && !swarmcmd.RampFits(c.Clients, c.Ramp, c.Duration) {
+	if c.Clients > 0 && c.Duration > 0 && !hold.RampFits(c.Clients, c.Ramp, c.Duration) {
 		errs = append(errs, fmt.Errorf("the connect ramp (%d × %s) does not fit in the duration %s", c.Clients-1, c.Ramp, c.Duration))
 	}
 	if c.Warmup < 0 {
 		errs = append(errs, fmt.Errorf("warm-up must be ≥ 0, got %s", c.Warmup))
-	} else if c.Clients > 0 && c.Duration > 0 && !swarmcmd.WarmupFits(c.Clients, c.Ramp, c.Warmup, c.Duration) {
+	} else if c.Clients > 0 && c.Duration > 0 && !hold.WarmupFits(c.Clients, c.Ramp, c.Warmup, c.Duration) {
 		errs = append(errs, fmt.Errorf("warm-up %s leaves under %gs of the hold (the duration after the last connect slot, %s) to measure",
 			c.Warmup, report.MinDeliveryWindowS, c.Duration-time.Duration(c.Clients-1)*c.Ramp))
 	}

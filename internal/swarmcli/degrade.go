@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
 )
 
@@ -28,13 +28,13 @@ func declareDegradeFlags(fs *flag.FlagSet, d *degradeFlags) {
 	fs.BoolVar(&p.Reorder, "degrade-reorder", false, "let jittered datagrams overtake each other (default: keep order)")
 	fs.Float64Var(&p.Duplicate, "degrade-duplicate", 0, "fraction of datagrams delivered twice, 0..1")
 	fs.Float64Var(&p.RateKbps, "degrade-rate-kbps", 0, "rate limit per client and direction (kbit/s; 0 = none), with a 200 ms tail-drop queue")
-	fs.StringVar(&p.Direction, "degrade-direction", relay.DirBoth, "impaired direction: down (server→client) | up | both")
+	fs.StringVar(&p.Direction, "degrade-direction", impairment.DirBoth, "impaired direction: down (server→client) | up | both")
 	fs.StringVar(&d.schedule, "degrade-schedule", "", "JSON `file`: a list of impairment phases (docs/impairment.md); replaces the window flags")
 	fs.Uint64Var(&d.seed, "degrade-seed", 1, "seed of the relay's random decisions (same seed, same drops)")
 }
 
 // resolve turns the flags into a normalized schedule (nil: no impairment).
-func (d *degradeFlags) resolve() (relay.Schedule, error) {
+func (d *degradeFlags) resolve() (impairment.Schedule, error) {
 	var window []string
 	for name := range d.set {
 		if strings.HasPrefix(name, "degrade-") && name != "degrade-schedule" && name != "degrade-seed" {
@@ -46,7 +46,7 @@ func (d *degradeFlags) resolve() (relay.Schedule, error) {
 		if len(window) > 0 {
 			return nil, fmt.Errorf("--degrade-schedule replaces the window flags; drop %s", strings.Join(window, ", "))
 		}
-		return relay.ReadSchedule(d.schedule)
+		return impairment.ReadSchedule(d.schedule)
 	}
 	if d.phase.DurationS == 0 {
 		if len(window) > 0 && !d.set["degrade-duration"] {
@@ -57,7 +57,7 @@ func (d *degradeFlags) resolve() (relay.Schedule, error) {
 	if d.phase.DurationS < 0 {
 		return nil, errors.New("--degrade-duration must be ≥ 0 (0 = off)")
 	}
-	s, err := relay.Schedule{d.phase}.Normalize()
+	s, err := impairment.Schedule{d.phase}.Normalize()
 	if err != nil {
 		return nil, fmt.Errorf("--degrade-*: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/promsource"
-	"github.com/scalegate/scalegate/internal/relay"
+	"github.com/scalegate/scalegate/internal/relay/impairment"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/swarm"
 	"github.com/scalegate/scalegate/internal/transport"
@@ -74,7 +74,7 @@ type Flags struct {
 // degradeFlags are the --degrade-* options: one impairment window on the
 // command line, or a whole schedule from a JSON file.
 type degradeFlags struct {
-	phase    relay.Phase
+	phase    impairment.Phase
 	schedule string
 	seed     uint64
 	set      map[string]bool // which window flags were given

@@ -8,11 +8,9 @@ package swarmcmd
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
-	"github.com/scalegate/scalegate/internal/report"
 )
 
 // Options says where one swarm process of a leg runs and what it writes.
@@ -165,27 +163,6 @@ func DeliveryFlags(d gatetable.DeliveryPolicy) []string {
 		out = append(out, "--delivery-max-gap-ms", fmtFlag(d.MaxGapMs))
 	}
 	return out
-}
-
-// RampFits reports whether the last of clients connects before duration
-// ends when they connect ramp apart: the swarm refuses a ramp that does
-// not fit (its late clients would measure nothing), and vet refuses the
-// profile that asks for one before anything starts.
-func RampFits(clients int, ramp, duration time.Duration) bool {
-	return clients < 1 || time.Duration(clients-1)*ramp < duration
-}
-
-// WarmupFits reports whether a warm-up leaves something to measure: the
-// hold (the duration after the last of clients' connect slots, ramp
-// apart) must outlast the warm-up by report.MinDeliveryWindowS, the
-// shortest time a client's delivery rate is measured over. The swarm
-// refuses a warm-up that does not fit and vet refuses the profile.
-func WarmupFits(clients int, ramp, warmup, duration time.Duration) bool {
-	if warmup <= 0 {
-		return true
-	}
-	hold := duration - time.Duration(max(clients-1, 0))*ramp
-	return warmup+time.Duration(report.MinDeliveryWindowS*float64(time.Second)) <= hold
 }
 
 func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -3,7 +3,6 @@ package swarmcmd
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
@@ -118,23 +117,5 @@ func TestArgs(t *testing.T) {
 	p.PatternMix, p.Patterns = "weave:80,idle:20", nil
 	if got := strings.Join(Args(p, p.Legs()[0], Options{}), " "); !strings.Contains(got, "--pattern-mix weave:80,idle:20") || strings.Contains(got, "--pattern ") {
 		t.Errorf("mix leg: %q", got)
-	}
-}
-
-func TestRampFits(t *testing.T) {
-	for _, tc := range []struct {
-		clients  int
-		ramp     time.Duration
-		duration time.Duration
-		want     bool
-	}{
-		{0, time.Second, time.Second, true},
-		{1, time.Hour, time.Second, true},
-		{11, 100 * time.Millisecond, time.Second, false},
-		{10, 100 * time.Millisecond, time.Second, true},
-	} {
-		if got := RampFits(tc.clients, tc.ramp, tc.duration); got != tc.want {
-			t.Errorf("RampFits(%d, %s, %s) = %v, want %v", tc.clients, tc.ramp, tc.duration, got, tc.want)
-		}
 	}
 }

@@ -1,16 +1,11 @@
-// Package relay is the harness's UDP impairment relay: it sits between
-// every synthetic client and the server under test and makes the loopback
-// link behave like a bad one (loss, bursty loss, delay, jitter, reordering,
-// duplication, a rate limit) during scheduled phases, and clean outside
-// them. Loopback never loses a packet, so without it no run can show how a
-// server copes with a real network.
+// Package impairment is the relay's schedule and counts, as data.
 //
-// It works on datagrams, below any transport, so ENet, QUIC and a team's own
-// server are impaired the same way. Each client gets its own relay socket,
-// so the server still sees one distinct address per client. Every decision
-// comes from a seeded generator per link and direction: the same seed and
-// the same traffic give the same drops.
-package relay
+// A schedule is the phases of a bad link (loss, delay, jitter, reordering,
+// duplication, a rate limit), each relative to the run's start; Stats is
+// what the relay did to the traffic. The swarm report carries both, so
+// they live here, apart from the relay's sockets: the JSON contract
+// imports these types without the relay.
+package impairment
 
 import (
 	"bytes"
@@ -119,10 +114,12 @@ func (s Schedule) Normalize() (Schedule, error) {
 			}
 		}
 	}
-	return out, out.validate()
+	return out, out.Validate()
 }
 
-func (s Schedule) validate() error {
+// Validate checks a normalized schedule: every problem at once, naming
+// the phase. The relay refuses a schedule that does not validate.
+func (s Schedule) Validate() error {
 	var errs []error
 	seen := map[string]bool{}
 	for i := range s {
@@ -271,3 +268,41 @@ func ReadSchedule(path string) (Schedule, error) {
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Stats are the relay's counts. Dropped* are the drops the schedule asked
+// for (loss and the rate limiter's tail drops); Overflow are the relay's own
+// drops, which no schedule asked for.
+type Stats struct {
+	DatagramsDown int64 `json:"datagrams_down"`
+	DatagramsUp   int64 `json:"datagrams_up"`
+	DroppedDown   int64 `json:"dropped_down"`
+	DroppedUp     int64 `json:"dropped_up"`
+	// QueueDropped is the part of Dropped* the rate limiter's bounded
+	// queue tail-dropped.
+	QueueDropped int64 `json:"queue_dropped"`
+	// Delayed counts datagrams held for later delivery (copies included).
+	Delayed    int64 `json:"delayed"`
+	Duplicated int64 `json:"duplicated"`
+	// Overflow: held-datagram cap exceeded, a failed socket write, or the
+	// kernel dropping datagrams on a relay socket's full receive buffer.
+	// The three causes are also counted apart.
+	Overflow       int64 `json:"overflow"`
+	OverflowHeld   int64 `json:"overflow_held"`
+	OverflowWrite  int64 `json:"overflow_write"`
+	OverflowKernel int64 `json:"overflow_kernel"`
+	// Late counts held datagrams delivered more than LateThreshold after
+	// their due time (the relay fell behind its own schedule).
+	Late int64 `json:"late"`
+	// Stray counts datagrams dropped because they came from neither the
+	// server nor the link's own client socket (Expect): anything else on
+	// this machine sending to a relay port. They never reach the server,
+	// never take a link over, and are the harness's business, not the
+	// server's.
+	Stray int64 `json:"stray"`
+}
+
+// Impaired reports whether the relay changed anything: a drop, a held
+// datagram or a duplicate.
+func (s Stats) Impaired() bool {
+	return s.DroppedDown+s.DroppedUp+s.Delayed+s.Duplicated > 0
+}
