@@ -1,6 +1,9 @@
-// Package baseline is the committed baseline file's format
-// (baselines/scale-gate-baseline.json) and the limit a baseline gate
-// compares a run with.
+// Package baseline is the committed baseline file: format, reading, update and limit.
+//
+// The file is baselines/scale-gate-baseline.json (DefaultPath). Read loads
+// it bounded in size and time; Update rewrites it atomically, under a lock
+// on its directory, only from a run where every leg passed; Limit is what
+// a baseline gate compares a run's figure with.
 //
 // A version-1 entry holds one run's figures. A version-2 entry recorded
 // from N ≥ 3 runs (--update-baseline --runs N) also holds, per figure, the

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/calibrate"
 	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/launcher"
 	"github.com/scalegate/scalegate/internal/runner"
 )
@@ -33,7 +33,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&target, "target", calibrate.DefaultTarget, "false-alarm rate the suggested thresholds aim at (0.01: 1 run in 100)")
 	fs.Float64Var(&confidence, "confidence", calibrate.DefaultConfidence, "confidence of the suggestions' claim and of the false-alarm intervals")
 	fs.BoolVar(&strict, "strict", false, "calibrate the strict tier (levels as --strict gives them)")
-	fs.StringVar(&baselinePath, "baseline", gate.DefaultBaselinePath, "baseline file the baseline gates are measured against")
+	fs.StringVar(&baselinePath, "baseline", baseline.DefaultPath, "baseline file the baseline gates are measured against")
 	fs.StringVar(&out, "out", "", "run directory to create (must not exist; default results/<profile>_<UTC timestamp>)")
 	fs.StringVar(&results, "results", "results", "parent of the default run directories")
 	fs.DurationVar(&grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")

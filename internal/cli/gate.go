@@ -11,7 +11,6 @@ import (
 	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/launcher"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/runner"
@@ -59,13 +58,29 @@ const setUsage = "override one profile field, `PATH=VALUE` (repeatable): clients
 
 func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 	f := &gateFlags{}
+	fs := f.flagSet()
+	if err := parseFlags(env, fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "unexpected argument %q (did you mean a subcommand? see scalegate help)", fs.Arg(0))
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// flagSet registers the gate's flags on f, in the order the help prints
+// them.
+func (f *gateFlags) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("scalegate", flag.ContinueOnError)
 	fs.StringVar(&f.profile, "profile", "", "profile to run (see `scalegate profiles`)")
 	fs.StringVar(&f.profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	fs.BoolVar(&f.strict, "strict", false, "force the strict tier: server tick-ms p99 becomes a hard gate")
 	fs.BoolVar(&f.updateBaseline, "update-baseline", false, "rewrite the baseline from this run if every leg passes")
 	fs.IntVar(&f.runs, "runs", 1, "with --update-baseline: run every leg `N` times and record each figure's median and spread (N ≥ 3; 10 recommended, docs/baselines.md)")
-	fs.StringVar(&f.baseline, "baseline", gate.DefaultBaselinePath, "baseline file")
+	fs.StringVar(&f.baseline, "baseline", baseline.DefaultPath, "baseline file")
 	fs.StringVar(&f.out, "out", "", "run directory to create (must not exist; default results/<profile>_<UTC timestamp>)")
 	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
 	fs.StringVar(&f.summary, "summary", "", "also write the Markdown summary to this file")
@@ -79,37 +94,37 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 		fmt.Fprintln(fs.Output(), "       scalegate --profile NAME --report REPORT.json [--leg ID] [--set PATH=VALUE]... [--strict] [--out DIR]")
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(env, fs, args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, exitcode.Errorf(exitcode.Usage, "unexpected argument %q (did you mean a subcommand? see scalegate help)", fs.Arg(0))
-	}
+	return fs
+}
+
+// check refuses flag combinations before anything runs, so a mistake costs
+// no launch.
+func (f *gateFlags) check() error {
 	if f.profile == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "--profile NAME is required (see `scalegate profiles`)")
+		return exitcode.Errorf(exitcode.Usage, "--profile NAME is required (see `scalegate profiles`)")
 	}
 	if f.updateBaseline && len(f.sets) > 0 {
 		// Refused before anything runs: a baseline is the committed
 		// profile's figures, and this run would measure an edited profile.
-		return nil, exitcode.Errorf(exitcode.Usage, "--update-baseline with --set %s: a baseline records the committed profile, and overrides measure a different one; commit the change to the profile file, or drop --set", f.sets.String())
+		return exitcode.Errorf(exitcode.Usage, "--update-baseline with --set %s: a baseline records the committed profile, and overrides measure a different one; commit the change to the profile file, or drop --set", f.sets.String())
 	}
 	if f.report == "" && f.leg != "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "--leg goes with --report")
+		return exitcode.Errorf(exitcode.Usage, "--leg goes with --report")
 	}
 	if f.runs != 1 && !f.updateBaseline {
-		return nil, exitcode.Errorf(exitcode.Usage, "--runs %d goes with --update-baseline (scalegate calibrate runs a profile N times without recording it)", f.runs)
+		return exitcode.Errorf(exitcode.Usage, "--runs %d goes with --update-baseline (scalegate calibrate runs a profile N times without recording it)", f.runs)
 	}
 	if f.runs < 1 || f.runs == 2 {
-		return nil, exitcode.Errorf(exitcode.Usage, "--runs %d: use 1, or at least %d: a spread needs at least %d runs (from two, the median absolute deviation is half their distance whatever the runner does); 10 keep the false-alarm rate near 1 in 100 (docs/baselines.md)",
+		return exitcode.Errorf(exitcode.Usage, "--runs %d: use 1, or at least %d: a spread needs at least %d runs (from two, the median absolute deviation is half their distance whatever the runner does); 10 keep the false-alarm rate near 1 in 100 (docs/baselines.md)",
 			f.runs, baseline.MinRuns, baseline.MinRuns)
 	}
 	if f.runs > runner.MaxRuns {
-		return nil, exitcode.Errorf(exitcode.Usage, "--runs %d: at most %d (10 keep the false-alarm rate near 1 in 100, docs/baselines.md)", f.runs, runner.MaxRuns)
+		return exitcode.Errorf(exitcode.Usage, "--runs %d: at most %d (10 keep the false-alarm rate near 1 in 100, docs/baselines.md)", f.runs, runner.MaxRuns)
 	}
 	if f.report != "" && f.updateBaseline {
-		return nil, exitcode.Errorf(exitcode.Usage, "--update-baseline records the gate's own runs only, not a --report made elsewhere")
+		return exitcode.Errorf(exitcode.Usage, "--update-baseline records the gate's own runs only, not a --report made elsewhere")
 	}
-	return f, nil
+	return nil
 }
 
 func runGate(ctx context.Context, env *Env, args []string) error {

@@ -18,7 +18,7 @@ func (e *evaluator) baseline() {
 	key := e.in.Leg.BaselineKey
 	entry, have := e.in.Baseline.Lookup(key)
 	pol := e.in.Profile.Baseline
-	path := DefaultBaselinePath
+	path := baseline.DefaultPath
 	if e.in.Baseline != nil && e.in.Baseline.Path != "" {
 		path = e.in.Baseline.Path
 	}
@@ -29,17 +29,17 @@ func (e *evaluator) baseline() {
 		have              bool // the baseline entry carries this figure
 	}
 	var checks []baselined
-	for _, f := range baselinedFigures {
-		b := baselined{gate: f.gate, title: f.title, name: f.name, fig: f.fig}
+	for _, f := range baseline.Figures() {
+		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure}
 		if have {
-			b.ref, b.have = entry.Reference(f.name)
+			b.ref, b.have = entry.Reference(f.Name)
 		}
 		// Optional figures (bytes per entity) apply where either side has
 		// them: a baseline that recorded one demands it (a swarm that
 		// stopped decoding must not pass), and a run that has one whose
 		// baseline entry lacks it is a missing key.
-		if f.optional && !b.have {
-			if _, err := f.fig.Read(e.m); err != nil {
+		if f.Optional && !b.have {
+			if _, err := f.Figure.Read(e.m); err != nil {
 				continue
 			}
 		}
@@ -81,7 +81,7 @@ func (e *evaluator) baseline() {
 }
 
 // judgeBaseline compares a measured figure (err: missing) with its limit
-// (Baseline.Limit: the one computation calibrate reads too).
+// (baseline.Committed.Limit: the one computation calibrate reads too).
 func (e *evaluator) judgeBaseline(c *rundir.Check, figure string, entry baseline.Entry, v float64, err error) {
 	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, figure)
 	if lerr != nil {

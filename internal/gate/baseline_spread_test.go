@@ -66,7 +66,7 @@ func TestBaselineLimitFromSpread(t *testing.T) {
 			p.Baseline = profile.BaselinePolicy{TolerancePct: 1, SpreadK: tc.k}
 			r := healthyReport(healthyTick())
 			r.DownstreamKBsPerClient.Mean = tc.kbs
-			b := &Baseline{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": entry}}}
+			b := &baseline.Committed{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": entry}}}
 			c, ok := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: b}), "baseline_kbs")
 			if !ok {
 				t.Fatal("no baseline_kbs check")
@@ -105,16 +105,16 @@ func reportKBs(kbs float64, bpe *float64) *report.Report {
 // records no spread.
 func TestUpdateBaselineRecordsSpread(t *testing.T) {
 	path := writeBaseline(t)
-	b, err := ReadBaseline(path)
+	b, err := baseline.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := runLegs(t, testProfile(), reportKBs(60.00049, f64(24.43)), reportKBs(61.2344, f64(24.41)), reportKBs(59.9, f64(24.45)))
-	if ok, err := UpdateBaseline(b, run, time.Now(), "abc", "host-1"); !ok || err != nil {
+	if ok, err := baseline.Update(b, run, time.Now(), "abc", "host-1"); !ok || err != nil {
 		t.Fatalf("update: ok=%v err=%v", ok, err)
 	}
 	raw, _ := os.ReadFile(path)
-	nb, err := ReadBaseline(path)
+	nb, err := baseline.Read(path)
 	if err != nil {
 		t.Fatalf("written baseline does not decode: %v\n%s", err, raw)
 	}
@@ -135,7 +135,7 @@ func TestUpdateBaselineRecordsSpread(t *testing.T) {
 	}
 
 	// One run: schema 2, runs 1, no spread.
-	if ok, err := UpdateBaseline(nb, runLegs(t, testProfile(), reportKBs(62, nil)), time.Now(), "abc", "host-2"); !ok || err != nil {
+	if ok, err := baseline.Update(nb, runLegs(t, testProfile(), reportKBs(62, nil)), time.Now(), "abc", "host-2"); !ok || err != nil {
 		t.Fatalf("single-run update: ok=%v err=%v", ok, err)
 	}
 	raw, _ = os.ReadFile(path)
@@ -143,7 +143,7 @@ func TestUpdateBaselineRecordsSpread(t *testing.T) {
 	if err := json.Unmarshal(raw, &file); err != nil || file["schema_version"] != 2.0 {
 		t.Fatalf("single-run file: %v %s", err, raw)
 	}
-	nb, _ = ReadBaseline(path)
+	nb, _ = baseline.Read(path)
 	if e := nb.Entries["t/weave"]; e.Runs != 1 || e.Spread != nil || e.KBs != 62 || e.BytesPerEntity != nil || e.Host != "host-2" {
 		t.Errorf("single-run entry %+v", e)
 	}
@@ -171,8 +171,8 @@ func TestUpdateBaselineRefusesInconsistentRuns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeBaseline(t)
 			before, _ := os.ReadFile(path)
-			b, _ := ReadBaseline(path)
-			ok, err := UpdateBaseline(b, tc.run(t), time.Now(), "abc", "h")
+			b, _ := baseline.Read(path)
+			ok, err := baseline.Update(b, tc.run(t), time.Now(), "abc", "h")
 			if ok || err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("ok=%v err=%v, want an error containing %q", ok, err, tc.want)
 			}
@@ -189,7 +189,7 @@ func TestReadBaselineChecksSpread(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "b.json")
 	os.WriteFile(path, []byte(`{"schema_version": 2, "baselines": {"t/weave": {"kbs": 70, "wire_kbs": 50, "runs": 3,
 		"spread": {"kbs": {"n": 3, "median": 70, "mad": 1, "min": 59, "max": 61, "samples": [59, 60, 61]}}}}}`), 0o644)
-	_, err := ReadBaseline(path)
+	_, err := baseline.Read(path)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `baselines["t/weave"]: spread.kbs.median is 70`) {
 		t.Fatalf("err = %v", err)
 	}

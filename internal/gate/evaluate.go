@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
@@ -29,7 +30,7 @@ type Input struct {
 	ReportErr error
 	// Baseline is the committed baseline; UpdateBaseline turns the
 	// baseline gates into "recorded".
-	Baseline       *Baseline
+	Baseline       *baseline.Committed
 	UpdateBaseline bool
 	// SchemaValidated says the report file was checked against the
 	// report schema, and SchemaErr what that found (nil: valid). The

@@ -69,8 +69,8 @@ func setLevel(p *profile.Profile, gate, level string) {
 	p.Gates[gate] = spec
 }
 
-func testBaseline() *Baseline {
-	return &Baseline{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": {KBs: 60, WireKBs: 50}}}}
+func testBaseline() *baseline.Committed {
+	return &baseline.Committed{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": {KBs: 60, WireKBs: 50}}}}
 }
 
 func find(checks []rundir.Check, gate string) (rundir.Check, bool) {
@@ -85,7 +85,7 @@ func find(checks []rundir.Check, gate string) (rundir.Check, bool) {
 func TestEvaluate(t *testing.T) {
 	tests := []struct {
 		name    string
-		mutate  func(p *profile.Profile, tick map[string]any, r *report.Report, b *Baseline)
+		mutate  func(p *profile.Profile, tick map[string]any, r *report.Report, b *baseline.Committed)
 		strict  bool
 		gate    string // the check under test
 		status  rundir.Status
@@ -94,172 +94,204 @@ func TestEvaluate(t *testing.T) {
 	}{
 		{"healthy", nil, false, "wire_kbs_max", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
 		// wire ceiling
-		{"wire over ceiling", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"wire over ceiling", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["wire_out_kbs_per_client"] = 151.0
 		}, false, "wire_kbs_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"wire missing is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"wire missing is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			delete(tk, "wire_out_kbs_per_client")
 		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"wire null is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"wire null is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["wire_out_kbs_per_client"] = nil
 		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// admission
-		{"refused client", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"refused client", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ClientsRefused, r.ClientsConnected = 1, 7
 		}, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"dropped client", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ClientsDisconnected = 1 }, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"swarm ran fewer clients", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"dropped client", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.ClientsDisconnected = 1
+		}, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"swarm ran fewer clients", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.Clients, r.ClientsConnected = 4, 4
 		}, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 		// tick-Hz tripwire
-		{"tick-Hz collapse", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"tick-Hz collapse", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ObservedServerTickHz.Min = 16
 		}, false, "tick_hz_min", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"tick-Hz missing", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"tick-Hz missing", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ObservedServerTickHz = nil
 		}, false, "tick_hz_min", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// tick ms p99: advisory in pr, hard in strict
-		{"tick p99 over, pr tier: advisory", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"tick p99 over, pr tier: advisory", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 		}, false, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
-		{"tick p99 over, --strict: hard", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"tick p99 over, --strict: hard", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 		}, true, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"tick p99 over, strict profile tier", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"tick p99 over, strict profile tier", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			p.Tier = "strict"
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 		}, false, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"tick p99 missing, strict", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"tick p99 missing, strict", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 1, "max": 1, "p95": 1}
 		}, true, "tick_ms_p99_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// server CPU: machine-dependent like tick p99, and a timing figure
-		{"cpu over, pr tier: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"cpu over, pr tier: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
 			tk["cpu_pct"] = 80.0
 		}, false, "server_cpu_pct_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
-		{"cpu over, --strict: hard", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"cpu over, --strict: hard", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
 			tk["cpu_pct"] = 80.0
 		}, true, "server_cpu_pct_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"cpu not written, strict: unevaluable", func(p *profile.Profile, _ map[string]any, _ *report.Report, _ *Baseline) {
+		{"cpu not written, strict: unevaluable", func(p *profile.Profile, _ map[string]any, _ *report.Report, _ *baseline.Committed) {
 			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
 		}, true, "server_cpu_pct_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"cpu over on a harness-bound leg: inconclusive", func(p *profile.Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+		{"cpu over on a harness-bound leg: inconclusive", func(p *profile.Profile, tk map[string]any, r *report.Report, _ *baseline.Committed) {
 			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
 			tk["cpu_pct"] = 80.0
 			r.ServiceIntervalMs.P99 = 40
 		}, true, "server_cpu_pct_max", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
 		// RSS
-		{"rss growth", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = 90000 }, false, "rss_growth_kb_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"rss startup missing", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"rss growth", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			tk["rss_kb"] = 90000
+		}, false, "rss_growth_kb_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss startup missing", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			delete(tk, "rss_startup_kb")
 		}, false, "rss_growth_kb_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"rss unavailable (0)", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"rss unavailable (0)", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["rss_kb"], tk["rss_startup_kb"] = 0, 0
 		}, false, "rss_growth_kb_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"rss slope", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"rss slope", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.RSSSlopeKBPerMin = f64(500)
 		}, false, "rss_slope_kb_per_min_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"rss slope null", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RSSSlopeKBPerMin = nil }, false, "rss_slope_kb_per_min_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss slope null", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.RSSSlopeKBPerMin = nil
+		}, false, "rss_slope_kb_per_min_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// entities
-		{"entities short", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["entities"] = 3 }, false, "entities_min", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"entities short", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			tk["entities"] = 3
+		}, false, "entities_min", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 		// transport identity, both directions and both ends
-		{"swarm spoke quic", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Transport = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"server reports quic", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["transport"] = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"profile quic, ran enet", func(p *profile.Profile, _ map[string]any, _ *report.Report, _ *Baseline) { p.Transport = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"welcome disagrees", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "quic" }, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"server transport missing", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "transport") }, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"welcome transport empty is unevaluable", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServerTransport = "" }, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"wire_peers 0 is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["wire_peers"] = 0 }, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"wire_peers missing is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { delete(tk, "wire_peers") }, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"rss unavailable (negative)", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) { tk["rss_kb"] = -1 }, false, "rss_growth_kb_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"swarm spoke quic", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.Transport = "quic"
+		}, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"server reports quic", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			tk["transport"] = "quic"
+		}, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"profile quic, ran enet", func(p *profile.Profile, _ map[string]any, _ *report.Report, _ *baseline.Committed) {
+			p.Transport = "quic"
+		}, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"welcome disagrees", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.ServerTransport = "quic"
+		}, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"server transport missing", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			delete(tk, "transport")
+		}, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"welcome transport empty is unevaluable", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.ServerTransport = ""
+		}, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"wire_peers 0 is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			tk["wire_peers"] = 0
+		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"wire_peers missing is unevaluable", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			delete(tk, "wire_peers")
+		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"rss unavailable (negative)", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			tk["rss_kb"] = -1
+		}, false, "rss_growth_kb_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// the load happened, whatever the profile declares
-		{"nobody admitted", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"nobody admitted", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ClientsConnected, r.ClientsNeverConnected, r.SnapshotsReceived = 0, 8, 0
 		}, false, "load", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"no snapshot received", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.SnapshotsReceived = 0 }, false, "load", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"no snapshot received", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.SnapshotsReceived = 0
+		}, false, "load", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 		{"load happened", nil, false, "load", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
 		// an explicit advisory declaration stays advisory under --strict
-		{"tick p99 declared advisory, --strict: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"tick p99 declared advisory, --strict: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			setLevel(p, "tick_ms_p99_max", gatetable.LevelAdvisory)
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 		}, true, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
-		{"harness-bound carried swarm tick-Hz assert is inconclusive", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound carried swarm tick-Hz assert is inconclusive", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.P99 = 40
 			r.Asserts = []report.AssertResult{{Name: "assert-min-tick-hz", Threshold: 58, Passed: false}}
 		}, false, "swarm_assert", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
-		{"no server_tick at all", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"no server_tick at all", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServerTick, r.ServerMetricsError = nil, "open: no such file"
 		}, false, "wire_kbs_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// baseline
-		{"baseline within tolerance", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"baseline within tolerance", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.DownstreamKBsPerClient.Mean = 65.9
 		}, false, "baseline_kbs", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
-		{"baseline kbs regression", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"baseline kbs regression", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.DownstreamKBsPerClient.Mean = 66.1
 		}, false, "baseline_kbs", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"baseline wire regression", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"baseline wire regression", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["wire_out_kbs_per_client"] = 55.1
 		}, false, "baseline_wire_kbs", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"baseline key missing", func(_ *profile.Profile, _ map[string]any, _ *report.Report, b *Baseline) {
+		{"baseline key missing", func(_ *profile.Profile, _ map[string]any, _ *report.Report, b *baseline.Committed) {
 			delete(b.Entries, "t/weave")
 		}, false, "baseline_kbs", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"baseline tolerance from profile", func(p *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"baseline tolerance from profile", func(p *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			p.Baseline.TolerancePct = 20
 			r.DownstreamKBsPerClient.Mean = 71
 		}, false, "baseline_kbs", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
 		// harness-bound: inconclusive, not passed; but a failed gate still wins
 		// the per-client service interval against the 60 Hz period (16.67 ms):
 		// p99 ≤ 2 periods (33.33 ms), mean ≤ period +1 % (16.83 ms)
-		{"harness-bound: p99 over", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound: p99 over", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.P99 = 40
 		}, false, "harness", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
-		{"harness-bound: mean over", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound: mean over", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.Mean = 16.9
 		}, false, "harness", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
-		{"harness within both bounds", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness within both bounds", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 33.3, 16.83
 		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
-		{"harness bounds scale with the rate", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness bounds scale with the rate", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.RateHz = 30 // period 33.33 ms: p99 ≤ 66.67, mean ≤ 33.67
 			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 60, 33.5
 		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
-		{"harness bounds from the profile", func(p *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness bounds from the profile", func(p *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			p.Harness = profile.Harness{ServiceIntervalP99MaxPeriods: 15, ServiceIntervalMeanMaxPct: 50}
 			r.ServiceIntervalMs.P99, r.ServiceIntervalMs.Mean = 200, 24
 		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
-		{"harness worker dt over the period is not harness-bound", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness worker dt over the period is not harness-bound", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.WorkerLoopDtMs.P99 = 20.29
 		}, false, "harness", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
-		{"harness-bound and failed", func(_ *profile.Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound and failed", func(_ *profile.Profile, tk map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.P99 = 40
 			tk["wire_out_kbs_per_client"] = 200.0
 		}, false, "harness", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictFailed},
-		{"harness-bound timing failure is inconclusive", func(_ *profile.Profile, tk map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound timing failure is inconclusive", func(_ *profile.Profile, tk map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.P99 = 40
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 			r.Asserts = []report.AssertResult{{Name: "assert-max-tick-ms", Threshold: 16.6, Passed: false}}
 		}, true, "tick_ms_p99_max", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
-		{"harness-bound tripwire failure is inconclusive", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound tripwire failure is inconclusive", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.P99 = 40
 			r.ObservedServerTickHz.Min = 12
 		}, false, "tick_hz_min", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},
-		{"harness-bound admission failure stands", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"harness-bound admission failure stands", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServiceIntervalMs.P99 = 40
 			r.ClientsDisconnected = 2
 		}, false, "admission", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"harness service interval missing", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.ServiceIntervalMs = nil }, false, "harness", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
-		{"harness rate 0", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.RateHz = 0 }, false, "harness", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"harness service interval missing", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.ServiceIntervalMs = nil
+		}, false, "harness", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		{"harness rate 0", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) { r.RateHz = 0 }, false, "harness", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// advisory never fails; the swarm's own failed assert always does
-		{"advisory wire over", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *Baseline) {
+		{"advisory wire over", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			setLevel(p, "wire_kbs_max", gatetable.LevelAdvisory)
 			p.Baselined = false
 			tk["wire_out_kbs_per_client"] = 500.0
 		}, false, "wire_kbs_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
-		{"swarm assert failed", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) {
+		{"swarm assert failed", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.Asserts = []report.AssertResult{{Name: "max-tick-ms", Threshold: 16.6, Passed: false}}
 		}, false, "swarm_assert", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
-		{"swarm aborted", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *Baseline) { r.Aborted = "interrupted" }, false, "swarm_run", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"swarm aborted", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
+			r.Aborted = "interrupted"
+		}, false, "swarm_run", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,7 +334,7 @@ func TestEvaluateUnreadReport(t *testing.T) {
 }
 
 func TestMissingBaselineKeyMessage(t *testing.T) {
-	p, b := testProfile(), &Baseline{Path: "baselines/x.json", File: baseline.File{Entries: map[string]baseline.Entry{}}}
+	p, b := testProfile(), &baseline.Committed{Path: "baselines/x.json", File: baseline.File{Entries: map[string]baseline.Entry{}}}
 	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b})
 	c, _ := find(checks, "baseline_kbs")
 	if !strings.Contains(c.Detail, "--update-baseline") || !strings.Contains(c.Detail, `"t/weave"`) {
@@ -311,7 +343,7 @@ func TestMissingBaselineKeyMessage(t *testing.T) {
 }
 
 func TestUpdateModeRecords(t *testing.T) {
-	p, b := testProfile(), &Baseline{File: baseline.File{Entries: map[string]baseline.Entry{}}}
+	p, b := testProfile(), &baseline.Committed{File: baseline.File{Entries: map[string]baseline.Entry{}}}
 	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: b, UpdateBaseline: true})
 	if c, _ := find(checks, "baseline_kbs"); c.Status != rundir.StatusRecorded {
 		t.Errorf("baseline_kbs under --update-baseline: %s", c.Status)
@@ -353,13 +385,13 @@ func TestBaselineBytesPerEntity(t *testing.T) {
 		r.SnapshotBytesPerEntity = v
 		return r
 	}
-	base := func(v *float64) *Baseline {
-		return &Baseline{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": {KBs: 60, WireKBs: 50, BytesPerEntity: v}}}}
+	base := func(v *float64) *baseline.Committed {
+		return &baseline.Committed{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": {KBs: 60, WireKBs: 50, BytesPerEntity: v}}}}
 	}
 	cases := []struct {
 		name     string
 		report   *report.Report
-		baseline *Baseline
+		baseline *baseline.Committed
 		want     rundir.Status // "" = the check must be absent
 	}{
 		{"within tolerance", withBPE(f64(25.5)), base(f64(24.5)), rundir.StatusPass},

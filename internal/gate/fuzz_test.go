@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/report"
 	"github.com/scalegate/scalegate/internal/rundir"
 )
@@ -21,7 +22,7 @@ func FuzzBaseline(f *testing.F) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		bl, err := ReadBaseline(path)
+		bl, err := baseline.Read(path)
 		if err == nil && bl.Entries == nil {
 			t.Fatal("nil entries from a parsed baseline")
 		}

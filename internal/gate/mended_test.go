@@ -1,8 +1,11 @@
 package gate
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/gatetable"
@@ -30,9 +33,15 @@ func TestBaselineWireReadsWirePeers(t *testing.T) {
 	if v := LegVerdict(checks, Facts{}); v != rundir.VerdictFailed {
 		t.Fatalf("verdict %s, want failed", v)
 	}
-	var entry baseline.Entry
-	if err := recordEntry([]rundir.LegResult{{Leg: p.Legs()[0], Report: r}}, &entry); err == nil || !strings.Contains(err.Error(), "wire_peers") {
-		t.Fatalf("recordEntry with wire_peers 0 = %v, %+v: must refuse", err, entry)
+	// Even a run marked passed cannot record it: the update reads the
+	// figure through the same gate-table reader.
+	b := &baseline.Committed{Path: filepath.Join(t.TempDir(), "b.json")}
+	run := &rundir.RunResult{Profile: p, Verdict: rundir.VerdictPassed, Legs: []rundir.LegResult{{Leg: p.Legs()[0], Report: r}}}
+	if ok, err := baseline.Update(b, run, time.Now(), "abc", "host"); ok || err == nil || !strings.Contains(err.Error(), "wire_peers") {
+		t.Fatalf("baseline.Update with wire_peers 0 = %v, %v: must refuse", ok, err)
+	}
+	if _, err := os.Stat(b.Path); err == nil {
+		t.Fatal("a refused update wrote the baseline")
 	}
 }
 

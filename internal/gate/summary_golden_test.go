@@ -25,7 +25,7 @@ func fixedRun() *rundir.RunResult {
 	p.DurationS = 20
 	p.WarmupS = 2
 	legs := p.Legs()
-	base := &Baseline{Path: "baselines/b.json", File: baseline.File{Entries: map[string]baseline.Entry{
+	base := &baseline.Committed{Path: "baselines/b.json", File: baseline.File{Entries: map[string]baseline.Entry{
 		"t/weave": {KBs: 60, WireKBs: 50}, "t/idle": {KBs: 60, WireKBs: 50}, "t/aggressive": {KBs: 60, WireKBs: 50}}}}
 	mk := func(i int, tweak func(tick map[string]any, r *report.Report)) rundir.LegResult {
 		tick := healthyTick()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/calibrate"
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gate"
@@ -56,10 +57,10 @@ func (c *Calibration) Run(ctx context.Context) error {
 		return exitcode.With(exitcode.Usage, err)
 	}
 	p := c.Profile
-	var base *gate.Baseline
+	var base *baseline.Committed
 	if p.Baselined {
 		var err error
-		if base, err = gate.ReadBaseline(c.BaselinePath); err != nil {
+		if base, err = baseline.Read(c.BaselinePath); err != nil {
 			return exitcode.With(exitcode.InvalidProfile, err)
 		}
 	}
@@ -150,7 +151,7 @@ func incomplete(run *rundir.RunResult) (rundir.Verdict, bool) {
 }
 
 // analyze calibrates the completed runs; nil without one.
-func (c *Calibration) analyze(rep *Repeated, base *gate.Baseline, host string) (*calibrate.Report, error) {
+func (c *Calibration) analyze(rep *Repeated, base *baseline.Committed, host string) (*calibrate.Report, error) {
 	var runs []*rundir.RunResult
 	for _, r := range rep.Runs {
 		if _, bad := incomplete(r); !bad {
@@ -172,7 +173,7 @@ func (c *Calibration) analyze(rep *Repeated, base *gate.Baseline, host string) (
 
 // gates collects one calibrate.Gate per leg and figure gate (and per leg
 // and baselined figure), with one value per completed run.
-func (c *Calibration) gates(runs []*rundir.RunResult, base *gate.Baseline) ([]calibrate.Gate, []string) {
+func (c *Calibration) gates(runs []*rundir.RunResult, base *baseline.Committed) ([]calibrate.Gate, []string) {
 	p := c.Profile
 	legs := len(p.Legs())
 	fgs, judged := figureGates(p, c.Strict)
@@ -194,7 +195,7 @@ func (c *Calibration) gates(runs []*rundir.RunResult, base *gate.Baseline) ([]ca
 		return out, notes
 	}
 	for _, leg := range p.Legs() {
-		for _, f := range gate.BaselineFigures() {
+		for _, f := range baseline.Figures() {
 			g := calibrate.Gate{Gate: leg.ID + "/" + f.Gate, Title: f.Title, Unit: f.Figure.Unit, Dir: gatetable.AtMost, Level: gatetable.LevelHard}
 			if legs > 1 {
 				g.Title = leg.ID + ": " + g.Title

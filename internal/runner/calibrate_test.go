@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/scalegate/scalegate/internal/baseline"
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
@@ -64,7 +63,7 @@ func TestCalibrationGates(t *testing.T) {
 	if err := entry.Record(baseline.FigureWireKBs, []float64{50}); err != nil {
 		t.Fatal(err)
 	}
-	base := &gate.Baseline{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": entry}}}
+	base := &baseline.Committed{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": entry}}}
 	c := &Calibration{Profile: p}
 	gates, notes := c.gates(runs, base)
 	got := map[string]int{}
@@ -117,7 +116,7 @@ func TestCalibrationGates(t *testing.T) {
 
 	// No baseline key: the figures are listed without a threshold, and a
 	// note says a gate run fails them as unevaluable.
-	gates, notes = c.gates(runs, &gate.Baseline{Path: "b.json"})
+	gates, notes = c.gates(runs, &baseline.Committed{Path: "b.json"})
 	if g := gates[3]; g.Gate != "weave/baseline_kbs" || g.Threshold != nil {
 		t.Errorf("without a key: %+v", g)
 	}

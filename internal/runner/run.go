@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/catalog"
 	"github.com/scalegate/scalegate/internal/gate"
@@ -36,7 +37,7 @@ type Options struct {
 	// UpdateBaseline rewrites the baseline from a fully passing run.
 	UpdateBaseline bool
 	// Baseline is the committed baseline (read before the run).
-	Baseline *gate.Baseline
+	Baseline *baseline.Committed
 	// Dir is the run's artifact directory, already created and empty.
 	Dir string
 	// Self is the scalegate executable that runs `serve` and `swarm`.

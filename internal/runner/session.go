@@ -12,7 +12,6 @@ import (
 
 	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/gate"
 	"github.com/scalegate/scalegate/internal/htmlreport"
 	"github.com/scalegate/scalegate/internal/junit"
 	"github.com/scalegate/scalegate/internal/launcher"
@@ -96,7 +95,7 @@ func (s *Session) Run(ctx context.Context) error {
 
 // preflight checks what can be checked before anything is launched and
 // returns the baseline and the binary that will run the server and swarm.
-func (s *Session) preflight() (*gate.Baseline, string, error) {
+func (s *Session) preflight() (*baseline.Committed, string, error) {
 	if err := transportError(s.Profile); err != nil {
 		return nil, "", exitcode.With(exitcode.Usage, err)
 	}
@@ -202,19 +201,19 @@ func transportError(p *profile.Profile) error {
 // otherwise), first removing what a killed --update-baseline left beside
 // it when live, and proving the file writable before a long run when the
 // session will update it.
-func (s *Session) readBaseline(live bool) (*gate.Baseline, error) {
+func (s *Session) readBaseline(live bool) (*baseline.Committed, error) {
 	if !s.Profile.Baselined {
 		return nil, nil
 	}
 	if live {
 		s.cleanBaselineTemps()
 	}
-	base, err := gate.ReadBaseline(s.BaselinePath)
+	base, err := baseline.Read(s.BaselinePath)
 	if err != nil {
 		return nil, exitcode.With(exitcode.InvalidProfile, err)
 	}
 	if s.UpdateBaseline {
-		if err := gate.CheckBaselineWritable(s.BaselinePath); err != nil {
+		if err := baseline.CheckWritable(s.BaselinePath); err != nil {
 			return nil, exitcode.With(exitcode.Internal, err)
 		}
 	}
@@ -243,7 +242,7 @@ func createRunDir(out, results, name string) (string, error) {
 // cleanBaselineTemps removes what a killed --update-baseline left beside
 // the baseline, saying so. Failing to is worth a warning, not the run.
 func (s *Session) cleanBaselineTemps() {
-	removed, err := gate.CleanBaselineTemps(s.BaselinePath)
+	removed, err := baseline.CleanTemps(s.BaselinePath)
 	for _, r := range removed {
 		fmt.Fprintf(s.Stderr, "scalegate: removed %s (a temp file left by an --update-baseline that was killed)\n", r)
 	}
@@ -284,13 +283,13 @@ func noteInterrupts(ctx context.Context, w io.Writer, grace time.Duration, kill 
 // outcome in res. A run that did not pass is refused by design (its exit
 // code already says why); it returns an error only when a passing run's
 // baseline could not be written, which must not end in exit 0.
-func (s *Session) updateBaseline(res *rundir.RunResult, base *gate.Baseline, head, host string) error {
+func (s *Session) updateBaseline(res *rundir.RunResult, base *baseline.Committed, head, host string) error {
 	p, path := s.Profile, s.BaselinePath
 	if !p.Baselined {
 		res.BaselineNote = fmt.Sprintf("profile %s is baselined: false; %s not touched", p.Name, path)
 		return nil
 	}
-	ok, err := gate.UpdateBaseline(base, res, time.Now(), head, host)
+	ok, err := baseline.Update(base, res, time.Now(), head, host)
 	switch {
 	case err != nil:
 		res.BaselineNote = fmt.Sprintf("%v; %s left unchanged", err, path)

@@ -1,4 +1,4 @@
-package gate
+package baseline
 
 import (
 	"cmp"
@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/baseline"
 	"github.com/scalegate/scalegate/internal/boundedfile"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
@@ -21,15 +20,15 @@ import (
 	"github.com/scalegate/scalegate/internal/rundir"
 )
 
-// DefaultBaselinePath is the committed baseline, relative to the repository
+// DefaultPath is the committed baseline, relative to the repository
 // root (the working directory of a CI run).
-const DefaultBaselinePath = "baselines/scale-gate-baseline.json"
+const DefaultPath = "baselines/scale-gate-baseline.json"
 
-// Baseline is the committed baseline file as read: its content (the
-// format of internal/baseline: version 1, one run per key, and version 2,
+// Committed is the committed baseline file as read: its content (the
+// format File decodes: version 1, one run per key, and version 2,
 // which adds each figure's spread over N runs) and where it came from.
-type Baseline struct {
-	baseline.File
+type Committed struct {
+	File
 
 	// Path is where it was read from; Raw its bytes (nil when the file did
 	// not exist).
@@ -37,29 +36,29 @@ type Baseline struct {
 	Raw  []byte
 }
 
-// baselineReadTimeout bounds the baseline read: a file on a hung network
+// readTimeout bounds the baseline read: a file on a hung network
 // share must not hold the run.
-const baselineReadTimeout = 10 * time.Second
+const readTimeout = 10 * time.Second
 
-// ReadBaseline reads the baseline file. A file that does not exist is an
+// Read reads the baseline file. A file that does not exist is an
 // empty baseline (every key is then missing, which fails a baselined leg);
-// a file that exists but does not decode (baseline.Decode: bad JSON, an
+// a file that exists but does not decode (Decode: bad JSON, an
 // unknown schema_version, a spread that disagrees with its samples) is an
 // error naming the file.
-func ReadBaseline(path string) (*Baseline, error) {
-	b := &Baseline{File: baseline.File{SchemaVersion: baseline.SchemaVersion1, Entries: map[string]baseline.Entry{}}, Path: path}
+func Read(path string) (*Committed, error) {
+	b := &Committed{File: File{SchemaVersion: SchemaVersion1, Entries: map[string]Entry{}}, Path: path}
 	// Bounded in size and time, and only a regular file: a pull request can
 	// turn the committed baseline into a symlink to /dev/zero or a FIFO.
-	ctx, cancel := context.WithTimeout(context.Background(), baselineReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
-	raw, err := boundedfile.ReadFile(ctx, path, baseline.MaxFileBytes)
+	raw, err := boundedfile.ReadFile(ctx, path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return b, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read baseline: %w", err)
 	}
-	f, err := baseline.Decode(raw)
+	f, err := Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("baseline %s: %w", path, err)
 	}
@@ -68,59 +67,59 @@ func ReadBaseline(path string) (*Baseline, error) {
 }
 
 // Lookup returns the entry for key.
-func (b *Baseline) Lookup(key string) (baseline.Entry, bool) {
+func (b *Committed) Lookup(key string) (Entry, bool) {
 	if b == nil {
-		return baseline.Entry{}, false
+		return Entry{}, false
 	}
 	e, ok := b.Entries[key]
 	return e, ok
 }
 
-// ErrBaselineNotUpdated is returned by UpdateBaseline for a run that did
+// ErrNotUpdated is returned by Update for a run that did
 // not pass in full.
-var ErrBaselineNotUpdated = errors.New("baseline not updated: not every leg passed")
+var ErrNotUpdated = errors.New("baseline not updated: not every leg passed")
 
 // defaultComment heads a baseline file that has none.
 const defaultComment = "payload kbs (swarm downstream_kbs_per_client mean), wire_kbs (server wire_out_kbs_per_client) and bytes_per_entity " +
 	"(swarm snapshot_bytes_per_entity, when bodies are decoded) keyed PROFILE/PATTERN: one run's figures, or with runs ≥ 3 the median " +
 	"of the runs and each figure's spread; regenerate with scalegate --profile NAME --update-baseline [--runs N]"
 
-// UpdateBaseline writes the run's figures for its keys into the baseline
+// Update writes the run's figures for its keys into the baseline
 // file (schema version 2), keeping every other key, atomically (temp file
 // + rename). The legs of run that share a baseline key are that key's
 // runs (--update-baseline --runs N runs every leg N times): one leg
-// records its figures as before; N ≥ baseline.MinRuns record the median
+// records its figures as before; N ≥ MinRuns record the median
 // and the spread of the N samples, each rounded to 3 decimals first. Host
 // is the machine the runs were taken on.
 //
 // It refuses unless every leg passed, so a failed run never commits a
 // partial baseline and the file stays byte-identical. A profile with
 // baselined false never touches it.
-func UpdateBaseline(b *Baseline, run *rundir.RunResult, now time.Time, gitHead, host string) (bool, error) {
+func Update(b *Committed, run *rundir.RunResult, now time.Time, gitHead, host string) (bool, error) {
 	if !run.Profile.Baselined {
 		return false, nil
 	}
 	if run.Verdict != rundir.VerdictPassed || run.Interrupted {
-		return false, ErrBaselineNotUpdated
+		return false, ErrNotUpdated
 	}
 	keys, legs := byKey(run.Legs)
-	next := map[string]baseline.Entry{}
+	next := map[string]Entry{}
 	for k, v := range b.Entries {
 		next[k] = v
 	}
 	for _, key := range keys {
-		entry := baseline.Entry{Transport: run.Profile.Transport, Clients: run.Profile.Clients,
+		entry := Entry{Transport: run.Profile.Transport, Clients: run.Profile.Clients,
 			UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead, Host: host}
 		if err := recordEntry(legs[key], &entry); err != nil {
-			return false, fmt.Errorf("%w: key %s: %v", ErrBaselineNotUpdated, key, err)
+			return false, fmt.Errorf("%w: key %s: %v", ErrNotUpdated, key, err)
 		}
 		next[key] = entry
 	}
-	out := &baseline.File{SchemaVersion: baseline.SchemaVersion, Comment: b.Comment, Entries: next}
+	out := &File{SchemaVersion: SchemaVersion, Comment: b.Comment, Entries: next}
 	if out.Comment == "" {
 		out.Comment = defaultComment
 	}
-	raw, err := baseline.Encode(out)
+	raw, err := Encode(out)
 	if err != nil {
 		return false, fmt.Errorf("encode baseline: %w", err)
 	}
@@ -129,7 +128,7 @@ func UpdateBaseline(b *Baseline, run *rundir.RunResult, now time.Time, gitHead, 
 	if err := os.MkdirAll(filepath.Dir(b.Path), 0o755); err != nil {
 		return false, fmt.Errorf("write baseline %s: %w", b.Path, err)
 	}
-	// The lock tells CleanBaselineTemps that this write's temp file is live.
+	// The lock tells CleanTemps that this write's temp file is live.
 	unlock, err := lockDir(filepath.Dir(b.Path), true)
 	if err != nil {
 		return false, fmt.Errorf("write baseline %s: %w", b.Path, err)
@@ -156,13 +155,13 @@ func byKey(legs []rundir.LegResult) ([]string, map[string][]rundir.LegResult) {
 	return keys, out
 }
 
-// CleanBaselineTemps removes the temp files an --update-baseline killed
+// CleanTemps removes the temp files an --update-baseline killed
 // between writing its temp file and renaming it left beside path (only
 // names report.WriteFileAtomic makes for path: "."+base+".tmp"+digits).
 // While another scalegate is writing the baseline (it holds the
 // directory's lock) nothing is touched: its temp file is live. It returns
 // the paths removed; a missing directory is not an error.
-func CleanBaselineTemps(path string) ([]string, error) {
+func CleanTemps(path string) ([]string, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -238,10 +237,10 @@ func lockDir(dir string, wait bool) (unlock func(), err error) {
 	return func() { f.Close() }, nil // closing the descriptor releases the lock
 }
 
-// CheckBaselineWritable creates the baseline's directory and proves a file
-// can be created in it (the same temp file + rename path UpdateBaseline
+// CheckWritable creates the baseline's directory and proves a file
+// can be created in it (the same temp file + rename path Update
 // takes), so --update-baseline fails before a long run rather than after it.
-func CheckBaselineWritable(path string) error {
+func CheckWritable(path string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("baseline %s cannot be written: %w", path, err)
@@ -254,12 +253,12 @@ func CheckBaselineWritable(path string) error {
 	return os.Remove(f.Name())
 }
 
-// baselinedFigures are what a baseline entry records, each read through
+// figures are what a baseline entry records, each read through
 // the gate table (the gate's own reader, with its rule for missing: a wire
 // rate with wire_peers 0 measured nothing and is never recorded or
 // passed), in the summary's order. Each is a "lower is better" figure
 // (bytes moved up is the regression): its limit has direction AtMost.
-var baselinedFigures = []struct {
+var figures = []struct {
 	gate, title string
 	fig         gatetable.Figure
 	// name is the figure's name in a baseline entry.
@@ -268,9 +267,9 @@ var baselinedFigures = []struct {
 	// bytes per entity).
 	optional bool
 }{
-	{"baseline_kbs", "payload KB/s vs baseline", gatetable.KBsMean, baseline.FigureKBs, false},
-	{"baseline_wire_kbs", "wire KB/s vs baseline", gatetable.WireKBs, baseline.FigureWireKBs, false},
-	{"baseline_bytes_per_entity", "snapshot bytes per entity vs baseline", gatetable.BytesPerEntity, baseline.FigureBytesPerEntity, true},
+	{"baseline_kbs", "payload KB/s vs baseline", gatetable.KBsMean, FigureKBs, false},
+	{"baseline_wire_kbs", "wire KB/s vs baseline", gatetable.WireKBs, FigureWireKBs, false},
+	{"baseline_bytes_per_entity", "snapshot bytes per entity vs baseline", gatetable.BytesPerEntity, FigureBytesPerEntity, true},
 }
 
 // recordEntry reads the baselined figures of a key's passing legs (one
@@ -278,7 +277,7 @@ var baselinedFigures = []struct {
 // update; an optional one is recorded only when every run has it, and
 // refused when some runs have it and some do not (the runs did not
 // measure the same thing).
-func recordEntry(legs []rundir.LegResult, entry *baseline.Entry) error {
+func recordEntry(legs []rundir.LegResult, entry *Entry) error {
 	ms := make([]*gatetable.Metrics, len(legs))
 	for i, l := range legs {
 		if l.Report == nil {
@@ -286,7 +285,7 @@ func recordEntry(legs []rundir.LegResult, entry *baseline.Entry) error {
 		}
 		ms[i] = gatetable.FromReport(l.Report)
 	}
-	for _, f := range baselinedFigures {
+	for _, f := range figures {
 		samples := make([]float64, 0, len(ms))
 		var missing []string
 		var firstErr error
@@ -316,43 +315,43 @@ func recordEntry(legs []rundir.LegResult, entry *baseline.Entry) error {
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// BaselineFigure is one figure a baseline entry records, and its check.
-type BaselineFigure struct {
+// Figure is one figure a baseline entry records, and its check.
+type Figure struct {
 	// Gate and Title are the check's id and row title.
 	Gate, Title string
-	// Name is the figure's name in a baseline entry (baseline.FigureKBs, …).
+	// Name is the figure's name in a baseline entry (FigureKBs, …).
 	Name   string
 	Figure gatetable.Figure
 	// Optional: recorded and judged only where the run or the entry has it.
 	Optional bool
 }
 
-// BaselineFigures lists the baselined figures in the summary's order (for
+// Figures lists the baselined figures in the summary's order (for
 // calibrate, which measures each run's against the committed limit).
-func BaselineFigures() []BaselineFigure {
-	out := make([]BaselineFigure, len(baselinedFigures))
-	for i, f := range baselinedFigures {
-		out[i] = BaselineFigure{Gate: f.gate, Title: f.title, Name: f.name, Figure: f.fig, Optional: f.optional}
+func Figures() []Figure {
+	out := make([]Figure, len(figures))
+	for i, f := range figures {
+		out[i] = Figure{Gate: f.gate, Title: f.title, Name: f.name, Figure: f.fig, Optional: f.optional}
 	}
 	return out
 }
 
 // Limit is the limit the baseline check of p's leg with baseline key key
-// judges figure against (baseline.NewLimit with the profile's tolerance
+// judges figure against (NewLimit with the profile's tolerance
 // and spread_k, direction at most); false when the entry or the figure is
 // not recorded, which fails the check as unevaluable.
-func (b *Baseline) Limit(p *profile.Profile, key, figure string) (baseline.Limit, bool, error) {
+func (b *Committed) Limit(p *profile.Profile, key, figure string) (Limit, bool, error) {
 	entry, ok := b.Lookup(key)
 	if !ok {
-		return baseline.Limit{}, false, nil
+		return Limit{}, false, nil
 	}
 	ref, ok := entry.Reference(figure)
 	if !ok {
-		return baseline.Limit{}, false, nil
+		return Limit{}, false, nil
 	}
-	lim, err := baseline.NewLimit(ref, gatetable.AtMost, p.Baseline.TolerancePct, p.Baseline.SpreadK)
+	lim, err := NewLimit(ref, gatetable.AtMost, p.Baseline.TolerancePct, p.Baseline.SpreadK)
 	if err != nil {
-		return baseline.Limit{}, false, fmt.Errorf("baseline key %q: %s: %w", key, figure, err)
+		return Limit{}, false, fmt.Errorf("baseline key %q: %s: %w", key, figure, err)
 	}
 	return lim, true, nil
 }
