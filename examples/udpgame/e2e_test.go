@@ -2,7 +2,6 @@ package udpgame_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/scalegate/scalegate/examples/internal/gametest"
 )
@@ -12,6 +11,10 @@ import (
 var asserts = []string{"--clients", "16", "--duration", "4", "--ramp-ms", "10",
 	"--assert-admission", "--assert-min-tick-hz", "45", "--assert-max-wire-kbs", "30", "--assert-max-kbs", "30"}
 
+// game is udpgame as gametest runs it.
+var game = gametest.Game{Pkg: "github.com/scalegate/scalegate/examples/udpgame",
+	Protocol: "udpgame/1", Transport: "udp", Clients: 16, Args: asserts}
+
 // TestGateUDPGame builds the udpgame server and bot and runs them end to
 // end on loopback: healthy, every assert passes on figures measured
 // through the SDK (admission, observed tick-Hz from the state's tick,
@@ -19,19 +22,10 @@ var asserts = []string{"--clients", "16", "--duration", "4", "--ramp-ms", "10",
 // update); with -fault half-tick the observed tick-Hz assert fails, and
 // only it.
 func TestGateUDPGame(t *testing.T) {
-	dir := t.TempDir()
-	server := gametest.Build(t, dir, "github.com/scalegate/scalegate/examples/udpgame/server")
-	bot := gametest.Build(t, dir, "github.com/scalegate/scalegate/examples/udpgame/bot")
+	b := gametest.BuildGame(t, game)
 
 	t.Run("healthy", func(t *testing.T) {
-		s := gametest.StartServer(t, server)
-		code, r := gametest.RunBot(t, bot, s, 90*time.Second, asserts...)
-		if code != 0 || !r.Passed {
-			t.Fatalf("exit %d, passed %v, asserts %+v", code, r.Passed, r.Asserts)
-		}
-		if r.Protocol != "udpgame/1" || r.Transport != "udp" || r.ClientsConnected != 16 {
-			t.Errorf("protocol %q transport %q connected %d", r.Protocol, r.Transport, r.ClientsConnected)
-		}
+		r := b.Healthy(t)
 		if h := r.ObservedServerTickHz; h == nil || h.Min < 45 || h.Max > 62 {
 			t.Errorf("observed tick-Hz %+v, want the server's 60", h)
 		}
@@ -47,11 +41,7 @@ func TestGateUDPGame(t *testing.T) {
 	})
 
 	t.Run("half-tick", func(t *testing.T) {
-		s := gametest.StartServer(t, server, "-fault", "half-tick")
-		code, r := gametest.RunBot(t, bot, s, 90*time.Second, asserts...)
-		if code != 1 || r.Passed {
-			t.Fatalf("exit %d, passed %v: a server ticking at half its rate passed", code, r.Passed)
-		}
+		r := b.Faulty(t, "half-tick", "a server ticking at half its rate passed")
 		tick := gametest.Assert(t, r, "assert-min-tick-hz")
 		if tick.Passed || tick.Measured == nil || *tick.Measured > 32 {
 			t.Errorf("tick-Hz assert %+v, want a failure measuring about 30", tick)

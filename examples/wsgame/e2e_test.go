@@ -2,7 +2,6 @@ package wsgame_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/scalegate/scalegate/examples/internal/gametest"
 )
@@ -12,6 +11,10 @@ import (
 var asserts = []string{"--clients", "16", "--duration", "6", "--ramp-ms", "10", "--timeout-s", "2.5",
 	"--assert-admission", "--assert-min-tick-hz", "45", "--assert-max-wire-kbs", "60", "--assert-max-kbs", "60"}
 
+// game is wsgame as gametest runs it.
+var game = gametest.Game{Pkg: "github.com/scalegate/scalegate/examples/wsgame",
+	Protocol: "wsgame/1", Transport: "ws", Clients: 16, Args: asserts}
+
 // TestGateWSGame builds the wsgame server and bot and runs them end to end
 // over WebSocket on loopback: healthy, every assert passes (JSON text
 // messages, the state's tick and count read by the codec, wire bytes
@@ -19,19 +22,10 @@ var asserts = []string{"--clients", "16", "--duration", "6", "--ramp-ms", "10", 
 // with -fault stall-half half the players hear nothing after their
 // welcome, and the admission assert fails on exactly them (lost, silent).
 func TestGateWSGame(t *testing.T) {
-	dir := t.TempDir()
-	server := gametest.Build(t, dir, "github.com/scalegate/scalegate/examples/wsgame/server")
-	bot := gametest.Build(t, dir, "github.com/scalegate/scalegate/examples/wsgame/bot")
+	b := gametest.BuildGame(t, game)
 
 	t.Run("healthy", func(t *testing.T) {
-		s := gametest.StartServer(t, server)
-		code, r := gametest.RunBot(t, bot, s, 90*time.Second, asserts...)
-		if code != 0 || !r.Passed {
-			t.Fatalf("exit %d, passed %v, asserts %+v", code, r.Passed, r.Asserts)
-		}
-		if r.Protocol != "wsgame/1" || r.Transport != "ws" || r.ClientsConnected != 16 {
-			t.Errorf("protocol %q transport %q connected %d", r.Protocol, r.Transport, r.ClientsConnected)
-		}
+		r := b.Healthy(t)
 		if h := r.ObservedServerTickHz; h == nil || h.Max > 62 {
 			t.Errorf("observed tick-Hz %+v, want the server's 60", h)
 		}
@@ -44,11 +38,7 @@ func TestGateWSGame(t *testing.T) {
 	})
 
 	t.Run("stall-half", func(t *testing.T) {
-		s := gametest.StartServer(t, server, "-fault", "stall-half")
-		code, r := gametest.RunBot(t, bot, s, 90*time.Second, asserts...)
-		if code != 1 || r.Passed {
-			t.Fatalf("exit %d, passed %v: a server that stopped talking to half its players passed", code, r.Passed)
-		}
+		r := b.Faulty(t, "stall-half", "a server that stopped talking to half its players passed")
 		if a := gametest.Assert(t, r, "assert-admission"); a.Passed {
 			t.Errorf("admission %+v passed", a)
 		}

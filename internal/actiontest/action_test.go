@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/cli"
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // repoRoot is the repository root, two levels above this package.
@@ -207,20 +208,26 @@ func (s step) run(t *testing.T, ws string) stepResult {
 	return r
 }
 
-// waitFor polls cond every 50 ms for up to 2 minutes, failing early if the
-// step ended first.
+// waitFor polls cond for up to 2 minutes, failing early if the step ended
+// first.
 func waitFor(t *testing.T, done <-chan error, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
+	var ended bool
+	var stepErr error
+	livetest.Eventually(t, 2*time.Minute, func() (bool, string) {
+		if cond() {
+			return true, ""
+		}
 		select {
-		case err := <-done:
-			t.Fatalf("the step ended (%v) before the moment to interrupt it", err)
-		case <-time.After(50 * time.Millisecond):
+		case stepErr = <-done:
+			ended = true // stop polling: reported below
+			return true, ""
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the moment to interrupt the step did not come within 2 minutes")
-		}
+		return false, "the moment to interrupt the step did not come"
+	})
+	if ended {
+		t.Fatalf("the step ended (%v) before the moment to interrupt it", stepErr)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // raceChildEnv makes this test binary the other user's process: it
@@ -203,13 +205,12 @@ func TestAnotherUserNeverConnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer open.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if h, _ := count(); h > 0 {
-			break
+	livetest.Eventually(t, 30*time.Second, func() (bool, string) {
+		h, n := count()
+		if h > 0 {
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child never connected to the open control socket: it cannot show anything")
-		}
-	}
+		return false, fmt.Sprintf("the child never connected to the open control socket (0 of %d tries): it cannot show anything", n)
+	})
 	stdin.Close()
 }

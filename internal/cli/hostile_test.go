@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/boundedfile/boundedfiletest"
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // hangLimit bounds a command that must not block at all: far above what a
@@ -189,21 +190,25 @@ func waitListening(t *testing.T, p *started) string {
 // waitLine waits (bounded) for a line of buf matching re and returns it.
 func waitLine(t *testing.T, p *started, buf *syncBuffer, re string) string {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var line string
+	var exited bool
+	livetest.Eventually(t, 60*time.Second, func() (bool, string) {
 		for _, l := range strings.Split(buf.String(), "\n") {
 			if ok, _ := regexp.MatchString(re, l); ok {
-				return l
+				line = l
+				return true, ""
 			}
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("exited before printing %q: %s %s", re, p.stdout.String(), p.stderr.String())
+			exited = true // stop polling: reported below
+			return true, ""
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no line matching %q within 60 s: %s %s", re, p.stdout.String(), p.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false, fmt.Sprintf("no line matching %q: %s %s", re, p.stdout.String(), p.stderr.String())
+	})
+	if exited {
+		t.Fatalf("exited before printing %q: %s %s", re, p.stdout.String(), p.stderr.String())
 	}
+	return line
 }

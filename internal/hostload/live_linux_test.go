@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // roleEnv makes the test binary a helper process instead of running tests.
@@ -62,21 +64,21 @@ func startHelper(t *testing.T, role string) *exec.Cmd {
 // childOf waits (at most 10 s) for pid's child to appear and to have used CPU, and returns it.
 func childOf(t *testing.T, rd *reader, pid int) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	child := 0
+	livetest.Eventually(t, 10*time.Second, func() (bool, string) {
 		procs, err := rd.processes()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for c, p := range procs {
 			if p.ppid == pid && p.cpu > 0 {
-				return c
+				child = c
+				return true, ""
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no busy child of %d after 10 s", pid)
-	return 0
+		return false, fmt.Sprintf("no busy child of %d", pid)
+	})
+	return child
 }
 
 // cpuOf is pid's utime+stime in clock ticks.
@@ -141,12 +143,14 @@ func TestLiveHog(t *testing.T) {
 	// hog a small share: at most 60 s.
 	waitSamples(t, outside, 3)
 	waitSamples(t, inside, 3)
-	for deadline := time.Now().Add(60 * time.Second); cpuOf(t, rd, hog)-hog0 < uint64(hz)/2; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			outside.Stop()
-			inside.Stop()
-			t.Fatalf("the hog used %d ticks in 60 s: the machine starved it, nothing to measure", cpuOf(t, rd, hog)-hog0)
-		}
+	err = livetest.Poll(context.Background(), 60*time.Second, nil, func() (bool, string) {
+		used := cpuOf(t, rd, hog) - hog0
+		return used >= uint64(hz)/2, fmt.Sprintf("the hog used %d ticks: the machine starved it, nothing to measure", used)
+	})
+	if err != nil {
+		outside.Stop()
+		inside.Stop()
+		t.Fatal(err)
 	}
 	so, si := outside.Stop(), inside.Stop()
 	hog1, tree1, w1 := cpuOf(t, rd, hog), tree(), time.Now()
@@ -176,14 +180,14 @@ func TestLiveHog(t *testing.T) {
 // reparented and reaped by init, and must not outlive the test.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	// t.Error, not t.Fatal: it runs as a cleanup and reports without
+	// stopping.
+	err := livetest.Poll(context.Background(), 10*time.Second, nil, func() (bool, string) {
+		return syscall.Kill(pid, 0) == syscall.ESRCH, fmt.Sprintf("hog %d still alive after its group was killed", pid)
+	})
+	if err != nil {
+		t.Error(err)
 	}
-	t.Errorf("hog %d still alive 10 s after its group was killed", pid)
 }
 
 // TestProcessCPU reads this test process's CPU time as getrusage sees it.

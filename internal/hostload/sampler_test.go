@@ -2,26 +2,24 @@ package hostload
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/livetest"
 )
 
 // waitSamples waits (at most 20 s: a loaded machine delays tickers) until s holds n samples.
 func waitSamples(t *testing.T, s *Sampler, n int) Series {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := s.Samples()
-		if len(got.Samples) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d samples after 20 s, want %d", len(got.Samples), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var got Series
+	livetest.Eventually(t, 20*time.Second, func() (bool, string) {
+		got = s.Samples()
+		return len(got.Samples) >= n, fmt.Sprintf("%d samples, want %d", len(got.Samples), n)
+	})
+	return got
 }
 
 // TestSamplerFixture runs the sampling goroutine over a fixture that does not change: every

@@ -470,27 +470,15 @@ func TestKill9OfAGuardianLeavesNothing(t *testing.T) {
 			}
 			// Acceptance: every process of the tree is gone (a deadline
 			// for a loaded machine: the sweep takes milliseconds).
-			deadline := time.Now().Add(10 * time.Second)
-			var left []int
-			for {
-				left = left[:0]
+			livetest.Eventually(t, 10*time.Second, func() (bool, string) {
+				var desc []string
 				for _, pid := range tree {
 					if alive(pid) {
-						left = append(left, pid)
+						desc = append(desc, fmt.Sprintf("%d (%s)", pid, cmdline(pid)))
 					}
 				}
-				if len(left) == 0 || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if len(left) > 0 {
-				var desc []string
-				for _, pid := range left {
-					desc = append(desc, fmt.Sprintf("%d (%s)", pid, cmdline(pid)))
-				}
-				t.Fatalf("10 s after kill -9 of the %s guardian, still running: %s", victim, strings.Join(desc, ", "))
-			}
+				return len(desc) == 0, fmt.Sprintf("after kill -9 of the %s guardian, still running: %s", victim, strings.Join(desc, ", "))
+			})
 			select {
 			case <-p.Done():
 			case <-time.After(30 * time.Second):

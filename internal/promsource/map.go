@@ -225,22 +225,7 @@ func (m Map) Validate() error {
 		if f.Scale != nil && !(*f.Scale > 0 && !math.IsInf(*f.Scale, 0)) {
 			add(name, "scale", "must be a positive finite number, got %v", *f.Scale)
 		}
-		switch {
-		case len(f.Quantiles) > 0 && k != Histogram && k != Summary:
-			add(name, "quantiles", "only histogram and summary figures have quantiles")
-		case k == Histogram:
-			for _, q := range f.Quantiles {
-				if !slices.Contains(histogramFields, q) {
-					add(name, "quantiles", "%q: a histogram produces %s (min has no bound from buckets)", q, strings.Join(histogramFields, ", "))
-				}
-			}
-		case k == Summary:
-			for _, q := range f.Quantiles {
-				if _, ok := quantileQ[q]; !ok {
-					add(name, "quantiles", "%q: a summary produces mean, min (quantile 0), p50, p90, p95, p99, max (quantile 1)", q)
-				}
-			}
-		}
+		validateQuantiles(name, k, f.Quantiles, add)
 		if f.Label != "" && k != Info {
 			add(name, "label", "only an info figure reads a label")
 		}
@@ -249,6 +234,28 @@ func (m Map) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateQuantiles checks a figure's quantiles against what its kind can
+// produce (a histogram and a summary differ: buckets bound no min), adding
+// each problem through add, Validate's collector.
+func validateQuantiles(name string, k Kind, qs []string, add func(fig, field, format string, a ...any)) {
+	switch {
+	case len(qs) > 0 && k != Histogram && k != Summary:
+		add(name, "quantiles", "only histogram and summary figures have quantiles")
+	case k == Histogram:
+		for _, q := range qs {
+			if !slices.Contains(histogramFields, q) {
+				add(name, "quantiles", "%q: a histogram produces %s (min has no bound from buckets)", q, strings.Join(histogramFields, ", "))
+			}
+		}
+	case k == Summary:
+		for _, q := range qs {
+			if _, ok := quantileQ[q]; !ok {
+				add(name, "quantiles", "%q: a summary produces mean, min (quantile 0), p50, p90, p95, p99, max (quantile 1)", q)
+			}
+		}
+	}
 }
 
 func kindsFor(sh shape) []Kind {

@@ -225,21 +225,32 @@ func read(fams Families, k Kind, metric string, labels map[string]string, label 
 		if typ != dto.MetricType_SUMMARY {
 			return wrongType("a summary")
 		}
-		s := m.GetSummary()
-		r := reading{sum: s.GetSampleSum(), count: float64(s.GetSampleCount()), quant: map[float64]float64{}}
-		for _, q := range s.GetQuantile() {
-			r.quant[q.GetQuantile()] = q.GetValue()
-		}
-		return r
+		return summaryReading(m.GetSummary())
 	case Info:
-		for _, lp := range m.GetLabel() {
-			if lp.GetName() == label {
-				return reading{text: lp.GetValue()}
-			}
-		}
-		return reading{err: fmt.Sprintf("%s has no label %q", sel, label)}
+		return labelReading(sel, m, label)
 	}
 	return reading{err: fmt.Sprintf("unknown kind %q", k)}
+}
+
+// summaryReading takes a summary as exported: its quantiles are the
+// client library's own, so they are kept as they are, with sum and count.
+func summaryReading(s *dto.Summary) reading {
+	r := reading{sum: s.GetSampleSum(), count: float64(s.GetSampleCount()), quant: map[float64]float64{}}
+	for _, q := range s.GetQuantile() {
+		r.quant[q.GetQuantile()] = q.GetValue()
+	}
+	return r
+}
+
+// labelReading is an info figure's reading: the value of label on the
+// series, whatever the family's type (the info-metric convention).
+func labelReading(sel string, m *dto.Metric, label string) reading {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == label {
+			return reading{text: lp.GetValue()}
+		}
+	}
+	return reading{err: fmt.Sprintf("%s has no label %q", sel, label)}
 }
 
 func finite(sel string, r reading) reading {
@@ -261,31 +272,14 @@ func histogramReading(sel string, h *dto.Histogram) reading {
 	if h.SampleCountFloat != nil {
 		count = h.GetSampleCountFloat()
 	}
-	type b struct{ le, n float64 }
-	buckets := make([]b, 0, len(bs)+1)
-	for _, x := range bs {
-		n := float64(x.GetCumulativeCount())
-		if x.CumulativeCountFloat != nil {
-			n = x.GetCumulativeCountFloat()
-		}
-		buckets = append(buckets, b{x.GetUpperBound(), n})
-	}
-	slices.SortFunc(buckets, func(x, y b) int {
-		switch {
-		case x.le < y.le:
-			return -1
-		case x.le > y.le:
-			return 1
-		}
-		return 0
-	})
+	buckets := sortedBuckets(bs)
 	for i := 1; i < len(buckets); i++ {
 		if buckets[i].le == buckets[i-1].le {
 			return reading{err: fmt.Sprintf("%s has two buckets le=%v", sel, buckets[i].le)}
 		}
 	}
 	if last := buckets[len(buckets)-1]; !math.IsInf(last.le, 1) {
-		buckets = append(buckets, b{math.Inf(1), count})
+		buckets = append(buckets, bucket{math.Inf(1), count})
 	}
 	r := reading{sum: h.GetSampleSum(), count: count, upper: make([]float64, len(buckets)), cum: make([]float64, len(buckets))}
 	for i, x := range buckets {
@@ -303,4 +297,33 @@ func histogramReading(sel string, h *dto.Histogram) reading {
 		r.upper[i], r.cum[i] = x.le, x.n
 	}
 	return r
+}
+
+// bucket is one classic histogram bucket: its upper bound and cumulative
+// count.
+type bucket struct{ le, n float64 }
+
+// sortedBuckets puts an exposition's buckets in bound order (a parser
+// keeps them as written, which need not be sorted), reading float counts
+// where the exposition gave them. The slice has room for the +Inf bucket
+// histogramReading may add, so that append does not grow it.
+func sortedBuckets(bs []*dto.Bucket) []bucket {
+	buckets := make([]bucket, 0, len(bs)+1)
+	for _, x := range bs {
+		n := float64(x.GetCumulativeCount())
+		if x.CumulativeCountFloat != nil {
+			n = x.GetCumulativeCountFloat()
+		}
+		buckets = append(buckets, bucket{x.GetUpperBound(), n})
+	}
+	slices.SortFunc(buckets, func(x, y bucket) int {
+		switch {
+		case x.le < y.le:
+			return -1
+		case x.le > y.le:
+			return 1
+		}
+		return 0
+	})
+	return buckets
 }

@@ -112,6 +112,14 @@ func (s *Scraper) fetch(ctx context.Context) (Families, string, error) {
 		return nil, "", err
 	}
 	defer resp.Body.Close()
+	return s.parseResponse(resp, limit, deadline)
+}
+
+// parseResponse judges an answer once the request is done: its status,
+// the format its Content-Type names, the body's size and shape (within
+// limit), then the parse, which must be done by deadline. The caller owns
+// and closes the body.
+func (s *Scraper) parseResponse(resp *http.Response, limit int64, deadline time.Time) (Families, string, error) {
 	body := io.LimitReader(resp.Body, limit+1)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(body, 200))

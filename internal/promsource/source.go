@@ -342,22 +342,8 @@ func (s *Source) compute(base, end *snap, hold bool) *Block {
 			d.Min, d.Max, d.Scrapes = ptr(ex.min), ptr(ex.max), ex.n
 		case Info:
 			b.Strings[f.name] = ee.r.text
-		case CounterRate:
-			inc, why := s.increase(b, f, t, eb, ee, span)
-			if why != "" {
-				b.Missing[f.name] = why
-				continue
-			}
-			d.Increase, d.Resets = ptr(inc[0]), t.resets
-			b.setNumber(f.name, inc[0]/span*f.scale)
-		case Counter:
-			inc, why := s.increase(b, f, t, eb, ee, span)
-			if why != "" {
-				b.Missing[f.name] = why
-				continue
-			}
-			d.Increase, d.Resets = ptr(inc[0]), t.resets
-			b.setCount(f.name, inc[0]*f.scale)
+		case CounterRate, Counter:
+			s.counter(b, d, f, t, eb, ee, span)
 		case Histogram:
 			s.histogram(b, d, f, t, eb, ee, span)
 		case Summary:
@@ -366,6 +352,23 @@ func (s *Source) compute(base, end *snap, hold bool) *Block {
 	}
 	s.derive(b)
 	return b
+}
+
+// counter fills a counter_rate figure (the increase per second) or a
+// counter figure (the increase as a count): both read one increase over
+// the window and differ only in how it is set.
+func (s *Source) counter(b *Block, d *Detail, f *figure, t *track, eb, ee figSnap, span float64) {
+	inc, why := s.increase(b, f, t, eb, ee, span)
+	if why != "" {
+		b.Missing[f.name] = why
+		return
+	}
+	d.Increase, d.Resets = ptr(inc[0]), t.resets
+	if f.kind == CounterRate {
+		b.setNumber(f.name, inc[0]/span*f.scale)
+		return
+	}
+	b.setCount(f.name, inc[0]*f.scale)
 }
 
 // increase is the growth of a figure's components over the window, or

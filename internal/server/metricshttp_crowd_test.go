@@ -135,17 +135,16 @@ func TestMetricsEndpointUnderAnIdleCrowd(t *testing.T) {
 	}
 	// The metrics file keeps updating (the server's descriptors are not
 	// exhausted): a later write than the one just read appears.
-	deadline := time.Now().Add(livetest.Wait)
-	for {
+	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
 		now, _, err := report.ReadServerTick(ls.Metrics)
 		if err == nil && now.TicksTotal > st.TicksTotal {
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics file not updated within %v (last read: %v)", livetest.Wait, err)
+		if err != nil {
+			return false, fmt.Sprintf("metrics file not updated (last read: %v)", err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("metrics file not updated (last read: ticks_total %v, want more than %v)", now.TicksTotal, st.TicksTotal)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), livetest.Wait)
 	defer cancel()
 	if lines, err := admin.Do(ctx, sock, "status"); err != nil || len(lines) == 0 {
