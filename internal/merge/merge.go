@@ -146,6 +146,18 @@ func add(out *report.Report, s Input) {
 	if out.ServerTransport == "" {
 		out.ServerTransport, out.BodyFormat = r.ServerTransport, r.BodyFormat
 	}
+	addCounts(out, r)
+	out.WorkerPacing = addPacing(out.WorkerPacing, r.WorkerPacing)
+	addOutcome(out, r)
+	addHistograms(out.Histograms, r.Histograms)
+	out.Players = append(out.Players, r.Players...)
+	out.Traces = addTraces(out.Traces, r.Traces)
+}
+
+// addCounts sums one shard's client and message counts, by reason where
+// the report breaks them down; the figures the shards share (duration,
+// worst snapshot gap) take the largest.
+func addCounts(out, r *report.Report) {
 	addMap(out.PatternCounts, r.PatternCounts)
 	addMap(out.RefusedByReason, r.RefusedByReason)
 	addMap(out.DisconnectedByReason, r.DisconnectedByReason)
@@ -167,13 +179,25 @@ func add(out *report.Report, s Input) {
 	if r.HarnessCPUS != nil {
 		out.HarnessCPUS = ptr(deref(out.HarnessCPUS) + *r.HarnessCPUS)
 	}
-	switch out.WorkerPacing {
+}
+
+// addPacing is the merged worker pacing: the shards' common one, or
+// PacingMixed once two differ.
+func addPacing(kept, p string) string {
+	switch kept {
 	case "":
-		out.WorkerPacing = r.WorkerPacing
-	case r.WorkerPacing:
+		return p
+	case p:
+		return kept
 	default:
-		out.WorkerPacing = report.PacingMixed
+		return report.PacingMixed
 	}
+}
+
+// addOutcome folds in how one shard's run went: its asserts and early
+// end, named by shard so the merged report says whose they were, its
+// harness errors and its warnings (each listed once).
+func addOutcome(out, r *report.Report) {
 	for _, a := range r.Asserts {
 		a.Detail = joinNonEmpty(fmt.Sprintf("shard %d/%d", r.Shard.Index, r.Shard.Count), a.Detail)
 		out.Asserts = append(out.Asserts, a)
@@ -189,9 +213,6 @@ func add(out *report.Report, s Input) {
 			out.Warnings = append(out.Warnings, w)
 		}
 	}
-	addHistograms(out.Histograms, r.Histograms)
-	out.Players = append(out.Players, r.Players...)
-	out.Traces = addTraces(out.Traces, r.Traces)
 }
 
 // addTraces folds one shard's trace replay blocks into out's, by pattern:

@@ -199,31 +199,55 @@ func (d *Decoder) Check(flags uint8, body []byte) (entities int, err error) {
 // one statement of the body rules for both.
 func (d *Decoder) walk(flags uint8, body []byte, keep bool) (int, error) {
 	d.recs, d.evs = d.recs[:0], d.evs[:0]
-	if flags&^proto.SnapshotFlagZstd != 0 {
-		return 0, fmt.Errorf("snapshot: flags 0x%02x: %w", flags, ErrFlags)
-	}
-	raw := body
-	if flags&proto.SnapshotFlagZstd != 0 {
-		var err error
-		d.buf, err = d.zdec.DecodeAll(body, d.buf[:0])
-		if err != nil {
-			return 0, fmt.Errorf("snapshot: %w: %w", ErrZstd, err)
-		}
-		raw = d.buf
+	raw, err := d.plain(flags, body)
+	if err != nil {
+		return 0, err
 	}
 	n, nev, hdr, err := parseHeader(raw)
 	if err != nil {
 		return 0, err
 	}
 	end := hdr + n*RecordSize
+	if err := d.records(raw[hdr:], n, keep); err != nil {
+		return 0, err
+	}
+	if err := d.events(raw[end:], nev, keep); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// plain returns the uncompressed body, rejecting unknown flags; a zstd
+// body is inflated into d.buf so repeated decodes reuse its storage.
+func (d *Decoder) plain(flags uint8, body []byte) ([]byte, error) {
+	if flags&^proto.SnapshotFlagZstd != 0 {
+		return nil, fmt.Errorf("snapshot: flags 0x%02x: %w", flags, ErrFlags)
+	}
+	if flags&proto.SnapshotFlagZstd == 0 {
+		return body, nil
+	}
+	var err error
+	d.buf, err = d.zdec.DecodeAll(body, d.buf[:0])
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w: %w", ErrZstd, err)
+	}
+	return d.buf, nil
+}
+
+// records checks (keep false) or decodes into d.recs (keep true) the n
+// records at the start of recs. Checking first runs the fast whole-block
+// scan and only then looks again at the first record it rejects, for the
+// error; decoding leaves d.recs holding the records before a bad one.
+func (d *Decoder) records(recs []byte, n int, keep bool) error {
 	first := 0
 	if !keep {
 		// The records all pass (the common case) or the first that fails
 		// is looked at again below for its error.
-		first = firstInvalid(raw[hdr:end])
+		first = firstInvalid(recs[:n*RecordSize])
 	}
-	for i, off := first, hdr+first*RecordSize; i < n; i, off = i+1, off+RecordSize {
-		w := loadRecord(raw[off:])
+	var err error
+	for i, off := first, first*RecordSize; i < n; i, off = i+1, off+RecordSize {
+		w := loadRecord(recs[off:])
 		if !keep {
 			err = w.check()
 		} else {
@@ -233,20 +257,26 @@ func (d *Decoder) walk(flags uint8, body []byte, keep bool) (int, error) {
 			}
 		}
 		if err != nil {
-			return 0, fmt.Errorf("snapshot: record %d: %w", i, err)
+			return fmt.Errorf("snapshot: record %d: %w", i, err)
 		}
 	}
+	return nil
+}
+
+// events checks the nev events at the start of evs, appending them to
+// d.evs when keep; a bad event voids the whole decode, records included.
+func (d *Decoder) events(evs []byte, nev int, keep bool) error {
 	for i := 0; i < nev; i++ {
-		ev := readEvent(raw[end+i*EventSize:])
+		ev := readEvent(evs[i*EventSize:])
 		if err := checkEvent(&ev); err != nil {
 			d.recs = d.recs[:0]
-			return 0, fmt.Errorf("snapshot: event %d: %w", i, err)
+			return fmt.Errorf("snapshot: event %d: %w", i, err)
 		}
 		if keep {
 			d.evs = append(d.evs, ev)
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // parseHeader reads a version 1 or 2 header and checks that raw is exactly

@@ -85,43 +85,66 @@ func HistogramQuantile(q float64, upper, cum []float64) BucketQuantile {
 	if !slices.IsSorted(upper) {
 		return r
 	}
-	mono := cum
-	for i := 1; i < n; i++ {
+	var mono []float64
+	mono, r.ForcedMonotonic = monotonic(cum)
+	r.Count = mono[n-1]
+	if !(r.Count > 0) {
+		return r
+	}
+	rank := q * r.Count
+	b := holdingBucket(mono, rank)
+	if b == n-1 {
+		r.Lo, r.Hi, r.AboveFinite = upper[n-2], math.Inf(1), true
+		return r
+	}
+	r.interpolate(upper, mono, b, rank)
+	return r
+}
+
+// monotonic returns cum with decreases and NaNs raised to the count
+// before them, as PromQL does, and whether any were. cum itself is
+// returned when it already is monotonic, so the common case allocates
+// nothing; otherwise a copy is fixed, never the caller's slice.
+func monotonic(cum []float64) (mono []float64, forced bool) {
+	mono = cum
+	for i := 1; i < len(cum); i++ {
 		if mono[i] < mono[i-1] || math.IsNaN(mono[i]) {
-			if !r.ForcedMonotonic {
+			if !forced {
 				mono = slices.Clone(cum)
-				r.ForcedMonotonic = true
+				forced = true
 			}
 			if math.IsNaN(mono[i]) || mono[i] < mono[i-1] {
 				mono[i] = mono[i-1]
 			}
 		}
 	}
-	r.Count = mono[n-1]
-	if !(r.Count > 0) {
-		return r
-	}
-	rank := q * r.Count
+	return mono, forced
+}
+
+// holdingBucket is the first bucket whose cumulative count reaches rank
+// and that actually holds observations (with q = 0, rank 0, the first
+// bucket would qualify even when empty). len(mono)-1, the +Inf bucket,
+// means the quantile lies above every finite bound.
+func holdingBucket(mono []float64, rank float64) int {
+	last := len(mono) - 1
 	b := 0
-	for b < n-1 && mono[b] < rank {
+	for b < last && mono[b] < rank {
 		b++
 	}
-	if b == n-1 {
-		r.Lo, r.Hi, r.AboveFinite = upper[n-2], math.Inf(1), true
-		return r
-	}
-	// Find the bucket that actually holds observations at this rank: with
-	// q = 0 (rank 0) the first bucket qualifies even when empty.
-	for b < n-1 && mono[b] == 0 {
+	for b < last && mono[b] == 0 {
 		b++
 	}
-	if b == n-1 {
-		r.Lo, r.Hi, r.AboveFinite = upper[n-2], math.Inf(1), true
-		return r
-	}
+	return b
+}
+
+// interpolate sets the estimate inside finite bucket b linearly from its
+// lower bound to its upper, rank being the overall one; a first bucket
+// with a non-positive bound has no lower bound to start from and answers
+// its bound exactly.
+func (r *BucketQuantile) interpolate(upper, mono []float64, b int, rank float64) {
 	if b == 0 && upper[0] <= 0 {
 		r.Value, r.Lo, r.Hi, r.OK = upper[0], upper[0], upper[0], true
-		return r
+		return
 	}
 	start, end, count := 0.0, upper[b], mono[b]
 	if b > 0 {
@@ -132,7 +155,6 @@ func HistogramQuantile(q float64, upper, cum []float64) BucketQuantile {
 	r.Lo, r.Hi = start, end
 	r.Value = start + (end-start)*(rank/count)
 	r.OK = true
-	return r
 }
 
 // HistogramMaxBound is a ceiling on the largest observation of a

@@ -127,78 +127,117 @@ var outputValue = regexp.MustCompile(`^\$\{\{\s*steps\.([A-Za-z_][A-Za-z0-9_-]*)
 // checkActionMetadata applies the composite-action rules to the metadata
 // and returns the findings and the input names.
 func checkActionMetadata(path string, root *yaml.Node) ([]Finding, []string, error) {
-	var out []Finding
-	add := func(n *yaml.Node, format string, args ...any) {
-		out = append(out, Finding{File: path, Line: n.Line, Column: n.Column, Kind: "action-metadata", Message: fmt.Sprintf(format, args...)})
-	}
-	top := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if !actionTopKeys[k.Value] {
-			add(k, "unexpected key %q in action metadata", k.Value)
-		}
-		top[k.Value] = v
-	}
-	for _, k := range []string{"name", "description"} {
-		if v := top[k]; v == nil || strings.TrimSpace(v.Value) == "" {
-			add(root, "action metadata needs a %q", k)
-		}
-	}
-	var inputs []string
-	if in := top["inputs"]; in != nil {
-		for i := 0; i+1 < len(in.Content); i += 2 {
-			k, v := in.Content[i], in.Content[i+1]
-			inputs = append(inputs, k.Value)
-			if field(v, "description") == nil {
-				add(k, "input %q has no description", k.Value)
-			}
-		}
-	}
+	c := &metaChecker{path: path}
+	top := c.topLevel(root)
+	inputs := c.inputs(top["inputs"])
 	runs := top["runs"]
 	if runs == nil || field(runs, "using") == nil || field(runs, "using").Value != "composite" {
 		at := root
 		if runs != nil {
 			at = runs
 		}
-		add(at, "runs.using must be \"composite\"")
-		return out, inputs, nil
+		c.add(at, "runs.using must be \"composite\"")
+		return c.out, inputs, nil
 	}
-	ids := map[string]bool{}
-	if steps := field(runs, "steps"); steps != nil {
-		for _, s := range steps.Content {
-			if id := field(s, "id"); id != nil {
-				ids[id.Value] = true
-			}
-			if run := keyOf(s, "run"); run != nil && field(s, "shell") == nil {
-				add(run, "a run step of a composite action needs a shell")
-			}
-		}
-	}
-	if outs := top["outputs"]; outs != nil {
-		for i := 0; i+1 < len(outs.Content); i += 2 {
-			k, v := outs.Content[i], outs.Content[i+1]
-			if field(v, "description") == nil {
-				add(k, "output %q has no description", k.Value)
-			}
-			val := field(v, "value")
-			if val == nil {
-				add(k, "output %q has no value", k.Value)
-				continue
-			}
-			m := outputValue.FindStringSubmatch(val.Value)
-			if m == nil {
-				add(val, "output %q: value %q is not ${{ steps.ID.outputs.NAME }}", k.Value, val.Value)
-			} else if !ids[m[1]] {
-				add(val, "output %q reads step %q, which no step has as its id", k.Value, m[1])
-			}
-		}
-	}
+	ids := c.steps(field(runs, "steps"))
+	c.outputs(top["outputs"], ids)
 	walk(root, func(n *yaml.Node) {
 		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "secrets.") {
-			add(n, "an action cannot read secrets; take the value as an input")
+			c.add(n, "an action cannot read secrets; take the value as an input")
 		}
 	})
-	return out, inputs, nil
+	return c.out, inputs, nil
+}
+
+// metaChecker gathers the findings of one action metadata file, in the
+// order the rules run.
+type metaChecker struct {
+	path string
+	out  []Finding
+}
+
+// add records a finding at n.
+func (c *metaChecker) add(n *yaml.Node, format string, args ...any) {
+	c.out = append(c.out, Finding{File: c.path, Line: n.Line, Column: n.Column, Kind: "action-metadata", Message: fmt.Sprintf(format, args...)})
+}
+
+// topLevel indexes the top-level keys, flagging unknown ones and a
+// missing name or description.
+func (c *metaChecker) topLevel(root *yaml.Node) map[string]*yaml.Node {
+	top := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if !actionTopKeys[k.Value] {
+			c.add(k, "unexpected key %q in action metadata", k.Value)
+		}
+		top[k.Value] = v
+	}
+	for _, k := range []string{"name", "description"} {
+		if v := top[k]; v == nil || strings.TrimSpace(v.Value) == "" {
+			c.add(root, "action metadata needs a %q", k)
+		}
+	}
+	return top
+}
+
+// inputs returns the input names (the stand-in workflow declares them),
+// flagging inputs without a description.
+func (c *metaChecker) inputs(in *yaml.Node) []string {
+	if in == nil {
+		return nil
+	}
+	var inputs []string
+	for i := 0; i+1 < len(in.Content); i += 2 {
+		k, v := in.Content[i], in.Content[i+1]
+		inputs = append(inputs, k.Value)
+		if field(v, "description") == nil {
+			c.add(k, "input %q has no description", k.Value)
+		}
+	}
+	return inputs
+}
+
+// steps returns the step ids, which outputs may read, flagging run steps
+// without a shell (a composite action has no default).
+func (c *metaChecker) steps(steps *yaml.Node) map[string]bool {
+	ids := map[string]bool{}
+	if steps == nil {
+		return ids
+	}
+	for _, s := range steps.Content {
+		if id := field(s, "id"); id != nil {
+			ids[id.Value] = true
+		}
+		if run := keyOf(s, "run"); run != nil && field(s, "shell") == nil {
+			c.add(run, "a run step of a composite action needs a shell")
+		}
+	}
+	return ids
+}
+
+// outputs flags outputs without a description or whose value is not a
+// read of an existing step's output.
+func (c *metaChecker) outputs(outs *yaml.Node, ids map[string]bool) {
+	if outs == nil {
+		return
+	}
+	for i := 0; i+1 < len(outs.Content); i += 2 {
+		k, v := outs.Content[i], outs.Content[i+1]
+		if field(v, "description") == nil {
+			c.add(k, "output %q has no description", k.Value)
+		}
+		val := field(v, "value")
+		if val == nil {
+			c.add(k, "output %q has no value", k.Value)
+			continue
+		}
+		m := outputValue.FindStringSubmatch(val.Value)
+		if m == nil {
+			c.add(val, "output %q: value %q is not ${{ steps.ID.outputs.NAME }}", k.Value, val.Value)
+		} else if !ids[m[1]] {
+			c.add(val, "output %q reads step %q, which no step has as its id", k.Value, m[1])
+		}
+	}
 }
 
 // standInWorkflow rewrites the action file as a workflow with the same

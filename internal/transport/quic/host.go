@@ -12,6 +12,7 @@ import (
 	quicgo "github.com/quic-go/quic-go"
 
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/internal/eventq"
 )
 
 // Queue bounds. They keep memory bounded when an owner services slowly or a
@@ -122,10 +123,8 @@ type Host struct {
 	live   atomic.Int32 // peers with goroutines running
 	st     stats
 
-	// The event queue: QUIC-side goroutines append, Service swaps it out.
-	mu    sync.Mutex
-	queue []event
-	spare []event
+	// The event queue: QUIC-side goroutines push, Service takes it.
+	events eventq.Queue[event]
 
 	// Owner-only state.
 	peers   map[transport.PeerID]*peer
@@ -241,11 +240,7 @@ func lastErr(e *error) string {
 }
 
 // push hands an event from a QUIC-side goroutine to the owner.
-func (h *Host) push(e event) {
-	h.mu.Lock()
-	h.queue = append(h.queue, e)
-	h.mu.Unlock()
-}
+func (h *Host) push(e event) { h.events.Push(e) }
 
 // Service delivers every queued event in order. It never blocks: QUIC's own
 // goroutines do the socket I/O and queue events as they happen.
@@ -254,10 +249,7 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 		return 0, transport.ErrClosed
 	}
 	h.wakeDirty()
-	h.mu.Lock()
-	evs := h.queue
-	h.queue, h.spare = h.spare[:0], nil
-	h.mu.Unlock()
+	evs := h.events.Take()
 	n := 0
 	for i := range evs {
 		if h.closed { // fn closed the host
@@ -270,8 +262,7 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 		fn(e.Event)
 		n++
 	}
-	clear(evs)
-	h.spare = evs[:0]
+	h.events.Recycle(evs)
 	return n, nil
 }
 

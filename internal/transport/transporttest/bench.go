@@ -21,61 +21,100 @@ import (
 // machine), and allocs/op, per batch: with batch 1 it is the allocations of
 // one message's send and receive. Every wait has the harness's deadline.
 func BenchSendReceive(b *testing.B, backend string, cfg Config, size, batch int) {
-	p := ConnectPair(b, backend, proto.ConnectData, cfg.Server, cfg.Client)
-	msg := make([]byte, size)
-	got := 0
-	count := func(ev transport.Event) {
-		if ev.Kind == transport.EventReceive {
-			got++
-		}
+	r := &sendReceive{
+		p:     ConnectPair(b, backend, proto.ConnectData, cfg.Server, cfg.Client),
+		msg:   make([]byte, size),
+		batch: batch,
 	}
-	drain := func(transport.Event) {}
+	// Bound once, outside the timed loop, so handing them to Service costs
+	// the ops nothing.
+	count, drain := r.count, func(transport.Event) {}
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	b.ResetTimer()
 	for b.Loop() {
-		got = 0
-		for range batch {
-			if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, msg); err != nil {
-				b.Fatal(err)
-			}
-		}
-		deadline := time.Time{}
-		for empty := 0; got < batch; {
-			if _, err := p.Client.Host.Service(drain); err != nil {
-				b.Fatal(err)
-			}
-			before := got
-			if _, err := p.Server.Host.Service(count); err != nil {
-				b.Fatal(err)
-			}
-			if got > before {
-				empty = 0
-				continue
-			}
-			// Nothing yet: the message is with a backend's goroutines
-			// (QUIC, WebSocket). Yield, then sleep, rather than spin, so
-			// the CPU figure is the backend's work and not the owner's
-			// polling.
-			empty++
-			switch {
-			case empty <= 20:
-				runtime.Gosched()
-			case empty == 21:
-				deadline = time.Now().Add(livetest.Wait)
-			default:
-				time.Sleep(20 * time.Microsecond)
-				if time.Now().After(deadline) {
-					b.Fatalf("%d of %d messages arrived within %v", got, batch, livetest.Wait)
-				}
-			}
-		}
+		r.got = 0
+		r.send(b)
+		r.await(b, count, drain)
 	}
 	cpu := processCPU() - cpu0
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/msg")
 	if cpu0 >= 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*batch), "cpu-ns/msg")
 	}
+}
+
+// sendReceive is one BenchSendReceive run: its pair, its message, and the
+// messages of the current batch the server received.
+type sendReceive struct {
+	p     *Pair
+	msg   []byte
+	batch int
+	got   int
+}
+
+// count is the server's event handler: it counts the batch's arrivals.
+func (r *sendReceive) count(ev transport.Event) {
+	if ev.Kind == transport.EventReceive {
+		r.got++
+	}
+}
+
+// send queues one batch of Unreliable messages at the client.
+func (r *sendReceive) send(b *testing.B) {
+	for range r.batch {
+		if err := r.p.Client.Host.Send(r.p.CPeer, transport.Unreliable, r.msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// await services the client (with drain) and the server (with count)
+// until the whole batch arrived, backing off while nothing does.
+func (r *sendReceive) await(b *testing.B, count, drain func(transport.Event)) {
+	var w backoff
+	for r.got < r.batch {
+		if _, err := r.p.Client.Host.Service(drain); err != nil {
+			b.Fatal(err)
+		}
+		before := r.got
+		if _, err := r.p.Server.Host.Service(count); err != nil {
+			b.Fatal(err)
+		}
+		if r.got > before {
+			w.empty = 0
+			continue
+		}
+		if !w.idle() {
+			b.Fatalf("%d of %d messages arrived within %v", r.got, r.batch, livetest.Wait)
+		}
+	}
+}
+
+// backoff paces a wait on messages that are with a backend's goroutines
+// (QUIC, WebSocket): it yields, then sleeps, rather than spin, so the CPU
+// figure is the backend's work and not the owner's polling.
+type backoff struct {
+	empty    int // passes in a row that delivered nothing
+	deadline time.Time
+}
+
+// idle is called after a pass that delivered nothing; it reports false
+// once the wait outlasted livetest.Wait.
+func (w *backoff) idle() bool {
+	w.empty++
+	switch {
+	case w.empty <= 20:
+		runtime.Gosched()
+	case w.empty == 21:
+		w.deadline = time.Now().Add(livetest.Wait)
+	default:
+		time.Sleep(20 * time.Microsecond)
+		if time.Now().After(w.deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 // SendReceiveCases are the sizes and batches every backend's benchmark runs:

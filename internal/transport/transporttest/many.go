@@ -273,77 +273,108 @@ func (r *manyRun) loop(ctx context.Context, tick func(sending bool) error, isDra
 // serve owns the server host.
 func (r *manyRun) serve(ctx context.Context, h transport.Host) error {
 	defer h.Close()
-	peers := map[transport.PeerID]int{}  // peer → client index
-	hello := map[transport.PeerID]bool{} // connected, its hello not yet in
-	var ticks uint64
-	snap := make([]byte, 0, r.cfg.SnapshotBytes)
-	admit := func(peer transport.PeerID, data uint32) {
-		i := int(data - manyDataBase)
-		if data < manyDataBase || i >= len(r.clients) {
+	s := &manyServer{
+		r: r, h: h,
+		peers: map[transport.PeerID]int{},
+		hello: map[transport.PeerID]bool{},
+		snap:  make([]byte, 0, r.cfg.SnapshotBytes),
+	}
+	return r.loop(ctx, s.tick, s.drained)
+}
+
+// manyServer is the server goroutine's state; only serve's goroutine
+// touches it, so its maps need no locking.
+type manyServer struct {
+	r     *manyRun
+	h     transport.Host
+	peers map[transport.PeerID]int  // peer → client index
+	hello map[transport.PeerID]bool // connected, its hello not yet in
+	ticks uint64
+	snap  []byte
+}
+
+// admit binds peer to the client its connect data names, counting data
+// that names no client as unexpected.
+func (s *manyServer) admit(peer transport.PeerID, data uint32) {
+	r := s.r
+	i := int(data - manyDataBase)
+	if data < manyDataBase || i >= len(r.clients) {
+		r.unexpectedData.Add(1)
+		return
+	}
+	s.peers[peer] = i
+	r.clients[i].connects++
+	r.clients[i].serverPeer = peer
+	r.serverConnected.Add(1)
+}
+
+// on handles one server event.
+func (s *manyServer) on(ev transport.Event) {
+	switch ev.Kind {
+	case transport.EventConnect:
+		if !s.r.caps.ConnectData {
+			s.hello[ev.Peer] = true
+			return
+		}
+		s.admit(ev.Peer, ev.Data)
+	case transport.EventReceive:
+		s.receive(ev)
+	case transport.EventDisconnect:
+		if i, ok := s.peers[ev.Peer]; ok {
+			// Recorded as a fault: nobody disconnects during the run.
+			s.r.clients[i].upR.faults++
+			delete(s.peers, ev.Peer)
+		}
+	}
+}
+
+// receive routes a message: a peer's first one is its hello where the
+// backend carries no connect data; the rest go to its client's flows.
+func (s *manyServer) receive(ev transport.Event) {
+	r := s.r
+	if s.hello[ev.Peer] {
+		delete(s.hello, ev.Peer)
+		data, ok := parseHello(ev.Payload)
+		if !ok {
 			r.unexpectedData.Add(1)
 			return
 		}
-		peers[peer] = i
-		r.clients[i].connects++
-		r.clients[i].serverPeer = peer
-		r.serverConnected.Add(1)
+		s.admit(ev.Peer, data)
+		return
 	}
-	on := func(ev transport.Event) {
-		switch ev.Kind {
-		case transport.EventConnect:
-			if !r.caps.ConnectData {
-				hello[ev.Peer] = true
-				return
-			}
-			admit(ev.Peer, ev.Data)
-		case transport.EventReceive:
-			if hello[ev.Peer] {
-				delete(hello, ev.Peer)
-				data, ok := parseHello(ev.Payload)
-				if !ok {
-					r.unexpectedData.Add(1)
-					return
-				}
-				admit(ev.Peer, data)
-				return
-			}
-			i, ok := peers[ev.Peer]
-			if !ok {
-				r.unexpectedData.Add(1)
-				return
-			}
-			r.serverReceive(&r.clients[i], ev)
-		case transport.EventDisconnect:
-			if i, ok := peers[ev.Peer]; ok {
-				// Recorded as a fault: nobody disconnects during the run.
-				r.clients[i].upR.faults++
-				delete(peers, ev.Peer)
+	i, ok := s.peers[ev.Peer]
+	if !ok {
+		r.unexpectedData.Add(1)
+		return
+	}
+	r.serverReceive(&r.clients[i], ev)
+}
+
+// tick services the host and, while sending, sends every client its
+// messages of the tick.
+func (s *manyServer) tick(sending bool) error {
+	if _, err := s.h.Service(s.on); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if sending {
+		s.ticks++
+		for i := range s.r.clients {
+			if err := s.r.serverSend(s.h, &s.r.clients[i], s.ticks, s.snap); err != nil {
+				return err
 			}
 		}
 	}
-	tick := func(sending bool) error {
-		if _, err := h.Service(on); err != nil {
-			return fmt.Errorf("server: %w", err)
+	return s.h.Flush()
+}
+
+// drained reports whether every client's up flows have all arrived.
+func (s *manyServer) drained() bool {
+	for i := range s.r.clients {
+		if !s.r.clients[i].upU.drained() || !s.r.clients[i].upR.drained() {
+			return false
 		}
-		if sending {
-			ticks++
-			for i := range r.clients {
-				if err := r.serverSend(h, &r.clients[i], ticks, snap); err != nil {
-					return err
-				}
-			}
-		}
-		return h.Flush()
 	}
-	drained := func() bool {
-		for i := range r.clients {
-			if !r.clients[i].upU.drained() || !r.clients[i].upR.drained() {
-				return false
-			}
-		}
-		return true
-	}
-	return r.loop(ctx, tick, drained)
+	return true
 }
 
 // helloMsg carries a client's connect data on a backend that does not.

@@ -139,7 +139,20 @@ func (s *suite) testConnectData(t *testing.T) {
 	}
 	server := NewEndpoint(t, "server", sh)
 	datas := []uint32{proto.ConnectData, 0, 1, 0xFFFFFFFF, 0x80000000}
-	eps := []*Endpoint{server}
+	eps := append([]*Endpoint{server}, s.dialEach(t, sh.Addr(), datas)...)
+	var got []transport.Event
+	WaitUntil(t, "a connect event per client", func() bool {
+		got = append(got, server.TakeAll(IsKind(transport.EventConnect))...)
+		return len(got) >= len(datas)
+	}, eps...)
+	s.checkConnectData(t, got, datas)
+}
+
+// dialEach connects one client per connect data in datas to addr; on a
+// backend without a handshake each also sends the opening message the
+// server needs to see it.
+func (s *suite) dialEach(t *testing.T, addr string, datas []uint32) []*Endpoint {
+	var eps []*Endpoint
 	for i, d := range datas {
 		ch, err := transport.Dial(s.backend, s.client(0))
 		if err != nil {
@@ -147,7 +160,7 @@ func (s *suite) testConnectData(t *testing.T) {
 		}
 		c := NewEndpoint(t, "client", ch)
 		eps = append(eps, c)
-		peer, err := ch.Connect(sh.Addr(), d)
+		peer, err := ch.Connect(addr, d)
 		if err != nil {
 			t.Fatalf("client %d: Connect: %v", i, err)
 		}
@@ -158,11 +171,13 @@ func (s *suite) testConnectData(t *testing.T) {
 			}
 		}
 	}
-	var got []transport.Event
-	WaitUntil(t, "a connect event per client", func() bool {
-		got = append(got, server.TakeAll(IsKind(transport.EventConnect))...)
-		return len(got) >= len(datas)
-	}, eps...)
+	return eps
+}
+
+// checkConnectData holds the server's connect events got to distinct peers
+// and, where the backend carries connect data, to each of datas once
+// (otherwise to Data 0 each).
+func (s *suite) checkConnectData(t *testing.T, got []transport.Event, datas []uint32) {
 	seen := map[uint32]int{}
 	peers := map[transport.PeerID]bool{}
 	for _, ev := range got {
@@ -376,50 +391,69 @@ func (s *suite) testDisconnectReason(t *testing.T) {
 		{"large reason", true, 0xDEADBEEF},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			timeout := time.Duration(0)
-			if !s.caps.DisconnectNotice {
-				// The remote learns by its idle timeout, counted from the last
-				// datagram it read: 2 s leaves room for a stalled test goroutine.
-				timeout = 2 * time.Second
-			}
-			p := ConnectPair(t, s.backend, proto.ConnectData, s.server(timeout), s.client(timeout))
-			closer, remote, peer, rpeer := p.Client, p.Server, p.CPeer, p.SPeer
-			if !tc.clientCloses {
-				closer, remote, peer, rpeer = p.Server, p.Client, p.SPeer, p.CPeer
-			}
-			// Data queued before Disconnect is sent first.
-			if err := closer.Host.Send(peer, transport.Reliable, seqMsg('R', 1, 64)); err != nil {
-				t.Fatalf("Send before disconnect: %v", err)
-			}
-			t0 := time.Now()
-			closer.Host.Disconnect(peer, tc.reason)
-			want := tc.reason
-			if !s.caps.DisconnectNotice {
-				want = transport.ReasonTimeout
-			}
-			ev := WaitEvent(t, "disconnect", remote, IsKind(transport.EventDisconnect), p.Both()...)
-			if ev.Peer != rpeer || ev.Data != want {
-				t.Errorf("remote disconnect event peer %d data %#x, want peer %d reason %#x", ev.Peer, ev.Data, rpeer, want)
-			}
-			if waited := time.Since(t0); !s.caps.DisconnectNotice && waited < timeout*9/10 {
-				t.Errorf("remote disconnected %v after Disconnect, before its %v idle timeout: something told it", waited, timeout)
-			}
-			if got := remote.TakeAll(IsKind(transport.EventReceive)); len(got) != 1 {
-				t.Errorf("remote got %d messages queued before Disconnect, want 1", len(got))
-			}
-			lev := WaitEvent(t, "own disconnect", closer, IsKind(transport.EventDisconnect), p.Both()...)
-			if lev.Peer != peer {
-				t.Errorf("closer's disconnect event for peer %d, want %d", lev.Peer, peer)
-			}
-			if !s.caps.DisconnectNotice && lev.Data != tc.reason {
-				t.Errorf("closer's disconnect event data %#x, want its reason %#x", lev.Data, tc.reason)
-			}
-			err := closer.Host.Send(peer, transport.Reliable, []byte{1})
-			if !errors.Is(err, transport.ErrUnknownPeer) {
-				t.Errorf("Send after disconnect: %v, want ErrUnknownPeer", err)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { s.disconnectCase(t, tc.clientCloses, tc.reason) })
+	}
+}
+
+// disconnectCase is one case of testDisconnectReason: one end queues a
+// message, then disconnects with reason, and both ends are checked.
+func (s *suite) disconnectCase(t *testing.T, clientCloses bool, reason uint32) {
+	timeout := time.Duration(0)
+	if !s.caps.DisconnectNotice {
+		// The remote learns by its idle timeout, counted from the last
+		// datagram it read: 2 s leaves room for a stalled test goroutine.
+		timeout = 2 * time.Second
+	}
+	p := ConnectPair(t, s.backend, proto.ConnectData, s.server(timeout), s.client(timeout))
+	closer, remote, peer, rpeer := p.Client, p.Server, p.CPeer, p.SPeer
+	if !clientCloses {
+		closer, remote, peer, rpeer = p.Server, p.Client, p.SPeer, p.CPeer
+	}
+	// Data queued before Disconnect is sent first.
+	if err := closer.Host.Send(peer, transport.Reliable, seqMsg('R', 1, 64)); err != nil {
+		t.Fatalf("Send before disconnect: %v", err)
+	}
+	t0 := time.Now()
+	closer.Host.Disconnect(peer, reason)
+	s.checkRemoteDisconnect(t, p, remote, rpeer, reason, t0, timeout)
+	s.checkCloserDisconnect(t, p, closer, peer, reason)
+}
+
+// checkRemoteDisconnect holds the remote end to the disconnect it must see:
+// the reason where the backend sends a notice, otherwise an idle timeout no
+// sooner than timeout after Disconnect (at t0); and the message queued
+// before Disconnect delivered.
+func (s *suite) checkRemoteDisconnect(t *testing.T, p *Pair, remote *Endpoint, rpeer transport.PeerID,
+	reason uint32, t0 time.Time, timeout time.Duration) {
+	want := reason
+	if !s.caps.DisconnectNotice {
+		want = transport.ReasonTimeout
+	}
+	ev := WaitEvent(t, "disconnect", remote, IsKind(transport.EventDisconnect), p.Both()...)
+	if ev.Peer != rpeer || ev.Data != want {
+		t.Errorf("remote disconnect event peer %d data %#x, want peer %d reason %#x", ev.Peer, ev.Data, rpeer, want)
+	}
+	if waited := time.Since(t0); !s.caps.DisconnectNotice && waited < timeout*9/10 {
+		t.Errorf("remote disconnected %v after Disconnect, before its %v idle timeout: something told it", waited, timeout)
+	}
+	if got := remote.TakeAll(IsKind(transport.EventReceive)); len(got) != 1 {
+		t.Errorf("remote got %d messages queued before Disconnect, want 1", len(got))
+	}
+}
+
+// checkCloserDisconnect holds the closing end to its own disconnect event
+// and to forgetting the peer.
+func (s *suite) checkCloserDisconnect(t *testing.T, p *Pair, closer *Endpoint, peer transport.PeerID, reason uint32) {
+	lev := WaitEvent(t, "own disconnect", closer, IsKind(transport.EventDisconnect), p.Both()...)
+	if lev.Peer != peer {
+		t.Errorf("closer's disconnect event for peer %d, want %d", lev.Peer, peer)
+	}
+	if !s.caps.DisconnectNotice && lev.Data != reason {
+		t.Errorf("closer's disconnect event data %#x, want its reason %#x", lev.Data, reason)
+	}
+	err := closer.Host.Send(peer, transport.Reliable, []byte{1})
+	if !errors.Is(err, transport.ErrUnknownPeer) {
+		t.Errorf("Send after disconnect: %v, want ErrUnknownPeer", err)
 	}
 }
 

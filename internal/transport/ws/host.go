@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/transport/internal/eventq"
 )
 
 // Stats are a WebSocket host's own counters, cumulative since it was
@@ -91,10 +92,10 @@ type Host struct {
 	nextID atomic.Uint32
 	live   atomic.Int32 // peers with goroutines running
 
-	// mu guards the event queue and closing; goroutines push, Service swaps.
+	// The event queue: goroutines push, Service takes it.
+	events eventq.Queue[event]
+	// mu guards closing.
 	mu      sync.Mutex
-	queue   []event
-	spare   []event
 	closing bool // Close began: no new goroutine may join wg
 
 	// Server side (nil on a dialling host).
@@ -150,11 +151,7 @@ func (h *Host) join() bool {
 }
 
 // push hands an event from a connection goroutine to the owner.
-func (h *Host) push(e event) {
-	h.mu.Lock()
-	h.queue = append(h.queue, e)
-	h.mu.Unlock()
-}
+func (h *Host) push(e event) { h.events.Push(e) }
 
 // Backend reports "ws" or "wss".
 func (h *Host) Backend() string { return h.name }
@@ -181,10 +178,7 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 		return 0, transport.ErrClosed
 	}
 	h.wakeDirty()
-	h.mu.Lock()
-	evs := h.queue
-	h.queue, h.spare = h.spare[:0], nil
-	h.mu.Unlock()
+	evs := h.events.Take()
 	n := 0
 	for i := range evs {
 		e := &evs[i]
@@ -197,8 +191,7 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 		e.p.released(e)
 		n++
 	}
-	clear(evs)
-	h.spare = evs[:0]
+	h.events.Recycle(evs)
 	return n, nil
 }
 
@@ -343,12 +336,11 @@ func (h *Host) Close() error {
 	if h.tr != nil {
 		h.tr.CloseIdleConnections()
 	}
-	h.mu.Lock()
-	for i := range h.queue {
-		h.queue[i].p.released(&h.queue[i])
+	// Every goroutine has stopped: release what was never delivered.
+	evs := h.events.Take()
+	for i := range evs {
+		evs[i].p.released(&evs[i])
 	}
-	h.queue = nil
-	h.mu.Unlock()
 	clear(h.peers)
 	if err != nil {
 		return fmt.Errorf("%s: close %s: %w", h.name, h.addr, err)
