@@ -345,24 +345,43 @@ func Do(ctx context.Context, path, line string) ([]string, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
 	_ = c.SetDeadline(deadline)
-	// A deadline or a cancelled ctx while sending or reading means the
-	// server did not answer: that is the server's state, not a fault here.
-	noAnswer := func(err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return &NotAnsweringError{Path: path, Err: cerr, Connected: true}
-		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return &NotAnsweringError{Path: path, Err: fmt.Errorf("no answer by the deadline (%w)", err), Connected: true}
-		}
-		return nil
-	}
 	if _, err := io.WriteString(c, line+"\n"); err != nil {
-		if na := noAnswer(err); na != nil {
+		if na := noAnswer(ctx, path, err); na != nil {
 			return nil, na
 		}
 		return nil, fmt.Errorf("admin socket %s: send: %w", path, err)
 	}
+	lines, err := readAnswer(ctx, c, path)
+	if err != nil {
+		return lines, err
+	}
+	if len(lines) == 0 {
+		return nil, &NotAnsweringError{Path: path, Err: errors.New("the server closed the connection without an answer"), Connected: true}
+	}
+	if strings.HasPrefix(lines[0], ErrorPrefix) {
+		return lines, &AnsweredError{Msg: strings.TrimPrefix(lines[0], ErrorPrefix)}
+	}
+	return lines, nil
+}
+
+// noAnswer is the *NotAnsweringError for err when it came from a deadline
+// or a cancelled ctx while sending or reading, else nil: the server did not
+// answer, which is the server's state, not a fault here.
+func noAnswer(ctx context.Context, path string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return &NotAnsweringError{Path: path, Err: cerr, Connected: true}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &NotAnsweringError{Path: path, Err: fmt.Errorf("no answer by the deadline (%w)", err), Connected: true}
+	}
+	return nil
+}
+
+// readAnswer reads the answer's lines until the server closes the
+// connection. A read that stops at the deadline with nothing read is no
+// answer; one that stops part-way keeps the lines read so far.
+func readAnswer(ctx context.Context, c net.Conn, path string) ([]string, error) {
 	var lines []string
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
@@ -370,16 +389,10 @@ func Do(ctx context.Context, path, line string) ([]string, error) {
 		lines = append(lines, sc.Text())
 	}
 	if err := sc.Err(); err != nil {
-		if na := noAnswer(err); na != nil && len(lines) == 0 {
+		if na := noAnswer(ctx, path, err); na != nil && len(lines) == 0 {
 			return nil, na
 		}
 		return lines, fmt.Errorf("admin socket %s: read the answer: %w", path, err)
-	}
-	if len(lines) == 0 {
-		return nil, &NotAnsweringError{Path: path, Err: errors.New("the server closed the connection without an answer"), Connected: true}
-	}
-	if strings.HasPrefix(lines[0], ErrorPrefix) {
-		return lines, &AnsweredError{Msg: strings.TrimPrefix(lines[0], ErrorPrefix)}
 	}
 	return lines, nil
 }

@@ -160,15 +160,8 @@ func Manifests(o Options) ([]byte, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	lead := o.StartAt.Sub(o.Now)
 	p := o.Profile
-	ramp := time.Duration(p.ClientsFor(o.Leg)*p.RampMs) * time.Millisecond
-	deadline := int64((lead + time.Duration(p.DurationS*float64(time.Second)) + ramp + 10*time.Minute).Seconds())
 	labels := map[string]string{"app.kubernetes.io/name": "scalegate", "scalegate.dev/profile": p.Name, "scalegate.dev/leg": o.Leg.ID}
-	cpu := o.CPU
-	if cpu == "" {
-		cpu = "1"
-	}
 	meta := map[string]any{"name": o.JobName(), "labels": labels}
 	if o.Namespace != "" {
 		meta["namespace"] = o.Namespace
@@ -185,36 +178,65 @@ func Manifests(o Options) ([]byte, error) {
 			// and its clients would join a run already under way), and it
 			// does not stop the others: the merge marks it missing.
 			"backoffLimitPerIndex":    0,
-			"activeDeadlineSeconds":   deadline,
+			"activeDeadlineSeconds":   o.activeDeadlineS(),
 			"ttlSecondsAfterFinished": 86400,
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": labels},
-				"spec": map[string]any{
-					"restartPolicy": "Never",
-					"containers": []any{map[string]any{
-						"name":    "swarm",
-						"image":   o.Image,
-						"command": []string{"/bin/sh", "-c", podScript, "scalegate-shard"},
-						"args":    o.swarmArgs(),
-						"resources": map[string]any{
-							"requests": map[string]string{"cpu": cpu, "memory": "256Mi"},
-						},
-					}},
-				},
-			},
+			"template":                o.podTemplate(labels),
 		},
 	}
 	var b bytes.Buffer
 	b.WriteString(header(&o))
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(job); err != nil {
-		return nil, fmt.Errorf("k8s: encode: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("k8s: encode: %w", err)
+	if err := encodeYAML(&b, job); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// activeDeadlineS bounds the Job's life: the wait for the shared start, the
+// ramp and the hold, plus ten minutes' slack, so a stuck shard cannot hold
+// cluster resources forever.
+func (o *Options) activeDeadlineS() int64 {
+	lead := o.StartAt.Sub(o.Now)
+	p := o.Profile
+	ramp := time.Duration(p.ClientsFor(o.Leg)*p.RampMs) * time.Millisecond
+	return int64((lead + time.Duration(p.DurationS*float64(time.Second)) + ramp + 10*time.Minute).Seconds())
+}
+
+// podTemplate is the shard pod: one swarm container whose script turns the
+// shard's report into log lines, where the merge collects it from.
+func (o *Options) podTemplate(labels map[string]string) map[string]any {
+	cpu := o.CPU
+	if cpu == "" {
+		cpu = "1"
+	}
+	return map[string]any{
+		"metadata": map[string]any{"labels": labels},
+		"spec": map[string]any{
+			"restartPolicy": "Never",
+			"containers": []any{map[string]any{
+				"name":    "swarm",
+				"image":   o.Image,
+				"command": []string{"/bin/sh", "-c", podScript, "scalegate-shard"},
+				"args":    o.swarmArgs(),
+				"resources": map[string]any{
+					"requests": map[string]string{"cpu": cpu, "memory": "256Mi"},
+				},
+			}},
+		},
+	}
+}
+
+// encodeYAML appends v to b as YAML, indented two spaces as Kubernetes
+// manifests conventionally are.
+func encodeYAML(b *bytes.Buffer, v any) error {
+	enc := yaml.NewEncoder(b)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("k8s: encode: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("k8s: encode: %w", err)
+	}
+	return nil
 }
 
 func header(o *Options) string {

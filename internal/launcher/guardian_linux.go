@@ -59,56 +59,97 @@ func RunGuardian(args []string) int {
 		fmt.Fprintln(os.Stderr, "scalegate guardian: usage: PATH ARGV0 [ARGS...] (internal; started by the launcher)")
 		return 2
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(3, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		fmt.Fprintln(os.Stderr, "scalegate guardian: no lifeline pipe on fd 3 (internal; started by the launcher)")
-		return 2
-	}
-	lifeline := os.NewFile(3, "lifeline")
-	syscall.CloseOnExec(3) // the command must not hold it
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-		fmt.Fprintf(os.Stderr, "scalegate guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)
+	lifeline, ok := takeLifeline()
+	if !ok || !becomeSubreaper() {
 		return 2
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	var g *guardian
 	var innerLifeline *os.File // the outer one's write end of the inner one's lifeline
+	var code int
 	if inner {
-		child, err := os.StartProcess(args[0], args[1:], &os.ProcAttr{
-			Env:   os.Environ(),
-			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-			// Pdeathsig: should this guardian be SIGKILLed, the command
-			// dies with it at once (the outer guardian sweeps the rest).
-			Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-		})
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "scalegate guardian: start %s: %v\n", args[0], err)
-			return 127
-		}
-		g = newGuardian(child.Pid, true)
+		g, code = startCommand(args)
 	} else {
-		r, w, err := os.Pipe() // close-on-exec: only the inner guardian gets r, as its fd 3
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "scalegate guardian: inner lifeline: %v\n", err)
-			return 2
-		}
-		// /proc/self/exe: this very binary, even if its file was replaced.
-		child, err := os.StartProcess("/proc/self/exe", append([]string{os.Args[0], GuardianCommand, innerFlag}, args...), &os.ProcAttr{
-			Env:   os.Environ(),
-			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, r},
-			Sys:   &syscall.SysProcAttr{Setpgid: true},
-		})
-		r.Close()
-		if err != nil {
-			w.Close()
-			fmt.Fprintf(os.Stderr, "scalegate guardian: start the inner guardian: %v\n", err)
-			return 2
-		}
-		innerLifeline = w
-		g = newGuardian(child.Pid, false)
+		g, innerLifeline, code = startInnerGuardian(args)
+	}
+	if g == nil {
+		return code
 	}
 	go g.reap()
+	g.supervise(sigs, watchLifeline(lifeline), innerLifeline)
+	return g.exitStatus()
+}
+
+// takeLifeline adopts the lifeline pipe on fd 3, refusing to run without
+// one: a guardian that cannot notice the launcher's death would outlive it.
+func takeLifeline() (*os.File, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(3, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		fmt.Fprintln(os.Stderr, "scalegate guardian: no lifeline pipe on fd 3 (internal; started by the launcher)")
+		return nil, false
+	}
+	lifeline := os.NewFile(3, "lifeline")
+	syscall.CloseOnExec(3) // the command must not hold it
+	return lifeline, true
+}
+
+// becomeSubreaper makes this process adopt its orphaned descendants, so
+// none can escape the sweep by outliving its parent.
+func becomeSubreaper() bool {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		fmt.Fprintf(os.Stderr, "scalegate guardian: PR_SET_CHILD_SUBREAPER: %v\n", e)
+		return false
+	}
+	return true
+}
+
+// startCommand is the inner guardian's start: the command itself, in a
+// process group of its own so its signals can reach the whole group. On
+// failure g is nil and code the exit status to return.
+func startCommand(args []string) (g *guardian, code int) {
+	child, err := os.StartProcess(args[0], args[1:], &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		// Pdeathsig: should this guardian be SIGKILLed, the command
+		// dies with it at once (the outer guardian sweeps the rest).
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scalegate guardian: start %s: %v\n", args[0], err)
+		return nil, 127
+	}
+	return newGuardian(child.Pid, true), 0
+}
+
+// startInnerGuardian is the outer guardian's start: this binary again as
+// the inner guardian, whose lifeline's only write end (w) stays here, so
+// the inner one learns of this one's death however it dies. On failure g
+// is nil and code the exit status to return.
+func startInnerGuardian(args []string) (g *guardian, w *os.File, code int) {
+	r, w, err := os.Pipe() // close-on-exec: only the inner guardian gets r, as its fd 3
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scalegate guardian: inner lifeline: %v\n", err)
+		return nil, nil, 2
+	}
+	// /proc/self/exe: this very binary, even if its file was replaced.
+	child, err := os.StartProcess("/proc/self/exe", append([]string{os.Args[0], GuardianCommand, innerFlag}, args...), &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, r},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	r.Close()
+	if err != nil {
+		w.Close()
+		fmt.Fprintf(os.Stderr, "scalegate guardian: start the inner guardian: %v\n", err)
+		return nil, nil, 2
+	}
+	return newGuardian(child.Pid, false), w, 0
+}
+
+// watchLifeline returns a channel closed when the lifeline reaches EOF:
+// the holder of its write end died or let go, and the tree must go too.
+func watchLifeline(lifeline *os.File) <-chan struct{} {
 	lost := make(chan struct{})
 	go func() {
 		// Nobody writes: Read returns only at EOF, when every copy of the
@@ -121,8 +162,7 @@ func RunGuardian(args []string) int {
 			}
 		}
 	}()
-	g.supervise(sigs, lost, innerLifeline)
-	return g.exitStatus()
+	return lost
 }
 
 func newGuardian(child int, inner bool) *guardian {

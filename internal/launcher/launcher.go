@@ -404,15 +404,7 @@ func WaitReadyContext(ctx context.Context, p *Process, ready ReadyContextFunc, t
 			if !running {
 				check()
 			}
-			select {
-			case err := <-result:
-				if err == nil {
-					return fmt.Errorf("%s exited (status %d) right after becoming ready; see %s", p.spec.Name, p.ExitCode(), p.spec.LogPath)
-				}
-				last = err
-			case <-wctx.Done():
-			}
-			return fmt.Errorf("%s exited (status %d) before it was ready (%v); see %s", p.spec.Name, p.ExitCode(), last, p.spec.LogPath)
+			return exitedWhileWaiting(wctx, p, result, last)
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -428,6 +420,21 @@ func WaitReadyContext(ctx context.Context, p *Process, ready ReadyContextFunc, t
 			}
 		}
 	}
+}
+
+// exitedWhileWaiting is WaitReadyContext's error once p has exited: it
+// waits (up to wctx) for the check in flight, so that a process that became
+// ready and then died is told apart from one that never got there.
+func exitedWhileWaiting(wctx context.Context, p *Process, result <-chan error, last error) error {
+	select {
+	case err := <-result:
+		if err == nil {
+			return fmt.Errorf("%s exited (status %d) right after becoming ready; see %s", p.spec.Name, p.ExitCode(), p.spec.LogPath)
+		}
+		last = err
+	case <-wctx.Done():
+	}
+	return fmt.Errorf("%s exited (status %d) before it was ready (%v); see %s", p.spec.Name, p.ExitCode(), last, p.spec.LogPath)
 }
 
 // Self is the path of the running scalegate binary: the swarm and the

@@ -315,8 +315,23 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 	if in.cc == nil {
 		in.cc = newCongestion(false) // every peer at the tick rate
 	}
+	st := m.header(&in)
+	m.putPhases(st)
+	m.putCounters(st, &in)
+	putGovernor(st, in.gov)
+	m.putWorld(st, &in.world)
+	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
+	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
+	st.Cumulative = m.cumulative(in)
+	m.putWire(st)
+	return st
+}
+
+// header starts the ServerTick with the windowed tick rate and the run-wide
+// figures (size, load, memory, the congestion watermarks).
+func (m *metrics) header(in *snapshotInputs) *report.ServerTick {
 	hz, span := m.tickHz()
-	st := &report.ServerTick{
+	return &report.ServerTick{
 		SchemaVersion: report.ServerTickSchemaVersion,
 		TickHz:        hz,
 		TicksSampled:  int64(m.tick.Len()),
@@ -334,50 +349,70 @@ func (m *metrics) build(in snapshotInputs) *report.ServerTick {
 		CongestionRecoveredSendHz: in.cc.recoveredHz,
 		CongestionMaxLoss:         in.cc.maxLoss,
 		Transport:                 in.transport,
-		TickMs:                    phaseOf(m.tick),
-		MaintenanceMs:             phaseOf(m.phase[PhaseMaintenance]),
-		SensingMs:                 phaseOf(m.phase[PhaseSensing]),
-		IntegrateMs:               phaseOf(m.phase[PhaseIntegrate]),
-		AIMs:                      phaseOf(m.phase[PhaseAI]),
-		CollisionMs:               phaseOf(m.phase[PhaseCollision]),
-		SerializeMs:               phaseOf(m.phase[PhaseSerialize]),
-		OtherMs:                   phaseOf(m.phase[PhaseOther]),
-		MalformedDropped:          m.malformed,
-		InputsAccepted:            ptr(m.inputsAccepted),
-		Kicked:                    m.kicked,
-		KickLogsSuppressed:        m.kickLogsSuppressed,
-		Refused:                   m.refused,
-		SlowTicks:                 m.slowTicks,
-		Faults:                    append([]string{}, in.faults...),
-		IdleTimeouts:              m.idle,
-		CollisionContacts:         in.contacts,
-		SimWorkerThreads:          in.workers,
-		SnapshotBudgetBytes:       in.budget,
-		CompressSnapshots:         in.compress,
 	}
-	g := in.gov
+}
+
+// putPhases adds the windowed tick time and its phases, so a slow run
+// shows which part of the tick grew.
+func (m *metrics) putPhases(st *report.ServerTick) {
+	st.TickMs = phaseOf(m.tick)
+	st.MaintenanceMs = phaseOf(m.phase[PhaseMaintenance])
+	st.SensingMs = phaseOf(m.phase[PhaseSensing])
+	st.IntegrateMs = phaseOf(m.phase[PhaseIntegrate])
+	st.AIMs = phaseOf(m.phase[PhaseAI])
+	st.CollisionMs = phaseOf(m.phase[PhaseCollision])
+	st.SerializeMs = phaseOf(m.phase[PhaseSerialize])
+	st.OtherMs = phaseOf(m.phase[PhaseOther])
+}
+
+// putCounters adds the run's event counts and the configuration the loop
+// ran with, which a reader needs to interpret the timings.
+func (m *metrics) putCounters(st *report.ServerTick, in *snapshotInputs) {
+	st.MalformedDropped = m.malformed
+	st.InputsAccepted = ptr(m.inputsAccepted)
+	st.Kicked = m.kicked
+	st.KickLogsSuppressed = m.kickLogsSuppressed
+	st.Refused = m.refused
+	st.SlowTicks = m.slowTicks
+	st.Faults = append([]string{}, in.faults...)
+	st.IdleTimeouts = m.idle
+	st.CollisionContacts = in.contacts
+	st.SimWorkerThreads = in.workers
+	st.SnapshotBudgetBytes = in.budget
+	st.CompressSnapshots = in.compress
+}
+
+// putGovernor adds the overrun governor's state: what it shed explains a
+// run whose tick times look healthy.
+func putGovernor(st *report.ServerTick, g *governor) {
 	st.OverrunGovernor, st.LoadFactorMin, st.DegradedTicks = g.enabled, g.minLF, g.engaged
 	st.SnapshotHz, st.AIStride, st.GovernorTickEWMAMs = g.snapshotHz(TickHz), g.aiStride(), g.ewmaMs
-	wf := &in.world
+}
+
+// putWorld adds the populated world's figures, with the sensor check rate
+// beside the contacts it produced.
+func (m *metrics) putWorld(st *report.ServerTick, wf *worldFigures) {
 	st.Contacts, st.SensorChecksPerS, st.ProjectilesLive = wf.contacts, m.sensorChecksPerS(), wf.projectiles
 	st.FusedContacts = wf.fused
 	st.ShotsFiredTotal, st.HitsTotal = wf.weapons.ShotsFired, wf.weapons.Hits
 	st.StoresReleasedTotal, st.DespawnsTotal = wf.weapons.StoresReleased, wf.weapons.Despawns
 	st.AIByController = &report.AIByController{Loiter: wf.ai[CtlLoiter], Pursuit: wf.ai[CtlPursuit], Patrol: wf.ai[CtlPatrol]}
-	build, send := phaseOf(m.buildW), phaseOf(m.sendW)
-	st.SerializeBuildMs, st.SerializeSendMs = &build, &send
-	st.Cumulative = m.cumulative(in)
-	if m.wireTaken {
-		sec := m.wire.seconds
-		st.WireOutKBs = m.wire.bytesOut / sec / 1000
-		st.WireInKBs = m.wire.bytesIn / sec / 1000
-		st.WireOutPPS = m.wire.dgramsOut / sec
-		st.WirePeers = m.wirePeers
-		if m.wirePeers > 0 {
-			st.WireOutKBsPerClient = st.WireOutKBs / float64(m.wirePeers)
-		}
+}
+
+// putWire adds the kept wire rates; before the first sample they stay
+// zero here and encodeMetrics leaves them out, since unknown is not zero.
+func (m *metrics) putWire(st *report.ServerTick) {
+	if !m.wireTaken {
+		return
 	}
-	return st
+	sec := m.wire.seconds
+	st.WireOutKBs = m.wire.bytesOut / sec / 1000
+	st.WireInKBs = m.wire.bytesIn / sec / 1000
+	st.WireOutPPS = m.wire.dgramsOut / sec
+	st.WirePeers = m.wirePeers
+	if m.wirePeers > 0 {
+		st.WireOutKBsPerClient = st.WireOutKBs / float64(m.wirePeers)
+	}
 }
 
 // cumulative is the file's cumulative block from the loop's state; the

@@ -239,8 +239,34 @@ func (s *Server) Listen() error {
 	if err := s.listenAdmin(); err != nil {
 		return err
 	}
+	h, err := b.Listen(addr, s.transportOptions())
+	if err != nil {
+		s.closeAdmin()
+		return &ListenError{Addr: addr, Err: err}
+	}
+	if err := s.listenMetricsHTTP(); err != nil {
+		h.Close()
+		s.closeAdmin()
+		return err
+	}
+	s.attach(h)
+	if err := s.listenPrometheus(); err != nil {
+		if s.http != nil {
+			s.http.stop()
+		}
+		h.Close()
+		s.closeAdmin()
+		return err
+	}
+	return nil
+}
+
+// transportOptions are the host's limits: slots beyond max_peers so a full
+// server can still refuse a connect politely, and the [security] connect
+// guard.
+func (s *Server) transportOptions() transport.Options {
 	sec := &s.cfg.Security
-	h, err := b.Listen(addr, transport.Options{
+	return transport.Options{
 		MaxPeers:        s.cfg.Server.MaxPeers + slotHeadroom,
 		RecvBufferBytes: 4 << 20,
 		SendBufferBytes: 4 << 20,
@@ -251,36 +277,41 @@ func (s *Server) Listen() error {
 			Window:    seconds(sec.SourceConnectLimitWindowS),
 			HalfOpen:  seconds(sec.HalfOpenTimeoutS),
 		},
-	})
+	}
+}
+
+// listenMetricsHTTP serves the metrics document when [metrics] http_listen
+// asks for it, warning when the address exposes it beyond this machine.
+// On failure nothing is left listening; the caller releases the rest.
+func (s *Server) listenMetricsHTTP() error {
+	a := s.cfg.Metrics.HTTPListen
+	if a == "" {
+		return nil
+	}
+	m, err := startMetricsHTTP(a)
 	if err != nil {
-		s.closeAdmin()
-		return &ListenError{Addr: addr, Err: err}
+		return err
 	}
-	if a := s.cfg.Metrics.HTTPListen; a != "" {
-		m, err := startMetricsHTTP(a)
-		if err != nil {
-			h.Close()
-			s.closeAdmin()
-			return err
-		}
-		s.http = m
-		if boundedhttp.AllInterfaces(m.addr()) {
-			s.log.Printf("metrics over HTTP on every interface (%s): anyone who can reach this machine can read them", m.addr())
-		}
+	s.http = m
+	if boundedhttp.AllInterfaces(m.addr()) {
+		s.log.Printf("metrics over HTTP on every interface (%s): anyone who can reach this machine can read them", m.addr())
 	}
-	s.attach(h)
-	if a := s.cfg.Metrics.PrometheusListen; a != "" {
-		p := newPromExport(s.reported)
-		if err := p.listen(a, defaultPromLimits); err != nil {
-			if s.http != nil {
-				s.http.stop()
-			}
-			h.Close()
-			s.closeAdmin()
-			return err
-		}
-		s.prom = p
+	return nil
+}
+
+// listenPrometheus serves the Prometheus exposition when [metrics]
+// prometheus_listen asks for it. On failure nothing is left listening; the
+// caller releases the rest.
+func (s *Server) listenPrometheus() error {
+	a := s.cfg.Metrics.PrometheusListen
+	if a == "" {
+		return nil
 	}
+	p := newPromExport(s.reported)
+	if err := p.listen(a, defaultPromLimits); err != nil {
+		return err
+	}
+	s.prom = p
 	return nil
 }
 
@@ -567,8 +598,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	t := timer{at: start, sum: &ph}
 	s.met.integrateLoadFactor(start, s.gov.loadFactor())
 	s.diag.sampleCPU(start)
-	cpu0, cpuOK := cpuTime()
-	gcBefore, slowBefore := s.diag.gcCount(), s.diag.slowSends
+	base := s.baseline()
 	s.service(start)
 	s.maintain(start)
 	t.lap(PhaseMaintenance)
@@ -576,42 +606,98 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.sim.Simulate(&t)
 	s.pickDue(start)
 	s.sim.Sense(&t)
+	build, send := s.serialize(&t)
+	td := tickDiag{queue: s.diag.sampleQueues(s.host, s.vpeers)}
+	s.injectTickDelay(start)
+	total := time.Since(start)
+	ph[PhaseOther] = otherPhase(&ph, total)
+	s.gov.observe(ms(total))
+	s.recordTick(start, total, &ph, build, send)
+	// A slow tick is counted before the exposition is published: published
+	// first, the Prometheus counter lagged the file's slow_ticks by this
+	// tick until the next one.
+	if ms(total) > s.cfg.SlowTick() {
+		s.tickDelta(&base, &td)
+		s.slowTick(total, late, &ph, build, send, &td)
+	}
+	s.sampleWireAndPublish(total)
+	s.tick++
+}
+
+// tickBaseline is the process state a slow tick's diagnostics are measured
+// against; it is taken at every tick's start because whether the tick is
+// slow is known only at its end.
+type tickBaseline struct {
+	cpu       time.Duration
+	cpuOK     bool
+	gcCycles  uint64
+	slowSends int64
+}
+
+// baseline reads the process state at a tick's start (after the CPU
+// sample, so the tick's own figures do not include it).
+func (s *Server) baseline() tickBaseline {
+	cpu, ok := cpuTime()
+	return tickBaseline{cpu: cpu, cpuOK: ok, gcCycles: s.diag.gcCount(), slowSends: s.diag.slowSends}
+}
+
+// tickDelta fills td with what the process spent since base, read only for
+// a slow tick so an ordinary one pays no second CPU clock read.
+func (s *Server) tickDelta(base *tickBaseline, td *tickDiag) {
+	cpu1, ok := cpuTime()
+	td.cpu, td.cpuOK = cpu1-base.cpu, ok && base.cpuOK
+	td.gcCycles, td.slowSends = s.diag.gcCount()-base.gcCycles, s.diag.slowSends-base.slowSends
+}
+
+// serialize builds and then sends the due snapshots as the serialize phase,
+// returning its split: the slow-tick line and the metrics file report the
+// build and the send apart.
+func (s *Server) serialize(t *timer) (build, send time.Duration) {
 	buildStart := t.at
 	s.buildSnapshots()
 	sendStart := time.Now()
 	s.sendSnapshots()
 	t.lap(PhaseSerialize)
-	build, send := sendStart.Sub(buildStart), t.at.Sub(sendStart)
-	td := tickDiag{queue: s.diag.sampleQueues(s.host, s.vpeers)}
+	return sendStart.Sub(buildStart), t.at.Sub(sendStart)
+}
+
+// injectTickDelay burns the CPU the extra_tick_ms and slow-stretch faults
+// add, inside the tick's measured time so the gate sees a slower server.
+func (s *Server) injectTickDelay(start time.Time) {
 	if d := s.cfg.Faults.ExtraTickMs; d > 0 {
 		busyWork(time.Duration(d * float64(time.Millisecond)))
 	}
 	if d := s.cfg.Faults.SlowStretch.extraAt(start.Sub(s.started)); d > 0 {
 		busyWork(d)
 	}
-	total := time.Since(start)
+}
+
+// otherPhase is the tick time no named phase accounts for, so the phases
+// sum to the tick's total.
+func otherPhase(ph *[numPhases]time.Duration, total time.Duration) time.Duration {
 	var sum time.Duration
 	for _, d := range ph[:PhaseOther] {
 		sum += d
 	}
-	ph[PhaseOther] = max(total-sum, 0)
-	s.gov.observe(ms(total))
+	return max(total-sum, 0)
+}
+
+// recordTick adds the tick to the metrics, restarting the tick statistics
+// first when the warm-up ends on it so this tick is the first one counted.
+func (s *Server) recordTick(start time.Time, total time.Duration, ph *[numPhases]time.Duration, build, send time.Duration) {
 	if s.warm.due(start) {
 		// The connect ramp and the warm-up are over: the figures the gate
 		// reads start here ([metrics] tick_stats_warmup_s).
 		s.met.restartTickStats()
 	}
-	s.met.record(start, total, &ph, build, send)
+	s.met.record(start, total, ph, build, send)
 	s.met.recordSensing(s.sim.SensorChecks)
-	// A slow tick is counted before the exposition is published: published
-	// first, the Prometheus counter lagged the file's slow_ticks by this
-	// tick until the next one.
-	if ms(total) > s.cfg.SlowTick() {
-		cpu1, ok := cpuTime()
-		td.cpu, td.cpuOK = cpu1-cpu0, ok && cpuOK
-		td.gcCycles, td.slowSends = s.diag.gcCount()-gcBefore, s.diag.slowSends-slowBefore
-		s.slowTick(total, late, &ph, build, send, &td)
-	}
+}
+
+// sampleWireAndPublish takes the tick's wire sample and, with Prometheus on,
+// publishes the exposition: the exporter needs the traffic every tick, the
+// metrics file only every wireSampleTicks.
+func (s *Server) sampleWireAndPublish(total time.Duration) {
 	if s.prom != nil {
 		// The Prometheus byte counters take the traffic every tick, so a
 		// rate over a scrape window is exact to a tick at its edges; the
@@ -628,7 +714,6 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	} else if s.tick%wireSampleTicks == 0 {
 		s.met.sampleWire(s.host, len(s.viewers))
 	}
-	s.tick++
 }
 
 // buildSnapshots builds every joined peer's snapshot in parallel.

@@ -91,9 +91,37 @@ type Process struct {
 // race found in it under -race is such an exit).
 func StartProcess(t testing.TB, mut func(*server.Config)) *Process {
 	t.Helper()
+	cfg, path := writeChildConfig(t, mut)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{Metrics: cfg.Metrics.TickJSONPath, cmd: cmd, done: make(chan struct{})}
+	addr := make(chan string, 1)
+	go p.readStdout(out, addr)
+	t.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	p.awaitListening(t, addr)
+	return p
+}
+
+// writeChildConfig writes the child's config file, Config changed by mut,
+// and returns the config and the file's path. The file goes beside the
+// default metrics file, in the test's own directory, whatever mut does with
+// the metrics path.
+func writeChildConfig(t testing.TB, mut func(*server.Config)) (server.Config, string) {
+	t.Helper()
 	cfg := Config(t)
-	// The config file goes beside the default metrics file, in the test's
-	// own directory, whatever mut does with the metrics path.
 	path := filepath.Join(filepath.Dir(cfg.Metrics.TickJSONPath), "server.toml")
 	if mut != nil {
 		mut(&cfg)
@@ -109,41 +137,32 @@ func StartProcess(t testing.TB, mut func(*server.Config)) *Process {
 	if err != nil {
 		t.Fatalf("write the server config: %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &Process{Metrics: cfg.Metrics.TickJSONPath, cmd: cmd, done: make(chan struct{})}
-	addr := make(chan string, 1)
-	// The reader owns the pipe and reaps the child: it ends when the child
-	// does, which Stop and Kill (and Pdeathsig) guarantee.
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			// The child prints its Prometheus URL before its address, so
-			// PromURL is set before the address is handed over.
-			if u, ok := strings.CutPrefix(sc.Text(), promPrefix); ok {
-				p.PromURL = u
-			}
-			if a, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
-				addr <- a
-			}
+	return cfg, path
+}
+
+// readStdout owns the child's stdout and reaps the child: it ends when the
+// child does, which Stop and Kill (and Pdeathsig) guarantee. The address
+// the child prints is handed over on addr.
+func (p *Process) readStdout(out io.Reader, addr chan<- string) {
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		// The child prints its Prometheus URL before its address, so
+		// PromURL is set before the address is handed over.
+		if u, ok := strings.CutPrefix(sc.Text(), promPrefix); ok {
+			p.PromURL = u
 		}
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			t.Error(err)
+		if a, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
+			addr <- a
 		}
-	})
+	}
+	_ = p.cmd.Wait()
+	close(p.done)
+}
+
+// awaitListening waits (at most livetest.Wait) for the address the child
+// prints once bound, failing the test if the child exits or stays silent.
+func (p *Process) awaitListening(t testing.TB, addr <-chan string) {
+	t.Helper()
 	timer := time.NewTimer(livetest.Wait)
 	defer timer.Stop()
 	select {
@@ -151,11 +170,10 @@ func StartProcess(t testing.TB, mut func(*server.Config)) *Process {
 		p.Addr = a
 		p.Port = a[strings.LastIndexByte(a, ':')+1:]
 	case <-p.done:
-		t.Fatalf("reference server child exited (%v) before listening", cmd.ProcessState)
+		t.Fatalf("reference server child exited (%v) before listening", p.cmd.ProcessState)
 	case <-timer.C:
 		t.Fatalf("reference server child did not listen within %v", livetest.Wait)
 	}
-	return p
 }
 
 // encodeConfig writes cfg as the TOML file server.LoadConfig reads.
