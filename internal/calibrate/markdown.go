@@ -13,24 +13,41 @@ import (
 // gate, then per gate its claim and its runs.
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# calibrate: profile %s, %d runs", r.Profile, r.Runs)
+	writeMethod(&b, r)
+	writeGateTable(&b, r)
+	for _, g := range r.Gates {
+		writeGateSection(&b, g)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMethod writes the title and how the figures were computed, with the
+// assumption the suggested bound rests on, before any figure is read.
+func writeMethod(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "# calibrate: profile %s, %d runs", r.Profile, r.Runs)
 	if r.Host != "" {
-		fmt.Fprintf(&b, " on %s", r.Host)
+		fmt.Fprintf(b, " on %s", r.Host)
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "The same profile, unchanged, ran %d times. Per gate: the observed distribution, how many runs the current threshold "+
+	fmt.Fprintf(b, "The same profile, unchanged, ran %d times. Per gate: the observed distribution, how many runs the current threshold "+
 		"would have failed (this runner's false-alarm rate, with its exact Clopper–Pearson %s interval; a run that could not evaluate the "+
 		"gate counts as failed), and the tightest threshold a run of unchanged code fails with probability ≤ %s at %s confidence "+
 		"(one-sided normal tolerance bound on the values and on their logarithms, the looser of the two, never tighter than the worst run). "+
 		"That bound assumes a normal or log-normal shape, which %d runs cannot check; each gate's section says what the runs claim without it.\n\n",
 		r.Runs, pct(r.Confidence), pct(r.Target), pct(r.Confidence), r.Runs)
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "- %s\n", n)
+		fmt.Fprintf(b, "- %s\n", n)
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "| gate | level | better | threshold | runs | median | σ̂ (MAD) | min – max | failed | false alarm (%s CI) | suggested (≤ %s) |\n",
+}
+
+// writeGateTable writes the summary: one row per gate, comparable at a
+// glance.
+func writeGateTable(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "| gate | level | better | threshold | runs | median | σ̂ (MAD) | min – max | failed | false alarm (%s CI) | suggested (≤ %s) |\n",
 		pct(r.Confidence), pct(r.Target))
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, g := range r.Gates {
@@ -39,40 +56,41 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if d != nil {
 			med, sig, rng = num(d.Median), num(d.SigmaMAD), num(d.Min)+" – "+num(d.Max)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
 			name(g), orDash(g.Level), g.Better, threshold(g), evaluable(g), med, sig, rng, failed(g), falseAlarm(g), suggested(g))
 	}
-	for _, g := range r.Gates {
-		fmt.Fprintf(&b, "\n## %s\n\n", name(g))
-		if g.Timing {
-			b.WriteString("A timing figure: it shares the CPU with the swarm and whatever else runs on the machine.\n\n")
-		}
-		if g.Note != "" {
-			fmt.Fprintf(&b, "%s.\n\n", capitalize(g.Note))
-		}
-		if g.Suggested != nil {
-			s := g.Suggested
-			ln := "—"
-			if s.LogNormalBound != nil {
-				ln = num(*s.LogNormalBound)
-			}
-			fmt.Fprintf(&b, "%s\n\n| bound | value |\n|---|---|\n| normal (mean %s k·sd, k = %.3f) | %s |\n| log-normal | %s |\n| worst run | %s |\n| **suggested** (%s) | **%s** |\n\n",
-				s.Claim, sign(g), s.Factor, num(s.NormalBound), ln, num(s.Worst), s.By, num(s.Threshold))
-		}
-		if d := g.Distribution; d != nil {
-			cv := "—"
-			if d.CVPct != nil {
-				cv = fmt.Sprintf("%.1f %%", *d.CVPct)
-			}
-			fmt.Fprintf(&b, "Mean %s, sd %s (CV %s), MAD %s.\n\n", num(d.Mean), num(d.SD), cv, num(d.MAD))
-		}
-		b.WriteString("| run | value | current threshold |\n|---|---|---|\n")
-		for i, v := range g.Values {
-			fmt.Fprintf(&b, "| %d | %s | %s |\n", i+1, num(v), holds(g, v))
-		}
+}
+
+// writeGateSection writes one gate's claim and every run's value, so a
+// reader can check the suggestion against the runs it came from.
+func writeGateSection(b *strings.Builder, g GateResult) {
+	fmt.Fprintf(b, "\n## %s\n\n", name(g))
+	if g.Timing {
+		b.WriteString("A timing figure: it shares the CPU with the swarm and whatever else runs on the machine.\n\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if g.Note != "" {
+		fmt.Fprintf(b, "%s.\n\n", capitalize(g.Note))
+	}
+	if g.Suggested != nil {
+		s := g.Suggested
+		ln := "—"
+		if s.LogNormalBound != nil {
+			ln = num(*s.LogNormalBound)
+		}
+		fmt.Fprintf(b, "%s\n\n| bound | value |\n|---|---|\n| normal (mean %s k·sd, k = %.3f) | %s |\n| log-normal | %s |\n| worst run | %s |\n| **suggested** (%s) | **%s** |\n\n",
+			s.Claim, sign(g), s.Factor, num(s.NormalBound), ln, num(s.Worst), s.By, num(s.Threshold))
+	}
+	if d := g.Distribution; d != nil {
+		cv := "—"
+		if d.CVPct != nil {
+			cv = fmt.Sprintf("%.1f %%", *d.CVPct)
+		}
+		fmt.Fprintf(b, "Mean %s, sd %s (CV %s), MAD %s.\n\n", num(d.Mean), num(d.SD), cv, num(d.MAD))
+	}
+	b.WriteString("| run | value | current threshold |\n|---|---|---|\n")
+	for i, v := range g.Values {
+		fmt.Fprintf(b, "| %d | %s | %s |\n", i+1, num(v), holds(g, v))
+	}
 }
 
 func name(g GateResult) string {

@@ -60,7 +60,15 @@ func runAdmin(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stderr, adminUsage)
 		return exitcode.Errorf(exitcode.Usage, "admin: need SOCKET and COMMAND")
 	}
-	sock, words := fs.Arg(0), fs.Args()[1:]
+	line, err := adminLine(fs.Args()[1:])
+	if err != nil {
+		return err
+	}
+	return sendAdmin(ctx, env, fs.Arg(0), line)
+}
+
+// adminLine makes the command words into the one line the server reads.
+func adminLine(words []string) (string, error) {
 	// A directory is meant relative to where the user typed it, not to the
 	// server's working directory.
 	// The server takes the rest of the line as DIR, so the words after
@@ -69,7 +77,7 @@ func runAdmin(ctx context.Context, env *Env, args []string) error {
 		dir := strings.Join(words[1:], " ")
 		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return exitcode.Errorf(exitcode.Usage, "admin: trace-start %s: %v", dir, err)
+			return "", exitcode.Errorf(exitcode.Usage, "admin: trace-start %s: %v", dir, err)
 		}
 		words = []string{words[0], abs}
 	}
@@ -78,8 +86,15 @@ func runAdmin(ctx context.Context, env *Env, args []string) error {
 	// reach a newer server); only what cannot travel as one line is
 	// refused here.
 	if strings.ContainsAny(line, "\r\n") {
-		return exitcode.Errorf(exitcode.Usage, "admin: the command must be one line")
+		return "", exitcode.Errorf(exitcode.Usage, "admin: the command must be one line")
 	}
+	return line, nil
+}
+
+// sendAdmin runs one exchange and maps its outcome to the exit codes
+// adminUsage promises, telling an interrupt apart from the exchange's own
+// timeout.
+func sendAdmin(ctx context.Context, env *Env, sock, line string) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()

@@ -149,41 +149,17 @@ func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 	var o scaffold.Options
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	metricsURL := ""
-	switch f.metrics {
-	case "file":
-		if given["metrics-url"] {
-			return o, errors.New("--metrics-url goes with --metrics prometheus; the metrics file needs none")
-		}
-	case "prometheus":
-		metricsURL = f.metricsURL
-	default:
-		return o, fmt.Errorf("--metrics %q: want file or prometheus", f.metrics)
-	}
-	if f.command == "" {
-		return o, errors.New("--server-command is required: how to start your server, e.g. --server-command \"./bin/server --config {config}\"")
-	}
-	parser := shellwords.NewParser() // no $VAR, no `cmd`: the words as written
-	cmd, err := parser.Parse(f.command)
+	metricsURL, err := f.metricsEndpoint(given)
 	if err != nil {
-		return o, fmt.Errorf("--server-command %q: %w", f.command, err)
+		return o, err
 	}
-	if at := parser.Position; at >= 0 {
-		// The parser stops at a shell operator (; && | > &) and returns the
-		// words before it: the rest would be dropped without a word.
-		return o, fmt.Errorf("--server-command %q: %q from column %d is a shell operator and what follows it: the gate runs one command, not a shell line; quote it for a shell: --server-command \"sh -c '...'\"",
-			f.command, f.command[at:], at+1)
+	cmd, err := f.serverCommand()
+	if err != nil {
+		return o, err
 	}
-	name := f.name
-	if name == "" {
-		abs, err := filepath.Abs(f.dir)
-		if err != nil {
-			return o, err
-		}
-		name = strings.Trim(initName.ReplaceAllString(strings.ToLower(filepath.Base(abs)), "-"), "-")
-		if name == "" || name[0] < 'a' || name[0] > 'z' {
-			return o, fmt.Errorf("the directory name %q makes no profile name: give --name", filepath.Base(abs))
-		}
+	name, err := f.profileName()
+	if err != nil {
+		return o, err
 	}
 	o = scaffold.Options{Name: name, Command: cmd, Transport: f.transport, Clients: f.clients, DurationS: f.duration,
 		ConfigFormat: f.configFormat, Metrics: f.metrics, MetricsURL: metricsURL,
@@ -193,18 +169,7 @@ func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 			o.Patterns = append(o.Patterns, p)
 		}
 	}
-	if strings.Contains(f.command, "{config}") {
-		if !strings.Contains(f.command, "{port}") && !given["port-key"] {
-			o.PortKey = "port"
-		}
-		switch {
-		case given["metrics-key"]:
-		case f.metrics == "file" && !strings.Contains(f.command, "{metrics_json}"):
-			o.MetricsKey = "metrics_path"
-		case f.metrics == "prometheus" && !strings.Contains(f.command, "{metrics_port}") && strings.Contains(metricsURL, "{metrics_port}"):
-			o.MetricsKey = "metrics_port"
-		}
-	}
+	f.defaultConfigKeys(&o, given)
 	o.ActionRef, o.ActionVersion = "main", ""
 	if !strings.Contains(Version, "-") {
 		// A release: the workflow pins the action at this version's tag
@@ -212,6 +177,79 @@ func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 		o.ActionRef, o.ActionVersion = "v"+Version, Version
 	}
 	return o, nil
+}
+
+// metricsEndpoint validates --metrics and returns the endpoint to scrape:
+// --metrics-url carries a default, so only an explicit one is refused with
+// the metrics file, and the file source gets no URL at all.
+func (f *initFlags) metricsEndpoint(given map[string]bool) (string, error) {
+	switch f.metrics {
+	case "file":
+		if given["metrics-url"] {
+			return "", errors.New("--metrics-url goes with --metrics prometheus; the metrics file needs none")
+		}
+		return "", nil
+	case "prometheus":
+		return f.metricsURL, nil
+	default:
+		return "", fmt.Errorf("--metrics %q: want file or prometheus", f.metrics)
+	}
+}
+
+// serverCommand splits --server-command into argv without a shell, and
+// refuses a shell line whose tail the parser would silently drop.
+func (f *initFlags) serverCommand() ([]string, error) {
+	if f.command == "" {
+		return nil, errors.New("--server-command is required: how to start your server, e.g. --server-command \"./bin/server --config {config}\"")
+	}
+	parser := shellwords.NewParser() // no $VAR, no `cmd`: the words as written
+	cmd, err := parser.Parse(f.command)
+	if err != nil {
+		return nil, fmt.Errorf("--server-command %q: %w", f.command, err)
+	}
+	if at := parser.Position; at >= 0 {
+		// The parser stops at a shell operator (; && | > &) and returns the
+		// words before it: the rest would be dropped without a word.
+		return nil, fmt.Errorf("--server-command %q: %q from column %d is a shell operator and what follows it: the gate runs one command, not a shell line; quote it for a shell: --server-command \"sh -c '...'\"",
+			f.command, f.command[at:], at+1)
+	}
+	return cmd, nil
+}
+
+// profileName is --name, or else one derived from the directory's name so
+// that `scalegate init` in a checkout needs no --name.
+func (f *initFlags) profileName() (string, error) {
+	if f.name != "" {
+		return f.name, nil
+	}
+	abs, err := filepath.Abs(f.dir)
+	if err != nil {
+		return "", err
+	}
+	name := strings.Trim(initName.ReplaceAllString(strings.ToLower(filepath.Base(abs)), "-"), "-")
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return "", fmt.Errorf("the directory name %q makes no profile name: give --name", filepath.Base(abs))
+	}
+	return name, nil
+}
+
+// defaultConfigKeys picks config keys for what a {config} command does not
+// carry itself, so a server told only its config file still learns its
+// port and where its metrics go; a key given by flag is left as given.
+func (f *initFlags) defaultConfigKeys(o *scaffold.Options, given map[string]bool) {
+	if !strings.Contains(f.command, "{config}") {
+		return
+	}
+	if !strings.Contains(f.command, "{port}") && !given["port-key"] {
+		o.PortKey = "port"
+	}
+	switch {
+	case given["metrics-key"]:
+	case f.metrics == "file" && !strings.Contains(f.command, "{metrics_json}"):
+		o.MetricsKey = "metrics_path"
+	case f.metrics == "prometheus" && !strings.Contains(f.command, "{metrics_port}") && strings.Contains(o.MetricsURL, "{metrics_port}"):
+		o.MetricsKey = "metrics_port"
+	}
 }
 
 // checkInitDir refuses a --dir that is a file, or under one: a usage

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/k8s"
+	"github.com/scalegate/scalegate/internal/profile"
 )
 
 const k8sUsage = `usage: scalegate k8s --profile NAME --shards N --image IMAGE --server HOST:PORT [options]
@@ -61,21 +62,12 @@ func runK8s(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(p.Impairment) > 0 {
-		return exitcode.Errorf(exitcode.Usage, "k8s: profile %s declares an impairment: its relay schedule is not shipped to the pods by these manifests (run it with the gate, or with swarm --degrade-schedule in your own pods)", p.Name)
-	}
-	if o.Leg, err = p.LegByID(*leg); err != nil {
-		return exitcode.With(exitcode.Usage, fmt.Errorf("k8s: %w", err))
-	}
-	if strings.HasPrefix(o.Leg.Pattern, "trace:") || strings.Contains(o.Leg.PatternMix, "trace:") {
-		return exitcode.Errorf(exitcode.Usage, "k8s: leg %s replays a recording from the profile directory, which these manifests do not ship to the pods", o.Leg.ID)
+	if o.Leg, err = shardLeg(p, *leg); err != nil {
+		return err
 	}
 	o.Profile, o.Now = p, time.Now()
-	o.StartAt = o.Now.Add(*startIn).Truncate(time.Second)
-	if *startAt != "" {
-		if o.StartAt, err = time.Parse(time.RFC3339, *startAt); err != nil {
-			return exitcode.Errorf(exitcode.Usage, "k8s: --start-at %q: want RFC 3339", *startAt)
-		}
+	if o.StartAt, err = startInstant(o.Now, *startIn, *startAt); err != nil {
+		return err
 	}
 	b, err := k8s.Manifests(o)
 	if err != nil {
@@ -83,4 +75,34 @@ func runK8s(_ context.Context, env *Env, args []string) error {
 	}
 	_, err = env.Stdout.Write(b)
 	return err
+}
+
+// shardLeg picks the leg to shard, refusing what the manifests cannot ship
+// to the pods: everything they run must come from the image and the flags.
+func shardLeg(p *profile.Profile, id string) (profile.Leg, error) {
+	if len(p.Impairment) > 0 {
+		return profile.Leg{}, exitcode.Errorf(exitcode.Usage, "k8s: profile %s declares an impairment: its relay schedule is not shipped to the pods by these manifests (run it with the gate, or with swarm --degrade-schedule in your own pods)", p.Name)
+	}
+	leg, err := p.LegByID(id)
+	if err != nil {
+		return leg, exitcode.With(exitcode.Usage, fmt.Errorf("k8s: %w", err))
+	}
+	if strings.HasPrefix(leg.Pattern, "trace:") || strings.Contains(leg.PatternMix, "trace:") {
+		return leg, exitcode.Errorf(exitcode.Usage, "k8s: leg %s replays a recording from the profile directory, which these manifests do not ship to the pods", leg.ID)
+	}
+	return leg, nil
+}
+
+// startInstant is the shared instant every shard starts its ramp at:
+// --start-at as given, or now plus --start-in, whole seconds so the
+// manifests print it exactly.
+func startInstant(now time.Time, startIn time.Duration, startAt string) (time.Time, error) {
+	if startAt == "" {
+		return now.Add(startIn).Truncate(time.Second), nil
+	}
+	t, err := time.Parse(time.RFC3339, startAt)
+	if err != nil {
+		return t, exitcode.Errorf(exitcode.Usage, "k8s: --start-at %q: want RFC 3339", startAt)
+	}
+	return t, nil
 }

@@ -112,6 +112,27 @@ func (o Options) metricsPlaceholder() string {
 }
 
 func (o Options) check() error {
+	if err := o.checkMetrics(); err != nil {
+		return err
+	}
+	if !nameRE.MatchString(o.Name) {
+		return fmt.Errorf("name %q: lower-case letters, digits and '-', starting with a letter", o.Name)
+	}
+	if len(o.Command) == 0 || strings.TrimSpace(o.Command[0]) == "" {
+		return errors.New("the server command is empty: give the program to run and its arguments")
+	}
+	config := o.uses("config")
+	if !config && (len(o.Config) > 0 || o.PortKey != "" || o.MetricsKey != "") {
+		return errors.New("config values are given but the server command has no {config}: add {config} where your server takes its config file")
+	}
+	if err := o.checkPlaceholders(); err != nil {
+		return err
+	}
+	return o.checkConfig()
+}
+
+// checkMetrics refuses a metrics source the gate could not read from.
+func (o Options) checkMetrics() error {
 	switch o.Metrics {
 	case "file":
 		if o.MetricsURL != "" {
@@ -124,16 +145,13 @@ func (o Options) check() error {
 	default:
 		return fmt.Errorf("metrics %q: want file or prometheus", o.Metrics)
 	}
-	if !nameRE.MatchString(o.Name) {
-		return fmt.Errorf("name %q: lower-case letters, digits and '-', starting with a letter", o.Name)
-	}
-	if len(o.Command) == 0 || strings.TrimSpace(o.Command[0]) == "" {
-		return errors.New("the server command is empty: give the program to run and its arguments")
-	}
-	config := o.uses("config")
-	if !config && (len(o.Config) > 0 || o.PortKey != "" || o.MetricsKey != "") {
-		return errors.New("config values are given but the server command has no {config}: add {config} where your server takes its config file")
-	}
+	return nil
+}
+
+// checkPlaceholders makes sure the server is told its port and where its
+// metrics go exactly once, by the command or by a config key: told
+// neither, it would never become ready.
+func (o Options) checkPlaceholders() error {
 	what := "metrics file path"
 	if o.Metrics == "prometheus" {
 		what = "metrics port"
@@ -155,6 +173,12 @@ func (o Options) check() error {
 			return fmt.Errorf("the server is never told its %s: put {%s} in the command, or {config} in the command and a %s key for it in the config", p.flag, p.placeholder, p.flag)
 		}
 	}
+	return nil
+}
+
+// checkConfig refuses config values and keys a config file cannot hold, so
+// that lit never meets a value it cannot render.
+func (o Options) checkConfig() error {
 	keys := []string{o.PortKey, o.MetricsKey}
 	for k, v := range o.Config {
 		keys = append(keys, k)
@@ -189,6 +213,21 @@ func (o Options) check() error {
 func (o Options) profile() ([]byte, error) {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	o.writeHead(w)
+	if err := o.writeServer(w); err != nil {
+		return nil, err
+	}
+	o.writeGates(w)
+	out, err := format.Source([]byte(b.String()))
+	if err != nil {
+		return nil, fmt.Errorf("render %s.cue: %w", o.Name, err)
+	}
+	return out, nil
+}
+
+// writeHead writes the profile's top-level fields, with the comments that
+// tell a team how to check and edit what init wrote for them.
+func (o Options) writeHead(w func(string, ...any)) {
 	w("// %s: the scale gate of our server, written by `scalegate init`.\n", o.Name)
 	w("// Edit freely; `scalegate vet --profiles %s` checks it and\n", ProfileDir)
 	w("// `scalegate profiles show %s --profiles %s` prints it with every default\n", o.Name, ProfileDir)
@@ -205,6 +244,11 @@ func (o Options) profile() ([]byte, error) {
 	w("// %s/scale-gate-baseline.json (10 %% tolerance). Record it with\n", BaselineDir)
 	w("// --update-baseline from a run you trust, then commit the file.\n")
 	w("baselined: true\n")
+}
+
+// writeServer writes the server block: how the gate starts the team's
+// server and, when it takes one, the config it is given.
+func (o Options) writeServer(w func(string, ...any)) error {
 	w("server: {\n")
 	w("kind: \"custom\"\n")
 	w("// {port}, {metrics_json} and {config} are replaced for each leg: scalegate\n")
@@ -213,7 +257,7 @@ func (o Options) profile() ([]byte, error) {
 	if o.uses("config") {
 		config, err := o.config()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		w("// config is rendered to {config} in this format.\n")
 		w("config_format: %s\n", lit(o.ConfigFormat))
@@ -223,6 +267,12 @@ func (o Options) profile() ([]byte, error) {
 		o.writePrometheus(w)
 	}
 	w("}\n")
+	return nil
+}
+
+// writeGates writes the gates a first profile starts with: the ones any
+// server can meet, timing advisory until the team trusts its runner.
+func (o Options) writeGates(w func(string, ...any)) {
 	w("gates: {\n")
 	w("// Every client admitted; none refused, none dropped.\n")
 	w("admission: {}\n")
@@ -238,11 +288,6 @@ func (o Options) profile() ([]byte, error) {
 	w("// Tick time depends on the machine: shown, never failing, unless a run is --strict.\n")
 	w("tick_ms_p99_max: {threshold: 16.6, level: \"advisory\"}\n")
 	w("}\n")
-	out, err := format.Source([]byte(b.String()))
-	if err != nil {
-		return nil, fmt.Errorf("render %s.cue: %w", o.Name, err)
-	}
-	return out, nil
 }
 
 // promMap is the mapping the scaffold starts from: the reference server's

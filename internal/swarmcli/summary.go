@@ -18,6 +18,16 @@ func WriteSummary(w io.Writer, res *swarm.Result) { printSummary(safetext.Writer
 
 func printSummary(w io.Writer, res *swarm.Result) {
 	r := res.Report
+	printOutcome(w, r)
+	printFigures(w, r)
+	printDelivery(w, res)
+	printRunNotes(w, r)
+}
+
+// printOutcome says what ran and what became of its clients, first, since
+// a run that admitted nobody or ended early makes every figure after it
+// suspect.
+func printOutcome(w io.Writer, r *report.Report) {
 	fmt.Fprintf(w, "swarm: %s, protocol %s, pattern %s %v, %d clients, %d threads, %.1fs\n", r.Transport, r.Protocol, r.Pattern, r.PatternCounts, r.Clients, r.Threads, r.DurationS)
 	if s := r.Shard; s != nil {
 		fmt.Fprintf(w, "  shard %d/%d: clients %d..%d of %d, started %.1f ms late\n", s.Index, s.Count, s.FirstClient, s.FirstClient+r.Clients-1, s.ClientsTotal, s.StartLateMs)
@@ -30,21 +40,21 @@ func printSummary(w io.Writer, res *swarm.Result) {
 	if h := r.HarnessErrors; h.Clients() > 0 {
 		fmt.Fprintf(w, "  harness errors: %d clients without a socket, %d connects not issued, %d at the descriptor limit; first: %s\n", h.Socket, h.Dial, h.FDExhausted, h.FirstError)
 	}
+}
+
+// printFigures prints the measured figures; one the run did not produce is
+// left out rather than shown as zero.
+func printFigures(w io.Writer, r *report.Report) {
 	if h := r.ObservedServerTickHz; h != nil {
 		fmt.Fprintf(w, "  observed tick-Hz min/mean/max %.2f / %.2f / %.2f\n", h.Min, h.Mean, h.Max)
 	}
 	if k := r.DownstreamKBsPerClient; k != nil {
 		fmt.Fprintf(w, "  downstream KB/s per client mean %.2f max %.2f\n", k.Mean, k.Max)
 	}
-	pct := func(name string, p *report.Percentiles) {
-		if p != nil {
-			fmt.Fprintf(w, "  %-18s p50 %.2f  p95 %.2f  p99 %.2f  max %.2f ms\n", name, p.P50, p.P95, p.P99, p.Max)
-		}
-	}
-	pct("rtt", r.RTTMs)
-	pct("peer delay", r.PeerDelayMs)
-	pct("connect", r.ConnectMs)
-	pct("worker loop dt", r.WorkerLoopDtMs)
+	printPercentiles(w, "rtt", r.RTTMs)
+	printPercentiles(w, "peer delay", r.PeerDelayMs)
+	printPercentiles(w, "connect", r.ConnectMs)
+	printPercentiles(w, "worker loop dt", r.WorkerLoopDtMs)
 	if p := r.ServiceIntervalMs; p != nil {
 		fmt.Fprintf(w, "  %-18s p50 %.2f  p99 %.2f  max %.2f  mean %.3f ms\n", "service interval", p.P50, p.P99, p.Max, p.Mean)
 	}
@@ -54,13 +64,31 @@ func printSummary(w io.Writer, res *swarm.Result) {
 	if r.MaxSnapshotGapMs != nil {
 		fmt.Fprintf(w, "  max snapshot gap %.1f ms, snapshots %d, decode errors %d\n", *r.MaxSnapshotGapMs, r.SnapshotsReceived, r.SnapshotDecodeErrors)
 	}
-	pct("state interval", r.StateIntervalMs)
-	d := gatetable.Delivered(r, res.Delivery)
+	printPercentiles(w, "state interval", r.StateIntervalMs)
+}
+
+// printPercentiles prints one latency line, aligned with its neighbours.
+func printPercentiles(w io.Writer, name string, p *report.Percentiles) {
+	if p != nil {
+		fmt.Fprintf(w, "  %-18s p50 %.2f  p95 %.2f  p99 %.2f  max %.2f ms\n", name, p.P50, p.P95, p.P99, p.Max)
+	}
+}
+
+// printDelivery prints the delivery verdict the way the gate table judges
+// it, so the swarm and the gate never disagree.
+func printDelivery(w io.Writer, res *swarm.Result) {
+	d := gatetable.Delivered(res.Report, res.Delivery)
 	verdict := "held"
 	if !d.OK() {
 		verdict = "FAILED: " + d.Why()
 	}
 	fmt.Fprintf(w, "  delivery %s: %s (must: %s)\n", verdict, d.Text, d.Threshold)
+}
+
+// printRunNotes prints what qualifies the figures: the warm-up, the
+// harness's own cost, the server's metrics, replays, impairment and
+// warnings.
+func printRunNotes(w io.Writer, r *report.Report) {
 	if r.WarmupEndS != nil {
 		fmt.Fprintf(w, "  warm-up %gs: windowed figures count from t=%.1fs\n", r.WarmupS, *r.WarmupEndS)
 	}
