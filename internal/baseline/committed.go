@@ -267,9 +267,9 @@ var figures = []struct {
 	// bytes per entity).
 	optional bool
 }{
-	{"baseline_kbs", "payload KB/s vs baseline", gatetable.KBsMean, FigureKBs, false},
-	{"baseline_wire_kbs", "wire KB/s vs baseline", gatetable.WireKBs, FigureWireKBs, false},
-	{"baseline_bytes_per_entity", "snapshot bytes per entity vs baseline", gatetable.BytesPerEntity, FigureBytesPerEntity, true},
+	{gatetable.CheckBaselineKBs, "payload KB/s vs baseline", gatetable.KBsMean, FigureKBs, false},
+	{gatetable.CheckBaselineWireKBs, "wire KB/s vs baseline", gatetable.WireKBs, FigureWireKBs, false},
+	{gatetable.CheckBaselineBytesPerEntity, "snapshot bytes per entity vs baseline", gatetable.BytesPerEntity, FigureBytesPerEntity, true},
 }
 
 // recordEntry reads the baselined figures of a key's passing legs (one

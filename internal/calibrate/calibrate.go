@@ -51,7 +51,7 @@ type Gate struct {
 	Dir    gatetable.Direction
 	Timing bool
 	// Level is the gate's level in this tier ("hard", "advisory").
-	Level string
+	Level gatetable.Level
 	// Threshold is the profile's current threshold; nil when the gate has
 	// no numeric one.
 	Threshold *float64
@@ -91,11 +91,11 @@ type GateResult struct {
 	Title string `json:"title"`
 	Unit  string `json:"unit,omitempty"`
 	// Better is "lower" (an at-most gate) or "higher".
-	Better    string       `json:"better"`
-	Timing    bool         `json:"timing,omitempty"`
-	Level     string       `json:"level,omitempty"`
-	Threshold *float64     `json:"threshold"`
-	Values    stats.Values `json:"values"`
+	Better    string          `json:"better"`
+	Timing    bool            `json:"timing,omitempty"`
+	Level     gatetable.Level `json:"level,omitempty"`
+	Threshold *float64        `json:"threshold"`
+	Values    stats.Values    `json:"values"`
 	// Distribution summarises the evaluable runs; nil when none was.
 	Distribution *Distribution `json:"distribution"`
 	// Failed counts runs whose figure was beyond the current threshold;

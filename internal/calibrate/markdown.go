@@ -57,7 +57,7 @@ func writeGateTable(b *strings.Builder, r *Report) {
 			med, sig, rng = num(d.Median), num(d.SigmaMAD), num(d.Min)+" – "+num(d.Max)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n",
-			name(g), orDash(g.Level), g.Better, threshold(g), evaluable(g), med, sig, rng, failed(g), falseAlarm(g), suggested(g))
+			name(g), orDash(string(g.Level)), g.Better, threshold(g), evaluable(g), med, sig, rng, failed(g), falseAlarm(g), suggested(g))
 	}
 }
 

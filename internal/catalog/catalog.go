@@ -209,7 +209,7 @@ func decodeProfile(u cue.Value) (*profile.Profile, error) {
 		return nil, fmt.Errorf("decode profile world: %w", err)
 	}
 	p.World.Extra = extra.World
-	for name := range gatetable.Budgets {
+	for name := range gatetable.Budgets() {
 		delete(p.Gates, name) // a shorthand: CUE declared its gates
 	}
 	for _, k := range []string{"overrun_governor", "sim_worker_threads", "test_spawn_ai_count"} {

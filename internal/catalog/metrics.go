@@ -89,12 +89,12 @@ func (c *checker) checkProduced(m promsource.Map) {
 	need("server.metrics.map", "the transport identity check", "transport")
 	if v, ok := c.concrete("baselined"); ok {
 		if b, _ := v.Bool(); b {
-			for _, f := range gatetable.WireKBsFields {
+			for _, f := range gatetable.WireKBsFields() {
 				need("baselined", "the wire KB/s baseline", f)
 			}
 		}
 	}
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		if !c.has("gates." + g.Name) {
 			continue
 		}

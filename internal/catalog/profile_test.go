@@ -61,7 +61,7 @@ func TestShippedProfileFacts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if p.Transport != tc.transport || p.Tier != tc.tier || p.Clients != tc.clients || len(p.Legs()) != tc.legs || p.Baselined != tc.baselined {
+		if p.Transport != tc.transport || string(p.Tier) != tc.tier || p.Clients != tc.clients || len(p.Legs()) != tc.legs || p.Baselined != tc.baselined {
 			t.Errorf("%s: transport %s tier %s clients %d legs %d baselined %v", tc.name, p.Transport, p.Tier, p.Clients, len(p.Legs()), p.Baselined)
 		}
 	}

@@ -40,7 +40,7 @@ func TestSchemaGatesMatchTable(t *testing.T) {
 	var schemaNames []string
 	for it.Next() {
 		name := it.Selector().Unquoted()
-		if _, shorthand := gatetable.Budgets[name]; shorthand {
+		if _, shorthand := gatetable.Budgets()[name]; shorthand {
 			continue
 		}
 		schemaNames = append(schemaNames, name)
@@ -55,7 +55,7 @@ func TestSchemaGatesMatchTable(t *testing.T) {
 		}
 	}
 	var tableNames []string
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		tableNames = append(tableNames, g.Name)
 	}
 	sort.Strings(schemaNames)
@@ -90,7 +90,7 @@ func TestSchemaPatternsMatchSwarm(t *testing.T) {
 // judge for every entry, titles present, flags spelled as swarm flags.
 func TestTableWellFormed(t *testing.T) {
 	names, flags := map[string]bool{}, map[string]bool{}
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		if names[g.Name] {
 			t.Errorf("gate %s declared twice", g.Name)
 		}
@@ -185,7 +185,7 @@ func TestBudgetShorthand(t *testing.T) {
 	}
 	want := map[string]struct {
 		thr   float64
-		level string
+		level gatetable.Level
 	}{"tick_ms_p95_max": {16.6, "hard"}, "tick_ms_p99_max": {33, "hard"}, "tick_ms_max_max": {100, "hard"},
 		"state_interval_ms_p99_max": {40, "advisory"}}
 	for name, w := range want {

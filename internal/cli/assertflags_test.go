@@ -27,7 +27,7 @@ func TestSwarmAssertFlagsMatchTable(t *testing.T) {
 		}
 	})
 	var want []string
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		if g.Flag != "" {
 			want = append(want, g.Flag)
 			want = append(want, g.Aliases...)
@@ -49,7 +49,7 @@ func TestForwardedFlagsRoundTrip(t *testing.T) {
 		RSSSampleIntervalS: 1, Threads: 2, EntityType: "fighter", Patterns: []string{"weave"}, Gates: profile.Gates{},
 		Harness: profile.Harness{TestBusyUsPerClient: 1}}
 	want := map[string]float64{}
-	for i, g := range gatetable.All {
+	for i, g := range gatetable.All() {
 		spec := profile.GateSpec{Level: gatetable.LevelHard}
 		if g.Kind == gatetable.Threshold {
 			thr := float64(i + 1)

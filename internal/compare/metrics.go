@@ -7,7 +7,7 @@ import (
 
 // metrics are the figures a reviewer asks about, in the summary's order:
 // admission, what the clients saw, what the server spent (and why a tick
-// was slow: gatetable.Diagnostics), the harness.
+// was slow: gatetable.Diagnostics()), the harness.
 // Each is read through the gate table's reader, so a figure the server or
 // the swarm left out compares as missing, never as 0, and a figure means
 // here what it means in the gate.

@@ -53,7 +53,7 @@ func (e *evaluator) earlyEnd() {
 	if r.AbortGate == report.AbortServer {
 		why = r.AbortReason
 	}
-	e.add(rundir.Check{Gate: "abort", Title: "run took its duration", Level: gatetable.LevelHard, Threshold: "not ended early",
+	e.add(rundir.Check{Gate: gatetable.CheckAbort, Title: "run took its duration", Level: gatetable.LevelHard, Threshold: "not ended early",
 		MeasuredText: fmt.Sprintf("ended at %.1f s", *r.AbortedAtS), Status: rundir.StatusFail, Detail: why})
 }
 
@@ -72,7 +72,7 @@ func (e *evaluator) harnessErrors() {
 	}
 	h := e.r.HarnessErrors
 	n := float64(h.Clients())
-	c := rundir.Check{Gate: "harness_errors", Title: "clients the swarm started itself", Level: gatetable.LevelHard, Threshold: "every client",
+	c := rundir.Check{Gate: gatetable.CheckHarnessErrors, Title: "clients the swarm started itself", Level: gatetable.LevelHard, Threshold: "every client",
 		Measured: &n, MeasuredText: fmt.Sprintf("%d of %d not started", h.Clients(), e.r.Clients), Detail: why}
 	if excused {
 		c.Status = rundir.StatusInconclusive

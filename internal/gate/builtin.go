@@ -23,7 +23,7 @@ import (
 // metrics file without "transport") is unevaluable, never a pass.
 func (e *evaluator) transport() {
 	want := e.in.Profile.TransportFor(e.in.Leg)
-	c := rundir.Check{Gate: "transport", Title: "transport identity", Level: gatetable.LevelHard, Threshold: "= " + want}
+	c := rundir.Check{Gate: gatetable.CheckTransport, Title: "transport identity", Level: gatetable.LevelHard, Threshold: "= " + want}
 	serverSide, err := e.m.TickString("transport")
 	c.MeasuredText = fmt.Sprintf("swarm %s, Welcome %s, server %s", orMissing(e.r.Transport), orMissing(e.r.ServerTransport), orMissing(serverSide))
 	var problems, unread []string
@@ -72,7 +72,7 @@ func ownProtocol(r *report.Report) bool {
 // server that never let a client in.
 func (e *evaluator) loadHappened() {
 	r := e.r
-	c := rundir.Check{Gate: "load", Title: "load happened (clients admitted and held, snapshots received)", Level: gatetable.LevelHard,
+	c := rundir.Check{Gate: gatetable.CheckLoad, Title: "load happened (clients admitted and held, snapshots received)", Level: gatetable.LevelHard,
 		Threshold: "≥ 1 admitted, 0 lost mid-run, ≥ 1 snapshot"}
 	admitted := float64(r.ClientsConnected)
 	c.Measured = &admitted
@@ -98,7 +98,7 @@ func (e *evaluator) loadHappened() {
 // or the tick rate.
 func (e *evaluator) delivery() {
 	d := gatetable.Delivered(e.r, e.in.Profile.Delivery)
-	c := rundir.Check{Gate: "delivery", Title: "state delivered (per-client rate and gaps, none lost to silence)", Level: gatetable.LevelHard,
+	c := rundir.Check{Gate: gatetable.CheckDelivery, Title: "state delivered (per-client rate and gaps, none lost to silence)", Level: gatetable.LevelHard,
 		Threshold: d.Threshold, Measured: d.Measured, MeasuredText: d.Text}
 	switch {
 	case len(d.Problems) > 0:
@@ -122,7 +122,7 @@ func (e *evaluator) impaired() {
 	if len(want) == 0 {
 		return
 	}
-	c := rundir.Check{Gate: "impairment", Title: "impairment applied (relay dropped/held datagrams)", Level: gatetable.LevelHard,
+	c := rundir.Check{Gate: gatetable.CheckImpairment, Title: "impairment applied (relay dropped/held datagrams)", Level: gatetable.LevelHard,
 		Threshold: fmt.Sprintf("%d phase(s) applied, > 0 impaired, 0 overflow", len(want))}
 	rs := e.r.Relay
 	switch {
@@ -166,7 +166,7 @@ func (e *evaluator) shards() {
 	if r.Shards == nil && (r.Shard == nil || r.Shard.Count <= 1) && e.in.Profile.Shards <= 1 {
 		return
 	}
-	c := rundir.Check{Gate: "shards", Title: "every shard merged exactly once", Level: gatetable.LevelHard, Threshold: "complete"}
+	c := rundir.Check{Gate: gatetable.CheckShards, Title: "every shard merged exactly once", Level: gatetable.LevelHard, Threshold: "complete"}
 	switch {
 	case r.Shards != nil:
 		s := r.Shards
@@ -220,11 +220,11 @@ func (e *evaluator) swarmAsserts() {
 		if a.Measured != nil {
 			measured = fmtNum(*a.Measured)
 		}
-		e.add(rundir.Check{Gate: "swarm_assert", Title: "swarm " + a.Name, Level: gatetable.LevelHard, Threshold: fmtNum(a.Threshold),
+		e.add(rundir.Check{Gate: gatetable.CheckSwarmAssert, Title: "swarm " + a.Name, Level: gatetable.LevelHard, Threshold: fmtNum(a.Threshold),
 			Measured: a.Measured, MeasuredText: measured, Status: rundir.StatusFail, Detail: rundir.JoinDetail("the swarm's own assert failed", a.Detail)})
 	}
 	if e.r.Aborted != "" {
-		e.add(rundir.Check{Gate: "swarm_run", Title: "swarm ran to the end", Level: gatetable.LevelHard, Threshold: "not aborted",
+		e.add(rundir.Check{Gate: gatetable.CheckSwarmRun, Title: "swarm ran to the end", Level: gatetable.LevelHard, Threshold: "not aborted",
 			MeasuredText: "aborted", Status: rundir.StatusFail, Detail: e.r.Aborted})
 	}
 }
@@ -240,7 +240,7 @@ func (e *evaluator) swarmAsserts() {
 // while every client is still serviced once per period (docs/gate.md).
 func (e *evaluator) harness() {
 	h := e.in.Profile.Harness
-	c := rundir.Check{Gate: "harness", Title: "per-client service interval (harness-bound?)", Level: gatetable.LevelHard,
+	c := rundir.Check{Gate: gatetable.CheckHarness, Title: "per-client service interval (harness-bound?)", Level: gatetable.LevelHard,
 		Threshold: fmt.Sprintf("p99 ≤ %s periods, mean ≤ period +%s %%", fmtNum(h.ServiceIntervalP99MaxPeriods), fmtNum(h.ServiceIntervalMeanMaxPct))}
 	var missing []string
 	if !(e.r.RateHz > 0) {
@@ -285,7 +285,7 @@ func (e *evaluator) harness() {
 // that breaks the contract is not evidence. The runner validates the file
 // (that needs the CUE schema); a report nobody validated is unevaluable.
 func (e *evaluator) schema() {
-	c := rundir.Check{Gate: "report_schema", Title: "report matches schema #Report", Level: gatetable.LevelHard,
+	c := rundir.Check{Gate: gatetable.CheckReportSchema, Title: "report matches schema #Report", Level: gatetable.LevelHard,
 		Threshold: "valid", MeasuredText: "valid", Status: rundir.StatusPass}
 	switch {
 	case !e.in.SchemaValidated:
@@ -315,7 +315,7 @@ func (e *evaluator) hostCheck() {
 	pol := e.in.Profile.Host
 	d := hostload.Decide(h, hostload.Policy{MaxOtherCores: pol.MaxOtherCores,
 		MaxCPUPressureAvg10: pol.MaxCPUPressureAvg10, MaxStealPct: pol.MaxStealPct})
-	c := rundir.Check{Gate: "host", Title: "host contention (other processes' CPU over the hold)", Level: gatetable.LevelAdvisory,
+	c := rundir.Check{Gate: gatetable.CheckHost, Title: "host contention (other processes' CPU over the hold)", Level: gatetable.LevelAdvisory,
 		Threshold: fmt.Sprintf("others ≤ %s cores", fmtNum(pol.MaxOtherCores)), Status: rundir.StatusRecorded, MeasuredText: "unmeasured"}
 	if h.OtherCores != nil {
 		mean := h.OtherCores.Mean

@@ -49,7 +49,7 @@ func Capacity(r *rundir.RunResult) []rundir.CapacityCurve {
 func capacityPoint(l rundir.LegResult) rundir.CapacityPoint {
 	pt := rundir.CapacityPoint{Clients: *l.Leg.Clients, LegID: l.Leg.ID, Verdict: l.Verdict}
 	for _, c := range l.Checks {
-		if c.Gate == "harness" && c.Status == rundir.StatusInconclusive {
+		if c.Gate == gatetable.CheckHarness && c.Status == rundir.StatusInconclusive {
 			pt.HarnessBound = true
 		}
 	}

@@ -57,7 +57,7 @@ func Evaluate(in Input) []rundir.Check {
 	e.delivery()
 	e.impaired()
 	e.shards()
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		if spec, ok := in.Profile.Gates[g.Name]; ok {
 			e.declared(g, spec)
 		}
@@ -84,7 +84,7 @@ func unreadReport(in Input) []rundir.Check {
 	if in.ReportErr != nil {
 		why = in.ReportErr.Error()
 	}
-	out := []rundir.Check{{Gate: "report", Title: "swarm report read", Level: gatetable.LevelHard, Threshold: "present and valid",
+	out := []rundir.Check{{Gate: gatetable.CheckReport, Title: "swarm report read", Level: gatetable.LevelHard, Threshold: "present and valid",
 		MeasuredText: "unread", Status: rundir.StatusUnevaluable, Detail: why}}
 	for _, name := range declaredGates(in.Profile) {
 		out = append(out, rundir.Check{Gate: name, Title: name, Level: gatetable.LevelHard, MeasuredText: "—",
@@ -100,20 +100,20 @@ func unreadReport(in Input) []rundir.Check {
 // order: the built-in checks, the declared gates in table order, the
 // baseline figures.
 func declaredGates(p *profile.Profile) []string {
-	names := []string{"transport", "load", "delivery"}
+	names := []string{gatetable.CheckTransport, gatetable.CheckLoad, gatetable.CheckDelivery}
 	if len(p.Impairment) > 0 {
-		names = append(names, "impairment")
+		names = append(names, gatetable.CheckImpairment)
 	}
 	if p.Shards > 1 {
-		names = append(names, "shards")
+		names = append(names, gatetable.CheckShards)
 	}
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		if p.Gates.Has(g.Name) && g.Source != gatetable.AcrossTransports {
 			names = append(names, g.Name)
 		}
 	}
 	if p.Baselined {
-		names = append(names, "baseline_kbs", "baseline_wire_kbs")
+		names = append(names, gatetable.CheckBaselineKBs, gatetable.CheckBaselineWireKBs)
 	}
 	return names
 }
@@ -122,7 +122,7 @@ type evaluator struct {
 	in   Input
 	r    *report.Report
 	m    *gatetable.Metrics
-	tier string
+	tier gatetable.Tier
 	out  []rundir.Check
 }
 

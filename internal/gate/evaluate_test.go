@@ -63,7 +63,7 @@ func testProfile() *profile.Profile {
 }
 
 // setLevel changes a declared gate's level.
-func setLevel(p *profile.Profile, gate, level string) {
+func setLevel(p *profile.Profile, gate string, level gatetable.Level) {
 	spec := p.Gates[gate]
 	spec.Level = level
 	p.Gates[gate] = spec
@@ -89,7 +89,7 @@ func TestEvaluate(t *testing.T) {
 		strict  bool
 		gate    string // the check under test
 		status  rundir.Status
-		level   string
+		level   gatetable.Level
 		verdict rundir.Verdict
 	}{
 		{"healthy", nil, false, "wire_kbs_max", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
@@ -525,5 +525,26 @@ func TestHarnessUnevaluableSaysWhatIsMissing(t *testing.T) {
 	c, _ := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "harness")
 	if c.Status != rundir.StatusUnevaluable || !strings.Contains(c.Detail, "report.rate_hz is 0") || !strings.Contains(c.Detail, "report.service_interval_ms missing") {
 		t.Errorf("%+v: want unevaluable naming rate_hz and service_interval_ms", c)
+	}
+}
+
+// TestCheckIDsAreDeclared: every check the evaluator emits is named by a
+// built-in check constant, a baseline check or a gate of the table, so the
+// readers that look checks up by ID (the terminal summary, calibrate, the
+// verdict's always-hard set) look up names that exist.
+func TestCheckIDsAreDeclared(t *testing.T) {
+	known := map[string]bool{gatetable.CheckBaselineKBs: true, gatetable.CheckBaselineWireKBs: true, gatetable.CheckBaselineBytesPerEntity: true}
+	for _, id := range gatetable.BuiltinChecks() {
+		known[id] = true
+	}
+	p := testProfile()
+	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: healthyReport(healthyTick()), Baseline: testBaseline()})
+	if len(checks) == 0 {
+		t.Fatal("no checks evaluated")
+	}
+	for _, c := range checks {
+		if _, ok := gatetable.Lookup(c.Gate); !ok && !known[c.Gate] {
+			t.Errorf("check %q (%s) is neither a built-in check constant nor a gate of the table", c.Gate, c.Title)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/scalegate/scalegate/internal/gatetable"
@@ -11,7 +12,10 @@ import (
 // MatrixFigures are the sweep matrix's columns: where the tick's time went
 // (each phase's mean), its p99, what the world held, what a snapshot paid
 // per entity, and the CPU the server burnt.
-var MatrixFigures = append(append([]gatetable.Figure{}, gatetable.TickPhases...),
+func MatrixFigures() []gatetable.Figure { return slices.Clone(matrixFigures) }
+
+// matrixFigures backs MatrixFigures; never handed out itself, so no caller can change it.
+var matrixFigures = append(append([]gatetable.Figure{}, gatetable.TickPhases()...),
 	gatetable.TickMsP99, gatetable.Entities, gatetable.BytesPerEntity, gatetable.CPUPctMean)
 
 // Matrix builds the sweep matrix of a run whose profile sweeps (nil
@@ -23,18 +27,18 @@ func Matrix(r *rundir.RunResult) *rundir.SweepMatrix {
 		return nil
 	}
 	m := &rundir.SweepMatrix{Axes: sweepAxes(p)}
-	for _, f := range MatrixFigures {
+	for _, f := range matrixFigures {
 		m.Columns = append(m.Columns, rundir.MatrixColumn{Name: f.Name, Title: f.Title, Unit: f.Unit})
 	}
 	for _, l := range r.Legs {
 		row := rundir.MatrixRow{LegID: l.Leg.ID, Pattern: l.Leg.PatternLabel(), Verdict: l.Verdict,
-			Values: make([]*float64, len(MatrixFigures))}
+			Values: make([]*float64, len(matrixFigures))}
 		for _, a := range m.Axes {
 			row.Point = append(row.Point, axisValue(p, l.Leg, a))
 		}
 		if l.Report != nil {
 			fm := gatetable.FromReport(l.Report)
-			for i, f := range MatrixFigures {
+			for i, f := range matrixFigures {
 				row.Values[i], _ = f.Value(fm)
 			}
 		}

@@ -37,7 +37,7 @@ func TestMatrix(t *testing.T) {
 		res.Legs = append(res.Legs, rundir.LegResult{Leg: l, Verdict: LegVerdict(checks, Facts{}), Checks: checks, Report: r})
 	}
 	m := Matrix(res)
-	if m == nil || strings.Join(m.Axes, ",") != "entity_count,snapshot_budget_bytes" || len(m.Rows) != 2 || len(m.Columns) != len(gatetable.TickPhases)+4 {
+	if m == nil || strings.Join(m.Axes, ",") != "entity_count,snapshot_budget_bytes" || len(m.Rows) != 2 || len(m.Columns) != len(gatetable.TickPhases())+4 {
 		t.Fatalf("matrix %+v", m)
 	}
 	col := func(name string) int {

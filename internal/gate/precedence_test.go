@@ -26,7 +26,7 @@ func TestPrecedenceTable(t *testing.T) {
 	for _, tc := range []struct {
 		row     int
 		name    string
-		level   string // tick_ms_p99_max's level
+		level   gatetable.Level // tick_ms_p99_max's level
 		mutate  func(tick map[string]any, r *report.Report)
 		facts   Facts
 		verdict rundir.Verdict

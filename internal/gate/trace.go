@@ -37,7 +37,7 @@ const (
 // a failure on that ground alone makes the leg inconclusive, like a
 // harness-bound leg's timing gates; every other failure stands.
 func traceCheck(rep *report.Report, repErr error) rundir.Check {
-	c := rundir.Check{Gate: "trace_replay", Title: "recording replayed to the server", Level: gatetable.LevelHard,
+	c := rundir.Check{Gate: gatetable.CheckTraceReplay, Title: "recording replayed to the server", Level: gatetable.LevelHard,
 		Threshold: fmt.Sprintf("every admitted client replayed; ≥ %.0f%% of the recording covered; ≤ %.0f%% skipped; server accepted ≥ %.0f%% of inputs",
 			traceCoveredMin*100, traceSkippedMax*100, traceAcceptedMin*100),
 		MeasuredText: "—"}
@@ -68,13 +68,16 @@ func traceCheck(rep *report.Report, repErr error) rundir.Check {
 	if rep.InputsSent < t.RecordsReplayed {
 		why = append(why, fmt.Sprintf("inputs_sent %d < records_replayed %d", rep.InputsSent, t.RecordsReplayed))
 	}
-	accepted, err := gatetable.FromReport(rep).Tick("inputs_accepted")
+	m := gatetable.FromReport(rep)
+	accepted, err := m.Tick("inputs_accepted")
 	if err != nil {
 		c.Status, c.Detail = rundir.StatusUnevaluable, fmt.Sprintf("cannot prove the server took the replayed inputs: %v (docs/metrics.md)", err)
 		return c
 	}
 	c.MeasuredText += fmt.Sprintf("; server accepted %d of %d inputs", int64(accepted), rep.InputsSent)
-	if accepted < traceAcceptedMin*float64(rep.InputsSent) || accepted == 0 {
+	// The share is the gate table's inputs-accepted figure, the one the
+	// inputs_accepted_ratio_min gate reads; it refuses 0 inputs sent.
+	if share, err := gatetable.InputsAccepted.Read(m); err != nil || share < traceAcceptedMin || accepted == 0 {
 		why = append(why, fmt.Sprintf("server accepted %d of the %d inputs sent", int64(accepted), rep.InputsSent))
 	}
 	c.Status = rundir.StatusPass

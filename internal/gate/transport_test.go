@@ -11,7 +11,7 @@ import (
 
 // transportsRun is a run of testProfile on both transports with the given
 // wire rates per client (nil: that leg has no report).
-func transportsRun(t *testing.T, thr float64, level string, wire map[string]any, hz map[string]float64) *rundir.RunResult {
+func transportsRun(t *testing.T, thr float64, level gatetable.Level, wire map[string]any, hz map[string]float64) *rundir.RunResult {
 	t.Helper()
 	p := testProfile()
 	p.Transport, p.Transports, p.Baselined = "", []string{"enet", "quic"}, false
@@ -56,7 +56,7 @@ func TestTransportOverhead(t *testing.T) {
 	cases := []struct {
 		name    string
 		thr     float64
-		level   string
+		level   gatetable.Level
 		wire    map[string]any
 		hz      map[string]float64 // observed tick-Hz mean, 60 where not given
 		status  []rundir.Status    // weave, idle

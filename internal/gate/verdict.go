@@ -40,9 +40,9 @@ import (
 
 // alwaysHard are the built-in checks no softening rule touches.
 var alwaysHard = map[string]bool{
-	"report": true, "report_schema": true, "transport": true, "load": true, "delivery": true,
-	"impairment": true, "shards": true, "harness": true, "swarm_run": true, "trace_replay": true,
-	"host": true, "harness_errors": true, "abort": true,
+	gatetable.CheckReport: true, gatetable.CheckReportSchema: true, gatetable.CheckTransport: true, gatetable.CheckLoad: true, gatetable.CheckDelivery: true,
+	gatetable.CheckImpairment: true, gatetable.CheckShards: true, gatetable.CheckHarness: true, gatetable.CheckSwarmRun: true, gatetable.CheckTraceReplay: true,
+	gatetable.CheckHost: true, gatetable.CheckHarnessErrors: true, gatetable.CheckAbort: true,
 }
 
 // softener is one rule of step 2: when trigger holds on a leg's checks,
@@ -60,7 +60,7 @@ type softener struct {
 // processes kept busy (see hostCheck).
 func hostBusy(cs []rundir.Check) bool {
 	for _, c := range cs {
-		if c.Gate == "host" && strings.HasPrefix(c.Detail, hostBusyPrefix) {
+		if c.Gate == gatetable.CheckHost && strings.HasPrefix(c.Detail, hostBusyPrefix) {
 			return true
 		}
 	}
@@ -140,7 +140,7 @@ func isTiming(c rundir.Check) bool {
 	if g, ok := gatetable.Lookup(c.Gate); ok {
 		return g.Timing
 	}
-	if c.Gate == "swarm_assert" {
+	if c.Gate == gatetable.CheckSwarmAssert {
 		if g, ok := gatetable.ByFlag(strings.TrimPrefix(c.Title, "swarm ")); ok {
 			return g.Timing
 		}

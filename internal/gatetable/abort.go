@@ -48,7 +48,7 @@ func (g Gate) CanAbort() bool { return g.PerSecond != nil }
 // Abortable lists the gates that can end a leg early, in table order.
 func Abortable() []string {
 	var out []string
-	for _, g := range All {
+	for _, g := range table {
 		if g.CanAbort() {
 			out = append(out, g.Name)
 		}

@@ -18,7 +18,7 @@ const (
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| gate | swarm flag | reads | window | timing | passes when |\n|---|---|---|---|---|---|\n")
-	for _, g := range All {
+	for _, g := range table {
 		flag := "—"
 		if g.Flag != "" {
 			flag = "`--" + g.Flag + "`"

@@ -24,7 +24,7 @@ func TestDocTableInStep(t *testing.T) {
 	if want != string(b) {
 		t.Errorf("docs/gate.md's gate table differs from the gate table: run go generate ./internal/gatetable\nwant:\n%s", MarkdownTable())
 	}
-	for _, g := range All {
+	for _, g := range table {
 		if !strings.Contains(string(b), "| `"+g.Name+"` |") {
 			t.Errorf("docs/gate.md has no row for %s", g.Name)
 		}
@@ -36,7 +36,7 @@ func TestDocTableInStep(t *testing.T) {
 // the declared gates sees every field a gate reads.
 func TestServerFieldsCoverMetric(t *testing.T) {
 	re := regexp.MustCompile(`server_tick\.([a-z0-9_.]+)`)
-	for _, g := range All {
+	for _, g := range table {
 		for _, m := range re.FindAllStringSubmatch(g.Metric, -1) {
 			if !slices.Contains(g.ServerFields, m[1]) {
 				t.Errorf("%s reads %s but ServerFields %v lacks it", g.Name, m[0], g.ServerFields)

@@ -3,6 +3,7 @@ package gatetable
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/report"
@@ -119,14 +120,23 @@ var (
 
 // Diagnostics are the figures that say why a tick was slow, in the order
 // the summary's diagnostics line and compare show them.
-var Diagnostics = []Figure{CPUPctMean, CPUPctMax, SlowTicks, GCPauseP99, GCCount, SendQueueMax, SlowSends}
+func Diagnostics() []Figure { return slices.Clone(diagnostics) }
+
+// diagnostics backs Diagnostics; never handed out itself, so no caller can change it.
+var diagnostics = []Figure{CPUPctMean, CPUPctMax, SlowTicks, GCPauseP99, GCCount, SendQueueMax, SlowSends}
 
 // WireKBsFields are the server_tick fields WireKBs reads.
-var WireKBsFields = []string{"wire_out_kbs_per_client", "wire_peers"}
+func WireKBsFields() []string { return slices.Clone(wireKBsFields) }
+
+// wireKBsFields backs WireKBsFields; never handed out itself, so no caller can change it.
+var wireKBsFields = []string{"wire_out_kbs_per_client", "wire_peers"}
 
 // TickPhases are the server's per-phase tick costs (mean ms), in the tick's
 // order: what the HTML report's phase chart draws.
-var TickPhases = []Figure{
+func TickPhases() []Figure { return slices.Clone(tickPhases) }
+
+// tickPhases backs TickPhases; never handed out itself, so no caller can change it.
+var tickPhases = []Figure{
 	tickFigure("maintenance_ms_mean", "maintenance", "ms", "maintenance_ms", "mean"),
 	tickFigure("sensing_ms_mean", "sensing", "ms", "sensing_ms", "mean"),
 	tickFigure("integrate_ms_mean", "integrate", "ms", "integrate_ms", "mean"),

@@ -10,6 +10,8 @@ package gatetable
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/report"
@@ -65,19 +67,33 @@ const (
 	StrictOnly
 )
 
-// Level names: a hard check fails its leg, an advisory one never does.
+// Level is how a check counts: a hard check fails its leg, an advisory
+// one never does.
+type Level string
+
+// Levels.
 const (
-	LevelHard     = "hard"
-	LevelAdvisory = "advisory"
+	LevelHard     Level = "hard"
+	LevelAdvisory Level = "advisory"
+)
+
+// Tier decides which gates are hard (the profile's tier, or --strict).
+type Tier string
+
+// Tiers: "pr" hard-gates what does not depend on the machine; "strict"
+// also the machine-dependent gates (TierRule StrictOnly).
+const (
+	TierPR     Tier = "pr"
+	TierStrict Tier = "strict"
 )
 
 // LevelIn is the level the gate is evaluated at in tier when the profile
 // declares it at declared, and why that differs from the declaration (""
 // when it does not). The gate's evaluation and the flags forwarded to the
 // swarm both use it, so they cannot disagree.
-func (g Gate) LevelIn(declared, tier string) (level, why string) {
-	if g.Tier == StrictOnly && declared == LevelHard && tier != "strict" {
-		return LevelAdvisory, "advisory in the " + tier + " tier (machine-dependent); hard in the strict tier (--strict)"
+func (g Gate) LevelIn(declared Level, tier Tier) (level Level, why string) {
+	if g.Tier == StrictOnly && declared == LevelHard && tier != TierStrict {
+		return LevelAdvisory, "advisory in the " + string(tier) + " tier (machine-dependent); hard in the strict tier (--strict)"
 	}
 	return declared, ""
 }
@@ -210,12 +226,27 @@ func (g Gate) SwarmUsage() string {
 	return s + "; < 0 = off"
 }
 
-// TickP99WorstGate is the worst-window tick gate's name, for the readers
-// that draw or describe it (the HTML report's tick chart).
-const TickP99WorstGate = "tick_ms_p99_worst_window_max"
+// Names of the gates that code outside the table looks up by name (the
+// HTML report draws their thresholds): a constant, so a misspelt name does
+// not compile, and TestNamedGatesExist holds each to an entry of All.
+const (
+	TickP99WorstGate = "tick_ms_p99_worst_window_max"
+	TickP99Gate      = "tick_ms_p99_max"
+	TickHzMinGate    = "tick_hz_min"
+	ServerCPUGate    = "server_cpu_pct_max"
+	WireKBsGate      = "wire_kbs_max"
+)
+
+// namedGates are the constants above, for the test that holds them to All.
+func namedGates() []string {
+	return []string{TickP99WorstGate, TickP99Gate, TickHzMinGate, ServerCPUGate, WireKBsGate}
+}
 
 // All is every gate, in the order the summary shows them.
-var All = []Gate{
+func All() []Gate { return slices.Clone(table) }
+
+// table backs All; never handed out itself, so no caller can change it.
+var table = []Gate{
 	{Name: "admission", Window: WindowRun, Title: "admission", Metric: "report.clients_connected/refused/disconnected",
 		Kind: Switch, Source: Clients, Dir: AtLeast, Flag: "assert-admission", Aliases: []string{"assert-no-refused"},
 		Judge: admission, Doc: "all the profile's clients connected; none refused; none dropped"},
@@ -280,7 +311,7 @@ var All = []Gate{
 		Dir: AtLeast, Flag: "assert-min-inputs-accepted-ratio", Measure: InputsAccepted.Read,
 		Doc: "the server applied the Inputs the swarm sent: a server that ignores them still sends snapshots and passes every other gate; `inputs_accepted` missing or 0 Inputs sent is unevaluable", ServerFields: []string{"inputs_accepted"}},
 	{Name: "transport_overhead_kbs_max", Window: WindowServerHold, Title: "QUIC − ENet wire KB/s per client", Metric: "server_tick.wire_out_kbs_per_client (quic leg − enet leg)",
-		Unit: "KB/s", Dir: AtMost, Source: AcrossTransports, Measure: WireKBs.Read, ServerFields: WireKBsFields,
+		Unit: "KB/s", Dir: AtMost, Source: AcrossTransports, Measure: WireKBs.Read, ServerFields: wireKBsFields,
 		Doc: "(a profile with `transports: [\"enet\", \"quic\"]`; checked once per pattern and sweep point after both legs ran: QUIC's per-client wire rate minus ENet's at the same load); inconclusive when the two legs' observed tick-Hz means are more than 2 % apart (not the same payload); either leg's figure missing is unevaluable"},
 	{Name: "spawn_took", Window: WindowReadings, Title: "server entities ≥ sweep point", Metric: "server_tick.entities (lowest reading of the hold)",
 		Kind: Switch, Source: SweepEntities, Dir: AtLeast, Measure: Entities.Read, Doc: "the sweep point's entity count", ServerFields: []string{"entities"}},
@@ -316,14 +347,17 @@ var All = []Gate{
 // Budgets are the profile's percentile-budget shorthands (schema #Gates):
 // each names the gates its statistics declare, so `tick_ms: {p95: 16.6}`
 // is the tick_ms_p95_max gate. A shorthand is not a gate itself.
-var Budgets = map[string][]string{
+func Budgets() map[string][]string { return maps.Clone(budgets) }
+
+// budgets backs Budgets; never handed out itself, so no caller can change it.
+var budgets = map[string][]string{
 	"tick_ms":           {"tick_ms_p50_max", "tick_ms_p95_max", "tick_ms_p99_max", "tick_ms_max_max"},
 	"state_interval_ms": {"state_interval_ms_p50_max", "state_interval_ms_p95_max", "state_interval_ms_p99_max"},
 }
 
 // Lookup finds a gate by profile name.
 func Lookup(name string) (Gate, bool) {
-	for _, g := range All {
+	for _, g := range table {
 		if g.Name == name {
 			return g, true
 		}
@@ -334,7 +368,7 @@ func Lookup(name string) (Gate, bool) {
 // ByFlag finds a gate by its swarm flag (or an alias), with or without dashes.
 func ByFlag(flag string) (Gate, bool) {
 	flag = strings.TrimLeft(flag, "-")
-	for _, g := range All {
+	for _, g := range table {
 		if g.Flag != "" && g.Flag == flag {
 			return g, true
 		}

@@ -162,3 +162,30 @@ func TestNarrowStateFigures(t *testing.T) {
 		t.Errorf("state interval of a stretch without one: %+v, want missing naming the phase", o)
 	}
 }
+
+// TestNamedGatesExist: every gate name code looks up by constant is an
+// entry of the table, so a reader that draws or describes a gate by name
+// (the HTML report's threshold lines) cannot silently find nothing.
+func TestNamedGatesExist(t *testing.T) {
+	for _, name := range namedGates() {
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("gate constant %q names no entry of the gate table", name)
+		}
+	}
+}
+
+// TestBuiltinChecksAreNotGates: a built-in check ID never shadows a
+// declarable gate or a baseline check, so summary.json's "gate" field names
+// one thing.
+func TestBuiltinChecksAreNotGates(t *testing.T) {
+	seen := map[string]bool{CheckBaselineKBs: true, CheckBaselineWireKBs: true, CheckBaselineBytesPerEntity: true}
+	for _, id := range BuiltinChecks() {
+		if _, ok := Lookup(id); ok {
+			t.Errorf("built-in check %q is also a gate of the table", id)
+		}
+		if seen[id] {
+			t.Errorf("built-in check %q declared twice", id)
+		}
+		seen[id] = true
+	}
+}

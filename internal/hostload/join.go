@@ -2,6 +2,7 @@ package hostload
 
 import (
 	"math"
+	"slices"
 
 	"github.com/scalegate/scalegate/internal/report"
 )
@@ -41,4 +42,7 @@ func JoinTimeline(tl []report.TimelinePoint, h *report.Host) {
 
 // TimelineColumns are the timeline.csv columns JoinTimeline fills, in order; an empty cell is
 // a second the host was not measured.
-var TimelineColumns = []string{"host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"}
+func TimelineColumns() []string { return slices.Clone(timelineColumns) }
+
+// timelineColumns backs TimelineColumns; never handed out itself, so no caller can change it.
+var timelineColumns = []string{"host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"}

@@ -80,8 +80,8 @@ func legCharts(run *Run, l *Leg) []Chart {
 	gate := func(name string) *threshold { return gateThreshold(run, l, name) }
 	charts := []Chart{
 		timeChart(l, "Connected clients", "clients", series(func(p report.TimelinePoint) float64 { return float64(p.Connected) }), nil),
-		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) }), gate("tick_hz_min")),
-		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(func(p report.TimelinePoint) float64 { return p.KBs }), nil),
+		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) }), gate(gatetable.TickHzMinGate)),
+		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(kbsPerClient), nil),
 		tickChart(run, l, series, gate),
 		phaseChart(l),
 		rssChart(l),
@@ -90,6 +90,16 @@ func legCharts(run *Run, l *Leg) []Chart {
 			series(func(p report.TimelinePoint) float64 { return opt(p.ServiceIntervalMeanMs) }), nil),
 	}
 	return append(charts, diagCharts(l, series, gate)...)
+}
+
+// kbsPerClient is a second's mean payload rate per connected client; a
+// second with no client connected has no reading (NaN, a gap in the line),
+// as the gate says, not a rate of 0.
+func kbsPerClient(p report.TimelinePoint) float64 {
+	if p.Connected == 0 {
+		return math.NaN()
+	}
+	return p.KBs
 }
 
 // rollingTickS is the window the tick chart's rolling p99 covers when no
@@ -116,7 +126,7 @@ func tickChart(run *Run, l *Leg, series func(func(report.TimelinePoint) float64)
 	roll := serverwindow.Rolling(l.Timeline, windowS, 0.99)
 	if len(roll) == 0 {
 		return timeChart(l, "Server tick ms p99 (its file's rolling window, read each second)", "ms",
-			series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) }), gate("tick_ms_p99_max"))
+			series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) }), gate(gatetable.TickP99Gate))
 	}
 	xy := make(plotter.XYs, len(roll))
 	for i, p := range roll {
@@ -127,7 +137,7 @@ func tickChart(run *Run, l *Leg, series func(func(report.TimelinePoint) float64)
 	}
 	thr := gate(gatetable.TickP99WorstGate)
 	if thr == nil {
-		thr = gate("tick_ms_p99_max")
+		thr = gate(gatetable.TickP99Gate)
 	}
 	var extra []span
 	if worst != nil {
@@ -158,14 +168,14 @@ func gateSpec(run *Run, name string) (profile.GateSpec, bool) {
 // sends) as per-second rates between two reads.
 func diagCharts(l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) []Chart {
 	cpu := timeChart(l, "Server CPU % of one core (each second: from its cumulative CPU seconds, or its last metrics write without them)", "%",
-		series(func(p report.TimelinePoint) float64 { return opt(p.ServerCPUPct) }), gate("server_cpu_pct_max"))
+		series(func(p report.TimelinePoint) float64 { return opt(p.ServerCPUPct) }), gate(gatetable.ServerCPUGate))
 	cpu.Note = joinNotes(cpu.Note, cpuNote(l.Server))
 	gc := timeChart(l, "Server GC cycles per second", "cycles/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.GCCount }), nil)
 	gc.Note = joinNotes(gc.Note, figureNote(l.Server, "GC pause p99 since start (end of run)", gatetable.GCPauseP99))
 	return []Chart{
 		cpu,
 		timeChart(l, "Server wire KB/s per client (the rate the wire ceiling reads, as kept at each read)", "KB/s",
-			series(func(p report.TimelinePoint) float64 { return opt(p.WireKBsPerClient) }), gate("wire_kbs_max")),
+			series(func(p report.TimelinePoint) float64 { return opt(p.WireKBsPerClient) }), gate(gatetable.WireKBsGate)),
 		timeChart(l, "Server slow ticks per second", "ticks/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.SlowTicks }), nil),
 		gc,
 		timeChart(l, "Server send queue max (deepest per-peer backlog of its last metrics-write window)", "messages",
@@ -324,7 +334,7 @@ func (h hline) DataRange() (xmin, xmax, ymin, ymax float64) {
 // it may simply not be a column there (a file written before the swarm's
 // columns were added), so the page does not claim the run never measured it.
 func unmeasured(l *Leg) string {
-	if l.TimelineSource == "timeline.csv" && l.TimelineColumns < len(rundir.TimelineColumns) {
+	if l.TimelineSource == "timeline.csv" && l.TimelineColumns < len(rundir.TimelineColumns()) {
 		return "not in timeline.csv, and report.json is unreadable"
 	}
 	return "not measured in this run"
@@ -487,7 +497,7 @@ func (s shade) DataRange() (xmin, xmax, ymin, ymax float64) {
 
 // phaseChart draws the server's per-phase mean tick time (ms) as bars, from
 // the metrics file as read at the end of the run, each phase read through
-// the gate table (gatetable.TickPhases): a phase the server does not
+// the gate table (gatetable.TickPhases()): a phase the server does not
 // report is missing, named in the note, never drawn as a 0 ms bar.
 func phaseChart(l *Leg) Chart {
 	c := Chart{Title: "Server tick phases, mean ms (end of run)"}
@@ -501,7 +511,7 @@ func phaseChart(l *Leg) Chart {
 	}
 	var vals plotter.Values
 	var names, missing []string
-	for _, f := range gatetable.TickPhases {
+	for _, f := range gatetable.TickPhases() {
 		v, err := f.Read(m)
 		if err != nil {
 			missing = append(missing, f.Title)

@@ -87,7 +87,7 @@ func buildSuite(r *rundir.RunResult, l rundir.LegResult) Suite {
 	su := Suite{Name: r.Profile.Name + "/" + l.Leg.ID, Time: seconds(l.ElapsedS), Timestamp: l.StartedAt,
 		Properties: []Property{
 			{"verdict", string(l.Verdict)}, {"pattern", l.Leg.PatternLabel()}, {"baseline_key", l.Leg.BaselineKey},
-			{"transport", r.Profile.TransportFor(l.Leg)}, {"clients", fmt.Sprint(r.Profile.ClientsFor(l.Leg))}, {"tier", r.Tier},
+			{"transport", r.Profile.TransportFor(l.Leg)}, {"clients", fmt.Sprint(r.Profile.ClientsFor(l.Leg))}, {"tier", string(r.Tier)},
 		}}
 	if l.AbortedAtS != nil {
 		// An early end is the first thing a reader of a red leg needs: when
@@ -154,13 +154,13 @@ func checkCase(class string, c rundir.Check, skipWhy string) Case {
 	switch {
 	case skipWhy != "":
 		tc.Skipped = &Outcome{Message: skipWhy}
-		tc.SystemOut = c.Level + " " + string(c.Status) + ": " + measured
+		tc.SystemOut = string(c.Level) + " " + string(c.Status) + ": " + measured
 	case c.Failed():
 		tc.Failure = &Outcome{Message: measured, Type: string(c.Status), Text: c.Detail}
 	case c.Status == rundir.StatusInconclusive:
 		tc.Skipped = &Outcome{Message: "inconclusive: " + measured + detail(c)}
 	default:
-		tc.SystemOut = c.Level + " " + string(c.Status) + ": " + measured + detail(c)
+		tc.SystemOut = string(c.Level) + " " + string(c.Status) + ": " + measured + detail(c)
 	}
 	return tc
 }

@@ -19,9 +19,9 @@ import (
 // Profile is a resolved profile: the CUE file unified with #Profile, every
 // default filled. Field names are the CUE names.
 type Profile struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Tier        string `json:"tier"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Tier        gatetable.Tier `json:"tier"`
 	// Transport is what both ends speak on every leg; "" when the profile
 	// runs each leg on several (Transports) instead.
 	Transport string `json:"transport,omitempty"`
@@ -185,8 +185,8 @@ type HostPolicy struct {
 // GateSpec is one gate as a profile declares it: a threshold gate carries
 // Threshold, a switch gate (admission, spawn_took) does not.
 type GateSpec struct {
-	Threshold *float64 `json:"threshold,omitempty"`
-	Level     string   `json:"level"`
+	Threshold *float64        `json:"threshold,omitempty"`
+	Level     gatetable.Level `json:"level"`
 	// Phase scopes the gate to one stretch of an impaired run ("" = the
 	// whole run); see gatetable.Metrics.Narrow.
 	Phase string `json:"phase,omitempty"`
@@ -260,9 +260,9 @@ func Hash(p *Profile) (string, error) {
 
 // EffectiveTier is the tier the gates are evaluated in: "strict" under
 // --strict, else the profile's own.
-func (p *Profile) EffectiveTier(strict bool) string {
+func (p *Profile) EffectiveTier(strict bool) gatetable.Tier {
 	if strict {
-		return "strict"
+		return gatetable.TierStrict
 	}
 	return p.Tier
 }

@@ -97,7 +97,7 @@ func matrixMarkdown(m *SweepMatrix) string {
 func phaseNames(m *SweepMatrix) string {
 	var names []string
 	for _, c := range m.Columns {
-		for _, f := range gatetable.TickPhases {
+		for _, f := range gatetable.TickPhases() {
 			if f.Name == c.Name {
 				names = append(names, f.Title)
 			}

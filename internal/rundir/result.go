@@ -6,6 +6,7 @@
 package rundir
 
 import (
+	"github.com/scalegate/scalegate/internal/exitcode"
 	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
@@ -48,11 +49,11 @@ const (
 
 // Check is one evaluated gate of one leg.
 type Check struct {
-	Gate      string   `json:"gate"`
-	Title     string   `json:"title"`
-	Level     string   `json:"level"`
-	Threshold string   `json:"threshold"`
-	Measured  *float64 `json:"measured"`
+	Gate      string          `json:"gate"`
+	Title     string          `json:"title"`
+	Level     gatetable.Level `json:"level"`
+	Threshold string          `json:"threshold"`
+	Measured  *float64        `json:"measured"`
 	// MeasuredText is the measured value as shown (also for non-numeric
 	// checks such as the transport name).
 	MeasuredText string `json:"measured_text"`
@@ -120,7 +121,7 @@ type LegResult struct {
 // RunResult is a whole gate run.
 type RunResult struct {
 	Profile        *profile.Profile `json:"profile"`
-	Tier           string           `json:"tier"`
+	Tier           gatetable.Tier   `json:"tier"`
 	Strict         bool             `json:"strict"`
 	UpdateBaseline bool             `json:"update_baseline"`
 	Dir            string           `json:"dir"`
@@ -136,10 +137,10 @@ type RunResult struct {
 	// Capacity is the client sweep's curves and knees (sweep.clients).
 	Capacity []CapacityCurve `json:"capacity,omitempty"`
 	// Matrix is a sweep's figures, one row per sweep point (matrix.csv).
-	Matrix     *SweepMatrix `json:"matrix,omitempty"`
-	ExitCode   int          `json:"exit_code"`
-	StartedAt  string       `json:"started_at"`
-	FinishedAt string       `json:"finished_at"`
+	Matrix     *SweepMatrix  `json:"matrix,omitempty"`
+	ExitCode   exitcode.Code `json:"exit_code"`
+	StartedAt  string        `json:"started_at"`
+	FinishedAt string        `json:"finished_at"`
 }
 
 // CapacityPoint is one client count of a capacity curve.

@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/gatetable"
 	"github.com/scalegate/scalegate/internal/profile"
 	"github.com/scalegate/scalegate/internal/report"
 )
@@ -77,13 +79,19 @@ func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
 // (report.TimelineServer). Runs made before a group was added wrote a
 // prefix of at least the first seven (TimelineColumnsV1); readers accept
 // any such prefix and read cells by column name.
-var TimelineColumns = append([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
+func TimelineColumns() []string { return slices.Clone(timelineColumns) }
+
+// timelineColumns backs TimelineColumns; never handed out itself, so no caller can change it.
+var timelineColumns = append([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
 	"worker_dt_p99_ms", "service_interval_mean_ms", "host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"},
 	timelineServerColumns()...)
 
 // TimelineColumnsV1 is the column set of timeline.csv before
 // worker_dt_p99_ms and service_interval_mean_ms.
-var TimelineColumnsV1 = TimelineColumns[:7]
+func TimelineColumnsV1() []string { return slices.Clone(timelineColumnsV1) }
+
+// timelineColumnsV1 backs TimelineColumnsV1; never handed out itself, so no caller can change it.
+var timelineColumnsV1 = timelineColumns[:7]
 
 func timelineServerColumns() []string {
 	var s report.TimelineServer
@@ -106,7 +114,7 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 		return fmt.Errorf("timeline.csv: %w", err)
 	}
 	w := csv.NewWriter(bufio.NewWriter(f))
-	_ = w.Write(TimelineColumns)
+	_ = w.Write(timelineColumns)
 	for _, p := range tl {
 		var dt *float64
 		if p.WorkerDtP99 > 0 { // 0: no worker iteration that second
@@ -182,7 +190,7 @@ type Metadata struct {
 	ProfileSHA256  string           `json:"profile_sha256"`
 	Resolved       *profile.Profile `json:"resolved_profile"`
 	Overrides      []string         `json:"overrides"` // the run's --set PATH=VALUE, in order (Resolved carries their values)
-	Tier           string           `json:"tier"`
+	Tier           gatetable.Tier   `json:"tier"`
 	Strict         bool             `json:"strict"`
 	UpdateBaseline bool             `json:"update_baseline"`
 	Git            GitInfo          `json:"git"`

@@ -27,7 +27,7 @@ func WriteTable(w io.Writer, r *RunResult) error {
 			_ = t.Append(l.Leg.ID, "(leg)", "", "", "", "", string(l.Verdict))
 		}
 		for _, c := range l.Checks {
-			if err := t.Append(term(l.Leg.ID, c.Title, c.Level, c.Threshold, c.MeasuredText, c.Baseline, statusText(c))...); err != nil {
+			if err := t.Append(term(l.Leg.ID, c.Title, string(c.Level), c.Threshold, c.MeasuredText, c.Baseline, statusText(c))...); err != nil {
 				return err
 			}
 		}
@@ -55,7 +55,7 @@ func WriteTable(w io.Writer, r *RunResult) error {
 				byteSize(float64(s.CapBytes)), byteSize(float64(s.Bytes)), gatetable.FormatNumber(math.Round(s.LinesPerS)), byteSize(float64(s.Bytes-s.KeptBytes)))
 		}
 		for _, c := range l.Checks {
-			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == "baseline_kbs") {
+			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == gatetable.CheckBaselineKBs) {
 				fmt.Fprintf(w, "  %s: %s\n", safetext.Terminal(c.Title), safetext.Terminal(c.Detail))
 			}
 		}
@@ -114,7 +114,7 @@ func Markdown(r *RunResult) string {
 		warm = fmt.Sprintf(" · warm-up %s s excluded", gatetable.FormatNumber(r.Profile.WarmupS))
 	}
 	fmt.Fprintf(&b, "tier **%s**%s · transport **%s** · %d clients · %s s per leg%s · artifacts %s\n\n",
-		safetext.MarkdownCell(r.Tier), map[bool]string{true: " (--strict)", false: ""}[r.Strict], safetext.MarkdownCell(strings.Join(r.Profile.TransportNames(), ", ")), r.Profile.Clients,
+		safetext.MarkdownCell(string(r.Tier)), map[bool]string{true: " (--strict)", false: ""}[r.Strict], safetext.MarkdownCell(strings.Join(r.Profile.TransportNames(), ", ")), r.Profile.Clients,
 		gatetable.FormatNumber(r.Profile.DurationS), warm, safetext.MarkdownInlineCode(r.Dir))
 	if len(r.Profile.Overrides) > 0 {
 		var sets []string
@@ -173,7 +173,7 @@ var diagLabels = map[string]string{
 }
 
 // diagnosticsMarkdown is a leg's server diagnostics in one line (why a
-// tick was slow: gatetable.Diagnostics), from the metrics block the swarm
+// tick was slow: gatetable.Diagnostics()), from the metrics block the swarm
 // captured while its clients were connected. A figure the server did not
 // write reads "missing"; a leg without a report has no line.
 func diagnosticsMarkdown(l LegResult) string {
@@ -184,8 +184,8 @@ func diagnosticsMarkdown(l LegResult) string {
 	if err := m.TickErr(); err != nil {
 		return fmt.Sprintf("Server diagnostics: missing (%s).\n\n", safetext.MarkdownText(err.Error()))
 	}
-	parts := make([]string, 0, len(gatetable.Diagnostics))
-	for _, f := range gatetable.Diagnostics {
+	parts := make([]string, 0, len(gatetable.Diagnostics()))
+	for _, f := range gatetable.Diagnostics() {
 		parts = append(parts, diagLabels[f.Name]+" "+figureText(f, m))
 	}
 	if h := m.Hold(); h != nil && m.OverHold("cpu_pct_mean") {

@@ -62,10 +62,10 @@ func parseTimelineCSV(r io.Reader) ([]report.TimelinePoint, []string, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("header: %w", err)
 	}
-	want := TimelineColumns
-	if len(head) < len(TimelineColumnsV1) || len(head) > len(want) || strings.Join(head, ",") != strings.Join(want[:len(head)], ",") {
+	want := timelineColumns
+	if len(head) < len(timelineColumnsV1) || len(head) > len(want) || strings.Join(head, ",") != strings.Join(want[:len(head)], ",") {
 		return nil, nil, fmt.Errorf("header %q, want %q (or, from older runs, a prefix of it of at least %d columns)",
-			strings.Join(head, ","), strings.Join(want, ","), len(TimelineColumnsV1))
+			strings.Join(head, ","), strings.Join(want, ","), len(timelineColumnsV1))
 	}
 	var out []report.TimelinePoint
 	for line := 2; ; line++ {

@@ -8,8 +8,8 @@ import (
 func TestParseTimelineCSV(t *testing.T) {
 	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n" // runs before the swarm's columns
 	head2 := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n"
-	head3 := strings.Join(TimelineColumns[:12], ",") + "\n" // runs before the server's diagnostics
-	head4 := strings.Join(TimelineColumns, ",") + "\n"
+	head3 := strings.Join(timelineColumns[:12], ",") + "\n" // runs before the server's diagnostics
+	head4 := strings.Join(timelineColumns, ",") + "\n"
 	tests := []struct {
 		name, in, err string
 		rows          int
@@ -62,7 +62,7 @@ func FuzzParseTimelineCSV(f *testing.F) {
 	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n1,0,,0,,3.9,27944\n"))
 	f.Add([]byte("t_s,connected\n\"x"))
 	f.Add([]byte("t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n1,0,,0,,3.9,27944,2.5,16.7\n"))
-	f.Add([]byte(strings.Join(TimelineColumns, ",") + "\n1,0,,0,,3.9,27944,2.5,16.7,0.5,0,1,90,70,1,2,0.5,0,\n"))
+	f.Add([]byte(strings.Join(timelineColumns, ",") + "\n1,0,,0,,3.9,27944,2.5,16.7,0.5,0,1,90,70,1,2,0.5,0,\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tl, err := ParseTimelineCSV(strings.NewReader(string(b)))
 		if err != nil && tl != nil {

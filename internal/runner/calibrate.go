@@ -275,7 +275,7 @@ func runNotes(p *profile.Profile, rep *Repeated, runs []*rundir.RunResult) []str
 // was the bottleneck.
 func harnessBound(l rundir.LegResult) bool {
 	for _, c := range l.Checks {
-		if c.Gate == "harness" && c.Status == rundir.StatusInconclusive {
+		if c.Gate == gatetable.CheckHarness && c.Status == rundir.StatusInconclusive {
 			return true
 		}
 	}

@@ -92,7 +92,7 @@ func TestCalibrationGates(t *testing.T) {
 		i      int
 		values []float64
 		thr    float64
-		level  string
+		level  gatetable.Level
 		dir    gatetable.Direction
 	}{
 		{0, []float64{50, nan, nan}, 150, gatetable.LevelHard, gatetable.AtMost},

@@ -20,7 +20,7 @@ type figureGate struct {
 	// threshold is the gate's threshold in this leg; level its level in the
 	// tier.
 	threshold float64
-	level     string
+	level     gatetable.Level
 }
 
 // figureGates lists, per leg in order, the profile's declared gates that
@@ -33,7 +33,7 @@ type figureGate struct {
 func figureGates(p *profile.Profile, strict bool) (out []figureGate, judged []string) {
 	tier := p.EffectiveTier(strict)
 	for _, leg := range p.Legs() {
-		for _, g := range gatetable.All {
+		for _, g := range gatetable.All() {
 			spec, ok := p.Gates[g.Name]
 			if !ok {
 				continue

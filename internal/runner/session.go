@@ -83,11 +83,11 @@ func (s *Session) Run(ctx context.Context) error {
 			res.BaselineNote = rundir.JoinDetail(res.BaselineNote, stopped)
 		}
 	}
-	res.ExitCode = int(ExitCode(res.Verdict))
+	res.ExitCode = ExitCode(res.Verdict)
 	if baselineErr != nil {
 		// Every gate held but the file the user asked for was not written:
 		// an I/O failure of scalegate, not a finding about the server.
-		res.ExitCode = int(exitcode.Internal)
+		res.ExitCode = exitcode.Internal
 	}
 	meta.Finish(res)
 	return s.writeOutputs(res, meta, baselineErr)
@@ -186,7 +186,7 @@ func (s *Session) gateReport() error {
 	}
 	fmt.Fprintf(s.Stderr, "scalegate: profile %s: gating %s as leg %s (nothing launched); artifacts in %s\n", p.Name, s.Report, leg.ID, dir)
 	res := EvaluateReport(Options{Profile: p, Strict: s.Strict, Baseline: base, Dir: dir}, leg, s.Report)
-	res.ExitCode = int(ExitCode(res.Verdict))
+	res.ExitCode = ExitCode(res.Verdict)
 	meta.Finish(res)
 	return s.writeOutputs(res, meta, nil)
 }

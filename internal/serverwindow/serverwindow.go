@@ -44,7 +44,10 @@ func (r Reading) cum() *report.Cumulative {
 // kept: the floors and ceilings the gate table reads (entities_min,
 // contacts_min, fused_contacts_min, load_factor_max) and the peers the
 // per-client rates are over.
-var Gauges = []string{"entities", "contacts", "fused_contacts", "load_factor", "peers", "projectiles_live"}
+func Gauges() []string { return slices.Clone(gauges) }
+
+// gauges backs Gauges; never handed out itself, so no caller can change it.
+var gauges = []string{"entities", "contacts", "fused_contacts", "load_factor", "peers", "projectiles_live"}
 
 // MinMax is a gauge's lowest and highest reading and how many readings.
 type MinMax struct {
@@ -63,7 +66,7 @@ func (e *Extremes) Add(raw map[string]json.RawMessage) {
 	if *e == nil {
 		*e = Extremes{}
 	}
-	for _, name := range Gauges {
+	for _, name := range gauges {
 		var v float64
 		if b, ok := raw[name]; !ok || json.Unmarshal(b, &v) != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue

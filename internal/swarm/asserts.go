@@ -8,7 +8,7 @@ import (
 	"github.com/scalegate/scalegate/internal/report"
 )
 
-// Asserts are the enabled --assert-* checks: gate name (gatetable.All) →
+// Asserts are the enabled --assert-* checks: gate name (gatetable.All()) →
 // threshold. A switch gate (admission) is on when present; its threshold is
 // the swarm's own client count. The flags, their names and what each reads
 // all come from the gate table, so the swarm and the gate apply one rule.
@@ -40,7 +40,7 @@ func Evaluate(a Asserts, res *Result) []report.AssertResult {
 	r.Asserts = []report.AssertResult{}
 	m := gatetable.FromReport(r)
 	var failed []report.AssertResult
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		thr, on := a[g.Name]
 		if !on || g.Flag == "" {
 			continue

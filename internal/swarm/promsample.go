@@ -107,7 +107,7 @@ func (p *promSampler) sample(ctx context.Context, now time.Time) (*serverFigures
 		}
 	}
 	raw := map[string]json.RawMessage{}
-	for _, k := range gatetable.WireKBsFields {
+	for _, k := range gatetable.WireKBsFields() {
 		if v, ok := b.Number(k); ok {
 			if j, err := json.Marshal(v); err == nil {
 				raw[k] = j
@@ -201,7 +201,7 @@ func promHold(b *promsource.Block) serverwindow.Info {
 		h.Figures = append(h.Figures, k)
 	}
 	slices.Sort(h.Figures)
-	for _, name := range serverwindow.Gauges {
+	for _, name := range serverwindow.Gauges() {
 		d := b.Details[name]
 		if d == nil || d.Kind != promsource.Gauge || d.Min == nil || d.Max == nil {
 			continue

@@ -12,7 +12,7 @@ import (
 // names one (and its aliases), writing into a. Nothing here lists a gate:
 // a gate added to the table gets its swarm flag from this loop.
 func declareAssertFlags(fs *flag.FlagSet, a swarm.Asserts) {
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		if g.Flag == "" {
 			continue
 		}

@@ -117,7 +117,7 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 func AssertFlags(p *profile.Profile, leg profile.Leg, strict bool) []string {
 	var out []string
 	tier := p.EffectiveTier(strict)
-	for _, g := range gatetable.All {
+	for _, g := range gatetable.All() {
 		spec, declared := p.Gates[g.Name]
 		if !declared || g.Flag == "" || spec.Phase != "" {
 			continue

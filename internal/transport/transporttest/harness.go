@@ -139,7 +139,10 @@ type Pair struct {
 // handshake (Capabilities.Handshake false), where the server learns of a
 // client only from its first message. ConnectPair consumes it at the
 // server, so a pair starts with no message recorded on either end.
-var OpeningMessage = []byte("transporttest: opening message")
+func OpeningMessage() []byte { return slices.Clone(openingMessage) }
+
+// openingMessage backs OpeningMessage; never handed out itself, so no caller can change it.
+var openingMessage = []byte("transporttest: opening message")
 
 // ConnectPair listens on 127.0.0.1, dials, connects with data and waits for
 // both connect events; the server's must carry data (0 on a backend without
@@ -189,7 +192,7 @@ func ConnectVia(t testing.TB, backend string, server *Endpoint, addr string, dat
 		t.Fatalf("client connect event for peer %d, Connect returned peer %d", cev.Peer, cPeer)
 	}
 	if !caps.Handshake {
-		if err := ch.Send(cPeer, transport.Unreliable, OpeningMessage); err != nil {
+		if err := ch.Send(cPeer, transport.Unreliable, openingMessage); err != nil {
 			t.Fatalf("client: send the opening message: %v", err)
 		}
 	}
@@ -204,7 +207,7 @@ func ConnectVia(t testing.TB, backend string, server *Endpoint, addr string, dat
 	}
 	if !caps.Handshake {
 		op := WaitEvent(t, "opening message", server, IsKind(transport.EventReceive), p.Both()...)
-		if op.Peer != p.SPeer || string(op.Payload) != string(OpeningMessage) {
+		if op.Peer != p.SPeer || string(op.Payload) != string(openingMessage) {
 			t.Fatalf("server: first message from peer %d is %q, want the opening message from peer %d", op.Peer, op.Payload, p.SPeer)
 		}
 	}

@@ -166,7 +166,7 @@ func (s *suite) dialEach(t *testing.T, addr string, datas []uint32) []*Endpoint 
 		}
 		if !s.caps.Handshake {
 			WaitEvent(t, "connect", c, IsKind(transport.EventConnect), c)
-			if err := ch.Send(peer, transport.Unreliable, OpeningMessage); err != nil {
+			if err := ch.Send(peer, transport.Unreliable, openingMessage); err != nil {
 				t.Fatalf("client %d: opening message: %v", i, err)
 			}
 		}
