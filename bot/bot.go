@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/swarm"
-	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/load/swarm"
+	"github.com/scalegate/scalegate/internal/load/transport"
 )
 
 // Protocol is one bot's side of your game's protocol. The swarm makes one
@@ -86,7 +86,7 @@ const (
 // Kind is what a server message was.
 type Kind uint8
 
-// Message kinds. The values of the swarm's engine (internal/swarm MsgKind)
+// Message kinds. The values of the swarm's engine (internal/load/swarm MsgKind)
 // are the same, so a Msg crosses to it without a table.
 const (
 	// Other is a message the swarm has nothing to count for (a chat line,

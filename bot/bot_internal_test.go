@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/swarm"
-	"github.com/scalegate/scalegate/internal/swarmcli"
-	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/load/swarm"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
+	"github.com/scalegate/scalegate/internal/load/transport"
 )
 
 // stateProto is a minimal Protocol: 's' u32 tick u8 n is a state update,

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/swarm"
-	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/load/swarm"
+	"github.com/scalegate/scalegate/internal/load/transport"
 )
 
 // The public types cross to the engine's by conversion, not by copying

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/swarmcli"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 // Main runs the swarm command line with g's protocol and exits with its

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # action.sh: what the scalegate GitHub Action (action.yml) does, as a script
-# so it is tested outside GitHub (internal/actiontest runs it with the
+# so it is tested outside GitHub (internal/testkit/actiontest runs it with the
 # GITHUB_* files pointed at temp files).
 #
 # It gets a scalegate binary (SCALEGATE_BIN if set; else the release
@@ -217,7 +217,7 @@ verdict=$(verdict_for "$code")
 if [ -f "$run_dir/summary.json" ]; then
   # The run's own verdict: the top-level "verdict" key, the only one at two
   # spaces of indent in the file scalegate writes (json.MarshalIndent);
-  # legs and capacity curves nest theirs deeper. internal/actiontest checks
+  # legs and capacity curves nest theirs deeper. internal/testkit/actiontest checks
   # this against the parsed file for every verdict it produces.
   verdict=$(sed -n 's/^  "verdict": "\([a-z ]*\)",\{0,1\}$/\1/p' "$run_dir/summary.json")
   [ -n "$verdict" ] || verdict="unreadable summary.json"

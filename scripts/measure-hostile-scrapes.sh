@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # measure-hostile-scrapes.sh: one whole scrape of each hostile Prometheus
-# or OpenMetrics body (internal/promsource BenchmarkHostileScrape), each in
+# or OpenMetrics body (internal/sources/promsource BenchmarkHostileScrape), each in
 # a process of its own, so that its peak RSS is its own. Prints, per body:
 # the scrape's wall time, whether the limits or the deadline refused it,
 # the body's size, how far the peak RSS rose above the RSS with the body
@@ -13,8 +13,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 out=${1:-}
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-(cd "$root" && export PATH=/usr/local/go/bin:$PATH && go test -c -o "$bin/promsource.test" ./internal/promsource)
-names=$(cd "$root" && grep -oE '^\s*\{"[a-z0-9-]+", (omType|"text)' internal/promsource/hostile_bench_test.go | sed -E 's/^\s*\{"([^"]*)".*/\1/')
+(cd "$root" && export PATH=/usr/local/go/bin:$PATH && go test -c -o "$bin/promsource.test" ./internal/sources/promsource)
+names=$(cd "$root" && grep -oE '^\s*\{"[a-z0-9-]+", (omType|"text)' internal/sources/promsource/hostile_bench_test.go | sed -E 's/^\s*\{"([^"]*)".*/\1/')
 {
   echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
   printf '%-38s %10s %8s %8s %12s %8s %10s  %s\n' body wall_ms refused body_MB hwm_grown_MB cpu_s maxrss_MB error

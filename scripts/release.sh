@@ -17,7 +17,7 @@
 #                                          every transport but ENet, which they refuse with
 #                                          exit 2. Not windows: the launcher's staged stop
 #                                          and no-orphan guarantee are POSIX process groups
-#                                          and signals (internal/launcher), so it does not
+#                                          and signals (internal/run/launcher), so it does not
 #                                          compile there (docs/install.md)
 #   SHA256SUMS                             sha256sum format, one line per tarball
 # Every binary has the version and the commit stamped (-ldflags -X;

@@ -28,7 +28,7 @@
 # those processes would cost 5-20 times the CPU and the legs would be judged
 # harness-bound. The packages they run (server, swarm, transport, launcher,
 # relay, cli) are raced by their own tests instead: in-process servers and
-# clients (internal/livetest), the swarm's CLI against a race-built child
+# clients (internal/testkit/livetest), the swarm's CLI against a race-built child
 # server, and the CLI's serve, admin and signal tests.
 #
 # On the 2-core machine, with warm module and build caches and nothing else
@@ -40,7 +40,7 @@
 # Long runs (soak, sweeps, 60 s fuzzing) are not here: see README "Long runs".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The report's browser test (internal/htmlreport) needs Chromium.
+# The report's browser test (internal/reports/htmlreport) needs Chromium.
 export SCALEGATE_NEED_CHROMIUM=1
 source scripts/deps.sh
 export PATH=/usr/local/go/bin:$PATH
@@ -49,10 +49,10 @@ staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Packages that start no goroutine, in code or tests: the detector has
 # nothing to see there, so they are tested without it.
-plain_pkgs=(./cmd/scalegate ./internal/compare ./internal/exitcode ./internal/gatetable
-  ./internal/htmlreport ./internal/junit ./internal/k8s ./internal/merge ./internal/mix
-  ./internal/proto ./internal/snapshot ./internal/stats ./internal/transport
-  ./internal/workflowlint ./profiles ./schema ./tools/hostile)
+plain_pkgs=(./cmd/scalegate ./internal/reports/compare ./internal/run/exitcode ./internal/judge/gatetable
+  ./internal/reports/htmlreport ./internal/reports/junit ./internal/run/k8s ./internal/reports/merge ./internal/load/mix
+  ./internal/wire/proto ./internal/wire/snapshot ./internal/judge/stats ./internal/load/transport
+  ./internal/testkit/workflowlint ./profiles ./schema ./tools/hostile)
 
 # Tests of race packages that run in the plain stage instead, each for its
 # reason ("PACKAGE TEST"; the test name must be unique in the repository).
@@ -63,30 +63,30 @@ plain_only=(
   # on how steadily the swarm was serviced: under the detector on a loaded
   # machine it is harness-bound (p99 service interval 518 ms at load 20).
   # serve, the swarm's shards and the merge are raced by the serve and admin
-  # tests here and by internal/swarm's TestRunShardsOnSharedClock.
+  # tests here and by internal/load/swarm's TestRunShardsOnSharedClock.
   "./internal/cli TestShardsAgainstHTTPMetrics"
   # One goroutine and 1500 ticks of CPU: nothing for the detector to see,
   # 19 s of CPU under it against 1 s without.
-  "./internal/server TestSchedulerStarvesNobody"
+  "./internal/reference/server TestSchedulerStarvesNobody"
   # The loss model over 5.2 million datagrams on one goroutine: likewise.
-  "./internal/relay TestLossMatchesConfiguration"
+  "./internal/load/relay TestLossMatchesConfiguration"
   # 64 clients for 20 s judged on real-time rates (tick-Hz within 1 of 60,
   # inputs near 60/s): the detector's slowdown makes the harness the
   # bottleneck. The other end-to-end swarm tests run under it.
-  "./internal/swarm TestE2EReferenceServer64Clients"
+  "./internal/load/swarm TestE2EReferenceServer64Clients"
   # The GitHub Action's script end to end: each test runs action.sh (bash),
   # which runs a scalegate binary built without the detector; the tests'
   # one goroutine waits on that child. Under the detector they only cost
   # time (58 s), so they run beside the end-to-end scripts instead.
-  "./internal/actiontest TestBuildsAndPasses"
-  "./internal/actiontest TestGateFails"
-  "./internal/actiontest TestInconclusive"
-  "./internal/actiontest TestInterrupted"
-  "./internal/actiontest TestNotRun"
+  "./internal/testkit/actiontest TestBuildsAndPasses"
+  "./internal/testkit/actiontest TestGateFails"
+  "./internal/testkit/actiontest TestInconclusive"
+  "./internal/testkit/actiontest TestInterrupted"
+  "./internal/testkit/actiontest TestNotRun"
   # Counts allocations per message (testing.AllocsPerRun): under the
   # detector sync.Pool drops items at random, so the count is the
   # detector's, not the code's.
-  "./internal/swarm TestProtocolHotPathAllocatesNothing"
+  "./internal/load/swarm TestProtocolHotPathAllocatesNothing"
 )
 
 # stage NAME CMD...: runs CMD and prints the stage's wall time.
@@ -181,7 +181,7 @@ run_plain() {
 }
 
 # The race stage runs 4 packages at a time and 6 parallel tests within one
-# (internal/swarm's count-and-outcome tests are parallel; its 101 s alone
+# (internal/load/swarm's count-and-outcome tests are parallel; its 101 s alone
 # set the stage's length at the defaults: 188 s; now 132 s warm, with the
 # two cores busy 65 % of it: the tests mostly wait on live servers).
 stage race go test -count=1 -timeout 25m -race -p 4 -parallel 6 -skip "$only" "${race_pkgs[@]}"

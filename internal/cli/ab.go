@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/abtest"
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/launcher"
-	"github.com/scalegate/scalegate/internal/runner"
+	"github.com/scalegate/scalegate/internal/judge/abtest"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/run/launcher"
+	"github.com/scalegate/scalegate/internal/run/runner"
 )
 
 func init() {

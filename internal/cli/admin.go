@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/admin"
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/safetext"
+	"github.com/scalegate/scalegate/internal/guard/safetext"
+	"github.com/scalegate/scalegate/internal/reference/admin"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 const adminUsage = `usage: scalegate admin SOCKET COMMAND [ARG]

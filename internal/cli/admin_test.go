@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/admin"
+	"github.com/scalegate/scalegate/internal/reference/admin"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/livetest"
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
 )
 
 // adminCmd runs `scalegate admin ARGS...` in-process.

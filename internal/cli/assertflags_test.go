@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/gatetable"
-	"github.com/scalegate/scalegate/internal/profile"
-	"github.com/scalegate/scalegate/internal/swarmcli"
-	"github.com/scalegate/scalegate/internal/swarmcmd"
+	"github.com/scalegate/scalegate/internal/config/profile"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
+	"github.com/scalegate/scalegate/internal/load/swarmcmd"
 )
 
 // The swarm's --assert-* flags are exactly the gate table's flags and

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/baseline"
-	"github.com/scalegate/scalegate/internal/calibrate"
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/launcher"
-	"github.com/scalegate/scalegate/internal/runner"
+	"github.com/scalegate/scalegate/internal/judge/baseline"
+	"github.com/scalegate/scalegate/internal/judge/calibrate"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/run/launcher"
+	"github.com/scalegate/scalegate/internal/run/runner"
 )
 
 func init() {

@@ -10,17 +10,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/scalegate/scalegate/internal/swarmcli"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"syscall"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/launcher"
-	"github.com/scalegate/scalegate/internal/safetext"
-	_ "github.com/scalegate/scalegate/internal/transport/quic" // registers the "quic" backend
+	"github.com/scalegate/scalegate/internal/guard/safetext"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
+	_ "github.com/scalegate/scalegate/internal/load/transport/quic" // registers the "quic" backend
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/run/launcher"
 )
 
 // Env is the process state a command may touch. Tests replace it to run the

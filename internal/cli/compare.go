@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/compare"
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/compare"
+	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 func init() {

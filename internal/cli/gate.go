@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/baseline"
-	"github.com/scalegate/scalegate/internal/catalog"
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/launcher"
-	"github.com/scalegate/scalegate/internal/profile"
-	"github.com/scalegate/scalegate/internal/runner"
+	"github.com/scalegate/scalegate/internal/config/catalog"
+	"github.com/scalegate/scalegate/internal/config/profile"
+	"github.com/scalegate/scalegate/internal/judge/baseline"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/run/launcher"
+	"github.com/scalegate/scalegate/internal/run/runner"
 )
 
 func init() {

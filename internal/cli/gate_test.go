@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 // TestGateOverrideExitCodes: a bad --set is a profile error (exit 4) that

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 // helpArgs is how each registered command is asked for help. The gate is

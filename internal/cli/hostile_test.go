@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/boundedfile/boundedfiletest"
-	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/guard/boundedfile/boundedfiletest"
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
 )
 
 // hangLimit bounds a command that must not block at all: far above what a

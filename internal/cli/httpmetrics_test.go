@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/livetest"
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
 )
 
 // waitOutput waits (at most livetest.Wait) for out to match re and returns

@@ -15,9 +15,9 @@ import (
 
 	"github.com/mattn/go-shellwords"
 
-	"github.com/scalegate/scalegate/internal/catalog"
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/scaffold"
+	"github.com/scalegate/scalegate/internal/config/catalog"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/run/scaffold"
 )
 
 func init() {
@@ -109,7 +109,7 @@ options:`)
 	return f, fs, nil
 }
 
-// runInit scaffolds a team's repository (internal/scaffold), checks the
+// runInit scaffolds a team's repository (internal/run/scaffold), checks the
 // profile it renders against the schema before writing anything, and
 // prints what to run next.
 func runInit(_ context.Context, env *Env, args []string) error {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/k8s"
-	"github.com/scalegate/scalegate/internal/profile"
+	"github.com/scalegate/scalegate/internal/config/profile"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/run/k8s"
 )
 
 const k8sUsage = `usage: scalegate k8s --profile NAME --shards N --image IMAGE --server HOST:PORT [options]

@@ -17,7 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
 )
 
 // TestMain makes this test binary double as the scalegate executable:

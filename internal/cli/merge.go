@@ -5,9 +5,9 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/merge"
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/merge"
+	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 const mergeUsage = `usage: scalegate merge --out PATH REPORT...

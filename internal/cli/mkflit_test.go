@@ -16,7 +16,7 @@ import (
 // FLIT file (-gen appends N generated records, S ticks apart, every control
 // and button moving)
 // byte by byte from the layout in docs/trace-format.md, deliberately not
-// through internal/trace: it is the "foreign recorder" the format promises
+// through internal/load/trace: it is the "foreign recorder" the format promises
 // interchange with, and it can write the broken files a user may hold.
 func cmdMkFlit(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("mkflit", flag.ContinueOnError)

@@ -9,8 +9,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/format"
 
-	"github.com/scalegate/scalegate/internal/catalog"
-	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/config/catalog"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 func init() {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/htmlreport"
-	"github.com/scalegate/scalegate/internal/junit"
+	"github.com/scalegate/scalegate/internal/reports/htmlreport"
+	"github.com/scalegate/scalegate/internal/reports/junit"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 func init() {

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/admin"
-	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/swarm"
-	"github.com/scalegate/scalegate/internal/swarmcli"
+	"github.com/scalegate/scalegate/internal/load/swarm"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
+	"github.com/scalegate/scalegate/internal/reference/admin"
+	"github.com/scalegate/scalegate/internal/reports/report"
 )
 
 // fakePassed is what a hostile server sends to draw a green PASSED over

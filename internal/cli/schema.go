@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 	"github.com/scalegate/scalegate/schema"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 // compileSchemaOutput runs `scalegate schema NAME` and compiles what it

@@ -5,10 +5,10 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/server"
-	"github.com/scalegate/scalegate/internal/transport"
-	_ "github.com/scalegate/scalegate/internal/transport/enet" // registers "enet"
+	"github.com/scalegate/scalegate/internal/load/transport"
+	_ "github.com/scalegate/scalegate/internal/load/transport/enet" // registers "enet"
+	"github.com/scalegate/scalegate/internal/reference/server"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 const serveUsage = `usage: scalegate serve [--config PATH] [options]

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/livetest"
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine to write while

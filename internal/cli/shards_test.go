@@ -9,8 +9,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/scalegate/scalegate/internal/launcher"
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/run/launcher"
 )
 
 // cmdKillSwarm: killswarm DIR I/N sends SIGKILL to the one swarm process
@@ -54,7 +54,7 @@ func cmdKillSwarm(ts *testscript.TestScript, neg bool, args []string) {
 // to see (measured up to 2.6 % with the end-to-end scripts running 4 at
 // once); the merge mistakes this exists for are far larger (a sum for a
 // mean is +300 %, a count off by one shard -25 %), and the exact weighting
-// is internal/merge's unit tests' job.
+// is internal/reports/merge's unit tests' job.
 func cmdSameRun(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: samerun ONE.json MERGED.json")

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/livetest"
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
 )
 
 // secondInterruptProfile runs a team's server through a wrapper that

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 
-	"github.com/scalegate/scalegate/internal/swarmcli"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
 )
 
 func init() {
@@ -11,7 +11,7 @@ func init() {
 }
 
 // runSwarm is `scalegate swarm`: the swarm command line every swarm binary
-// shares (internal/swarmcli), speaking load protocol v1.
+// shares (internal/load/swarmcli), speaking load protocol v1.
 func runSwarm(ctx context.Context, env *Env, args []string) error {
 	return swarmcli.Scalegate.Run(ctx, &swarmcli.Env{Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv}, args)
 }

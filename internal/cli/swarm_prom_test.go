@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/swarmcli"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
 )
 
 // TestSwarmPrometheusFlags: --server-metrics-prometheus with a map file

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/swarm"
-	"github.com/scalegate/scalegate/internal/swarmcli"
+	"github.com/scalegate/scalegate/internal/load/swarm"
+	"github.com/scalegate/scalegate/internal/load/swarmcli"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 // swarmEnv is env as the swarm command line sees it.

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/safetext"
-	"github.com/scalegate/scalegate/internal/trace"
+	"github.com/scalegate/scalegate/internal/guard/safetext"
+	"github.com/scalegate/scalegate/internal/load/trace"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 const traceUsage = `usage: scalegate trace inspect FILE|DIR...

@@ -9,8 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/scalegate/scalegate/internal/exitcode"
-	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/load/transport"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
 
 // devVersion is the version of a build from source: the release it leads

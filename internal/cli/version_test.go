@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/transport"
+	"github.com/scalegate/scalegate/internal/load/transport"
 )
 
 // TestVersionFrom: a stamped version wins; the dev default gives way only

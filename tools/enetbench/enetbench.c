@@ -145,7 +145,7 @@ static int cmp_double(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
-/* percentile: type 7 (linear between closest ranks), as internal/stats. */
+/* percentile: type 7 (linear between closest ranks), as internal/judge/stats. */
 static double percentile(const double *s, size_t n, double p) {
 	if (n == 0) return NAN;
 	double rank = p / 100 * (n - 1);

@@ -26,10 +26,10 @@ import (
 
 	quicgo "github.com/quic-go/quic-go"
 
-	"github.com/scalegate/scalegate/internal/proto"
-	"github.com/scalegate/scalegate/internal/transport"
-	_ "github.com/scalegate/scalegate/internal/transport/enet"
-	tquic "github.com/scalegate/scalegate/internal/transport/quic"
+	"github.com/scalegate/scalegate/internal/load/transport"
+	_ "github.com/scalegate/scalegate/internal/load/transport/enet"
+	tquic "github.com/scalegate/scalegate/internal/load/transport/quic"
+	"github.com/scalegate/scalegate/internal/wire/proto"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-// Command hostload prints what internal/hostload measures on this machine, once a second and
+// Command hostload prints what internal/sources/hostload measures on this machine, once a second and
 // over the run: others' CPU (cores used outside this process's tree), the part of it that
 // processes alive at both ends of a second account for, the tree's own CPU, steal and CPU
 // pressure. With -hog it also runs a process that burns one core outside the tree for the
@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/hostload"
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/sources/hostload"
 )
 
 func main() {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/proto"
-	"github.com/scalegate/scalegate/internal/transport"
-	"github.com/scalegate/scalegate/internal/transport/quic"
+	"github.com/scalegate/scalegate/internal/load/transport"
+	"github.com/scalegate/scalegate/internal/load/transport/quic"
+	"github.com/scalegate/scalegate/internal/wire/proto"
 )
 
 // client is one measured client, on either stack.

@@ -33,9 +33,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/proto"
-	"github.com/scalegate/scalegate/internal/transport"
-	"github.com/scalegate/scalegate/internal/transport/quic"
+	"github.com/scalegate/scalegate/internal/load/transport"
+	"github.com/scalegate/scalegate/internal/load/transport/quic"
+	"github.com/scalegate/scalegate/internal/wire/proto"
 )
 
 const tickHz = 60

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/scalegate/scalegate/internal/livetest"
-	"github.com/scalegate/scalegate/internal/proto"
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
+	"github.com/scalegate/scalegate/internal/wire/proto"
 )
 
 func TestParseStacks(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
 )
 
 // botLimit bounds one bot run of an end-to-end test: far beyond the few

@@ -19,7 +19,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/schema"
 )
 

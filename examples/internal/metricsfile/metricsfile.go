@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/report"
-	"github.com/scalegate/scalegate/internal/stats"
+	"github.com/scalegate/scalegate/internal/judge/stats"
+	"github.com/scalegate/scalegate/internal/reports/report"
 )
 
 // window is how many ticks the percentiles and tick_hz cover (10 s at

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scalegate/scalegate/internal/report"
+	"github.com/scalegate/scalegate/internal/reports/report"
 )
 
 // TestFileIsReadByTheGate: what the examples write parses as a metrics

@@ -1,0 +1,110 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/scalegate/scalegate/internal/judge/baseline"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
+	"github.com/scalegate/scalegate/internal/run/rundir"
+)
+
+// baseline compares payload KB/s, wire KB/s and bytes per entity with the
+// committed key. The limit is baseline.NewLimit's: the figure
+// × (1 + tolerance_pct/100) for a single-run entry (as in version 1), and
+// median + max(tolerance, spread_k × σ̂, worst run − median) for an entry
+// recorded from N runs; the threshold shows every term.
+func (e *evaluator) baseline() {
+	key := e.in.Leg.BaselineKey
+	entry, have := e.in.Baseline.Lookup(key)
+	pol := e.in.Profile.Baseline
+	path := baseline.DefaultPath
+	if e.in.Baseline != nil && e.in.Baseline.Path != "" {
+		path = e.in.Baseline.Path
+	}
+	type baselined struct {
+		gate, title, name string
+		fig               gatetable.Figure
+		ref               baseline.Reference
+		have              bool // the baseline entry carries this figure
+	}
+	var checks []baselined
+	for _, f := range baseline.Figures() {
+		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure}
+		if have {
+			b.ref, b.have = entry.Reference(f.Name)
+		}
+		// Optional figures (bytes per entity) apply where either side has
+		// them: a baseline that recorded one demands it (a swarm that
+		// stopped decoding must not pass), and a run that has one whose
+		// baseline entry lacks it is a missing key.
+		if f.Optional && !b.have {
+			if _, err := f.Figure.Read(e.m); err != nil {
+				continue
+			}
+		}
+		checks = append(checks, b)
+	}
+	for _, b := range checks {
+		c := rundir.Check{Gate: b.gate, Title: b.title, Level: gatetable.LevelHard}
+		v, err := b.fig.Read(e.m)
+		if err == nil {
+			c.Measured, c.MeasuredText = &v, fmtNum(v)
+		} else {
+			c.MeasuredText = "missing"
+		}
+		switch {
+		case e.in.UpdateBaseline:
+			c.Threshold = "recorded by --update-baseline"
+			c.Status = rundir.StatusRecorded
+			if err != nil {
+				c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
+			}
+			if b.have {
+				c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.ref.Value), c.MeasuredText)
+			}
+		case !b.have:
+			c.Threshold = fmt.Sprintf("≤ baseline +%s%%", fmtNum(pol.TolerancePct))
+			c.Status = rundir.StatusUnevaluable
+			c.Baseline = "missing"
+			c.Detail = fmt.Sprintf("no baseline key %q in %s: run `scalegate --profile %s --update-baseline` on a passing run to record it",
+				key, path, e.in.Profile.Name)
+			if have {
+				c.Detail = fmt.Sprintf("baseline key %q in %s does not record this figure: run `scalegate --profile %s --update-baseline` on a passing run to record it",
+					key, path, e.in.Profile.Name)
+			}
+		default:
+			e.judgeBaseline(&c, b.name, entry, v, err)
+		}
+		e.add(c)
+	}
+}
+
+// judgeBaseline compares a measured figure (err: missing) with its limit
+// (baseline.Committed.Limit: the one computation calibrate reads too).
+func (e *evaluator) judgeBaseline(c *rundir.Check, figure string, entry baseline.Entry, v float64, err error) {
+	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, figure)
+	if lerr != nil {
+		c.Threshold, c.Status = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct)), rundir.StatusUnevaluable
+		c.Detail = lerr.Error()
+		return
+	}
+	c.Threshold = lim.Text()
+	if err != nil {
+		c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
+		return
+	}
+	delta := pctDelta(v, lim.Base)
+	if s := lim.Sigmas(v); !math.IsNaN(s) {
+		delta += fmt.Sprintf(", %+.1f σ̂", s)
+	}
+	c.Baseline = fmt.Sprintf("%s (%s; %s)", fmtNum(lim.Base), delta, entry.DescribeRuns())
+	c.Status = rundir.StatusPass
+	if !lim.Holds(v) {
+		c.Status = rundir.StatusFail
+		c.Detail = fmt.Sprintf("%s over baseline: bytes moved; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base))
+		if lim.Runs > 1 {
+			c.Detail += fmt.Sprintf(" (the limit's margin %s was set by the %s term)", fmtNum(lim.Margin), lim.By)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scalegate/scalegate/internal/config/profile"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
+	"github.com/scalegate/scalegate/internal/run/rundir"
+)
+
+// A sweep reads as one matrix: a row per sweep point with its axes, the
+// phase means, tick p99, entities, bytes per entity and CPU, each read
+// through the gate table; a figure a leg lacks is missing (an empty CSV
+// cell, "—" in the summary), a leg without a report has every figure
+// missing, and a profile without a sweep has no matrix.
+func TestMatrix(t *testing.T) {
+	p := testProfile()
+	p.Baselined = false
+	p.Sweep = &profile.Sweep{EntityCounts: []int{0, 2000}, SnapshotBudgetBytes: []int{1200}}
+	p.Gates = profile.Gates{"tick_hz_min": {Threshold: f64(30), Level: gatetable.LevelAdvisory}}
+	legs := p.Legs()
+	res := &rundir.RunResult{Profile: p}
+	for i, l := range legs {
+		if i == 1 {
+			res.Legs = append(res.Legs, rundir.LegResult{Leg: l, Verdict: rundir.VerdictLaunchFailed})
+			continue
+		}
+		tick := healthyTick()
+		tick["entities"], tick["cpu_pct_mean"] = 8+*l.EntityCount, 61.5
+		tick["sensing_ms"] = map[string]any{"min": 0.1, "mean": 0.25, "max": 1, "p95": 0.5, "p99": 0.8}
+		r := healthyReport(tick)
+		r.SnapshotBytesPerEntity = f64(17.25)
+		checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: l, Report: r})
+		res.Legs = append(res.Legs, rundir.LegResult{Leg: l, Verdict: LegVerdict(checks, Facts{}), Checks: checks, Report: r})
+	}
+	m := Matrix(res)
+	if m == nil || strings.Join(m.Axes, ",") != "entity_count,snapshot_budget_bytes" || len(m.Rows) != 2 || len(m.Columns) != len(gatetable.TickPhases())+4 {
+		t.Fatalf("matrix %+v", m)
+	}
+	col := func(name string) int {
+		for i, c := range m.Columns {
+			if c.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return -1
+	}
+	r0, r1 := m.Rows[0], m.Rows[1]
+	if r0.LegID != "weave_e0_b1200" || strings.Join(r0.Point, ",") != "0,1200" || *r0.Values[col("entities")] != 8 ||
+		*r0.Values[col("tick_ms_p99")] != 2.5 || *r0.Values[col("sensing_ms_mean")] != 0.25 || *r0.Values[col("cpu_pct_mean")] != 61.5 ||
+		*r0.Values[col("bytes_per_entity")] != 17.25 || r0.Values[col("ai_ms_mean")] != nil {
+		t.Errorf("row 0 %+v", r0)
+	}
+	for i, v := range r1.Values {
+		if v != nil {
+			t.Errorf("a leg without a report has %s = %v", m.Columns[i].Name, *v)
+		}
+	}
+	res.Matrix = m
+	path := filepath.Join(t.TempDir(), rundir.MatrixFile)
+	if err := rundir.WriteMatrixCSV(path, m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 3 || lines[0] != "leg,pattern,entity_count,snapshot_budget_bytes,verdict,maintenance_ms_mean,sensing_ms_mean,integrate_ms_mean,ai_ms_mean,collision_ms_mean,serialize_ms_mean,other_ms_mean,tick_ms_p99,entities,bytes_per_entity,cpu_pct_mean" ||
+		lines[1] != "weave_e0_b1200,weave,0,1200,passed,,0.25,,,,,,2.5,8,17.25,61.5" ||
+		lines[2] != "weave_e2000_b1200,weave,2000,1200,launch failure,,,,,,,,,,," {
+		t.Errorf("matrix.csv:\n%s", b)
+	}
+	md := rundir.Markdown(res)
+	if !strings.Contains(md, "### sweep matrix") || !strings.Contains(md, "| `weave_e0_b1200` | 0 | 1200 | — | 0.25 |") {
+		t.Errorf("summary.md:\n%s", md)
+	}
+	p.Sweep = nil
+	if Matrix(res) != nil {
+		t.Error("a profile without a sweep has no matrix")
+	}
+}

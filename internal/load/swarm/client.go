@@ -1,0 +1,566 @@
+package swarm
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
+	"github.com/scalegate/scalegate/internal/judge/stats"
+	"github.com/scalegate/scalegate/internal/load/relay"
+	"github.com/scalegate/scalegate/internal/load/transport"
+	"github.com/scalegate/scalegate/internal/reports/report"
+)
+
+// phase is where a client is in its life.
+type phase uint8
+
+const (
+	phasePending    phase = iota // waiting for its ramp slot
+	phaseConnecting              // transport connect issued
+	phaseJoining                 // transport connected, join sent
+	phaseJoined                  // admitted (v1: Welcome received)
+	phaseRefused                 // refused (terminal)
+	phaseLost                    // admitted, then disconnected (terminal)
+	phaseFailed                  // never admitted, not refused (terminal)
+	phaseDone                    // the run ended with the client joined
+)
+
+func (p phase) terminal() bool { return p >= phaseRefused }
+
+// Reasons a client ends without a server Refuse. They key
+// disconnected_by_reason and never_connected_by_reason in the report.
+const (
+	lostTransport      = "transport_disconnect"
+	lostTimeout        = "transport_timeout"
+	lostSilent         = gatetable.SilentReason // no message for the silence timeout
+	lostKicked         = "kicked"               // v1 Notice(kicked)
+	lostShutdown       = "server_shutdown"      // v1 Notice(shutdown) then disconnect
+	failDial           = "dial_error"
+	failConnect        = "connect_error"
+	failConnectTimeout = "connect_timeout"
+	failJoinTimeout    = "join_timeout"
+	failSend           = "send_error"
+	failProtocol       = "protocol_error"
+)
+
+// client is one synthetic player. It is owned by one worker goroutine.
+type client struct {
+	index       int
+	patternName string
+	pattern     Pattern
+	bot         Bot    // the protocol's state for this client
+	pinger      Pinger // bot, when it measures round trips itself
+	waiter      Waiter // bot, when it resends its join while waiting
+	host        transport.Host
+	addr        string       // where it connects: the server, or its relay socket
+	relay       *relay.Relay // the impairment relay, nil without one
+	peer        transport.PeerID
+	phase       phase
+	reason      string // refuse reason or loss reason
+	// leaving is the reason the server announced before disconnecting
+	// (MsgLeaving); it names the disconnect that follows.
+	leaving string
+	// sendErr is the first failed Send the protocol made through the
+	// client (Conn); the client ends with send_error once the protocol
+	// call returns.
+	sendErr error
+
+	slot        time.Time // scheduled connect (ramp)
+	issuedAt    time.Time
+	connectedAt time.Time
+	welcomedAt  time.Time
+	endedAt     time.Time
+	lastMsgAt   time.Time
+	connectMs   float64 // NaN until the transport connected
+
+	// serverTransport and bodyFormat: what the admission said of the
+	// server (v1's Welcome), empty when the protocol does not say;
+	// announcedHz the state-update rate it announced (0: none).
+	serverTransport, bodyFormat string
+	announcedHz                 float64
+	// pendingInput: an Input was built this iteration and is in the batch.
+	pendingInput bool
+	lastService  time.Time // previous service while joined (zero: none yet)
+	// inputs sent, and when the first and the latest went out: the
+	// client's own input rate, which says whether the harness kept it on
+	// cadence however many clients share its worker.
+	inputs                    int64
+	firstInputAt, lastInputAt time.Time
+
+	// State updates: received counts every one that arrived while the
+	// client was joined. The figures below are windowed: they count only
+	// the updates from the warm-up's end on (every one without a
+	// warm-up). Each counts in snaps, bytes and gaps; those that carry a
+	// server tick (ticks of them) also give the tick rate, over their own
+	// window.
+	received    int64
+	snaps       int64
+	ticks       int64
+	firstTick   uint32
+	lastTick    uint32
+	firstTickAt time.Time
+	lastTickAt  time.Time
+	firstSnapAt time.Time
+	lastSnapAt  time.Time
+	snapBytes   int64 // all state update bytes
+	firstBytes  int64 // bytes of the first update (outside the rate window)
+	maxGap      time.Duration
+	// intervals counts the times between consecutive windowed updates in
+	// intervalBounds' buckets (nil until the first).
+	intervals    []uint64
+	decodeErrors int64
+	decoded      int64
+	// decodedBytes and decodedEntities are the bytes and the entity
+	// records of the updates whose entities were counted: their ratio is
+	// what one entity costs on the wire of the protocol (bytes_per_entity).
+	decodedBytes    int64
+	decodedEntities int64
+	// rttCounts counts the client's RTT samples in intervalBounds' buckets
+	// (nil until the first): its own p95 without keeping every sample.
+	rttCounts []uint64
+	lastRTTAt time.Time
+	lastRTT   float64 // NaN when none yet
+	// pingToken and pingAt: the Pinger's outstanding ping (pingAt zero:
+	// none); a Pong with another token is late and not timed.
+	pingToken uint32
+	pingAt    time.Time
+	// stretch holds the client's figures per stretch of an impaired run
+	// (nil without impairment); cur is the stretch it is in.
+	stretch []stretchAcc
+	cur     int
+
+	// timeline bookkeeping: values at the previous publish
+	pubTick   uint32
+	pubHave   bool // pubBytes is set
+	pubTicked bool // pubTick is set
+	pubBytes  int64
+}
+
+func newClient(index int, patternName string, p Pattern, slot time.Time, bot Bot) *client {
+	c := &client{index: index, patternName: patternName, pattern: p, slot: slot, bot: bot, connectMs: math.NaN(), lastRTT: math.NaN()}
+	c.pinger, _ = bot.(Pinger)
+	c.waiter, _ = bot.(Waiter)
+	return c
+}
+
+// live reports whether the client holds an open host.
+func (c *client) live() bool { return c.host != nil && !c.phase.terminal() }
+
+func (c *client) end(p phase, reason string, now time.Time) {
+	c.phase, c.reason, c.endedAt = p, reason, now
+}
+
+// fail ends a client that was never admitted, or one that was admitted
+// (it is then lost, not failed).
+func (c *client) fail(reason string, now time.Time) {
+	if c.phase == phaseJoined {
+		c.end(phaseLost, reason, now)
+		return
+	}
+	c.end(phaseFailed, reason, now)
+}
+
+// handle processes one transport event.
+func (c *client) handle(w *worker, ev transport.Event, now time.Time) {
+	switch ev.Kind {
+	case transport.EventConnect:
+		c.onConnect(now)
+	case transport.EventDisconnect:
+		c.onDisconnect(ev, now)
+	case transport.EventReceive:
+		c.lastMsgAt = now
+		c.onMessage(w, ev.Payload, now)
+	}
+}
+
+// Send implements Conn over the client's host.
+func (c *client) Send(d transport.Delivery, msg []byte) error {
+	if c.host == nil {
+		return transport.ErrClosed
+	}
+	err := c.host.Send(c.peer, d, msg)
+	if err != nil && c.sendErr == nil {
+		c.sendErr = err
+	}
+	return err
+}
+
+// sendFailed ends the client when the protocol's last call made a send
+// that failed, and reports whether it did.
+func (c *client) sendFailed(now time.Time) bool {
+	if c.sendErr == nil {
+		return false
+	}
+	if !c.phase.terminal() {
+		c.fail(failSend, now)
+	}
+	return true
+}
+
+func (c *client) onConnect(now time.Time) {
+	if c.phase != phaseConnecting {
+		return
+	}
+	c.connectedAt = now
+	c.connectMs = msSince(c.slot, now)
+	c.lastMsgAt = now
+	err := c.bot.Connected(c)
+	if c.sendFailed(now) {
+		return
+	}
+	if err != nil {
+		c.fail(failProtocol, now)
+		return
+	}
+	c.phase = phaseJoining
+}
+
+func (c *client) onDisconnect(ev transport.Event, now time.Time) {
+	if c.phase.terminal() {
+		return
+	}
+	reason := lostTransport
+	if ev.Data == transport.ReasonTimeout {
+		reason = lostTimeout
+	}
+	switch {
+	case c.leaving != "":
+		reason = c.leaving
+	case c.phase == phaseConnecting:
+		reason = failConnect
+	}
+	c.fail(reason, now)
+}
+
+// onMessage hands one server message to the protocol and counts what it
+// says the message was.
+func (c *client) onMessage(w *worker, b []byte, now time.Time) {
+	m, err := c.bot.Receive(c, b)
+	if c.sendFailed(now) {
+		return
+	}
+	if m.Kind == MsgState {
+		c.onState(w, &m, err != nil, len(b), now)
+		return
+	}
+	if err != nil {
+		w.protocolErrors++
+		if c.phase == phaseJoining {
+			c.fail(failProtocol, now)
+		}
+		return
+	}
+	switch m.Kind {
+	case MsgAdmitted:
+		c.onAdmitted(w, &m, now)
+	case MsgRefused:
+		c.end(phaseRefused, m.Reason, now)
+	case MsgDelay:
+		if !now.Before(w.warmEnd) {
+			w.pdHist.Record(m.DelayMs)
+		}
+	case MsgLeaving:
+		c.leaving = m.Reason
+	case MsgPong:
+		c.onPong(w, m.Token, now)
+	}
+}
+
+func (c *client) onAdmitted(w *worker, m *Msg, now time.Time) {
+	if c.phase != phaseJoining {
+		w.protocolErrors++
+		return
+	}
+	c.serverTransport, c.bodyFormat, c.announcedHz = m.ServerTransport, m.BodyFormat, m.AnnouncedHz
+	c.welcomedAt = now
+	c.phase = phaseJoined
+}
+
+// onState counts one state update; bad: its content did not decode.
+func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
+	if bad {
+		c.decodeErrors++
+	}
+	if c.phase != phaseJoined {
+		return // an update racing the admission: not part of the measurement
+	}
+	c.received++
+	if m.HasEntities && !bad {
+		c.decoded++
+		c.decodedBytes += int64(size)
+		c.decodedEntities += int64(m.Entities)
+	}
+	if now.Before(w.warmEnd) {
+		return // the warm-up: counted, not measured
+	}
+	if c.stretch != nil {
+		c.cur = w.clock.at(now, c.cur) // the stretch the update (and its interval) belongs to
+	}
+	var gap time.Duration
+	if c.snaps == 0 {
+		c.firstSnapAt, c.firstBytes = now, int64(size)
+	} else {
+		gap = now.Sub(c.lastSnapAt)
+		c.maxGap = max(c.maxGap, gap)
+		c.recordInterval(w, gap)
+	}
+	if c.stretch != nil {
+		c.stretch[c.cur].snapshot(m.HasTick, m.Tick, now, size, gap)
+		w.countSecond(now)
+	}
+	c.snaps++
+	c.lastSnapAt = now
+	c.snapBytes += int64(size)
+	if m.HasTick {
+		if c.ticks == 0 {
+			c.firstTick, c.firstTickAt = m.Tick, now
+		}
+		c.ticks++
+		c.lastTick, c.lastTickAt = m.Tick, now
+	}
+}
+
+// recordInterval counts one time between two consecutive windowed state
+// updates: in the client's own buckets, the worker's pooled histogram and
+// its stretch's.
+func (c *client) recordInterval(w *worker, gap time.Duration) {
+	ms := float64(gap) / float64(time.Millisecond)
+	if c.intervals == nil {
+		c.intervals = make([]uint64, len(intervalBounds)-1)
+	}
+	c.intervals[intervalBucket(ms)]++
+	w.stateInterval.Record(ms)
+	if c.stretch != nil {
+		w.stretchInterval(c.cur).Record(ms)
+	}
+}
+
+// onPong times the answer to the outstanding ping.
+func (c *client) onPong(w *worker, token uint32, now time.Time) {
+	if c.pingAt.IsZero() || token != c.pingToken {
+		return // late, duplicated or unasked: not a round trip we timed
+	}
+	c.recordRTT(w, float64(now.Sub(c.pingAt))/float64(time.Millisecond), now)
+	c.pingAt = time.Time{}
+}
+
+// wait gives a protocol that resends its join its turn while the client
+// waits for admission.
+func (c *client) wait(now time.Time) {
+	if c.waiter == nil || c.phase != phaseJoining {
+		return
+	}
+	err := c.waiter.Waiting(c, now.Sub(c.connectedAt))
+	if c.sendFailed(now) {
+		return
+	}
+	if err != nil {
+		c.fail(failProtocol, now)
+	}
+}
+
+// sendInput sends this tick's Input, if the pattern wants one.
+func (c *client) sendInput(w *worker, now time.Time) {
+	msg, d := c.buildInput(w, now)
+	c.pendingInput = false
+	if msg == nil {
+		return
+	}
+	if err := c.host.Send(c.peer, d, msg); err != nil {
+		c.fail(failSend, now)
+		return
+	}
+	c.inputSent(w, now)
+}
+
+// inputSent counts one Input that went out at the given time.
+func (c *client) inputSent(w *worker, at time.Time) {
+	w.inputsSent++
+	if at.Before(w.warmEnd) {
+		return // sent (inputs_sent counts it), not part of the windowed rate
+	}
+	if c.inputs == 0 {
+		c.firstInputAt = at
+	}
+	c.inputs++
+	c.lastInputAt = at
+}
+
+// inputsPerS is the rate at which this client's Inputs went out, from its
+// first to its latest; NaN with fewer than two.
+func (c *client) inputsPerS() float64 {
+	el := c.lastInputAt.Sub(c.firstInputAt).Seconds()
+	if c.inputs < 2 || el <= 0 {
+		return math.NaN()
+	}
+	return float64(c.inputs-1) / el
+}
+
+// buildInput encodes this tick's Input into the worker's scratch buffer, or
+// returns nil when the pattern or the protocol sends none. The bytes are
+// valid until the next call; pendingInput says one was built.
+func (c *client) buildInput(w *worker, now time.Time) ([]byte, transport.Delivery) {
+	ctl := &w.ctl // a local passed to an interface method would escape
+	if !c.pattern.Control(now.Sub(c.welcomedAt).Seconds(), ctl) {
+		return nil, 0
+	}
+	msg, d := c.bot.Input(w.scratch[:0], ctl)
+	if msg == nil {
+		return nil, 0
+	}
+	if cap(msg) > cap(w.scratch) {
+		w.scratch = msg[:0] // keep a grown buffer: the next tick appends into it
+	}
+	c.pendingInput = true
+	return msg, d
+}
+
+// sampleRTT takes one RTT sample a second, from a second after the
+// admission (ENet's estimate starts at 500 ms before the first ACK): a
+// ping when the protocol times round trips itself, else the backend's
+// estimate when it has one.
+func (c *client) sampleRTT(w *worker, now time.Time) {
+	if now.Sub(c.lastRTTAt) < time.Second || now.Sub(c.welcomedAt) < time.Second {
+		return
+	}
+	c.lastRTTAt = now
+	if c.pinger != nil {
+		c.pingToken++
+		c.pingAt = now
+		if err := c.pinger.Ping(c, c.pingToken); err != nil {
+			c.pingAt = time.Time{}
+		}
+		c.sendFailed(now)
+		return
+	}
+	if rtt := c.host.RTT(c.peer); rtt > 0 {
+		c.recordRTT(w, float64(rtt)/float64(time.Millisecond), now)
+	}
+}
+
+// recordRTT keeps one RTT sample (ms) in the run's and the stretch's.
+func (c *client) recordRTT(w *worker, v float64, now time.Time) {
+	c.lastRTT = v
+	if now.Before(w.warmEnd) {
+		return // the warm-up: shown live, not measured
+	}
+	if c.rttCounts == nil {
+		c.rttCounts = make([]uint64, len(intervalBounds)-1)
+	}
+	c.rttCounts[intervalBucket(v)]++
+	w.rttHist.Record(v)
+	if c.stretch != nil {
+		c.cur = w.clock.at(now, c.cur)
+		w.stretchRTTHist(c.cur).Record(v)
+	}
+}
+
+// tickHz is the server tick rate this client observed, NaN when fewer than
+// two of its state updates carried a tick. Tick numbers are uint32 and the
+// difference is taken modulo 2^32, so a wrap is harmless.
+func (c *client) tickHz() float64 {
+	el := c.lastTickAt.Sub(c.firstTickAt).Seconds()
+	if c.ticks < 2 || el <= 0 {
+		return math.NaN()
+	}
+	return float64(c.lastTick-c.firstTick) / el
+}
+
+// kbs is downstream payload KB/s (1 KB = 1000 B): the bytes of every state
+// update after the first, per second from the first to the last.
+func (c *client) kbs() float64 {
+	el := c.lastSnapAt.Sub(c.firstSnapAt).Seconds()
+	if c.snaps < 2 || el <= 0 {
+		return math.NaN()
+	}
+	return float64(c.snapBytes-c.firstBytes) / el / 1000
+}
+
+// windowFrom is where the client's windowed figures start: its admission,
+// or the warm-up's end when that is later; zero when never admitted.
+func (c *client) windowFrom(warmEnd time.Time) time.Time {
+	if c.welcomedAt.IsZero() || warmEnd.Before(c.welcomedAt) {
+		return c.welcomedAt
+	}
+	return warmEnd
+}
+
+// delivery is the client's state-update rate over its joined time after
+// the warm-up (from windowFrom to its loss, or to stopped, when its
+// worker stopped at the run's end) and the longest it went without an
+// update in that time, both edges included: a client that got one
+// update and then nothing has the rest of its time as its gap. Both are
+// NaN when it had no joined time after the warm-up, and the rate also
+// when that time was under report.MinDeliveryWindowS.
+func (c *client) delivery(warmEnd, stopped time.Time) (perS, gapMs float64) {
+	from := c.windowFrom(warmEnd)
+	to := stopped
+	if !c.endedAt.IsZero() && c.endedAt.Before(to) {
+		to = c.endedAt
+	}
+	if from.IsZero() || !to.After(from) {
+		return math.NaN(), math.NaN()
+	}
+	span := to.Sub(from)
+	gap := span
+	if c.snaps > 0 {
+		gap = max(c.firstSnapAt.Sub(from), c.maxGap, to.Sub(c.lastSnapAt), 0)
+	}
+	perS = math.NaN()
+	if span.Seconds() >= report.MinDeliveryWindowS {
+		perS = float64(c.snaps) / span.Seconds()
+	}
+	return perS, float64(gap) / float64(time.Millisecond)
+}
+
+// intervalBounds are the buckets of a client's state-update intervals
+// (ms): 0.25 ms wide to 20 ms (a 60 Hz step is 16.67 ms), 0.5 ms to 50,
+// 1 ms to 100, then 5, 25 and 250 ms wide to 10 s, and one bucket above.
+// 279 counts a client: per-client percentiles at 1,000 clients without
+// keeping every interval.
+var intervalBounds = func() []float64 {
+	b := []float64{0}
+	for _, r := range []struct{ to, step float64 }{{20, 0.25}, {50, 0.5}, {100, 1}, {200, 5}, {1000, 25}, {10000, 250}} {
+		for {
+			v := math.Round((b[len(b)-1]+r.step)*1000) / 1000
+			if v > r.to {
+				break
+			}
+			b = append(b, v)
+		}
+	}
+	return append(b, math.Inf(1))
+}()
+
+// intervalBucket is the bucket of intervalBounds holding ms.
+func intervalBucket(ms float64) int {
+	i := sort.SearchFloat64s(intervalBounds, ms) // first bound ≥ ms
+	if i < len(intervalBounds) && intervalBounds[i] == ms {
+		i++ // ms is the lower bound of bucket i
+	}
+	return min(max(i-1, 0), len(intervalBounds)-2)
+}
+
+// rttP95 is the client's RTT p95 (its bucket's upper bound, as the
+// intervals'), NaN without a sample.
+func (c *client) rttP95() float64 {
+	if c.rttCounts == nil {
+		return math.NaN()
+	}
+	return stats.HistogramPercentile(c.rttCounts, intervalBounds, 95)
+}
+
+// intervalSummary is the client's interval percentiles (each its bucket's
+// upper bound, stats.HistogramPercentile), nil without an interval.
+func (c *client) intervalSummary() *report.IntervalSummary {
+	if c.intervals == nil {
+		return nil
+	}
+	at := func(p float64) float64 { return stats.HistogramPercentile(c.intervals, intervalBounds, p) }
+	return &report.IntervalSummary{P50: at(50), P95: at(95), P99: at(99)}
+}
+
+func msSince(from, to time.Time) float64 {
+	return float64(to.Sub(from)) / float64(time.Millisecond)
+}

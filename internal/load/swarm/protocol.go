@@ -1,0 +1,139 @@
+package swarm
+
+import (
+	"time"
+
+	"github.com/scalegate/scalegate/internal/load/transport"
+)
+
+// Protocol is a game's client protocol as the swarm drives it: what a bot
+// sends once its transport connects, what each server message means, and
+// how one tick's controls are encoded. An implementation only classifies
+// and encodes; the engine does everything the report counts (bytes, gaps,
+// tick rate, RTT, outcomes, pacing). Load protocol v1 is one (LoadV1); the
+// public bot package adapts a team's own protocol to it. There is no other
+// path: the built-in protocol runs through this interface too.
+type Protocol interface {
+	// Name names the protocol in the report ("protocol").
+	Name() string
+	// ConnectData is the word a transport connect carries (ENet's connect
+	// data; transports without one ignore it).
+	ConnectData() uint32
+	// NewWorker makes the part of the protocol one worker goroutine owns.
+	// Every bot of that worker comes from it and is used only from that
+	// goroutine, so neither needs locking.
+	NewWorker(cfg *Config) WorkerProtocol
+}
+
+// WorkerProtocol makes one worker's bots and holds what they share (v1:
+// the snapshot body decoders, which are costly to make and not safe for
+// concurrent use).
+type WorkerProtocol interface {
+	// NewBot makes the protocol state of client index (its index in the
+	// whole run, the same in every shard).
+	NewBot(index int) Bot
+	// Warnings are said in the report once the run is over (the engine
+	// drops duplicates across workers).
+	Warnings() []string
+	// Close frees what the worker's bots shared; they are not used again.
+	Close()
+}
+
+// Bot is one client's side of the protocol.
+type Bot interface {
+	// Connected is called once, when the transport has connected: send
+	// the join (and whatever opens the first round trip) with c.Send. An
+	// error ends the client (never connected, protocol_error).
+	Connected(c Conn) error
+	// Receive classifies one server message; msg is valid only during the
+	// call. It may answer through c (a challenge's response). An error
+	// means the message did not decode: a State counts in
+	// snapshot_decode_errors (and still as received), anything else in
+	// protocol_errors, and before admission it ends the client (never
+	// connected, protocol_error): a bot that cannot read its server's
+	// answer to its join has no way in.
+	Receive(c Conn, msg []byte) (Msg, error)
+	// Input appends one tick's controls to buf and returns the message and
+	// how it travels; nil sends nothing. It is called once per tick while
+	// the client is admitted and its pattern produced controls.
+	Input(buf []byte, ctl *Control) ([]byte, transport.Delivery)
+}
+
+// Pinger is a Bot that measures round trips itself: the engine calls Ping
+// once a second while the client is admitted (from a second after its
+// admission) with a fresh token, and times the Pong that carries it back.
+// A Bot without it reports the transport's own RTT estimate, where the
+// transport has one; rtt_ms is missing otherwise, never zero.
+type Pinger interface {
+	Ping(c Conn, token uint32) error
+}
+
+// Waiter is a Bot whose join may need resending: the engine calls Waiting
+// once per tick while the client waits for its admission, with the time
+// since Connected. Over a transport without reliability (raw UDP) a lost
+// join is otherwise never answered. An error ends the client (never
+// connected, protocol_error).
+type Waiter interface {
+	Waiting(c Conn, waited time.Duration) error
+}
+
+// Conn is how a Bot sends outside Input: the join, a challenge response,
+// a ping. The engine's client implements it over its own host.
+type Conn interface {
+	// Send queues msg (copied) to the server. A failed send ends the
+	// client (send_error) once the protocol call returns.
+	Send(d transport.Delivery, msg []byte) error
+}
+
+// MsgKind is what a server message was.
+type MsgKind uint8
+
+// Message kinds.
+const (
+	// MsgOther is a message the engine has nothing to count for.
+	MsgOther MsgKind = iota
+	// MsgAdmitted admits the client: the join succeeded.
+	MsgAdmitted
+	// MsgRefused refuses it, with Msg.Reason (refused_by_reason).
+	MsgRefused
+	// MsgState is a state update (a snapshot): counted, timed, and with a
+	// tick (HasTick) the source of the observed server tick rate.
+	MsgState
+	// MsgPong answers Ping(Msg.Token).
+	MsgPong
+	// MsgLeaving says the server is about to disconnect the client: a
+	// disconnect that follows is counted under Msg.Reason.
+	MsgLeaving
+	// MsgDelay is the server's own measure of the client's latency
+	// (v1's PeerDelay), Msg.DelayMs: peer_delay_ms.
+	MsgDelay
+)
+
+// Msg is what one server message means to the engine. Only the fields of
+// its Kind are read.
+type Msg struct {
+	Kind MsgKind
+	// HasTick: Tick is the server tick the state update describes (uint32,
+	// wrap-safe). Without it the update still counts (bytes, gaps), but
+	// gives no tick rate.
+	HasTick bool
+	// HasEntities: Entities is how many entities the update holds
+	// (entities_per_snapshot, snapshot_bytes_per_entity).
+	HasEntities bool
+	Tick        uint32
+	Entities    int
+	// Token is the Pong's ping token.
+	Token uint32
+	// DelayMs is MsgDelay's latency in milliseconds.
+	DelayMs float64
+	// Reason names a refusal or a coming disconnect.
+	Reason string
+	// ServerTransport and BodyFormat are what an admission says of the
+	// server (v1's Welcome): the report's server_transport and
+	// body_format. Empty: the protocol does not say.
+	ServerTransport, BodyFormat string
+	// AnnouncedHz is the state-update rate an admission announces (v1's
+	// Welcome tick_hz): the delivery check's reference rate unless the
+	// profile declares one. 0: the protocol announces none.
+	AnnouncedHz float64
+}

@@ -1,0 +1,274 @@
+package server
+
+import (
+	"math"
+	"slices"
+
+	"github.com/scalegate/scalegate/internal/wire/proto"
+	"github.com/scalegate/scalegate/internal/wire/snapshot"
+)
+
+// neverSentStaleness is the staleness (ticks) given to an entity a peer has
+// never been sent: high enough to go out promptly, finite so that a burst of
+// newcomers cannot starve entities already waiting.
+const neverSentStaleness = 120
+
+// priorityRefM is the distance at which an entity's weight halves.
+const priorityRefM = 1000.0
+
+// sentMark remembers when an entity (by slot) was last sent to a peer; a
+// different id in the slot means the slot was reused and the entity is new.
+type sentMark struct {
+	id   uint32
+	tick uint32
+}
+
+// Interest is one peer's snapshot scheduling state. Every field is owned by
+// the peer: building snapshots for different peers in parallel touches no
+// shared mutable state, which is why the bytes do not depend on the worker
+// count.
+type Interest struct {
+	sent   []sentMark
+	cands  []int32     // slots within the interest radius (sensing output)
+	order  []candidate // scratch for the priority sort
+	Msg    []byte      // the Snapshot message built this tick
+	Sent   int         // records in Msg
+	InView int         // candidates this tick (own entity excluded)
+	Events int         // events in Msg
+	built  bool        // lastBuild is set
+	// lastBuild is the tick of the previous build: events since then are
+	// this build's (the governor may skip the ticks between).
+	lastBuild uint32
+	evs       []snapshot.Event
+}
+
+type candidate struct {
+	prio float64
+	id   uint32
+	slot int32
+}
+
+// SnapshotParams are the per-server inputs to a build.
+type SnapshotParams struct {
+	Tick        uint32
+	BudgetBytes int // whole Snapshot message; 0 unlimited
+	Compress    bool
+	Pad         []byte // inflate_snapshot_bytes / fatten_records_bytes fault; nil normally
+	// PadInBudget makes the pad count against BudgetBytes (fatten_records_bytes):
+	// fewer records fit, the message size holds — how a fatter record
+	// encoding looks under a binding budget.
+	PadInBudget bool
+	// Records holds every live entity's record, encoded once this tick
+	// (EncodeRecords), indexed by slot; a peer's build copies them and
+	// patches its own flag and age.
+	Records [][snapshot.RecordSize]byte
+	// Events are the recent events in the order they happened (the Sim's
+	// ring); a peer takes those since its previous build. Effects are sent
+	// within EventRadius of the peer's entity.
+	Events      []tickEvent
+	EventRadius float64
+}
+
+// EncodeRecords encodes the record of every slot in live into recs
+// (grown to the world's slot count) using workers, and returns recs.
+func EncodeRecords(w *World, live []int32, recs [][snapshot.RecordSize]byte, run func(n, chunk int, fn func(worker, i int))) [][snapshot.RecordSize]byte {
+	if len(recs) < w.Slots() {
+		recs = append(recs, make([][snapshot.RecordSize]byte, w.Slots()-len(recs))...)
+	}
+	run(len(live), 64, func(_, i int) {
+		var r snapshot.Record
+		w.At(live[i]).record(&r)
+		snapshot.EncodeRecord(&recs[live[i]], &r)
+	})
+	return recs
+}
+
+// MaxRecords is how many records fit the budget after the message header
+// and nev events (0 budget: the format's limit).
+func (p *SnapshotParams) MaxRecords(nev int) int {
+	if p.BudgetBytes == 0 {
+		return math.MaxUint16
+	}
+	budget := p.BudgetBytes - proto.SnapshotHeaderSize
+	if p.PadInBudget {
+		budget -= len(p.Pad)
+	}
+	return snapshot.RecordsFitting(budget, nev)
+}
+
+// MaxEvents is how many events a snapshot may carry: a quarter of the
+// budget, so events never crowd out the records (0 budget: the format's
+// limit).
+func (p *SnapshotParams) MaxEvents() int {
+	if p.BudgetBytes == 0 {
+		return math.MaxUint16
+	}
+	return p.BudgetBytes / 4 / snapshot.EventSize
+}
+
+// pickEvents selects the peer's events since its previous build, in the
+// order they happened: the despawn of an entity it was sent from that slot
+// (whose mark is then cleared, so a reused slot is new to it), and effects
+// within the event radius of its entity or involving it, up to MaxEvents.
+func (in *Interest) pickEvents(me *Entity, p *SnapshotParams) {
+	in.evs = in.evs[:0]
+	from := len(p.Events)
+	for from > 0 && (!in.built && p.Events[from-1].tick == p.Tick || in.built && p.Events[from-1].tick > in.lastBuild) {
+		from--
+	}
+	in.built, in.lastBuild = true, p.Tick
+	limit := p.MaxEvents()
+	r2 := p.EventRadius * p.EventRadius
+	for i := from; i < len(p.Events) && len(in.evs) < limit; i++ {
+		te := &p.Events[i]
+		if te.ev.Kind == snapshot.EventDespawn {
+			if int(te.slot) < len(in.sent) && in.sent[te.slot].id == te.ev.ID {
+				in.sent[te.slot] = sentMark{}
+				in.evs = append(in.evs, te.ev)
+			}
+			continue
+		}
+		if te.ev.ID == me.ID || te.ev.Other == me.ID || dist2(&te.pos, &me.Pos) <= r2 {
+			in.evs = append(in.evs, te.ev)
+		}
+	}
+}
+
+// Sense gathers the slots within radius of the peer's entity into in.cands.
+func (in *Interest) Sense(w *World, g *Grid, own int32, radius float64) {
+	in.cands = g.Query(w, w.At(own).Pos, radius, in.cands[:0])
+}
+
+// Build writes this tick's Snapshot message for the peer owning slot own
+// into in.Msg. The peer's own entity always goes first; the rest of the
+// budget goes to the candidates of highest priority, where priority is
+// staleness (ticks since last sent) times a distance weight
+// 1/(1 + d/priorityRefM). Sending an entity resets its staleness, so an
+// entity left out keeps gaining priority until it wins: low-priority
+// entities update less often but are never starved. Ties break on entity
+// id, so the order — and the bytes — are a pure function of world state.
+func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *SnapshotParams) {
+	me := w.At(own)
+	in.growSent(w.Slots())
+	in.pickEvents(me, p)
+	in.order = in.order[:0]
+	for _, s := range in.cands {
+		if s == own {
+			continue
+		}
+		e := w.At(s)
+		d := math.Sqrt(dist2(&me.Pos, &e.Pos))
+		in.order = append(in.order, candidate{prio: in.staleness(s, e.ID, p.Tick) / (1 + d/priorityRefM), id: e.ID, slot: s})
+	}
+	in.InView = len(in.order)
+	room := p.MaxRecords(len(in.evs)) - 1 // the own entity
+	if room < len(in.order) {
+		in.order = topK(in.order, max(room, 0))
+	}
+	enc.Reset()
+	if room >= 0 {
+		in.appendRecord(enc, p, own, me.ID, true)
+	}
+	for _, c := range in.order {
+		in.appendRecord(enc, p, c.slot, c.id, false)
+	}
+	for i := range in.evs {
+		enc.AppendEvent(&in.evs[i])
+	}
+	in.Events = len(in.evs)
+	flags, body := enc.Finish(p.Pad, p.Compress)
+	in.Sent = enc.Len()
+	in.Msg = proto.AppendSnapshotHeader(in.Msg[:0], proto.SnapshotHeader{Tick: p.Tick, Flags: flags})
+	in.Msg = append(in.Msg, body...)
+}
+
+// appendRecord appends the tick's encoded record of slot (flagged as the
+// peer's own when own, aged from this peer's last send) and marks it sent.
+func (in *Interest) appendRecord(enc *snapshot.Encoder, p *SnapshotParams, slot int32, id uint32, own bool) {
+	m := &in.sent[slot]
+	age := uint8(0)
+	if m.id == id {
+		age = uint8(min(p.Tick-m.tick, 255))
+	}
+	var flags uint8
+	if own {
+		flags = snapshot.FlagOwn
+	}
+	*m = sentMark{id: id, tick: p.Tick}
+	enc.AppendEncoded(&p.Records[slot], flags, age)
+}
+
+func (in *Interest) staleness(slot int32, id uint32, tick uint32) float64 {
+	m := in.sent[slot]
+	if m.id != id {
+		return neverSentStaleness
+	}
+	return float64(tick - m.tick)
+}
+
+func (in *Interest) growSent(n int) {
+	if len(in.sent) < n {
+		in.sent = append(in.sent, make([]sentMark, n-len(in.sent))...)
+	}
+}
+
+// before reports whether a goes out before b: higher priority first, then
+// lower id. It is a strict total order, so the selection is deterministic.
+func before(a, b *candidate) bool {
+	return a.prio > b.prio || (a.prio == b.prio && a.id < b.id)
+}
+
+// topK moves the k candidates that go out first to the front of c, in
+// order, and returns them. A min-heap of the best k seen (its root the
+// worst of them) rejects most candidates with one comparison, so the cost
+// is O(n log k) rather than a full sort's O(n log n).
+func topK(c []candidate, k int) []candidate {
+	if k == 0 {
+		return c[:0]
+	}
+	h := c[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for i := k; i < len(c); i++ {
+		if before(&c[i], &h[0]) {
+			h[0], c[i] = c[i], h[0]
+			siftDown(h, 0)
+		}
+	}
+	slices.SortFunc(h, func(a, b candidate) int {
+		switch {
+		case before(&a, &b):
+			return -1
+		case before(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	return h
+}
+
+// siftDown restores the heap property (root = the candidate that goes out
+// last) below i.
+func siftDown(h []candidate, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && before(&h[l], &h[r]) {
+			m = r
+		}
+		if !before(&h[i], &h[m]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func dist2(a, b *[3]float64) float64 {
+	dx, dy, dz := a[0]-b[0], a[1]-b[1], a[2]-b[2]
+	return dx*dx + dy*dy + dz*dz
+}

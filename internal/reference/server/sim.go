@@ -1,0 +1,228 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/scalegate/scalegate/internal/wire/snapshot"
+)
+
+// Phase indexes the tick phases the metrics file reports (docs/metrics.md).
+type Phase int
+
+// Tick phases, in metrics-file order.
+const (
+	PhaseMaintenance Phase = iota // network drain, admission, timeouts, spatial rebuilds, entity pool (spawn, respawn, despawn), faults' allocations
+	PhaseSensing                  // sensor checks, contact tables, datalink fusion
+	PhaseIntegrate                // flight model, every entity
+	PhaseAI                       // AI controllers (loiter, pursuit, patrol)
+	PhaseCollision                // broadphase + sphere-sphere + relative-speed damage + the fire path
+	PhaseSerialize                // per-peer interest query + snapshot build + send
+	PhaseOther                    // tick − Σ phases
+	numPhases
+)
+
+var phaseNames = [numPhases]string{"maintenance", "sensing", "integrate", "ai", "collision", "serialize", "other"}
+
+// String is the phase name as the metrics file spells it (without "_ms").
+func (p Phase) String() string { return phaseNames[p] }
+
+// collisionCellM is the collision grid's cell: a few sphere diameters, so a
+// 3×3 neighbourhood covers every possible contact and cells stay sparse.
+const collisionCellM = 8 * entityRadiusM
+
+// Viewer is a peer's entity and its snapshot state.
+type Viewer struct {
+	Slot int32
+	In   Interest
+}
+
+// stagger is the viewer's phase in [0,1) for the governor's reduced
+// snapshot rate: a golden-ratio sequence over the entity slot, so peers
+// spread over the ticks instead of all sending on the same one.
+func (v *Viewer) stagger() float64 {
+	x := float64(v.Slot) * 0.6180339887498949
+	return x - math.Floor(x)
+}
+
+// Sim is the world plus everything a tick does to it that does not touch
+// the network: the server drives it between draining and sending, and the
+// benchmarks drive it directly.
+type Sim struct {
+	World    *World
+	interest *Grid
+	collide  *Grid
+	pool     *pool
+	encs     []*snapshot.Encoder
+	radius   float64
+	aiSlots  []int32
+	recs     [][snapshot.RecordSize]byte
+	aiscr    []aiScratch
+	aiCost   time.Duration // [world] test_ai_cost_us per controller run
+	// The populated world: sensors (sensors.go), the fire path and the
+	// projectile pool (weapons.go).
+	sensorHz      float64
+	hollowSensors bool
+	noDatalink    bool           // the disable_datalink fault
+	sensors       []sensorTable  // by slot
+	owners        []int32        // sensor owners this tick
+	sensDue       []int32        // owners checked this tick
+	pictures      [3]teamPicture // by team (0: no datalink)
+	sscr          []sensorScratch
+	ignoreFire    bool
+	release       []int32 // releasers of this tick's stores
+	projs         []int32 // live projectiles, in spawn order
+	scratch       []int32
+	ring          []tickEvent // the last eventKeepTicks of events
+	churnRate     float64     // projectiles per second
+	churnTTL      uint32      // ticks
+	churnAcc      float64
+	churnSeq      uint64
+	spreadKm      float64
+	aglM          float64
+	// SensorChecks is the number of sensor checks the last tick ran;
+	// ContactEntries the contact-table entries (fused) after it, and
+	// FusedEntries those of them known only through the datalink.
+	SensorChecks   int
+	ContactEntries int
+	FusedEntries   int
+	// Weapons are the fire path's run-long totals.
+	Weapons WeaponCounts
+	// Contacts is the number of entity-entity contacts found by the last tick.
+	Contacts int
+	// Tick is the tick being simulated; AIStride k (the overrun governor's
+	// lever) runs each AI controller every k-th tick, staggered by index
+	// (0 or 1: every tick); InterestScale (0 or 1: full radius) scales the
+	// interest radius.
+	Tick          uint32
+	AIStride      int
+	InterestScale float64
+}
+
+// NewSim builds a world from cfg (spawning the test AI) with workers
+// parallel workers. Close releases the workers.
+func NewSim(cfg *Config, workers int) (*Sim, error) {
+	s := &Sim{
+		World:    NewWorld(),
+		interest: NewGrid(cfg.CellSize()),
+		collide:  NewGrid(collisionCellM),
+		pool:     newPool(workers),
+		radius:   cfg.World.InterestRadiusM,
+	}
+	for i := 0; i < s.pool.n; i++ {
+		e, err := snapshot.NewEncoder()
+		if err != nil {
+			s.pool.close()
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.encs = append(s.encs, e)
+	}
+	w := &cfg.World
+	m, err := ParseAIMix(w.TestSpawnAIMix)
+	if err != nil {
+		s.pool.close()
+		return nil, &ConfigError{Key: "world.test_spawn_ai_mix", Msg: err.Error()}
+	}
+	s.aiscr = make([]aiScratch, s.pool.n)
+	s.sscr = make([]sensorScratch, s.pool.n)
+	s.sensorHz, s.hollowSensors, s.ignoreFire = cfg.SensorHz(), cfg.Faults.HollowSensors, cfg.Faults.IgnoreFireButtons
+	s.noDatalink = cfg.Faults.DisableDatalink
+	s.churnRate, s.churnTTL = w.TestProjectileRate, uint32(math.Round(cfg.ProjectileTTL()*TickHz))
+	s.spreadKm, s.aglM = w.TestSpawnSpreadKm, w.TestSpawnAGLM
+	s.aiCost = time.Duration(w.TestAICostUs * float64(time.Microsecond))
+	s.World.SpawnLoiterers(w.TestSpawnAICount, w.TestSpawnSpreadKm, w.TestSpawnAGLM, w.TestSpawnEntityType)
+	s.World.AssignControllers(m, w.TestSpawnAICount)
+	return s, nil
+}
+
+// Close stops the worker goroutines.
+func (s *Sim) Close() { s.pool.close() }
+
+// Workers is the parallelism of the data-parallel passes.
+func (s *Sim) Workers() int { return s.pool.n }
+
+// timer accumulates elapsed time into phases.
+type timer struct {
+	at  time.Time
+	sum *[numPhases]time.Duration
+}
+
+func (t *timer) lap(p Phase) {
+	now := time.Now()
+	t.sum[p] += now.Sub(t.at)
+	t.at = now
+}
+
+// Simulate runs AI, integration, collision and damage, the fire path, the
+// entity pool's spawns and despawns, and the spatial rebuilds.
+func (s *Sim) Simulate(t *timer) {
+	w := s.World
+	live := w.Live()
+	s.aiSlots = s.aiSlots[:0]
+	for _, sl := range live {
+		if w.At(sl).AI {
+			s.aiSlots = append(s.aiSlots, sl)
+		}
+	}
+	// The overrun governor's stride decimates every controller, patrol's
+	// radius query included.
+	stride := uint32(max(s.AIStride, 1))
+	s.pool.run(len(s.aiSlots), 64, func(wk, i int) {
+		if stride == 1 || (s.Tick+uint32(i))%stride == 0 {
+			think(w, s.interest, w.At(s.aiSlots[i]), &s.aiscr[wk])
+			if s.aiCost > 0 {
+				busyWork(s.aiCost)
+			}
+		}
+	})
+	t.lap(PhaseAI)
+	s.pool.run(len(live), 64, func(_, i int) {
+		e := w.At(live[i])
+		e.Collided = false
+		integrate(e)
+	})
+	t.lap(PhaseIntegrate)
+	s.collide.Rebuild(w, live)
+	t.lap(PhaseMaintenance)
+	s.Contacts = s.collide.Collide(w)
+	s.fire(live, s.ignoreFire)
+	t.lap(PhaseCollision)
+	s.lifecycle()
+	s.publishEvents()
+	s.interest.Rebuild(w, w.Live()) // after collision moved entities apart and the pool changed
+	t.lap(PhaseMaintenance)
+}
+
+// ProjectilesLive is the number of live projectiles.
+func (s *Sim) ProjectilesLive() int { return len(s.projs) }
+
+// AIByController counts the live AI entities of each controller.
+func (s *Sim) AIByController() [numControllers]int {
+	var n [numControllers]int
+	for _, sl := range s.World.Live() {
+		if e := s.World.At(sl); e.AI {
+			n[e.Ctrl]++
+		}
+	}
+	return n
+}
+
+// Build runs every viewer's interest query and builds its Snapshot message
+// in parallel; worker k uses encoder k, and each viewer's output depends
+// only on the world and its own state.
+func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
+	if len(vs) == 0 {
+		return // nobody to send to: skip encoding the world
+	}
+	radius := s.radius
+	if s.InterestScale > 0 && s.InterestScale < 1 {
+		radius *= s.InterestScale
+	}
+	s.recs = EncodeRecords(s.World, s.World.Live(), s.recs, s.pool.run)
+	p.Records, p.Events, p.EventRadius = s.recs, s.ring, radius
+	s.pool.run(len(vs), 1, func(wk, i int) {
+		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, radius)
+		vs[i].In.Build(s.World, vs[i].Slot, s.encs[wk], p)
+	})
+}
