@@ -1,15 +1,16 @@
 // Package bot turns your game's own client protocol into a scalegate swarm
-// binary: the headless bots the gate runs against your server when it does
-// not speak scalegate's load protocol. You write what your messages mean;
-// the swarm does everything else it does for the built-in protocol —
-// the connect ramp, fixed-rate input on every bot's own socket, flight
-// patterns and recorded traces, shards, the impairment relay, the harness
-// self-check — and measures what your bots observe: admissions and
-// refusals by reason, the server tick rate from the ticks your state
-// updates carry, payload KB/s, state-update gaps, round trips, decode
-// errors and its own CPU cost. The binary takes exactly the arguments of
-// `scalegate swarm` and writes exactly its report (docs/swarm-contract.md),
-// so a profile runs it in place of the built-in swarm.
+// binary. Use it when your server does not speak scalegate's load protocol:
+// the binary is the headless bots the gate runs against your server. You
+// write what your messages mean; the swarm does everything else it does for
+// the built-in protocol — the connect ramp, fixed-rate input on every bot's
+// own socket, flight patterns and recorded traces, shards, the impairment
+// relay, the harness self-check — and measures what your bots observe:
+// admissions and refusals by reason, the server tick rate from the ticks
+// your state updates carry, payload KB/s, state-update gaps, round trips,
+// decode errors and its own CPU cost. The binary takes exactly the arguments
+// of `scalegate swarm` and writes exactly its report
+// (docs/swarm-contract.md), so a profile runs it in place of the built-in
+// swarm.
 //
 // You implement Protocol, one value per bot:
 //

@@ -1,5 +1,5 @@
-// Package profiles embeds the scale-gate profiles scalegate ships, so
-// `scalegate --profile pr` works from the binary alone. A team's own
+// Package profiles embeds the scale-gate profiles scalegate ships. With
+// them, `scalegate --profile pr` works from the binary alone. A team's own
 // directory (`--profiles DIR`) replaces them.
 package profiles
 

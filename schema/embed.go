@@ -1,5 +1,6 @@
-// Package schema embeds scalegate's CUE schemas (profile, swarm report,
-// server metrics file) so the binary validates without a checkout.
+// Package schema embeds scalegate's CUE schemas so the binary validates
+// without a checkout. The schemas cover the profile, the swarm report and
+// the server metrics file.
 package schema
 
 import "embed"

@@ -1,7 +1,7 @@
-// Package udpgame is the bot side of a small UDP game: a binary protocol
-// over raw datagrams with a challenge-response join, gated by scalegate
-// through the bot package. Its server is ./server, its bot binary ./bot;
-// docs/own-protocol.md walks through this file.
+// Package udpgame is the bot side of a small UDP game. The game speaks a
+// binary protocol over raw datagrams with a challenge-response join, and is
+// gated by scalegate through the bot package. Its server is ./server, its
+// bot binary ./bot; docs/own-protocol.md walks through this file.
 //
 // Every message is one datagram; the first byte is its type; integers are
 // little-endian.

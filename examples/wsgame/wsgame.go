@@ -1,6 +1,6 @@
-// Package wsgame is the bot side of a small io-style browser game: JSON
-// text messages over a WebSocket, gated by scalegate through the bot
-// package. Its server is ./server, its bot binary ./bot.
+// Package wsgame is the bot side of a small io-style browser game. The game
+// speaks JSON text messages over a WebSocket, and is gated by scalegate
+// through the bot package. Its server is ./server, its bot binary ./bot.
 //
 // Every message is one WebSocket text message holding one JSON object
 // whose first member is its type "t":

@@ -1,6 +1,6 @@
-// Package cli wires scalegate's command line: `scalegate --profile NAME`
-// (the gate), and the subcommands serve, swarm, admin, profiles, vet and
-// version.
+// Package cli wires scalegate's command line: the gate and its subcommands.
+// The gate is `scalegate --profile NAME`; the subcommands are serve, swarm,
+// admin, profiles, vet and version.
 // Each subcommand lives in its own file and registers itself; the packages
 // that do the work (gate, launcher, swarm, server) know nothing of flags.
 package cli

@@ -1,8 +1,8 @@
 // Command funcsize prints the size distribution of the Go functions under
-// the given directories (default "."): count, median, p90 and max lines per
-// function body, tests and generated files left out, and the largest few by
-// name. It is how the structure work measures whether functions got
-// smaller: run it before and after a refactor and compare.
+// the given directories. They default to "."; it reports count, median,
+// p90 and max lines per function body, tests and generated files left out,
+// and the largest few by name. It is how the structure work measures whether
+// functions got smaller: run it before and after a refactor and compare.
 //
 //	go run ./tools/funcsize ./internal ./cmd
 package main

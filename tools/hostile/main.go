@@ -1,5 +1,5 @@
-// Command hostile attacks a scalegate server on loopback the way the
-// figures in docs/security.md were measured: forged ENet CONNECT floods,
+// Command hostile attacks a scalegate server on loopback. It attacks the way
+// the figures in docs/security.md were measured: forged ENet CONNECT floods,
 // raw UDP garbage, ENet peers sending malformed messages, one oversize
 // message, and QUIC connections sending bogus fragment datagrams. It only
 // ever targets 127.0.0.1 or ::1.

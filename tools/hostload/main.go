@@ -1,9 +1,9 @@
-// Command hostload prints what internal/sources/hostload measures on this machine, once a second and
-// over the run: others' CPU (cores used outside this process's tree), the part of it that
-// processes alive at both ends of a second account for, the tree's own CPU, steal and CPU
-// pressure. With -hog it also runs a process that burns one core outside the tree for the
-// whole run and compares others' CPU with the hog's own CPU time, read from its
-// /proc/PID/stat. docs/host-contention.md, "Figures", has the recorded runs.
+// Command hostload prints what internal/sources/hostload measures on this machine. It prints once
+// a second and over the run: others' CPU (cores used outside this process's tree), the part of it
+// that processes alive at both ends of a second account for, the tree's own CPU, steal and CPU
+// pressure. With -hog it also runs a process that burns one core outside the tree for the whole
+// run and compares others' CPU with the hog's own CPU time, read from its /proc/PID/stat.
+// docs/host-contention.md, "Figures", has the recorded runs.
 //
 //	go run ./tools/hostload -duration 30s        # the machine as it is
 //	go run ./tools/hostload -duration 30s -hog   # plus a 1-core hog

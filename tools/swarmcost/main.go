@@ -1,8 +1,8 @@
-// Command swarmcost measures what QUIC clients cost the swarm process:
-// goroutines, CPU per client-tick and RSS per client, with one UDP socket
-// (quic-go Transport) per client versus several clients per socket, and
-// through scalegate's QUIC host ("host" stack) versus quic-go used directly
-// ("bare" stack, the floor any quic-go client pays; see bare.go).
+// Command swarmcost measures what QUIC clients cost the swarm process. It
+// reports goroutines, CPU per client-tick and RSS per client, with one UDP
+// socket (quic-go Transport) per client versus several clients per socket,
+// and through scalegate's QUIC host ("host" stack) versus quic-go used
+// directly ("bare" stack, the floor any quic-go client pays; see bare.go).
 //
 //	go run ./tools/swarmcost -clients 64,128 -per-socket 1,16 -duration 10s
 //	GOMAXPROCS=1 taskset -c 1 swarmcost -stack host,bare -clients 128 -per-socket 1 -server-cpu 0

@@ -1,4 +1,4 @@
-// Package gametest runs an example game end to end in a test: it builds
+// Package gametest runs an example game end to end in a test. It builds
 // the server and the bot binaries, starts the server on a loopback port,
 // runs the bot swarm against it and returns its exit status and report,
 // checked against the report's JSON Schema (`scalegate schema report`).

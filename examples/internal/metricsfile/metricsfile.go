@@ -1,7 +1,7 @@
 // Package metricsfile writes scalegate's server metrics file
-// (docs/metrics.md) for the example game servers: what any team's server
-// writes so the gate can read its tick, its RSS and its wire traffic. A
-// server in another language writes the same JSON object its own way.
+// (docs/metrics.md) for the example game servers. It is what any team's
+// server writes so the gate can read its tick, its RSS and its wire traffic.
+// A server in another language writes the same JSON object its own way.
 package metricsfile
 
 import (

@@ -1,4 +1,4 @@
-// Command bot is the udpgame bot swarm: the udpgame protocol (package
+// Command bot is the udpgame bot swarm. It is the udpgame protocol (package
 // udpgame) turned into a swarm binary with the flags and report of
 // `scalegate swarm`, so the gate runs it in place of the built-in swarm.
 //

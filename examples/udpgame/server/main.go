@@ -1,7 +1,7 @@
-// Command server is the udpgame server: a small game on raw UDP with its
+// Command server is the udpgame server: a small game on raw UDP. It has its
 // own binary protocol (package udpgame documents it) and a
-// challenge-response join, written the way a team's own server would be:
-// one socket, one goroutine, a fixed tick. It knows nothing of scalegate
+// challenge-response join, and is written the way a team's own server would
+// be: one socket, one goroutine, a fixed tick. It knows nothing of scalegate
 // except the metrics file it writes for the gate (docs/metrics.md).
 //
 //	server -listen 127.0.0.1:7777 -metrics-json /tmp/tick.json [-fault half-tick]

@@ -1,4 +1,4 @@
-// Command bot is the wsgame bot swarm: the wsgame protocol (package
+// Command bot is the wsgame bot swarm. It is the wsgame protocol (package
 // wsgame) turned into a swarm binary with the flags and report of
 // `scalegate swarm`.
 //

@@ -1,8 +1,8 @@
-// Command server is the wsgame server: an io-style game over WebSocket
-// (JSON text messages, package wsgame documents them), one goroutine per
-// connection for reading, one writer per connection fed by the tick, as a
-// team's own server would be. It knows nothing of scalegate except the
-// metrics file it writes for the gate (docs/metrics.md).
+// Command server is the wsgame server: an io-style game over WebSocket. It
+// speaks JSON text messages (package wsgame documents them), with one
+// goroutine per connection for reading and one writer per connection fed by
+// the tick, as a team's own server would be. It knows nothing of scalegate
+// except the metrics file it writes for the gate (docs/metrics.md).
 //
 //	server -listen 127.0.0.1:8080 -metrics-json /tmp/tick.json [-fault stall-half]
 //

@@ -1,9 +1,9 @@
-// Package catalog finds, loads and vets scale-gate profiles: the CUE files
-// of the built-in set or of a team's directory, unified with the embedded
-// schema, with --set overrides applied, every mistake reported at once with
-// its file:line:col, and the result decoded into a profile.Profile. It also
-// validates JSON documents (a swarm report, a metrics file) against the
-// same schema.
+// Package catalog finds, loads and vets scale-gate profiles. It reads the
+// CUE files of the built-in set or of a team's directory, unifies them with
+// the embedded schema, applies --set overrides, reports every mistake at
+// once with its file:line:col, and decodes the result into a
+// profile.Profile. It also validates JSON documents (a swarm report, a
+// metrics file) against the same schema.
 package catalog
 
 import (

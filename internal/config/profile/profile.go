@@ -1,8 +1,9 @@
-// Package profile is a resolved scale-gate profile as plain data: the load
-// it declares, the gates it requires, and its expansion into legs. Loading
-// and checking the CUE files that produce it is internal/config/catalog's job; this
-// package imports no CUE, so everything that only reads a profile (the
-// gate's evaluation, the run directory, reports) stays light.
+// Package profile is a resolved scale-gate profile as plain data. That data
+// is the load it declares, the gates it requires, and its expansion into
+// legs. Loading and checking the CUE files that produce it is
+// internal/config/catalog's job; this package imports no CUE, so everything
+// that only reads a profile (the gate's evaluation, the run directory,
+// reports) stays light.
 package profile
 
 import (

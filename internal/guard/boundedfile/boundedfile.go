@@ -1,8 +1,8 @@
-// Package boundedfile reads the files scalegate is handed (traces, configs,
-// metrics documents, reports, baselines) so that no file can hang it or
-// exhaust its memory. A path in a repository or on a shared machine may be
-// a symlink to /dev/zero, a named pipe that never delivers a byte, or a
-// file of any size; os.ReadFile trusts all of them.
+// Package boundedfile reads files so that none can hang scalegate or exhaust
+// its memory. It serves every file scalegate is handed: traces, configs,
+// metrics documents, reports, baselines. A path in a repository or on a
+// shared machine may be a symlink to /dev/zero, a named pipe that never
+// delivers a byte, or a file of any size; os.ReadFile trusts all of them.
 //
 // Every read here:
 //

@@ -1,9 +1,9 @@
-// Package boundedhttp is the one way scalegate serves HTTP (the reference
-// server's metrics document, its Prometheus exposition): a server that no
-// client can hold open. Left to net/http's defaults, an endpoint keeps
-// every idle keep-alive connection forever; ~20,000 idle connections after
-// one GET each exhausted the server's descriptors, after which its metrics
-// file went stale and its admin socket stopped answering.
+// Package boundedhttp serves scalegate's HTTP with a server no client can
+// hold open. It is the one way scalegate serves HTTP (the reference server's
+// metrics document, its Prometheus exposition). Left to net/http's defaults,
+// an endpoint keeps every idle keep-alive connection forever; ~20,000 idle
+// connections after one GET each exhausted the server's descriptors, after
+// which its metrics file went stale and its admin socket stopped answering.
 //
 // A Server here:
 //

@@ -1,6 +1,7 @@
-// Package safetext escapes text that comes from outside scalegate (a custom
-// server's output, a profile's description, an entity type, a file name)
-// before it reaches a person, one function per output format:
+// Package safetext escapes outside text before it reaches a person. Outside
+// text is text that comes from outside scalegate (a custom server's output,
+// a profile's description, an entity type, a file name). There is one
+// function per output format:
 //
 //   - Terminal: a line for a terminal or a log. Control characters (ESC
 //     sequences, CR, NUL, backspace, C1 controls) and bidirectional

@@ -1,8 +1,8 @@
-// Package abtest is the statistics of `scalegate ab`: two server builds, A
-// and B, run leg after leg on one runner in rounds (A B, then B A, …), and
-// for every gate figure the package says whether B moved it, by how much,
-// with a confidence interval, and whether the move is a regression, an
-// improvement or no detectable change.
+// Package abtest is the statistics of `scalegate ab`, which compares two
+// server builds. The two builds, A and B, run leg after leg on one runner in
+// rounds (A B, then B A, …), and for every gate figure the package says
+// whether B moved it, by how much, with a confidence interval, and whether
+// the move is a regression, an improvement or no detectable change.
 //
 // The statistic is the Hodges–Lehmann estimate with the exact Wilcoxon
 // signed-rank interval (stats.HodgesLehmann) on the within-round

@@ -1,8 +1,9 @@
-// Package calibrate is the statistics of `scalegate calibrate`: the same
-// profile run N times on one runner, and per gate the observed
-// distribution, how many runs the current threshold would have failed
-// (this runner's false-alarm rate, with an exact interval), and the
-// tightest threshold that keeps the false-alarm rate at a target.
+// Package calibrate is the statistics of `scalegate calibrate`, which fits
+// gate thresholds to a runner. The same profile runs N times on one runner,
+// and per gate the package gives the observed distribution, how many runs
+// the current threshold would have failed (this runner's false-alarm rate,
+// with an exact interval), and the tightest threshold that keeps the
+// false-alarm rate at a target.
 //
 // The tightest threshold is a one-sided normal tolerance bound, because
 // with N = 10 runs an empirical 1 % quantile does not exist: the worst of

@@ -1,5 +1,5 @@
-// Package gate decides a leg: it evaluates every check of the leg from the
-// swarm report and the server's metrics (the built-in checks, the gates the
+// Package gate decides a leg from its swarm report and the server's metrics.
+// It evaluates every check of the leg (the built-in checks, the gates the
 // profile declares, the baseline), softens what the harness or a partial
 // load makes unattributable, and folds the checks into the leg's and the
 // run's verdict, in one place (verdict.go). It also reads, compares and

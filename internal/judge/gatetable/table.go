@@ -1,11 +1,12 @@
-// Package gatetable declares every gate a profile can name, once: the
-// profile field, the title, the metric it reads, its direction and unit, how
-// its level follows the tier, and the swarm --assert-* flag that checks the
-// same thing from inside the swarm. The gate's evaluation, the swarm's
-// asserts and flags, the flags the gate forwards, and the summary's order
-// and titles are all read from All, so the two evaluation paths cannot
-// disagree. Adding a gate is one entry here, its field in schema/profile.cue
-// (a test fails when the two differ) and a bite test.
+// Package gatetable declares, once, every gate a profile can name. Each
+// entry gives the profile field, the title, the metric it reads, its
+// direction and unit, how its level follows the tier, and the swarm
+// --assert-* flag that checks the same thing from inside the swarm. The
+// gate's evaluation, the swarm's asserts and flags, the flags the gate
+// forwards, and the summary's order and titles are all read from All, so the
+// two evaluation paths cannot disagree. Adding a gate is one entry here, its
+// field in schema/profile.cue (a test fails when the two differ) and a bite
+// test.
 package gatetable
 
 import (

@@ -1,7 +1,8 @@
-// Package stats is the one implementation of the math scalegate's server,
-// swarm and gate share: percentiles, summaries, rolling windows, rates and
-// the RSS slope estimator. Keeping one copy is what makes a p99 in the
-// server's metrics file and a p99 in the swarm's report the same quantity.
+// Package stats is the shared math of scalegate's server, swarm and gate. It
+// is their one implementation of percentiles, summaries, rolling windows,
+// rates and the RSS slope estimator. Keeping one copy is what makes a p99 in
+// the server's metrics file and a p99 in the swarm's report the same
+// quantity.
 package stats
 
 import (

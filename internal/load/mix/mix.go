@@ -1,5 +1,8 @@
-// Package mix is a weighted mix of names ("loiter:60,pursuit:25,patrol:15")
-// and its deterministic assignment over n items: the swarm's pattern mix and
+// Package mix parses weighted mixes of names and assigns them
+// deterministically over n items.
+//
+// A mix is a weighted mix of names ("loiter:60,pursuit:25,patrol:15"), and
+// its assignment over n items is deterministic: the swarm's pattern mix and
 // the reference server's AI-controller mix use the same parser and the same
 // apportionment, so both honour a mix the same way.
 package mix

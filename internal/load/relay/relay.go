@@ -1,3 +1,17 @@
+// Package relay makes the loopback link between clients and server behave like a bad one.
+//
+// It is the harness's UDP impairment relay: it sits between every
+// synthetic client and the server under test and, during the phases of
+// its schedule (package impairment), adds loss, bursty loss, delay,
+// jitter, reordering, duplication or a rate limit; outside them the link
+// is clean. Loopback never loses a packet, so without it no run can show
+// how a server copes with a real network.
+//
+// It works on datagrams, below any transport, so ENet, QUIC and a team's own
+// server are impaired the same way. Each client gets its own relay socket,
+// so the server still sees one distinct address per client. Every decision
+// comes from a seeded generator per link and direction: the same seed and
+// the same traffic give the same drops.
 package relay
 
 import (

@@ -1,9 +1,10 @@
-// Package swarmcli is the command line of a swarm binary: its flags, the
-// run, the printed summary, the JSON report and the exit status. Both
-// `scalegate swarm` (load protocol v1) and every bot a team builds with
-// the public bot package (its own protocol) are a Command, so the two
-// cannot drift: the gate passes either one the same arguments and reads
-// the same report (docs/swarm-contract.md).
+// Package swarmcli is the command line of a swarm binary.
+//
+// It covers the binary's flags, the run, the printed summary, the JSON
+// report and the exit status. Both `scalegate swarm` (load protocol v1) and
+// every bot a team builds with the public bot package (its own protocol)
+// are a Command, so the two cannot drift: the gate passes either one the
+// same arguments and reads the same report (docs/swarm-contract.md).
 package swarmcli
 
 import (

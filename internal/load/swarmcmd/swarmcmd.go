@@ -1,9 +1,12 @@
-// Package swarmcmd is the one builder of the `scalegate swarm` command line
-// from a profile's leg, used by the gate's leg runner and by the Kubernetes
-// Job renderer, and the rules a swarm's flags must satisfy that a profile
-// is vetted against before anything starts. A flag added to the swarm's
-// load is added here once, so the local run, the shards and the pods
-// cannot drift apart.
+// Package swarmcmd builds a profile leg's `scalegate swarm` command line
+// and vets its flags.
+//
+// It is the one builder of the `scalegate swarm` command line from a
+// profile's leg, used by the gate's leg runner and by the Kubernetes Job
+// renderer, and it holds the rules a swarm's flags must satisfy that a
+// profile is vetted against before anything starts. A flag added to the
+// swarm's load is added here once, so the local run, the shards and the
+// pods cannot drift apart.
 package swarmcmd
 
 import (

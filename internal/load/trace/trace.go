@@ -1,9 +1,11 @@
-// Package trace is the FLIT v1 input-trace codec: the file format in which
-// the reference server records every peer's accepted Input and from which
-// the swarm replays real player behaviour at scale. The layout is the one
-// docs/trace-format.md documents byte for byte (little-endian, a 10-byte
-// header then 28-byte records back to back), kept exactly so that
-// recordings are interchangeable with other tools that speak FLIT v1.
+// Package trace is the FLIT v1 input-trace codec.
+//
+// FLIT v1 is the file format in which the reference server records every
+// peer's accepted Input and from which the swarm replays real player
+// behaviour at scale. The layout is the one docs/trace-format.md documents
+// byte for byte (little-endian, a 10-byte header then 28-byte records back
+// to back), kept exactly so that recordings are interchangeable with other
+// tools that speak FLIT v1.
 package trace
 
 import (

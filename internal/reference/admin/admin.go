@@ -1,7 +1,10 @@
-// Package admin is the reference server's admin channel: a local Unix
-// socket that takes one command line, answers with one or more lines and
-// closes the connection (docs/admin.md). It owns the socket, the protocol
-// and the command grammar; what a command does is the server's Handler.
+// Package admin is the reference server's admin channel over a local Unix
+// socket.
+//
+// The socket takes one command line, answers with one or more lines and
+// closes the connection (docs/admin.md). The package owns the socket, the
+// protocol and the command grammar; what a command does is the server's
+// Handler.
 package admin
 
 import (

@@ -1,10 +1,11 @@
-// Package server is scalegate's reference game server: a 60 Hz
-// authoritative tick over a populated world (player aircraft flown from
-// their Input plus test-spawned AI loiterers), per-peer snapshots under a
-// byte budget, admission control, and the metrics file every gate reads.
-// It is the worked example of the contract a team's own server implements
-// (docs/protocol.md, docs/metrics.md); docs/server.md describes its
-// behaviour and measured figures.
+// Package server is scalegate's reference game server.
+//
+// It runs a 60 Hz authoritative tick over a populated world (player
+// aircraft flown from their Input plus test-spawned AI loiterers), with
+// per-peer snapshots under a byte budget, admission control, and the
+// metrics file every gate reads. It is the worked example of the contract a
+// team's own server implements (docs/protocol.md, docs/metrics.md);
+// docs/server.md describes its behaviour and measured figures.
 //
 // One goroutine owns the loop, the transport host and the world; the
 // data-parallel passes (AI, integration, interest, snapshot build) borrow a

@@ -1,9 +1,11 @@
-// Package compare sets two gate runs side by side: per leg and metric, run
-// A's figure, run B's, and the delta, as a terminal table and as Markdown.
-// It answers a reviewer's first question about a number ("compared with
-// what?"), and it refuses to compare legs that did not run the same load:
-// a different profile, pattern, client count or transport makes every
-// delta meaningless, so such a leg is named with the reason instead.
+// Package compare sets two gate runs side by side.
+//
+// Per leg and metric it shows run A's figure, run B's, and the delta, as a
+// terminal table and as Markdown. It answers a reviewer's first question
+// about a number ("compared with what?"), and it refuses to compare legs
+// that did not run the same load: a different profile, pattern, client
+// count or transport makes every delta meaningless, so such a leg is named
+// with the reason instead.
 package compare
 
 import (

@@ -1,10 +1,12 @@
-// Package htmlreport renders a run directory as report.html: one
-// self-contained page (inline SVG charts and CSS, nothing fetched, no
-// script) with the verdict first, each leg's gate table and timeline
-// charts, and the run's metadata. It reads only the artifacts a run leaves
-// behind (summary.json, metadata.json and each leg's report.json,
-// server_metrics.json and timeline.csv), so `scalegate report DIR`
-// rebuilds the same page from a downloaded artifact long after the run.
+// Package htmlreport renders a run directory as report.html.
+//
+// The report is one self-contained page (inline SVG charts and CSS, nothing
+// fetched, no script) with the verdict first, each leg's gate table and
+// timeline charts, and the run's metadata. It reads only the artifacts a
+// run leaves behind (summary.json, metadata.json and each leg's
+// report.json, server_metrics.json and timeline.csv), so `scalegate report
+// DIR` rebuilds the same page from a downloaded artifact long after the
+// run.
 package htmlreport
 
 import (

@@ -1,10 +1,12 @@
-// Package junit writes a gate run as JUnit XML, the report format nearly
-// every CI system other than GitHub Actions reads natively: one testsuite
-// per leg, one testcase per gate check. A hard check that failed or could
-// not be evaluated is a failure carrying measured vs threshold; an
-// inconclusive leg's checks are skipped with the reason (the harness was
-// the limit, so nothing it measured is evidence either way); an advisory
-// check never fails its testcase but says what it measured.
+// Package junit writes a gate run as JUnit XML.
+//
+// JUnit XML is the report format nearly every CI system other than GitHub
+// Actions reads natively. The run becomes one testsuite per leg, one
+// testcase per gate check. A hard check that failed or could not be
+// evaluated is a failure carrying measured vs threshold; an inconclusive
+// leg's checks are skipped with the reason (the harness was the limit, so
+// nothing it measured is evidence either way); an advisory check never
+// fails its testcase but says what it measured.
 package junit
 
 import (

@@ -1,10 +1,12 @@
-// Package merge combines the reports of a sharded swarm run (`scalegate
-// swarm --shard I/N`, one per process or machine) into one report of the
-// same schema, as if one process had run every client. Counts and sums
-// add up; every distribution is merged from its mergeable form (the
-// report's histograms), so merged percentiles equal a single process's
-// within stats.HistogramRelError; per-second timelines merge by the shared
-// clock (--start-at), second by second.
+// Package merge combines a sharded swarm run's reports into one report of
+// the same schema.
+//
+// A sharded run (`scalegate swarm --shard I/N`) leaves one report per
+// process or machine; the merged report reads as if one process had run
+// every client. Counts and sums add up; every distribution is merged from
+// its mergeable form (the report's histograms), so merged percentiles equal
+// a single process's within stats.HistogramRelError; per-second timelines
+// merge by the shared clock (--start-at), second by second.
 //
 // A merge never hides a gap: a shard that is missing or given twice leaves
 // the result's shards.complete false, and the gate never passes such a

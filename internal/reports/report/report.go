@@ -1,7 +1,10 @@
-// Package report holds the two JSON contracts: the server metrics file
-// (server_tick, docs/metrics.md) and the swarm report (docs/swarm.md). The server writes the
-// first, the swarm reads it and writes the second, the gate reads both: one
-// definition keeps them from drifting.
+// Package report holds the two JSON contracts: the server metrics file and
+// the swarm report.
+//
+// The server metrics file is server_tick (docs/metrics.md); the swarm
+// report is described in docs/swarm.md. The server writes the first, the
+// swarm reads it and writes the second, the gate reads both: one definition
+// keeps them from drifting.
 //
 // Both formats are additive and name-keyed: readers look fields up by name
 // and ignore what they do not know. A field a reader needs but that is absent

@@ -1,10 +1,11 @@
-// Package k8s renders the Kubernetes manifests of a sharded swarm run: an
-// Indexed Job whose pod I runs `scalegate swarm --shard I/N` against a
-// server reached over the network, every pod starting its ramp at one
-// shared instant. Kubernetes does the scheduling, placement and retries a
-// coordinator would; scalegate does only what is its own — the
-// deterministic client split, the shared clock and the exact merge
-// (docs/scale-out.md).
+// Package k8s renders the Kubernetes manifests of a sharded swarm run.
+//
+// The manifests are an Indexed Job whose pod I runs `scalegate swarm
+// --shard I/N` against a server reached over the network, every pod
+// starting its ramp at one shared instant. Kubernetes does the scheduling,
+// placement and retries a coordinator would; scalegate does only what is
+// its own — the deterministic client split, the shared clock and the exact
+// merge (docs/scale-out.md).
 //
 // Shard reports are collected from the pods' logs: each pod prints its
 // report between two marker lines after the run. Logs need no volume,

@@ -1,10 +1,12 @@
-// Package launcher starts and stops the processes of a gate leg: the server
-// under test and the swarm. Every process runs in its own process group with
-// its output captured to a file, is stopped in stages (SIGINT, a grace
-// period, SIGKILL), and is reaped by the goroutine that started it. When the
-// run's context is cancelled (scalegate got SIGINT), every process still
-// running gets the same staged stop; when the Kill channel closes (a second
-// SIGINT) the SIGKILL stage comes at once.
+// Package launcher starts and stops the processes of a gate leg.
+//
+// Those processes are the server under test and the swarm. Every process
+// runs in its own process group with its output captured to a file, is
+// stopped in stages (SIGINT, a grace period, SIGKILL), and is reaped by the
+// goroutine that started it. When the run's context is cancelled (scalegate
+// got SIGINT), every process still running gets the same staged stop; when
+// the Kill channel closes (a second SIGINT) the SIGKILL stage comes at
+// once.
 //
 // On Linux each process is started under a guardian (RunGuardian: the
 // scalegate binary re-executed) that adopts every descendant and kills them

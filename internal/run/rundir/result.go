@@ -1,8 +1,10 @@
-// Package rundir is a gate run's directory: the types of what it holds
-// (summary.json's run and leg results and their checks, metadata.json) and
-// the writers of its files (summary.md, the terminal table, timeline.csv,
-// players.csv), plus reading a finished run back. The HTML report, JUnit
-// and compare read runs through it alone.
+// Package rundir defines, writes and reads back a gate run's directory.
+//
+// It has the types of what the directory holds (summary.json's run and leg
+// results and their checks, metadata.json) and the writers of its files
+// (summary.md, the terminal table, timeline.csv, players.csv), plus reading
+// a finished run back. The HTML report, JUnit and compare read runs through
+// it alone.
 package rundir
 
 import (

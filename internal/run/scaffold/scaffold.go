@@ -1,5 +1,6 @@
-// Package scaffold writes what `scalegate init` gives a team's repository:
-// a profile for their own server (gates/NAME.cue), the baselines/
+// Package scaffold writes what `scalegate init` gives a team's repository.
+//
+// That is a profile for their own server (gates/NAME.cue), the baselines/
 // directory, and a GitHub workflow that runs the profile with the scalegate
 // action. It renders and writes files; it knows nothing of flags, and the
 // profile it renders is checked against the schema by its caller.

@@ -1,8 +1,9 @@
-// Package hostload measures what else the machine does while a gate leg runs: the CPU that
-// processes outside the run's own process tree use, the CPU the hypervisor steals, and the
-// kernel's CPU pressure, once a second (docs/host-contention.md). A timing gate that fails on a
-// machine a neighbour kept busy describes the machine, not the server; Decide says when that
-// was so.
+// Package hostload measures what else the machine does while a gate leg runs.
+//
+// Once a second it samples the CPU that processes outside the run's own process tree use, the
+// CPU the hypervisor steals, and the kernel's CPU pressure (docs/host-contention.md). A timing
+// gate that fails on a machine a neighbour kept busy describes the machine, not the server;
+// Decide says when that was so.
 //
 // Use: Start with the run's root PIDs (the gate process itself covers the guardians, the
 // server, the swarm and every descendant), AddRoots for any process that is not a descendant,

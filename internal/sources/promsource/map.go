@@ -1,7 +1,9 @@
-// Package promsource turns Prometheus scrapes of a game server's own
-// metrics endpoint into scalegate's server_tick figures (docs/metrics.md,
-// "From Prometheus"), so a server that already exports Prometheus metrics
-// is gated without writing the JSON metrics file.
+// Package promsource turns Prometheus scrapes of a game server into
+// scalegate's server_tick figures.
+//
+// It scrapes the server's own metrics endpoint (docs/metrics.md, "From
+// Prometheus"), so a server that already exports Prometheus metrics is
+// gated without writing the JSON metrics file.
 //
 // A Map says which series gives which figure and how (gauge, counter
 // rate, histogram quantile, summary quantile, info label). A Source

@@ -1,12 +1,14 @@
 // Package serverwindow turns readings of a server's metrics file into the
-// figures the gate reads over the window it names: the hold (from the first
-// reading after the warm-up to the last one while every client was still
-// connected) and each second of the timeline. A server that writes its
-// cumulative state (report.Cumulative) has every figure computed from the
-// difference of two readings, as a Prometheus source computes its counters'
-// increases; one that does not keeps its file's own windows, and the
-// result says which figures are which, so the summary can name the window
-// each gate read.
+// gate's windowed figures.
+//
+// The gate reads each figure over the window it names: the hold (from the
+// first reading after the warm-up to the last one while every client was
+// still connected) and each second of the timeline. A server that writes
+// its cumulative state (report.Cumulative) has every figure computed from
+// the difference of two readings, as a Prometheus source computes its
+// counters' increases; one that does not keeps its file's own windows, and
+// the result says which figures are which, so the summary can name the
+// window each gate read.
 //
 // Gauges (entities, contacts, the governor's load factor) have no
 // cumulative form: their lowest and highest reading over the hold are

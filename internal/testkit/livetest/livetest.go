@@ -1,7 +1,10 @@
-// Package livetest is what tests that talk to live servers, clients and
-// child processes share: one polling helper that waits on a condition
-// with a deadline and fails naming the last reason the condition gave, and
-// goroutines the test owns (started, cancelled and awaited with a bound).
+// Package livetest holds what tests of live servers, clients and child
+// processes share.
+//
+// Tests that talk to them share one polling helper that waits on a
+// condition with a deadline and fails naming the last reason the condition
+// gave, and goroutines the test owns (started, cancelled and awaited with a
+// bound).
 //
 // Tests wait on events, never on the clock: a condition is re-checked until
 // it holds, and only a broken test spends the deadline. The deadline is

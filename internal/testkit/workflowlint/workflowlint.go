@@ -1,7 +1,9 @@
 // Package workflowlint checks the repository's GitHub Actions workflows and
-// its composite action (action.yml) with actionlint, linked as a library so
-// the test command needs no actionlint binary and a broken workflow or
-// action fails `go test` before it reaches GitHub.
+// composite action with actionlint.
+//
+// The composite action is action.yml. The checks link actionlint as a
+// library, so the test command needs no actionlint binary and a broken
+// workflow or action fails `go test` before it reaches GitHub.
 package workflowlint
 
 import (

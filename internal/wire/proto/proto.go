@@ -1,5 +1,6 @@
-// Package proto is the load protocol v1: the byte layouts every scalegate server
-// and swarm speak, independent of the transport that carries them.
+// Package proto is the load protocol v1: the byte layouts of its messages.
+// Every scalegate server and swarm speaks them, independent of the
+// transport that carries them.
 //
 // All integers are little-endian; a string is a u8 length followed by UTF-8
 // bytes; the first byte of every message is its Type. docs/protocol.md is the

@@ -1,7 +1,10 @@
-// Package snapshot is the snapshot body format "sg-entities/2": the
-// reference server's bit-packed, quantized entity records followed by an
-// event section (despawns, shots, impacts, destructions), shared by the
-// server (Encoder) and the swarm (Decoder) so the two cannot drift.
+// Package snapshot encodes and decodes the snapshot body format
+// "sg-entities/2".
+//
+// The body is the reference server's bit-packed, quantized entity records
+// followed by an event section (despawns, shots, impacts, destructions).
+// The server (Encoder) and the swarm (Decoder) share this package, so the
+// two cannot drift.
 //
 // A body is a 7-byte header — u8 version (2), u16 entity_count,
 // u16 event_count, u16 pad_len, little-endian — followed by entity_count

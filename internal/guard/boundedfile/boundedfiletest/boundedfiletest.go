@@ -1,5 +1,5 @@
-// Package boundedfiletest is the acceptance check every file reader of
-// scalegate runs in its tests: a symlink to /dev/zero, a FIFO nobody
+// Package boundedfiletest is the acceptance check every scalegate file
+// reader runs in its tests. A symlink to /dev/zero, a FIFO nobody
 // writes and a 300 MB file, each given where the reader expects its file,
 // must be refused with a clear error within 2 s and with less than 64 MB
 // of memory growth. Without the protection the first grows memory without

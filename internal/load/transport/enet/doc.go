@@ -1,8 +1,10 @@
-// Package enet is the ENet backend of package transport: a thin cgo binding
-// on the system libenet 1.3.17 (pkg-config libenet). Importing the package
-// registers the backend as "enet"; a build without cgo compiles the package
-// but registers nothing, so transport.Lookup("enet") reports an
-// *transport.UnknownBackendError instead of a silent fallback.
+// Package enet is the ENet backend of package transport.
+//
+// It is a thin cgo binding on the system libenet 1.3.17 (pkg-config
+// libenet). Importing the package registers the backend as "enet"; a build
+// without cgo compiles the package but registers nothing, so
+// transport.Lookup("enet") reports an *transport.UnknownBackendError
+// instead of a silent fallback.
 //
 // The binding follows ENet's threading rule: a host and its peers belong to
 // the goroutine that services it. C never holds Go memory: sends are copied by

@@ -1,9 +1,12 @@
-// Package quic is scalegate's encrypted transport: QUIC (quic-go) with RFC
-// 9221 datagrams, ALPN "scalegate/1", TLS 1.3. Importing it registers the
-// "quic" backend with package transport. docs/transport-quic.md describes
-// the mapping of protocol v1 onto QUIC: the control stream framing, the
-// connect-data preamble, disconnect reasons, fragmentation of unreliable
-// messages, and how wire bytes are counted.
+// Package quic is scalegate's encrypted transport: QUIC with RFC 9221
+// datagrams.
+//
+// It runs on quic-go, with ALPN "scalegate/1" and TLS 1.3. Importing it
+// registers the "quic" backend with package transport.
+// docs/transport-quic.md describes the mapping of protocol v1 onto QUIC:
+// the control stream framing, the connect-data preamble, disconnect
+// reasons, fragmentation of unreliable messages, and how wire bytes are
+// counted.
 package quic
 
 import (

@@ -1,6 +1,7 @@
-// Package transporttest is the one conformance suite every transport backend
-// must pass, run by backend name so ENet, QUIC, raw UDP and WebSocket are held
-// to the same contract (package transport's doc comments) by the same code:
+// Package transporttest is the one conformance suite every transport
+// backend must pass. It is run by backend name, so ENet, QUIC, raw UDP and
+// WebSocket are held to the same contract (package transport's doc
+// comments) by the same code:
 //
 //	func TestConformance(t *testing.T) { transporttest.Run(t, "enet") }
 //

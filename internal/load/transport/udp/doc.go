@@ -1,8 +1,10 @@
-// Package udp is scalegate's raw UDP transport ("udp"): for a team's own
-// protocol that runs straight on UDP datagrams and owns its reliability.
-// Importing it registers the backend with package transport (Linux only;
-// elsewhere the package registers nothing, and transport.Lookup("udp")
-// names what the build can speak).
+// Package udp is scalegate's raw UDP transport ("udp") for a team's own
+// protocol.
+//
+// That protocol runs straight on UDP datagrams and owns its reliability.
+// Importing the package registers the backend with package transport (Linux
+// only; elsewhere the package registers nothing, and
+// transport.Lookup("udp") names what the build can speak).
 //
 // Every message is exactly one datagram with nothing added: the bytes Send
 // is given are the UDP payload, and every datagram received is delivered as

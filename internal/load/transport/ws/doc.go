@@ -1,5 +1,7 @@
 // Package ws is scalegate's WebSocket transport, for browser and io-style
-// games: "ws" (plain) and "wss" (TLS), on github.com/coder/websocket.
+// games.
+//
+// It provides "ws" (plain) and "wss" (TLS), on github.com/coder/websocket.
 // Importing it registers both backends with package transport.
 //
 // One TCP connection per peer (a dialling host opens one per Connect, up to

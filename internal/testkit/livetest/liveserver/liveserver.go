@@ -1,9 +1,11 @@
-// Package liveserver is the one way tests start the reference server
-// (internal/reference/server) and talk to it: on a free loopback port, in the test's
-// own process (Start) or as a child process the test can SIGKILL like a
-// crashed server (StartProcess), stopped when the test ends; and protocol
-// clients that dial it (Dial, PumpUntil). Every wait is a livetest wait:
-// on an event, with a deadline.
+// Package liveserver is the one way tests start the reference server and
+// talk to it.
+//
+// The server (internal/reference/server) runs on a free loopback port, in
+// the test's own process (Start) or as a child process the test can SIGKILL
+// like a crashed server (StartProcess), and is stopped when the test ends;
+// protocol clients dial it (Dial, PumpUntil). Every wait is a livetest
+// wait: on an event, with a deadline.
 package liveserver
 
 import (

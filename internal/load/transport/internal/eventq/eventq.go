@@ -1,6 +1,6 @@
 // Package eventq is the event hand-off the goroutine-based transport
-// backends (QUIC, WebSocket) share: their I/O goroutines push events, and
-// the host's owner takes them all in Service.
+// backends share. Those backends are QUIC and WebSocket: their I/O
+// goroutines push events, and the host's owner takes them all in Service.
 package eventq
 
 import "sync"
