@@ -9,29 +9,6 @@ import (
 	"time"
 )
 
-// recorder is a testing.TB that records failures instead of ending the
-// test, so the helpers' own failures can be checked.
-type recorder struct {
-	testing.TB
-	failures []string
-	cleanups []func()
-}
-
-func (r *recorder) Helper()           {}
-func (r *recorder) Fatal(args ...any) { r.failures = append(r.failures, fmt.Sprint(args...)) }
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.failures = append(r.failures, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Error(args ...any) { r.failures = append(r.failures, fmt.Sprint(args...)) }
-func (r *recorder) Cleanup(f func())  { r.cleanups = append(r.cleanups, f) }
-
-// end runs the cleanups, last registered first, as testing does.
-func (r *recorder) end() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
-	}
-}
-
 func TestPoll(t *testing.T) {
 	t.Run("holds after some checks", func(t *testing.T) {
 		checks, pumps := 0, 0
@@ -84,16 +61,16 @@ func TestPoll(t *testing.T) {
 }
 
 func TestEventually(t *testing.T) {
-	r := &recorder{TB: t}
+	r := &Recorder{TB: t}
 	Eventually(r, 20*time.Millisecond, Holds("the moon", func() bool { return false }))
-	if len(r.failures) != 1 || !strings.Contains(r.failures[0], "not yet: the moon") || !strings.Contains(r.failures[0], "20ms") {
-		t.Fatalf("failures %q, want one naming the condition and the deadline", r.failures)
+	if len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "not yet: the moon") || !strings.Contains(r.Failures[0], "20ms") {
+		t.Fatalf("failures %q, want one naming the condition and the deadline", r.Failures)
 	}
-	r = &recorder{TB: t}
+	r = &Recorder{TB: t}
 	n := 0
 	EventuallyPumping(r, Wait, func() int { n++; return 0 }, Holds("three pumps", func() bool { return n >= 3 }))
-	if len(r.failures) != 0 || n != 3 {
-		t.Fatalf("failures %q after %d pumps", r.failures, n)
+	if len(r.Failures) != 0 || n != 3 {
+		t.Fatalf("failures %q after %d pumps", r.Failures, n)
 	}
 }
 
@@ -110,29 +87,29 @@ func TestClosed(t *testing.T) {
 
 func TestGo(t *testing.T) {
 	t.Run("cleanup cancels and waits", func(t *testing.T) {
-		r := &recorder{TB: t}
+		r := &Recorder{TB: t}
 		ended := false
 		k := Go(r, "server", func(ctx context.Context) error {
 			<-ctx.Done()
 			ended = true
 			return ctx.Err()
 		})
-		r.end()
+		r.End()
 		<-k.Done()
-		if !ended || len(r.failures) != 0 {
-			t.Fatalf("ended %v, failures %q: a cancelled task stops cleanly", ended, r.failures)
+		if !ended || len(r.Failures) != 0 {
+			t.Fatalf("ended %v, failures %q: a cancelled task stops cleanly", ended, r.Failures)
 		}
 	})
 	t.Run("an error fails the test", func(t *testing.T) {
-		r := &recorder{TB: t}
+		r := &Recorder{TB: t}
 		Go(r, "server", func(ctx context.Context) error { return errors.New("bind: address in use") })
-		r.end()
-		if len(r.failures) != 1 || !strings.Contains(r.failures[0], "server: bind: address in use") {
-			t.Fatalf("failures %q", r.failures)
+		r.End()
+		if len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "server: bind: address in use") {
+			t.Fatalf("failures %q", r.Failures)
 		}
 	})
 	t.Run("Stop returns the error and the cleanup stays quiet", func(t *testing.T) {
-		r := &recorder{TB: t}
+		r := &Recorder{TB: t}
 		k := Go(r, "server", func(ctx context.Context) error { <-ctx.Done(); return errors.New("unclean") })
 		if err := k.Stop(); err == nil || !strings.Contains(err.Error(), "unclean") {
 			t.Fatalf("Stop: %v", err)
@@ -140,36 +117,36 @@ func TestGo(t *testing.T) {
 		if err := k.Stop(); err == nil {
 			t.Fatal("a second Stop lost the result")
 		}
-		r.end()
-		if len(r.failures) != 0 {
-			t.Fatalf("failures %q: Stop's result was the test's to judge", r.failures)
+		r.End()
+		if len(r.Failures) != 0 {
+			t.Fatalf("failures %q: Stop's result was the test's to judge", r.Failures)
 		}
 	})
 	t.Run("a task that ignores its context is reported", func(t *testing.T) {
-		r := &recorder{TB: t}
+		r := &Recorder{TB: t}
 		release := make(chan struct{})
 		k := Go(r, "stuck", func(context.Context) error { <-release; return nil })
 		k.stopWithin = 20 * time.Millisecond
-		r.end()
+		r.End()
 		close(release)
 		<-k.Done()
-		if len(r.failures) != 1 || !strings.Contains(r.failures[0], "stuck did not stop within 20ms") {
-			t.Fatalf("failures %q", r.failures)
+		if len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "stuck did not stop within 20ms") {
+			t.Fatalf("failures %q", r.Failures)
 		}
 	})
 }
 
 func TestWithin(t *testing.T) {
-	r := &recorder{TB: t}
-	if v := Within(r, Wait, "answer", func() int { return 42 }); v != 42 || len(r.failures) != 0 {
-		t.Fatalf("got %d, failures %q", v, r.failures)
+	r := &Recorder{TB: t}
+	if v := Within(r, Wait, "answer", func() int { return 42 }); v != 42 || len(r.Failures) != 0 {
+		t.Fatalf("got %d, failures %q", v, r.Failures)
 	}
 	release := make(chan struct{})
 	defer close(release)
 	if v := Within(r, 20*time.Millisecond, "Close", func() int { <-release; return 1 }); v != 0 {
 		t.Fatalf("a hung call returned %d", v)
 	}
-	if len(r.failures) != 1 || r.failures[0] != "Close did not return within 20ms" {
-		t.Fatalf("failures %q", r.failures)
+	if len(r.Failures) != 1 || r.Failures[0] != "Close did not return within 20ms" {
+		t.Fatalf("failures %q", r.Failures)
 	}
 }

@@ -21,22 +21,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// recorder is a testing.TB that records failures instead of ending the
-// test, so the helpers' own failures can be checked.
-type recorder struct {
-	testing.TB
-	failures []string
-	cleanups []func()
-}
-
-func (r *recorder) Helper()           {}
-func (r *recorder) Fatal(args ...any) { r.failures = append(r.failures, fmt.Sprint(args...)) }
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.failures = append(r.failures, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Error(args ...any) { r.failures = append(r.failures, fmt.Sprint(args...)) }
-func (r *recorder) Cleanup(f func())  { r.cleanups = append(r.cleanups, f) }
-
 // join sends client i's Join.
 func join(t *testing.T, c *Client, i int) {
 	t.Helper()
@@ -127,10 +111,10 @@ func TestProcessThatCannotListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	r := &recorder{TB: t}
+	r := &livetest.Recorder{TB: t}
 	p := StartProcess(r, func(c *server.Config) { c.Server.Port = busy.LocalAddr().(*net.UDPAddr).Port })
-	if len(r.failures) != 1 || !strings.Contains(r.failures[0], "exited (exit status 1) before listening") || p.Addr != "" {
-		t.Fatalf("failures %q, addr %q", r.failures, p.Addr)
+	if len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "exited (exit status 1) before listening") || p.Addr != "" {
+		t.Fatalf("failures %q, addr %q", r.Failures, p.Addr)
 	}
 	if err := p.Stop(); err == nil {
 		t.Fatal("Stop of a child that exited 1: no error")
