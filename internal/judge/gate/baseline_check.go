@@ -15,19 +15,29 @@ import (
 // median + max(tolerance, spread_k × σ̂, worst run − median) for an entry
 // recorded from N runs; the threshold shows every term.
 func (e *evaluator) baseline() {
-	key := e.in.Leg.BaselineKey
-	entry, have := e.in.Baseline.Lookup(key)
-	pol := e.in.Profile.Baseline
+	entry, have := e.in.Baseline.Lookup(e.in.Leg.BaselineKey)
 	path := baseline.DefaultPath
 	if e.in.Baseline != nil && e.in.Baseline.Path != "" {
 		path = e.in.Baseline.Path
 	}
-	type baselined struct {
-		gate, title, name string
-		fig               gatetable.Figure
-		ref               baseline.Reference
-		have              bool // the baseline entry carries this figure
+	for _, b := range e.baselinedFigures(entry, have) {
+		e.add(e.baselineCheck(b, entry, have, path))
 	}
+}
+
+// baselined is one baseline figure the leg is checked on, with its
+// reference in the leg's baseline entry.
+type baselined struct {
+	gate, title, name string
+	fig               gatetable.Figure
+	ref               baseline.Reference
+	have              bool // the baseline entry carries this figure
+}
+
+// baselinedFigures is the baseline figures that apply to this leg, in
+// baseline.Figures order, each with its reference when the entry (have)
+// records it; all are picked before any is checked.
+func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baselined {
 	var checks []baselined
 	for _, f := range baseline.Figures() {
 		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure}
@@ -45,38 +55,51 @@ func (e *evaluator) baseline() {
 		}
 		checks = append(checks, b)
 	}
-	for _, b := range checks {
-		c := rundir.Check{Gate: b.gate, Title: b.title, Level: gatetable.LevelHard}
-		v, err := b.fig.Read(e.m)
-		if err == nil {
-			c.Measured, c.MeasuredText = &v, fmtNum(v)
-		} else {
-			c.MeasuredText = "missing"
+	return checks
+}
+
+// baselineCheck is the check of one baselined figure: recorded under
+// --update-baseline, unevaluable without a reference (have: the entry
+// exists, at path), else judged against the entry's limit.
+func (e *evaluator) baselineCheck(b baselined, entry baseline.Entry, have bool, path string) rundir.Check {
+	c := rundir.Check{Gate: b.gate, Title: b.title, Level: gatetable.LevelHard}
+	v, err := b.fig.Read(e.m)
+	if err == nil {
+		c.Measured, c.MeasuredText = &v, fmtNum(v)
+	} else {
+		c.MeasuredText = "missing"
+	}
+	switch {
+	case e.in.UpdateBaseline:
+		c.Threshold = "recorded by --update-baseline"
+		c.Status = rundir.StatusRecorded
+		if err != nil {
+			c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
 		}
-		switch {
-		case e.in.UpdateBaseline:
-			c.Threshold = "recorded by --update-baseline"
-			c.Status = rundir.StatusRecorded
-			if err != nil {
-				c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
-			}
-			if b.have {
-				c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.ref.Value), c.MeasuredText)
-			}
-		case !b.have:
-			c.Threshold = fmt.Sprintf("≤ baseline +%s%%", fmtNum(pol.TolerancePct))
-			c.Status = rundir.StatusUnevaluable
-			c.Baseline = "missing"
-			c.Detail = fmt.Sprintf("no baseline key %q in %s: run `scalegate --profile %s --update-baseline` on a passing run to record it",
-				key, path, e.in.Profile.Name)
-			if have {
-				c.Detail = fmt.Sprintf("baseline key %q in %s does not record this figure: run `scalegate --profile %s --update-baseline` on a passing run to record it",
-					key, path, e.in.Profile.Name)
-			}
-		default:
-			e.judgeBaseline(&c, b.name, entry, v, err)
+		if b.have {
+			c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.ref.Value), c.MeasuredText)
 		}
-		e.add(c)
+	case !b.have:
+		e.missingReference(&c, have, path)
+	default:
+		e.judgeBaseline(&c, b.name, entry, v, err)
+	}
+	return c
+}
+
+// missingReference makes c unevaluable for want of a reference: no entry
+// for the leg's key in the baseline at path, or (have) an entry that does
+// not record the figure; either way the detail says how to record it.
+func (e *evaluator) missingReference(c *rundir.Check, have bool, path string) {
+	key := e.in.Leg.BaselineKey
+	c.Threshold = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct))
+	c.Status = rundir.StatusUnevaluable
+	c.Baseline = "missing"
+	c.Detail = fmt.Sprintf("no baseline key %q in %s: run `scalegate --profile %s --update-baseline` on a passing run to record it",
+		key, path, e.in.Profile.Name)
+	if have {
+		c.Detail = fmt.Sprintf("baseline key %q in %s does not record this figure: run `scalegate --profile %s --update-baseline` on a passing run to record it",
+			key, path, e.in.Profile.Name)
 	}
 }
 

@@ -54,20 +54,7 @@ func traceCheck(rep *report.Report, repErr error) rundir.Check {
 	c.Measured = &replayed
 	c.MeasuredText = fmt.Sprintf("%d/%d clients replayed %d records (%d of %d covered, %d skipped)",
 		t.ClientsReplayed, rep.ClientsConnected, t.RecordsReplayed, t.RecordsCovered, t.Records, t.RecordsSkipped)
-	var why []string
-	if rep.ClientsConnected == 0 || t.ClientsReplayed < rep.ClientsConnected {
-		why = append(why, fmt.Sprintf("%d of %d admitted clients replayed any record", t.ClientsReplayed, rep.ClientsConnected))
-	}
-	skippedTooMany := float64(t.RecordsSkipped) > traceSkippedMax*replayed
-	if skippedTooMany {
-		why = append(why, fmt.Sprintf("%d records skipped against %d replayed: the swarm fell behind the recording", t.RecordsSkipped, t.RecordsReplayed))
-	}
-	if want := traceCoveredMin * float64(min(t.Records, t.RecordsReplayed)); float64(t.RecordsCovered) < want || t.RecordsCovered == 0 {
-		why = append(why, fmt.Sprintf("only %d of %d records covered: a fragment was replayed, not the recording", t.RecordsCovered, t.Records))
-	}
-	if rep.InputsSent < t.RecordsReplayed {
-		why = append(why, fmt.Sprintf("inputs_sent %d < records_replayed %d", rep.InputsSent, t.RecordsReplayed))
-	}
+	why, skippedTooMany := replayFindings(rep, t)
 	m := gatetable.FromReport(rep)
 	accepted, err := m.Tick("inputs_accepted")
 	if err != nil {
@@ -88,4 +75,26 @@ func traceCheck(rep *report.Report, repErr error) rundir.Check {
 		c.Status, c.Detail = rundir.StatusFail, strings.Join(why, "; ")
 	}
 	return c
+}
+
+// replayFindings is what the swarm's own side of the replay says is wrong
+// (clients that replayed nothing, records skipped, too little of the
+// recording covered, fewer inputs sent than records replayed), before the
+// server's side is read; skippedTooMany marks the harness symptom that
+// alone makes the leg inconclusive.
+func replayFindings(rep *report.Report, t report.TraceReplay) (why []string, skippedTooMany bool) {
+	if rep.ClientsConnected == 0 || t.ClientsReplayed < rep.ClientsConnected {
+		why = append(why, fmt.Sprintf("%d of %d admitted clients replayed any record", t.ClientsReplayed, rep.ClientsConnected))
+	}
+	skippedTooMany = float64(t.RecordsSkipped) > traceSkippedMax*float64(t.RecordsReplayed)
+	if skippedTooMany {
+		why = append(why, fmt.Sprintf("%d records skipped against %d replayed: the swarm fell behind the recording", t.RecordsSkipped, t.RecordsReplayed))
+	}
+	if want := traceCoveredMin * float64(min(t.Records, t.RecordsReplayed)); float64(t.RecordsCovered) < want || t.RecordsCovered == 0 {
+		why = append(why, fmt.Sprintf("only %d of %d records covered: a fragment was replayed, not the recording", t.RecordsCovered, t.Records))
+	}
+	if rep.InputsSent < t.RecordsReplayed {
+		why = append(why, fmt.Sprintf("inputs_sent %d < records_replayed %d", rep.InputsSent, t.RecordsReplayed))
+	}
+	return why, skippedTooMany
 }

@@ -460,21 +460,25 @@ func (c *client) recordRTT(w *worker, v float64, now time.Time) {
 // two of its state updates carried a tick. Tick numbers are uint32 and the
 // difference is taken modulo 2^32, so a wrap is harmless.
 func (c *client) tickHz() float64 {
-	el := c.lastTickAt.Sub(c.firstTickAt).Seconds()
-	if c.ticks < 2 || el <= 0 {
-		return math.NaN()
-	}
-	return float64(c.lastTick-c.firstTick) / el
+	return spanRate(c.ticks, float64(c.lastTick-c.firstTick), c.firstTickAt, c.lastTickAt)
 }
 
 // kbs is downstream payload KB/s (1 KB = 1000 B): the bytes of every state
 // update after the first, per second from the first to the last.
 func (c *client) kbs() float64 {
-	el := c.lastSnapAt.Sub(c.firstSnapAt).Seconds()
-	if c.snaps < 2 || el <= 0 {
+	return spanRate(c.snaps, float64(c.snapBytes-c.firstBytes), c.firstSnapAt, c.lastSnapAt) / 1000
+}
+
+// spanRate is delta per second from first to last, NaN when fewer than two
+// samples (n) were seen or no time passed between them: the one shape of
+// the per-client tick and byte rates, the run's (client) and a stretch's
+// (stretchAcc). The division is stats.Rate's.
+func spanRate(n int64, delta float64, first, last time.Time) float64 {
+	d := last.Sub(first)
+	if n < 2 || d <= 0 {
 		return math.NaN()
 	}
-	return float64(c.snapBytes-c.firstBytes) / el / 1000
+	return stats.Rate(delta, d)
 }
 
 // windowFrom is where the client's windowed figures start: its admission,

@@ -161,54 +161,28 @@ func (m *monitor) readServer(ctx context.Context, now time.Time) (*serverFigures
 // point aggregates the workers' last second into one timeline row.
 func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 	p := report.TimelinePoint{TS: round3(now.Sub(m.start).Seconds())}
-	var hz, rtt []float64
-	var kbsSum float64
-	kbsN := 0
-	dt := math.NaN()
-	var svcSum float64
-	for _, w := range m.workers {
-		pub := w.published()
-		if pub.at.IsZero() {
-			continue
-		}
-		p.Connected += pub.connected
-		hz = append(hz, pub.tickHz...)
-		rtt = append(rtt, pub.rttMs...)
-		kbsSum += pub.kbsSum
-		kbsN += pub.kbsN
-		if !math.IsNaN(pub.dtP99) && (math.IsNaN(dt) || pub.dtP99 > dt) {
-			dt = pub.dtP99
-		}
-		svcSum += pub.svcSum
-		p.ServiceIntervals += pub.svcN
-	}
+	sum := m.sumWorkers(&p)
 	if p.ServiceIntervals > 0 {
-		mean := svcSum / float64(p.ServiceIntervals)
+		mean := sum.svcSum / float64(p.ServiceIntervals)
 		p.ServiceIntervalMeanMs = &mean
 	}
-	if lo, _, _, ok := stats.MinMeanMax(hz); ok {
+	if lo, _, _, ok := stats.MinMeanMax(sum.hz); ok {
 		p.TickHzMin = &lo
 	}
-	if kbsN > 0 {
-		p.KBs = kbsSum / float64(kbsN)
-		p.KBsClients = kbsN
+	if sum.kbsN > 0 {
+		p.KBs = sum.kbsSum / float64(sum.kbsN)
+		p.KBsClients = sum.kbsN
 	}
 	if m.cfg.sharded() {
 		// The row's RTT distribution in mergeable form, for the shards'
 		// merge (a lone swarm's row needs only its p95, below).
-		m.rttScratch.Reset()
-		for _, v := range rtt {
-			m.rttScratch.Record(v)
-		}
-		// Encoding cannot fail for a histogram of this geometry; a row
-		// without it is a row without the RTT a merge would need.
-		p.RTTHist, _ = stats.Encode(m.rttScratch)
+		p.RTTHist = m.rttHist(sum.rtt)
 	}
-	if s := stats.Summarize(rtt); s.Count > 0 {
+	if s := stats.Summarize(sum.rtt); s.Count > 0 {
 		p.RTTP95Ms = &s.P95
 	}
-	if !math.IsNaN(dt) {
-		p.WorkerDtP99 = dt
+	if !math.IsNaN(sum.dt) {
+		p.WorkerDtP99 = sum.dt
 	}
 	if st != nil {
 		p.TickMsP99, p.RSSKB = st.tickP99, st.rssKB
@@ -216,6 +190,54 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 		p.TickHist = st.tickHist
 	}
 	return p
+}
+
+// workerSums is the workers' last second pooled across workers, the raw
+// material point turns into a row's figures.
+type workerSums struct {
+	hz, rtt []float64
+	kbsSum  float64
+	kbsN    int
+	dt      float64 // the worst worker's loop dt p99; NaN: none had one
+	svcSum  float64
+}
+
+// sumWorkers pools every worker's last published second; the counts the
+// row holds as they are (connected clients, service intervals) go
+// straight into p. Kept apart from point so the row's derivations read
+// without the per-worker loop.
+func (m *monitor) sumWorkers(p *report.TimelinePoint) workerSums {
+	sum := workerSums{dt: math.NaN()}
+	for _, w := range m.workers {
+		pub := w.published()
+		if pub.at.IsZero() {
+			continue
+		}
+		p.Connected += pub.connected
+		sum.hz = append(sum.hz, pub.tickHz...)
+		sum.rtt = append(sum.rtt, pub.rttMs...)
+		sum.kbsSum += pub.kbsSum
+		sum.kbsN += pub.kbsN
+		if !math.IsNaN(pub.dtP99) && (math.IsNaN(sum.dt) || pub.dtP99 > sum.dt) {
+			sum.dt = pub.dtP99
+		}
+		sum.svcSum += pub.svcSum
+		p.ServiceIntervals += pub.svcN
+	}
+	return sum
+}
+
+// rttHist is the row's RTT samples as a mergeable histogram, built in the
+// monitor's reused scratch histogram so a second costs no new one.
+func (m *monitor) rttHist(rtt []float64) *stats.Encoded {
+	m.rttScratch.Reset()
+	for _, v := range rtt {
+		m.rttScratch.Record(v)
+	}
+	// Encoding cannot fail for a histogram of this geometry; a row
+	// without it is a row without the RTT a merge would need.
+	enc, _ := stats.Encode(m.rttScratch)
+	return enc
 }
 
 // watchAbort ends the run at the first row an early-abort rule fires on:

@@ -47,19 +47,11 @@ func (a *stretchAcc) snapshot(hasTick bool, tick uint32, now time.Time, size int
 }
 
 func (a *stretchAcc) tickHz() float64 {
-	el := a.lastTickAt.Sub(a.firstTickAt).Seconds()
-	if a.ticks < 2 || el <= 0 {
-		return math.NaN()
-	}
-	return float64(a.lastTick-a.firstTick) / el
+	return spanRate(a.ticks, float64(a.lastTick-a.firstTick), a.firstTickAt, a.lastTickAt)
 }
 
 func (a *stretchAcc) kbs() float64 {
-	el := a.lastAt.Sub(a.firstAt).Seconds()
-	if a.snaps < 2 || el <= 0 {
-		return math.NaN()
-	}
-	return float64(a.bytes-a.firstBytes) / el / 1000
+	return spanRate(a.snaps, float64(a.bytes-a.firstBytes), a.firstAt, a.lastAt) / 1000
 }
 
 // phaseClock maps a time to its stretch and second for one worker.

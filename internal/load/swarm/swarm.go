@@ -1,11 +1,14 @@
-// Package swarm is scalegate's headless bot swarm: N synthetic clients, each
-// its own transport endpoint (its own UDP socket on ENet), that connect on a
-// ramp, join, send input at a fixed rate, and measure what a real client
-// observes (server tick rate from snapshot tick numbers, downstream payload
-// KB/s, RTT, connect time, snapshot gaps, decode errors) plus the harness's
-// own loop time, so a run whose harness was the bottleneck can be told apart.
-// What the clients say is a Protocol's: load protocol v1 by default, or a
-// team's own through the public bot package.
+// Package swarm is scalegate's headless bot swarm: synthetic clients that
+// load a server.
+//
+// It runs N synthetic clients, each its own transport endpoint (its own UDP
+// socket on ENet), that connect on a ramp, join, send input at a fixed
+// rate, and measure what a real client observes (server tick rate from
+// snapshot tick numbers, downstream payload KB/s, RTT, connect time,
+// snapshot gaps, decode errors) plus the harness's own loop time, so a run
+// whose harness was the bottleneck can be told apart. What the clients say
+// is a Protocol's: load protocol v1 by default, or a team's own through the
+// public bot package.
 //
 // Clients are sharded over worker goroutines; a worker owns its clients'
 // hosts outright (transport.Host is single-owner), and publishes per-second

@@ -15,6 +15,30 @@ import (
 
 // WriteTable prints one row per check of every leg to w.
 func WriteTable(w io.Writer, r *RunResult) error {
+	if err := writeChecksTable(w, r); err != nil {
+		return err
+	}
+	for _, l := range r.Legs {
+		writeLegLines(w, l)
+	}
+	for _, c := range r.Checks {
+		if c.Status != StatusPass && c.Detail != "" {
+			fmt.Fprintf(w, "run check %s: %s: %s\n", c.Title, strings.ToUpper(string(c.Status)), c.Detail)
+		}
+	}
+	for _, c := range r.Capacity {
+		fmt.Fprintf(w, "capacity %s: %s\n", safetext.Terminal(c.Group), safetext.Terminal(c.Verdict))
+	}
+	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", safetext.Terminal(r.Profile.Name), r.Tier, strings.ToUpper(string(r.Verdict)), safetext.Terminal(r.Dir))
+	if r.BaselineNote != "" {
+		fmt.Fprintf(w, "scalegate: %s\n", safetext.Terminal(r.BaselineNote))
+	}
+	return nil
+}
+
+// writeChecksTable renders the table of WriteTable: the run checks, then
+// every leg's checks (a leg without any gets one row with its verdict).
+func writeChecksTable(w io.Writer, r *RunResult) error {
 	t := tablewriter.NewWriter(w)
 	t.Header("leg", "gate", "level", "threshold", "measured", "baseline", "status")
 	for _, c := range r.Checks {
@@ -32,47 +56,36 @@ func WriteTable(w io.Writer, r *RunResult) error {
 			}
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
+	return t.Render()
+}
+
+// writeLegLines prints a leg's lines under the table: its verdict, then
+// an early end, a capped server.log and the details of its checks that
+// need one.
+func writeLegLines(w io.Writer, l LegResult) {
+	line := fmt.Sprintf("leg %s: %s", safetext.Terminal(l.Leg.ID), strings.ToUpper(string(l.Verdict)))
+	if l.Shards > 1 {
+		line += fmt.Sprintf(" (%d swarm shards, merged)", l.Shards)
 	}
-	for _, l := range r.Legs {
-		line := fmt.Sprintf("leg %s: %s", safetext.Terminal(l.Leg.ID), strings.ToUpper(string(l.Verdict)))
-		if l.Shards > 1 {
-			line += fmt.Sprintf(" (%d swarm shards, merged)", l.Shards)
-		}
-		if l.AbortedAtS != nil {
-			line += fmt.Sprintf(" (ended early at %.1f s)", *l.AbortedAtS)
-		}
-		if l.Error != "" {
-			line += " — " + safetext.Terminal(l.Error)
-		}
-		fmt.Fprintln(w, line)
-		if l.AbortedAtS != nil {
-			fmt.Fprintf(w, "  ended early at %.1f s: %s\n", *l.AbortedAtS, safetext.Terminal(l.AbortReason))
-		}
-		if s := l.ServerLog; s != nil && s.Truncated {
-			fmt.Fprintf(w, "  server.log capped at %s: the server wrote %s (%s lines/s); %s left out\n",
-				byteSize(float64(s.CapBytes)), byteSize(float64(s.Bytes)), gatetable.FormatNumber(math.Round(s.LinesPerS)), byteSize(float64(s.Bytes-s.KeptBytes)))
-		}
-		for _, c := range l.Checks {
-			if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == gatetable.CheckBaselineKBs) {
-				fmt.Fprintf(w, "  %s: %s\n", safetext.Terminal(c.Title), safetext.Terminal(c.Detail))
-			}
-		}
+	if l.AbortedAtS != nil {
+		line += fmt.Sprintf(" (ended early at %.1f s)", *l.AbortedAtS)
 	}
-	for _, c := range r.Checks {
-		if c.Status != StatusPass && c.Detail != "" {
-			fmt.Fprintf(w, "run check %s: %s: %s\n", c.Title, strings.ToUpper(string(c.Status)), c.Detail)
+	if l.Error != "" {
+		line += " — " + safetext.Terminal(l.Error)
+	}
+	fmt.Fprintln(w, line)
+	if l.AbortedAtS != nil {
+		fmt.Fprintf(w, "  ended early at %.1f s: %s\n", *l.AbortedAtS, safetext.Terminal(l.AbortReason))
+	}
+	if s := l.ServerLog; s != nil && s.Truncated {
+		fmt.Fprintf(w, "  server.log capped at %s: the server wrote %s (%s lines/s); %s left out\n",
+			byteSize(float64(s.CapBytes)), byteSize(float64(s.Bytes)), gatetable.FormatNumber(math.Round(s.LinesPerS)), byteSize(float64(s.Bytes-s.KeptBytes)))
+	}
+	for _, c := range l.Checks {
+		if c.Detail != "" && (c.Status != StatusPass || c.Level == LevelHard && c.Gate == gatetable.CheckBaselineKBs) {
+			fmt.Fprintf(w, "  %s: %s\n", safetext.Terminal(c.Title), safetext.Terminal(c.Detail))
 		}
 	}
-	for _, c := range r.Capacity {
-		fmt.Fprintf(w, "capacity %s: %s\n", safetext.Terminal(c.Group), safetext.Terminal(c.Verdict))
-	}
-	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", safetext.Terminal(r.Profile.Name), r.Tier, strings.ToUpper(string(r.Verdict)), safetext.Terminal(r.Dir))
-	if r.BaselineNote != "" {
-		fmt.Fprintf(w, "scalegate: %s\n", safetext.Terminal(r.BaselineNote))
-	}
-	return nil
 }
 
 // term escapes a table row's cells for the terminal: outside text (a
@@ -101,6 +114,24 @@ func Markdown(r *RunResult) string {
 	var b strings.Builder
 	icon := map[Verdict]string{VerdictPassed: "✅", VerdictFailed: "❌", VerdictInconclusive: "⚠️",
 		VerdictLaunchFailed: "💥", VerdictInterrupted: "⏹️", VerdictNotRun: "⏭️"}
+	b.WriteString(headerMarkdown(r, icon))
+	b.WriteString(capacityMarkdown(r.Capacity))
+	b.WriteString(matrixMarkdown(r.Matrix))
+	if len(r.Checks) > 0 {
+		b.WriteString("### run checks (across legs)\n\n")
+		b.WriteString(checksMarkdown(r.Checks))
+	}
+	for _, l := range r.Legs {
+		b.WriteString(legMarkdown(l, r.Profile.DurationS, icon))
+	}
+	return b.String()
+}
+
+// headerMarkdown is the summary's top: the verdict heading, the profile's
+// description and run line, then the notes on overrides, an interrupt and
+// the baseline.
+func headerMarkdown(r *RunResult, icon map[Verdict]string) string {
+	var b strings.Builder
 	// Every string that comes from outside (the profile's text, a server's
 	// words, paths) goes through safetext for its place: a description
 	// starting "<!--" must not hide the tables, a fence in an entity type
@@ -129,33 +160,33 @@ func Markdown(r *RunResult) string {
 	if r.BaselineNote != "" {
 		fmt.Fprintf(&b, "Baseline: %s\n\n", safetext.MarkdownText(r.BaselineNote))
 	}
-	b.WriteString(capacityMarkdown(r.Capacity))
-	b.WriteString(matrixMarkdown(r.Matrix))
-	if len(r.Checks) > 0 {
-		b.WriteString("### run checks (across legs)\n\n")
-		b.WriteString(checksMarkdown(r.Checks))
+	return b.String()
+}
+
+// legMarkdown is one leg's section: heading and verdict, its shards, error
+// and early end (of a durationS-second run), its checks, diagnostics and
+// server log, and the command lines that rerun it.
+func legMarkdown(l LegResult, durationS float64, icon map[Verdict]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### leg %s (%s) — %s %s\n\n", safetext.MarkdownInlineCode(l.Leg.ID), safetext.MarkdownCell(l.Leg.PatternLabel()), icon[l.Verdict], l.Verdict)
+	if l.Shards > 1 {
+		fmt.Fprintf(&b, "%d swarm shards ran this leg, each its own process; the gates read their merged report (exits %v).\n\n", l.Shards, l.ShardExits)
 	}
-	for _, l := range r.Legs {
-		fmt.Fprintf(&b, "### leg %s (%s) — %s %s\n\n", safetext.MarkdownInlineCode(l.Leg.ID), safetext.MarkdownCell(l.Leg.PatternLabel()), icon[l.Verdict], l.Verdict)
-		if l.Shards > 1 {
-			fmt.Fprintf(&b, "%d swarm shards ran this leg, each its own process; the gates read their merged report (exits %v).\n\n", l.Shards, l.ShardExits)
-		}
-		if l.Error != "" {
-			fmt.Fprintf(&b, "> %s\n\n", safetext.MarkdownText(l.Error))
-		}
-		if l.AbortedAtS != nil {
-			fmt.Fprintf(&b, "**Ended early** at %.1f s of %s s: %s\n\n", *l.AbortedAtS, gatetable.FormatNumber(r.Profile.DurationS), safetext.MarkdownText(l.AbortReason))
-		}
-		if len(l.Checks) > 0 {
-			b.WriteString(checksMarkdown(l.Checks))
-		}
-		b.WriteString(diagnosticsMarkdown(l))
-		b.WriteString(serverLogMarkdown(l.ServerLog))
-		if l.ServerCmd != "" {
-			fmt.Fprintf(&b, "Rerun this leg:\n\n%s\n", safetext.MarkdownCode("sh", l.ServerCmd+" &\n"+l.SwarmCmd))
-			if strings.Contains(l.SwarmCmd, "/go-build") {
-				b.WriteString("(This run came from `go run`: its binary lives in the Go build cache and may be gone; substitute your own `scalegate` build for that path.)\n\n")
-			}
+	if l.Error != "" {
+		fmt.Fprintf(&b, "> %s\n\n", safetext.MarkdownText(l.Error))
+	}
+	if l.AbortedAtS != nil {
+		fmt.Fprintf(&b, "**Ended early** at %.1f s of %s s: %s\n\n", *l.AbortedAtS, gatetable.FormatNumber(durationS), safetext.MarkdownText(l.AbortReason))
+	}
+	if len(l.Checks) > 0 {
+		b.WriteString(checksMarkdown(l.Checks))
+	}
+	b.WriteString(diagnosticsMarkdown(l))
+	b.WriteString(serverLogMarkdown(l.ServerLog))
+	if l.ServerCmd != "" {
+		fmt.Fprintf(&b, "Rerun this leg:\n\n%s\n", safetext.MarkdownCode("sh", l.ServerCmd+" &\n"+l.SwarmCmd))
+		if strings.Contains(l.SwarmCmd, "/go-build") {
+			b.WriteString("(This run came from `go run`: its binary lives in the Go build cache and may be gone; substitute your own `scalegate` build for that path.)\n\n")
 		}
 	}
 	return b.String()

@@ -91,84 +91,132 @@ func (a *AB) Run(ctx context.Context) error {
 	if err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}
-	p := a.A.Profile
-	dir, err := createRunDir(a.Out, a.Results, p.Name+"_ab")
+	dir, meta, err := a.openRunDir(len(figs))
 	if err != nil {
 		return err
 	}
-	meta, err := rundir.NewMetadata(p, false, false, a.Version, a.CommandLine)
-	if err != nil {
-		return exitcode.With(exitcode.Internal, err)
-	}
-	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
-		return exitcode.With(exitcode.Internal, err)
-	}
-	fmt.Fprintf(a.Stderr, "scalegate: ab %s: %d round(s) of %d leg(s) per build (%d legs), %d figure(s); artifacts in %s\n",
-		p.Name, a.Rounds, len(p.Legs()), 2*a.Rounds*len(p.Legs()), len(figs), dir)
 	run := &abRun{AB: a, dir: dir, figs: figs}
 	stopNotes := noteInterrupts(ctx, a.Stderr, a.Grace, a.Kill)
 	run.runRounds(ctx, self)
 	stopNotes()
+	p := a.A.Profile
 	all := &rundir.RunResult{Profile: p, Tier: p.EffectiveTier(false), Dir: dir, Legs: run.legs,
 		Interrupted: ctx.Err() != nil, StartedAt: meta.StartedAt, FinishedAt: time.Now().UTC().Format(time.RFC3339)}
 	all.Verdict = gate.RunVerdict(all)
+	rep, err := run.writeResults(all, meta)
+	if err != nil {
+		return err
+	}
+	return run.outcome(all, rep)
+}
+
+// openRunDir creates the comparison's run directory, writes its first
+// metadata.json and announces the run (nfigs figures) on Stderr. The
+// error carries its exit code.
+func (a *AB) openRunDir(nfigs int) (string, *rundir.Metadata, error) {
+	p := a.A.Profile
+	dir, err := createRunDir(a.Out, a.Results, p.Name+"_ab")
+	if err != nil {
+		return "", nil, err
+	}
+	meta, err := rundir.NewMetadata(p, false, false, a.Version, a.CommandLine)
+	if err != nil {
+		return "", nil, exitcode.With(exitcode.Internal, err)
+	}
+	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
+		return "", nil, exitcode.With(exitcode.Internal, err)
+	}
+	fmt.Fprintf(a.Stderr, "scalegate: ab %s: %d round(s) of %d leg(s) per build (%d legs), %d figure(s); artifacts in %s\n",
+		p.Name, a.Rounds, len(p.Legs()), 2*a.Rounds*len(p.Legs()), nfigs, dir)
+	return dir, meta, nil
+}
+
+// writeResults writes what the rounds showed, whatever their outcome:
+// summary.md, summary.json, the finished metadata.json and (when it
+// could be analysed) the comparison; every write is tried, the errors
+// joined under the internal exit code. rep is nil when no round completed.
+func (r *abRun) writeResults(all *rundir.RunResult, meta *rundir.Metadata) (*abtest.Report, error) {
 	meta.Finish(all)
-	rep, repErr := run.analyze(meta.Host.Hostname)
+	rep, repErr := r.analyze(meta.Host.Hostname)
 	errs := []error{repErr,
-		report.WriteFileAtomic(filepath.Join(dir, "summary.md"), []byte(rundir.Markdown(all))),
-		report.WriteJSONAtomic(filepath.Join(dir, "summary.json"), all),
-		report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta)}
+		report.WriteFileAtomic(filepath.Join(r.dir, "summary.md"), []byte(rundir.Markdown(all))),
+		report.WriteJSONAtomic(filepath.Join(r.dir, "summary.json"), all),
+		report.WriteJSONAtomic(filepath.Join(r.dir, "metadata.json"), meta)}
 	if rep != nil {
-		errs = append(errs, writeAB(dir, rep, a.Stdout))
+		errs = append(errs, writeAB(r.dir, rep, r.Stdout))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return exitcode.With(exitcode.Internal, err)
+		return rep, exitcode.With(exitcode.Internal, err)
 	}
+	return rep, nil
+}
+
+// outcome is the comparison's exit once its results are written:
+// interrupted, a leg that could not complete, no round, a regression, or
+// nil (reported on Stderr).
+func (r *abRun) outcome(all *rundir.RunResult, rep *abtest.Report) error {
+	p := r.A.Profile
 	switch {
 	case all.Interrupted:
-		return exitcode.Errorf(exitcode.Interrupted, "ab %s: interrupted after %d complete round(s) (exit %d)", p.Name, run.rounds, int(exitcode.Interrupted))
-	case run.failed != "":
-		code := ExitCode(run.failed)
+		return exitcode.Errorf(exitcode.Interrupted, "ab %s: interrupted after %d complete round(s) (exit %d)", p.Name, r.rounds, int(exitcode.Interrupted))
+	case r.failed != "":
+		code := ExitCode(r.failed)
 		return exitcode.Errorf(code, "ab %s: a leg could not complete (%s) in round %d; ab.md covers the rounds before it (exit %d: %s)",
-			p.Name, run.failed, run.rounds+1, int(code), code)
+			p.Name, r.failed, r.rounds+1, int(code), code)
 	case rep == nil:
 		return exitcode.Errorf(exitcode.Internal, "ab %s: no round completed", p.Name)
 	case rep.Failed():
 		return exitcode.Errorf(exitcode.GateFailed, "ab %s: %d regression(s), %d figure(s) unevaluable; see %s (exit %d: %s)",
-			p.Name, rep.Regressions, rep.Unevaluable, filepath.Join(dir, "ab.md"), int(exitcode.GateFailed), exitcode.GateFailed)
+			p.Name, rep.Regressions, rep.Unevaluable, filepath.Join(r.dir, "ab.md"), int(exitcode.GateFailed), exitcode.GateFailed)
 	}
-	fmt.Fprintf(a.Stderr, "scalegate: ab %s: no regression beyond the tolerance; %s\n", p.Name, filepath.Join(dir, "ab.md"))
+	fmt.Fprintf(r.Stderr, "scalegate: ab %s: no regression beyond the tolerance; %s\n", p.Name, filepath.Join(r.dir, "ab.md"))
 	return nil
 }
 
 // check refuses options ab cannot run with and returns the figures to
 // judge.
 func (a *AB) check() ([]figureGate, error) {
+	if err := a.checkOptions(); err != nil {
+		return nil, err
+	}
+	return a.selectGates()
+}
+
+// checkOptions refuses the options and build pairs ab cannot run with:
+// a missing profile, a round count, confidence or tolerance out of range,
+// an unusable transport or server command, builds with different legs.
+func (a *AB) checkOptions() error {
 	if a.A.Profile == nil || a.B.Profile == nil {
-		return nil, errors.New("ab: both builds need a profile")
+		return errors.New("ab: both builds need a profile")
 	}
 	switch {
 	case a.Rounds < 1:
-		return nil, fmt.Errorf("--rounds %d: at least 1 (%d by default; docs/baselines.md says what a round count detects)", a.Rounds, abtest.DefaultRounds)
+		return fmt.Errorf("--rounds %d: at least 1 (%d by default; docs/baselines.md says what a round count detects)", a.Rounds, abtest.DefaultRounds)
 	case a.Rounds > MaxRuns:
-		return nil, runsError("--rounds", a.Rounds, 2*len(a.A.Profile.Legs()), a.A.Profile.DurationS)
+		return runsError("--rounds", a.Rounds, 2*len(a.A.Profile.Legs()), a.A.Profile.DurationS)
 	case !(a.Confidence > 0 && a.Confidence < 1):
-		return nil, fmt.Errorf("--confidence %v: must be between 0 and 1 (exclusive)", a.Confidence)
+		return fmt.Errorf("--confidence %v: must be between 0 and 1 (exclusive)", a.Confidence)
 	case !(a.TolerancePct >= 0) || math.IsInf(a.TolerancePct, 0):
-		return nil, fmt.Errorf("--tolerance-pct %v: must be a number ≥ 0", a.TolerancePct)
+		return fmt.Errorf("--tolerance-pct %v: must be a number ≥ 0", a.TolerancePct)
 	}
 	for _, s := range []ABSide{a.A, a.B} {
 		if err := transportError(s.Profile); err != nil {
-			return nil, err
+			return err
 		}
 		if len(s.Server) > 0 && strings.TrimSpace(s.Server[0]) == "" {
-			return nil, fmt.Errorf("build %s: the server command's program is empty", s.Label)
+			return fmt.Errorf("build %s: the server command's program is empty", s.Label)
 		}
 	}
 	if ids, idsB := legIDs(a.A.Profile), legIDs(a.B.Profile); !slices.Equal(ids, idsB) {
-		return nil, fmt.Errorf("the builds run different legs (A: %s; B: %s): --a-set and --b-set may change the server, not the legs",
+		return fmt.Errorf("the builds run different legs (A: %s; B: %s): --a-set and --b-set may change the server, not the legs",
 			strings.Join(ids, ", "), strings.Join(idsB, ", "))
 	}
+	return nil
+}
+
+// selectGates is the figure gates to judge: every one of build A's
+// profile, or those --gates names (each must name at least one).
+func (a *AB) selectGates() ([]figureGate, error) {
 	all, _ := figureGates(a.A.Profile, false)
 	if len(a.Gates) == 0 {
 		if len(all) == 0 {
@@ -185,17 +233,23 @@ func (a *AB) check() ([]figureGate, error) {
 			}
 		}
 		if len(out) == n {
-			var names []string
-			for _, f := range all {
-				if !slices.Contains(names, f.gate.Name) {
-					names = append(names, f.gate.Name)
-				}
-			}
 			return nil, fmt.Errorf("--gates %s: profile %s declares no such gate with a figure (its figure gates: %s)",
-				name, a.A.Profile.Name, strings.Join(names, ", "))
+				name, a.A.Profile.Name, strings.Join(gateNames(all), ", "))
 		}
 	}
 	return out, nil
+}
+
+// gateNames is the distinct gate names of figs, first seen first, for
+// the error that lists what --gates could have named.
+func gateNames(figs []figureGate) []string {
+	var names []string
+	for _, f := range figs {
+		if !slices.Contains(names, f.gate.Name) {
+			names = append(names, f.gate.Name)
+		}
+	}
+	return names
 }
 
 func legIDs(p *profile.Profile) []string {

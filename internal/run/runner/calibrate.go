@@ -53,36 +53,68 @@ type Calibration struct {
 // died, an interrupt) ends the calibration with the code a gate run would
 // have, after writing what the completed runs showed.
 func (c *Calibration) Run(ctx context.Context) error {
-	if err := c.check(); err != nil {
-		return exitcode.With(exitcode.Usage, err)
+	base, self, err := c.inputs()
+	if err != nil {
+		return err
 	}
-	p := c.Profile
+	dir, meta, err := c.openRunDir()
+	if err != nil {
+		return err
+	}
+	rep := c.repeat(ctx, base, dir, self)
+	if err := c.writeResults(dir, rep, base, meta); err != nil {
+		return err
+	}
+	return c.outcome(rep, dir)
+}
+
+// inputs checks the options and reads what every run needs before a run
+// directory exists: the committed baseline (baselined profiles only) and
+// the scalegate binary the legs run under. The error carries its exit code.
+func (c *Calibration) inputs() (*baseline.Committed, string, error) {
+	if err := c.check(); err != nil {
+		return nil, "", exitcode.With(exitcode.Usage, err)
+	}
 	var base *baseline.Committed
-	if p.Baselined {
+	if c.Profile.Baselined {
 		var err error
 		if base, err = baseline.Read(c.BaselinePath); err != nil {
-			return exitcode.With(exitcode.InvalidProfile, err)
+			return nil, "", exitcode.With(exitcode.InvalidProfile, err)
 		}
 	}
 	self, err := launcher.Self()
 	if err != nil {
-		return exitcode.With(exitcode.Internal, err)
+		return nil, "", exitcode.With(exitcode.Internal, err)
 	}
+	return base, self, nil
+}
+
+// openRunDir creates the calibration's run directory, writes its first
+// metadata.json and announces the calibration on Stderr. The error
+// carries its exit code.
+func (c *Calibration) openRunDir() (string, *rundir.Metadata, error) {
+	p := c.Profile
 	dir, err := createRunDir(c.Out, c.Results, p.Name)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	meta, err := rundir.NewMetadata(p, c.Strict, false, c.Version, c.CommandLine)
 	if err != nil {
-		return exitcode.With(exitcode.Internal, err)
+		return "", nil, exitcode.With(exitcode.Internal, err)
 	}
 	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
-		return exitcode.With(exitcode.Internal, err)
+		return "", nil, exitcode.With(exitcode.Internal, err)
 	}
 	fmt.Fprintf(c.Stderr, "scalegate: calibrate %s: %d run(s) of %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
 		p.Name, c.Runs, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
+	return dir, meta, nil
+}
+
+// repeat runs the profile Runs times under the interrupt notes, stopping
+// at the first run that could not complete.
+func (c *Calibration) repeat(ctx context.Context, base *baseline.Committed, dir, self string) *Repeated {
 	stopNotes := noteInterrupts(ctx, c.Stderr, c.Grace, c.Kill)
-	rep := Repeat(ctx, Options{Profile: p, Strict: c.Strict, Baseline: base, Dir: dir, Self: self,
+	rep := Repeat(ctx, Options{Profile: c.Profile, Strict: c.Strict, Baseline: base, Dir: dir, Self: self,
 		Progress: c.Stderr, Grace: c.Grace, Kill: c.Kill}, c.Runs, func(_ int, run *rundir.RunResult) string {
 		if v, bad := incomplete(run); bad {
 			return fmt.Sprintf("it could not complete (%s)", v)
@@ -90,6 +122,13 @@ func (c *Calibration) Run(ctx context.Context) error {
 		return ""
 	})
 	stopNotes()
+	return rep
+}
+
+// writeResults writes what the runs showed, whatever their outcome: the
+// calibration (when it could be analysed), summary.md, summary.json and
+// the finished metadata.json; every write is tried, the errors joined.
+func (c *Calibration) writeResults(dir string, rep *Repeated, base *baseline.Committed, meta *rundir.Metadata) error {
 	meta.Finish(rep.All)
 	cal, calErr := c.analyze(rep, base, meta.Host.Hostname)
 	errs := []error{calErr}
@@ -103,6 +142,14 @@ func (c *Calibration) Run(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}
+	return nil
+}
+
+// outcome is the calibration's exit once its results are written: the
+// code of a run that could not complete, interrupted, or nil (reported
+// on Stderr).
+func (c *Calibration) outcome(rep *Repeated, dir string) error {
+	p := c.Profile
 	for _, run := range rep.Runs {
 		if v, bad := incomplete(run); bad {
 			code := ExitCode(v)
@@ -176,7 +223,29 @@ func (c *Calibration) analyze(rep *Repeated, base *baseline.Committed, host stri
 func (c *Calibration) gates(runs []*rundir.RunResult, base *baseline.Committed) ([]calibrate.Gate, []string) {
 	p := c.Profile
 	legs := len(p.Legs())
-	fgs, judged := figureGates(p, c.Strict)
+	out, notes := c.profileGates(runs, legs)
+	if !p.Baselined {
+		return out, notes
+	}
+	for _, leg := range p.Legs() {
+		for _, f := range baseline.Figures() {
+			g, note, keep := baselineGate(p, runs, base, leg, f, legs)
+			if !keep {
+				continue
+			}
+			if note != "" {
+				notes = append(notes, note)
+			}
+			out = append(out, g)
+		}
+	}
+	return out, notes
+}
+
+// profileGates is the profile's own threshold gates, each with its
+// figure in every run, and the note on which gates are judged at all.
+func (c *Calibration) profileGates(runs []*rundir.RunResult, legs int) ([]calibrate.Gate, []string) {
+	fgs, judged := figureGates(c.Profile, c.Strict)
 	var out []calibrate.Gate
 	var notes []string
 	if n := judgedNote(judged); n != "" {
@@ -191,41 +260,41 @@ func (c *Calibration) gates(runs []*rundir.RunResult, base *baseline.Committed) 
 		}
 		out = append(out, g)
 	}
-	if !p.Baselined {
-		return out, notes
-	}
-	for _, leg := range p.Legs() {
-		for _, f := range baseline.Figures() {
-			g := calibrate.Gate{Gate: leg.ID + "/" + f.Gate, Title: f.Title, Unit: f.Figure.Unit, Dir: gatetable.AtMost, Level: gatetable.LevelHard}
-			if legs > 1 {
-				g.Title = leg.ID + ": " + g.Title
-			}
-			measured := false
-			for _, run := range runs {
-				v := math.NaN()
-				if r := legReport(run, leg.ID); r != nil {
-					if x, err := f.Figure.Read(gatetable.FromReport(r)); err == nil {
-						v, measured = x, true
-					}
-				}
-				g.Values = append(g.Values, v)
-			}
-			lim, ok, err := base.Limit(p, leg.BaselineKey, f.Name)
-			switch {
-			case f.Optional && !ok && !measured:
-				continue // neither side has it: the gate run does not judge it
-			case err != nil:
-				notes = append(notes, fmt.Sprintf("%s: %v: listed without a threshold", g.Gate, err))
-			case !ok:
-				notes = append(notes, fmt.Sprintf("%s: %s has no %s for key %s: listed without a threshold (a gate run fails it as unevaluable)",
-					g.Gate, base.Path, f.Name, leg.BaselineKey))
-			default:
-				g.Threshold = &lim.Bound
-			}
-			out = append(out, g)
-		}
-	}
 	return out, notes
+}
+
+// baselineGate is one leg's baseline figure f as a gate, with its value
+// in every run and the committed bound as its threshold; note says why it
+// has no threshold (empty: it has one), and keep is false for an optional
+// figure neither the baseline nor any run has (a gate run skips it too).
+func baselineGate(p *profile.Profile, runs []*rundir.RunResult, base *baseline.Committed, leg profile.Leg, f baseline.Figure, legs int) (g calibrate.Gate, note string, keep bool) {
+	g = calibrate.Gate{Gate: leg.ID + "/" + f.Gate, Title: f.Title, Unit: f.Figure.Unit, Dir: gatetable.AtMost, Level: gatetable.LevelHard}
+	if legs > 1 {
+		g.Title = leg.ID + ": " + g.Title
+	}
+	measured := false
+	for _, run := range runs {
+		v := math.NaN()
+		if r := legReport(run, leg.ID); r != nil {
+			if x, err := f.Figure.Read(gatetable.FromReport(r)); err == nil {
+				v, measured = x, true
+			}
+		}
+		g.Values = append(g.Values, v)
+	}
+	lim, ok, err := base.Limit(p, leg.BaselineKey, f.Name)
+	switch {
+	case f.Optional && !ok && !measured:
+		return g, "", false // neither side has it: the gate run does not judge it
+	case err != nil:
+		note = fmt.Sprintf("%s: %v: listed without a threshold", g.Gate, err)
+	case !ok:
+		note = fmt.Sprintf("%s: %s has no %s for key %s: listed without a threshold (a gate run fails it as unevaluable)",
+			g.Gate, base.Path, f.Name, leg.BaselineKey)
+	default:
+		g.Threshold = &lim.Bound
+	}
+	return g, note, true
 }
 
 // legReport is the report of the leg with ID id in run (nil: none).

@@ -1,9 +1,25 @@
-// Package runner runs a profile's legs and owns a gate run's lifecycle: for
-// each leg it starts the server and the swarm (internal/run/launcher), waits
-// for them, stops them in stages and has the leg evaluated
-// (internal/judge/gate); around the legs, a Session reads and updates the
-// baseline, creates the run directory, writes every output and decides the
-// exit code.
+// Package runner runs a profile's legs for gate runs, `scalegate ab` and
+// `scalegate calibrate`.
+//
+// It owns a gate run's lifecycle: for each leg it starts the server and the
+// swarm (internal/run/launcher), waits for them, stops them in stages and
+// has the leg evaluated (internal/judge/gate); around the legs, a Session
+// reads and updates the baseline, creates the run directory, writes every
+// output and decides the exit code.
+//
+// It also orchestrates `scalegate ab` (AB, in ab.go) and `scalegate
+// calibrate` (Calibration, in calibrate.go). An AB runs the legs of two
+// builds of a server one after the other in rounds (A B, then B A, …), leg
+// l of round r of build X in RUN/round-r/X/l. A Calibration runs the
+// unchanged profile several times through Repeat (repeat.go; run i in
+// RUN/run-i), as --update-baseline --runs does. Each writes its report
+// (ab.md and ab.json, calibration.md and calibration.json) beside every
+// leg's summary.md, and a leg that cannot complete ends it with the code a
+// gate run would have. The statistics are not here: internal/judge/abtest
+// schedules the rounds and judges B's change against A, and
+// internal/judge/calibrate computes each gate's distribution, how many runs
+// its current threshold would have failed, and the tightest threshold at
+// the target false-alarm rate.
 package runner
 
 import (
@@ -151,26 +167,15 @@ func runLeg(ctx context.Context, o Options, leg profile.Leg, ports *launcher.Por
 
 // run starts the leg's server, waits for it to be ready, runs the swarm
 // (or its shards) to the end, and stops the server; every way it ends is
-// recorded in r.facts and r.res for decide.
+// recorded in r.facts and r.res for decide. The host watch and the
+// server are started here, so their deferred stops stay run's: they run
+// last, whichever step ends the leg.
 func (r *legRun) run(ctx context.Context) {
-	if err := os.Mkdir(r.res.Dir, 0o755); err != nil {
-		r.notRun(fmt.Errorf("leg directory: %w", err))
-		return
-	}
-	server, swarmSpecs, err := r.prepare()
+	server, swarmSpecs, wt, err := r.setUp()
 	if err != nil {
 		r.notRun(err)
 		return
 	}
-	wt, err := r.newWitness(r.res.Port)
-	if err != nil {
-		r.notRun(fmt.Errorf("witness: %w", err))
-		return
-	}
-	for i := range swarmSpecs {
-		swarmSpecs[i].Env = append(swarmSpecs[i].Env, wt.env())
-	}
-	r.witness = wt
 	host, err := startHostWatch(ctx)
 	if err != nil {
 		r.notRun(err)
@@ -184,15 +189,58 @@ func (r *legRun) run(ctx context.Context) {
 		return
 	}
 	defer r.stopServer(proc)
+	if !r.awaitReady(ctx, proc, server) {
+		return
+	}
+	swarms, ok := r.runSwarms(ctx, host, wt, proc, swarmSpecs)
+	if !ok {
+		return
+	}
+	r.wrapUp(ctx, proc, swarms)
+}
+
+// setUp is everything before a process starts: the leg directory, the
+// launch specs (prepare) and the witness, whose environment every swarm
+// spec carries. An error is the leg's not-run reason as run records it.
+func (r *legRun) setUp() (serverLaunch, []launcher.Spec, *witness, error) {
+	if err := os.Mkdir(r.res.Dir, 0o755); err != nil {
+		return serverLaunch{}, nil, nil, fmt.Errorf("leg directory: %w", err)
+	}
+	server, swarmSpecs, err := r.prepare()
+	if err != nil {
+		return serverLaunch{}, nil, nil, err
+	}
+	wt, err := r.newWitness(r.res.Port)
+	if err != nil {
+		return serverLaunch{}, nil, nil, fmt.Errorf("witness: %w", err)
+	}
+	for i := range swarmSpecs {
+		swarmSpecs[i].Env = append(swarmSpecs[i].Env, wt.env())
+	}
+	r.witness = wt
+	return server, swarmSpecs, wt, nil
+}
+
+// awaitReady waits for the started server to be ready; false when the
+// leg ends there, recorded as interrupted (ctx done) or not run.
+func (r *legRun) awaitReady(ctx context.Context, proc *launcher.Process, server serverLaunch) bool {
 	if err := launcher.WaitReadyContext(ctx, proc, r.ready(), server.readyTimeout, 50*time.Millisecond); err != nil {
 		if ctx.Err() != nil {
 			r.facts.Interrupted = true
 			r.res.Error = "interrupted before the swarm started"
-			return
+			return false
 		}
 		r.notRun(err)
-		return
+		return false
 	}
+	return true
+}
+
+// runSwarms is the measured part of the leg: it sets the leg's clock
+// origin, starts the swarms against the ready server, waits them out and
+// stops the host watch's sampling, then records a server that died
+// mid-run. false (recorded as not run) when the swarms did not start.
+func (r *legRun) runSwarms(ctx context.Context, host *hostWatch, wt *witness, proc *launcher.Process, swarmSpecs []launcher.Spec) ([]*launcher.Process, bool) {
 	p := r.o.Profile
 	zero := time.Now()
 	if !r.startAt.IsZero() {
@@ -204,7 +252,7 @@ func (r *legRun) run(ctx context.Context) {
 	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
 		r.notRun(err)
-		return
+		return nil, false
 	}
 	r.waitSwarms(ctx, swarms, proc, r.swarmLimit())
 	wt.exited(ctx, r.metrics, proc)
@@ -216,6 +264,13 @@ func (r *legRun) run(ctx context.Context) {
 		r.res.Error = rundir.JoinDetail(r.res.Error, r.facts.NotRun)
 		r.recordDeath(proc.ExitCode())
 	}
+	return swarms, true
+}
+
+// wrapUp is the leg's staged stop once the swarms are done: their exit
+// code, the server stopped (before its figures are read), the report
+// evaluated, and why the leg has no report when it has none.
+func (r *legRun) wrapUp(ctx context.Context, proc *launcher.Process, swarms []*launcher.Process) {
 	code := r.swarmExit(swarms)
 	r.res.SwarmExit = &code
 	r.stopServer(proc)
@@ -225,14 +280,21 @@ func (r *legRun) run(ctx context.Context) {
 		return
 	}
 	if r.res.Report == nil && r.facts.NotRun == "" {
-		why := fmt.Sprintf("swarm exited %d without a report; see %s", code, filepath.Join(r.res.Dir, "swarm.log"))
-		if r.reportErr != nil && !errors.Is(r.reportErr, fs.ErrNotExist) {
-			why = fmt.Sprintf("swarm exited %d; its report was refused: %v; see %s", code, r.reportErr, filepath.Join(r.res.Dir, "swarm.log"))
-		} else if code == 2 {
-			why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), filepath.Join(r.res.Dir, "swarm.log"))
-		}
+		why := r.noReportReason(code)
 		r.facts.NotRun, r.res.Error = why, rundir.JoinDetail(r.res.Error, why)
 	}
+}
+
+// noReportReason is the not-run reason of a leg whose swarm exited code
+// and left no report it could use: refused, unsupported transport, or none.
+func (r *legRun) noReportReason(code int) string {
+	why := fmt.Sprintf("swarm exited %d without a report; see %s", code, filepath.Join(r.res.Dir, "swarm.log"))
+	if r.reportErr != nil && !errors.Is(r.reportErr, fs.ErrNotExist) {
+		why = fmt.Sprintf("swarm exited %d; its report was refused: %v; see %s", code, r.reportErr, filepath.Join(r.res.Dir, "swarm.log"))
+	} else if code == 2 {
+		why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), filepath.Join(r.res.Dir, "swarm.log"))
+	}
+	return why
 }
 
 // serverLaunch is how the leg's server starts and how long it may take to
