@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -202,4 +203,33 @@ func packageDoc(t *testing.T, dir string) string {
 		}
 	}
 	return ""
+}
+
+// TestDependencyBoundaries: packages that must stay light import none of
+// the heavy ones. The public bot SDK is what a team's bot binary links:
+// it must not carry the profile language, the reference server, the gate
+// runner or the catalog. The runner reads the reference server's
+// Prometheus series through their names alone (server/exposition), and
+// the JSON contract holds the relay's schedule as data (relay/impairment).
+func TestDependencyBoundaries(t *testing.T) {
+	const mod = "github.com/scalegate/scalegate/"
+	for _, tc := range []struct {
+		pkg    string
+		forbid []string
+	}{
+		{"bot", []string{"internal/config/profile", "internal/reference/server", "internal/run/runner", "internal/config/catalog"}},
+		{"internal/run/runner", []string{"internal/reference/server"}},
+		{"internal/reports/report", []string{"internal/load/relay"}},
+	} {
+		out, err := exec.Command("go", "list", "-deps", mod+tc.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", tc.pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		for _, f := range tc.forbid {
+			if slices.Contains(deps, mod+f) {
+				t.Errorf("%s depends on %s", tc.pkg, f)
+			}
+		}
+	}
 }
