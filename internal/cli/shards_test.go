@@ -49,12 +49,15 @@ func cmdKillSwarm(ts *testscript.TestScript, neg bool, args []string) {
 // cmdSameRun: samerun ONE.json MERGED.json asserts a merged sharded
 // report describes the same load as a one-process report of the same
 // server and size: equal clients_connected, payload KB/s mean within 5 %,
-// observed tick-Hz mean within 0.5 Hz, and the merge complete. 5 %: two
+// observed tick-Hz mean within 3 %, and the merge complete. Two
 // independent runs of the same world differ by what each client happened
-// to see (measured up to 2.6 % with the end-to-end scripts running 4 at
-// once); the merge mistakes this exists for are far larger (a sum for a
-// mean is +300 %, a count off by one shard -25 %), and the exact weighting
-// is internal/reports/merge's unit tests' job.
+// to see and by how steadily the machine served them: KB/s measured up to
+// 2.6 % apart with the end-to-end scripts running 4 at once, tick-Hz 1.6 %
+// (60.19 vs 59.23 Hz, with the hypervisor stealing 37 % of the CPU in a
+// cold-cache run of the test command). The merge mistakes this exists for
+// are far larger (a sum for a mean is +300 %, a count off by one shard
+// -25 %), and the exact weighting is internal/reports/merge's unit tests'
+// job.
 func cmdSameRun(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: samerun ONE.json MERGED.json")
@@ -78,7 +81,7 @@ func cmdSameRun(ts *testscript.TestScript, neg bool, args []string) {
 	if math.Abs(k2-k1) > 0.05*k1 {
 		ts.Fatalf("KB/s mean %.3f vs merged %.3f: more than 5 %% apart", k1, k2)
 	}
-	if math.Abs(h2-h1) > 0.5 {
-		ts.Fatalf("tick-Hz mean %.3f vs merged %.3f: more than 0.5 Hz apart", h1, h2)
+	if math.Abs(h2-h1) > 0.03*h1 {
+		ts.Fatalf("tick-Hz mean %.3f vs merged %.3f: more than 3 %% apart", h1, h2)
 	}
 }

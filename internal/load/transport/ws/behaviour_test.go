@@ -381,7 +381,9 @@ func TestWireBytesIncludeFraming(t *testing.T) {
 	} {
 		t.Run(tc.backend, func(t *testing.T) {
 			p := transporttest.ConnectPair(t, tc.backend, 0, tc.sopt, tc.copt)
+			w := &p.Client.Host.(*Host).w
 			p.Client.Host.WireRates()
+			b0 := w.bytesOut.Load()
 			const n = 50
 			for i := range n {
 				if err := p.Client.Host.Send(p.CPeer, transport.Reliable, make([]byte, 100)); err != nil {
@@ -396,6 +398,13 @@ func TestWireBytesIncludeFraming(t *testing.T) {
 				got += len(p.Server.TakeAll(transporttest.IsKind(transport.EventReceive)))
 				return got == n
 			}, p.Both()...)
+			// The server can read a message before the client's writer
+			// has counted it: the count is added when Write returns, after
+			// the kernel took the bytes. Wait for the count itself.
+			livetest.Eventually(t, livetest.Wait, func() (bool, string) {
+				b := w.bytesOut.Load() - b0
+				return float64(b) >= n*tc.perMsg, fmt.Sprintf("client counted %d bytes out since the first sample", b)
+			})
 			r := p.Client.Host.WireRates()
 			// A rate times its interval is the byte count back, up to the
 			// float rounding of the division and product (6400 read as
