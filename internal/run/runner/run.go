@@ -171,7 +171,7 @@ func runLeg(ctx context.Context, o Options, leg profile.Leg, ports *launcher.Por
 // server are started here, so their deferred stops stay run's: they run
 // last, whichever step ends the leg.
 func (r *legRun) run(ctx context.Context) {
-	server, swarmSpecs, wt, err := r.setUp()
+	server, swarmSpecs, err := r.setUp()
 	if err != nil {
 		r.notRun(err)
 		return
@@ -192,7 +192,7 @@ func (r *legRun) run(ctx context.Context) {
 	if !r.awaitReady(ctx, proc, server) {
 		return
 	}
-	swarms, ok := r.runSwarms(ctx, host, wt, proc, swarmSpecs)
+	swarms, ok := r.runSwarms(ctx, host, proc, swarmSpecs)
 	if !ok {
 		return
 	}
@@ -201,24 +201,25 @@ func (r *legRun) run(ctx context.Context) {
 
 // setUp is everything before a process starts: the leg directory, the
 // launch specs (prepare) and the witness, whose environment every swarm
-// spec carries. An error is the leg's not-run reason as run records it.
-func (r *legRun) setUp() (serverLaunch, []launcher.Spec, *witness, error) {
+// spec carries (kept in r.witness). An error is the leg's not-run reason
+// as run records it.
+func (r *legRun) setUp() (serverLaunch, []launcher.Spec, error) {
 	if err := os.Mkdir(r.res.Dir, 0o755); err != nil {
-		return serverLaunch{}, nil, nil, fmt.Errorf("leg directory: %w", err)
+		return serverLaunch{}, nil, fmt.Errorf("leg directory: %w", err)
 	}
 	server, swarmSpecs, err := r.prepare()
 	if err != nil {
-		return serverLaunch{}, nil, nil, err
+		return serverLaunch{}, nil, err
 	}
 	wt, err := r.newWitness(r.res.Port)
 	if err != nil {
-		return serverLaunch{}, nil, nil, fmt.Errorf("witness: %w", err)
+		return serverLaunch{}, nil, fmt.Errorf("witness: %w", err)
 	}
 	for i := range swarmSpecs {
 		swarmSpecs[i].Env = append(swarmSpecs[i].Env, wt.env())
 	}
 	r.witness = wt
-	return server, swarmSpecs, wt, nil
+	return server, swarmSpecs, nil
 }
 
 // awaitReady waits for the started server to be ready; false when the
@@ -240,7 +241,7 @@ func (r *legRun) awaitReady(ctx context.Context, proc *launcher.Process, server 
 // origin, starts the swarms against the ready server, waits them out and
 // stops the host watch's sampling, then records a server that died
 // mid-run. false (recorded as not run) when the swarms did not start.
-func (r *legRun) runSwarms(ctx context.Context, host *hostWatch, wt *witness, proc *launcher.Process, swarmSpecs []launcher.Spec) ([]*launcher.Process, bool) {
+func (r *legRun) runSwarms(ctx context.Context, host *hostWatch, proc *launcher.Process, swarmSpecs []launcher.Spec) ([]*launcher.Process, bool) {
 	p := r.o.Profile
 	zero := time.Now()
 	if !r.startAt.IsZero() {
@@ -248,14 +249,14 @@ func (r *legRun) runSwarms(ctx context.Context, host *hostWatch, wt *witness, pr
 	}
 	r.zero = zero
 	host.swarmStarts(zero, p.ClientsFor(r.leg), time.Duration(p.RampMs)*time.Millisecond, time.Duration(p.DurationS*float64(time.Second)))
-	wt.launching(ctx, r.metrics)
+	r.witness.launching(ctx, r.metrics)
 	swarms, err := startAll(ctx, swarmSpecs)
 	if err != nil {
 		r.notRun(err)
 		return nil, false
 	}
 	r.waitSwarms(ctx, swarms, proc, r.swarmLimit())
-	wt.exited(ctx, r.metrics, proc)
+	r.witness.exited(ctx, r.metrics, proc)
 	r.host = host.stop()
 	// A server gone before the gate stopped it died mid-run, whichever of
 	// the two the wait noticed first.
