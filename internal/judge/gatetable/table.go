@@ -11,7 +11,6 @@ package gatetable
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -348,7 +347,14 @@ var table = []Gate{
 // Budgets are the profile's percentile-budget shorthands (schema #Gates):
 // each names the gates its statistics declare, so `tick_ms: {p95: 16.6}`
 // is the tick_ms_p95_max gate. A shorthand is not a gate itself.
-func Budgets() map[string][]string { return maps.Clone(budgets) }
+// Each call returns a new map with new slices.
+func Budgets() map[string][]string {
+	out := make(map[string][]string, len(budgets))
+	for k, v := range budgets {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
 
 // budgets backs Budgets; never handed out itself, so no caller can change it.
 var budgets = map[string][]string{
