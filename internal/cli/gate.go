@@ -29,6 +29,8 @@ type gateFlags struct {
 	grace                  time.Duration
 	sets                   setFlags
 	report, leg            string
+	history                string
+	historyReadOnly        bool
 	runs                   int
 }
 
@@ -87,10 +89,12 @@ func (f *gateFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.junit, "junit", "", "also write the result as JUnit XML to this file (one testsuite per leg, one testcase per gate)")
 	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
 	fs.Var(&f.sets, "set", setUsage+"; a run with overrides never updates the baseline")
+	fs.StringVar(&f.history, "history", "", "run history `DIR` (overrides the profile's history.dir): judge every leg against it (the history gate) and append one record per leg; docs/history.md")
+	fs.BoolVar(&f.historyReadOnly, "history-read-only", false, "with a history: judge against it, append nothing (a pull request's run)")
 	fs.StringVar(&f.report, "report", "", "evaluate the profile's gates on this swarm report (e.g. `scalegate merge` of a sharded run elsewhere) without launching anything")
 	fs.StringVar(&f.leg, "leg", "", "with --report: the leg `ID` the report is (needed when the profile has several)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline [--runs N]] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH]")
+		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline [--runs N]] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH] [--history DIR [--history-read-only]]")
 		fmt.Fprintln(fs.Output(), "       scalegate --profile NAME --report REPORT.json [--leg ID] [--set PATH=VALUE]... [--strict] [--out DIR]")
 		fs.PrintDefaults()
 	}
@@ -138,6 +142,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	}
 	s := &runner.Session{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline, BaselinePath: f.baseline,
 		Out: f.out, Results: f.results, Summary: f.summary, JUnit: f.junit, StepSummary: env.Getenv("GITHUB_STEP_SUMMARY"),
+		HistoryDir: f.history, HistoryReadOnly: f.historyReadOnly,
 		Report: f.report, Leg: f.leg, Runs: f.runs, Grace: f.grace, Kill: env.Kill, Version: Version, Commit: Commit, CommandLine: commandLine(args),
 		Stdout: env.Stdout, Stderr: env.Stderr}
 	return s.Run(ctx)

@@ -42,6 +42,7 @@ type Profile struct {
 	EntityType         string              `json:"entity_type"`
 	Baselined          bool                `json:"baselined"`
 	Baseline           BaselinePolicy      `json:"baseline"`
+	History            HistoryPolicy       `json:"history"`
 	RSSSampleIntervalS float64             `json:"rss_sample_interval_s"`
 	Server             Server              `json:"server"`
 	World              World               `json:"world"`
@@ -87,6 +88,17 @@ type BaselinePolicy struct {
 	// SpreadK is k of the spread term k·σ̂ in the limit of a baseline
 	// recorded from several runs (internal/judge/baseline.NewLimit).
 	SpreadK float64 `json:"spread_k"`
+}
+
+// HistoryPolicy is the profile's run history and history gate
+// (internal/judge/history).
+type HistoryPolicy struct {
+	// Dir is where records are appended and read ("" = no history unless
+	// the command line names one).
+	Dir          string  `json:"dir"`
+	MinRuns      int     `json:"min_runs"`
+	PValue       float64 `json:"p_value"`
+	MaxChangePct float64 `json:"max_change_pct"`
 }
 
 // Server is the server under test.

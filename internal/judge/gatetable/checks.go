@@ -28,6 +28,10 @@ const (
 	CheckBaselineBytesPerEntity string = "baseline_bytes_per_entity"
 )
 
+// CheckHistory is the history gate's check, one per leg, evaluated after
+// every leg ran against the run history (internal/judge/history).
+const CheckHistory string = "history"
+
 // BuiltinChecks returns every built-in check ID (a new slice each call).
 func BuiltinChecks() []string {
 	return []string{CheckReport, CheckReportSchema, CheckTransport, CheckLoad, CheckDelivery, CheckImpairment,

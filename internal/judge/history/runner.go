@@ -9,6 +9,10 @@ import (
 	"strings"
 )
 
+// ClassEnv names the environment variable that, when set, is the runner
+// class of the records a run appends, in place of Runner.Class.
+const ClassEnv = "SCALEGATE_RUNNER_CLASS"
+
 // Runner is the machine a record was measured on.
 type Runner struct {
 	CPU    string `json:"cpu"`

@@ -33,6 +33,7 @@ type Series struct {
 // Point is one record's value in a series.
 type Point struct {
 	ID, Commit, Time, Verdict string
+	ProfileHash               string
 	Accepted                  bool
 	Value                     float64
 	Level                     string
@@ -75,7 +76,7 @@ func Build(records []Record, f Filter) []Series {
 				s.Skipped++
 				continue
 			}
-			s.Points = append(s.Points, Point{ID: r.ID, Commit: r.Commit, Time: r.Time, Verdict: r.Verdict, Accepted: r.Accepted,
+			s.Points = append(s.Points, Point{ID: r.ID, Commit: r.Commit, Time: r.Time, Verdict: r.Verdict, ProfileHash: r.ProfileHash, Accepted: r.Accepted,
 				Value: v.Value, Level: v.Level, Threshold: v.Threshold, Baseline: v.Baseline})
 		}
 	}

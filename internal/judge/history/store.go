@@ -202,3 +202,18 @@ func conflictMarker(line []byte) string {
 	}
 	return ""
 }
+
+// CheckWritable proves dir can take records before a long run: it makes
+// dir and creates and removes a file in it.
+func CheckWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("history %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".writable-*")
+	if err != nil {
+		return fmt.Errorf("history %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

@@ -136,6 +136,11 @@ type RunResult struct {
 	Interrupted     bool    `json:"interrupted"`
 	BaselineUpdated bool    `json:"baseline_updated"`
 	BaselineNote    string  `json:"baseline_note,omitempty"`
+	// HistoryNote says what the run history did: records appended (and
+	// where), or why not; HistoryPage is the trend page to link, when one
+	// was written beside the history.
+	HistoryNote string `json:"history_note,omitempty"`
+	HistoryPage string `json:"history_page,omitempty"`
 	// Capacity is the client sweep's curves and knees (sweep.clients).
 	Capacity []CapacityCurve `json:"capacity,omitempty"`
 	// Matrix is a sweep's figures, one row per sweep point (matrix.csv).

@@ -30,6 +30,9 @@ func WriteTable(w io.Writer, r *RunResult) error {
 		fmt.Fprintf(w, "capacity %s: %s\n", safetext.Terminal(c.Group), safetext.Terminal(c.Verdict))
 	}
 	fmt.Fprintf(w, "scalegate: profile %s (%s tier): %s; artifacts in %s\n", safetext.Terminal(r.Profile.Name), r.Tier, strings.ToUpper(string(r.Verdict)), safetext.Terminal(r.Dir))
+	if r.HistoryNote != "" {
+		fmt.Fprintf(w, "scalegate: history: %s\n", safetext.Terminal(r.HistoryNote))
+	}
 	if r.BaselineNote != "" {
 		fmt.Fprintf(w, "scalegate: %s\n", safetext.Terminal(r.BaselineNote))
 	}
@@ -156,6 +159,12 @@ func headerMarkdown(r *RunResult, icon map[Verdict]string) string {
 	}
 	if r.Interrupted {
 		b.WriteString("**Interrupted**: the run was stopped before it finished; legs below are partial.\n\n")
+	}
+	if r.HistoryNote != "" {
+		fmt.Fprintf(&b, "History: %s\n\n", safetext.MarkdownText(r.HistoryNote))
+	}
+	if r.HistoryPage != "" {
+		fmt.Fprintf(&b, "Trend page: %s (beside summary.md in the run directory)\n\n", safetext.MarkdownInlineCode(r.HistoryPage))
 	}
 	if r.BaselineNote != "" {
 		fmt.Fprintf(&b, "Baseline: %s\n\n", safetext.MarkdownText(r.BaselineNote))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/judge/baseline"
+	"github.com/scalegate/scalegate/internal/judge/history"
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/reports/htmlreport"
 	"github.com/scalegate/scalegate/internal/reports/junit"
@@ -31,6 +32,11 @@ type Session struct {
 	// BaselinePath if every leg passed.
 	Strict, UpdateBaseline bool
 	BaselinePath           string
+	// HistoryDir is the run history to judge against and append to
+	// (overrides the profile's history.dir; "" takes the profile's);
+	// HistoryReadOnly judges without appending (a pull request's run).
+	HistoryDir      string
+	HistoryReadOnly bool
 	// Runs is how many times every leg runs for UpdateBaseline (0 or 1:
 	// once; baseline.MinRuns or more: the baseline records each figure's
 	// median and spread over the runs; 2 is refused). Run i's legs live in
@@ -78,12 +84,21 @@ func (s *Session) Run(ctx context.Context) error {
 	stopNotes()
 	var baselineErr error
 	if s.UpdateBaseline {
-		baselineErr = s.updateBaseline(res, base, meta.Git.Head, meta.Host.Hostname)
+		if err := s.updateBaseline(res, base, meta.Git.Head, meta.Host.Hostname); err != nil {
+			baselineErr = fmt.Errorf("the baseline was not written: %w", err)
+		}
 		if stopped != "" {
 			res.BaselineNote = rundir.JoinDetail(res.BaselineNote, stopped)
 		}
 	}
+	historyErr := s.history(ctx, res, meta, base)
 	res.ExitCode = ExitCode(res.Verdict)
+	if historyErr != nil {
+		// The gates were judged, but the record the user asked to keep
+		// was not: an I/O failure of scalegate.
+		res.ExitCode = exitcode.Internal
+		baselineErr = errors.Join(baselineErr, fmt.Errorf("the history was not appended: %w", historyErr))
+	}
 	if baselineErr != nil {
 		// Every gate held but the file the user asked for was not written:
 		// an I/O failure of scalegate, not a finding about the server.
@@ -110,6 +125,11 @@ func (s *Session) preflight() (*baseline.Committed, string, error) {
 	// not found unwritable after a passing one.
 	for _, out := range []string{s.Summary, s.JUnit} {
 		if err := checkWritable(out); err != nil {
+			return nil, "", exitcode.With(exitcode.Usage, err)
+		}
+	}
+	if dir := s.historyDir(); dir != "" && !s.HistoryReadOnly {
+		if err := history.CheckWritable(dir); err != nil {
 			return nil, "", exitcode.With(exitcode.Usage, err)
 		}
 	}
@@ -375,7 +395,7 @@ func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, bas
 		return nil
 	}
 	if baselineErr != nil {
-		return exitcode.Errorf(code, "profile %s: %s, but the baseline was not written: %w (exit %d: %s)", res.Profile.Name, res.Verdict, baselineErr, int(code), code)
+		return exitcode.Errorf(code, "profile %s: %s, but %w (exit %d: %s)", res.Profile.Name, res.Verdict, baselineErr, int(code), code)
 	}
 	return exitcode.Errorf(code, "profile %s: %s (exit %d: %s)", res.Profile.Name, res.Verdict, int(code), code)
 }
