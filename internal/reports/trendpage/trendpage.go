@@ -63,15 +63,15 @@ type chart struct {
 	W, H            float64
 	// L, R, T, B bound the plot area (left and right x, top and bottom y).
 	L, R, T, B float64
-	Path            string
-	Points          []point
-	Lines           []hline
-	Changes         []mark
-	YTicks          []tick
-	XTicks          []tick
-	Levels          []level
-	Rows            []row
-	Omitted         int
+	Path       string
+	Points     []point
+	Lines      []hline
+	Changes    []mark
+	YTicks     []tick
+	XTicks     []tick
+	Levels     []level
+	Rows       []row
+	Omitted    int
 }
 
 type point struct {
