@@ -3,21 +3,13 @@ package htmlreport
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"image/png"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/chromedp"
+	"github.com/scalegate/scalegate/internal/testkit/browsertest"
 )
 
 // The browser test renders report.html in a real headless Chromium, the
@@ -28,43 +20,6 @@ import (
 // SCALEGATE_REPORT_DIR=results/pr_… checks that run directory's report.html
 // and leaves the screenshot (report.png) beside it; by default the test
 // renders the real pr run in testdata into a temporary directory.
-
-// chromiumPath finds the browser: $CHROMIUM, else Debian's chromium.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no Chromium on PATH (looked for chromium, chromium-browser): run scripts/test.sh, or " +
-		"SCALEGATE_NEED_CHROMIUM=1 bash scripts/deps.sh, which install Debian's chromium with apt-get; " +
-		"or set CHROMIUM=/path/to/chrome")
-	return ""
-}
-
-// newBrowser starts one headless Chromium for the test (root-safe flags, a
-// fresh profile, no background traffic) and returns a tab context.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	parent, cancelTimeout := context.WithTimeout(context.Background(), 3*time.Minute)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(parent,
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc(); cancelTimeout() })
-	return ctx
-}
 
 // pageCheck is what the browser saw of a page.
 type pageCheck struct {
@@ -103,69 +58,12 @@ const layoutJS = `(() => {
   };
 })()`
 
-// checkPage opens path in a new tab, collects every problem the browser
-// reports while loading it, measures the layout and takes a full-page
-// screenshot.
+// checkPage opens path in the browser and measures the report's layout.
 func checkPage(t *testing.T, browser context.Context, path string) pageCheck {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser)
-	defer cancel()
-	var mu sync.Mutex
-	var pc pageCheck
-	add := func(format string, args ...any) {
-		mu.Lock()
-		pc.Problems = append(pc.Problems, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
-	err := chromedp.Listen(ctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				add("console.%s: %s", e.Type, consoleArgs(e.Args))
-			}
-		case *runtime.EventExceptionThrown:
-			add("exception: %s", (&chromedp.ExceptionError{ExceptionDetails: e.ExceptionDetails}).Error())
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				add("log error (%s): %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			if u := e.Request.URL; !strings.HasPrefix(u, "file:") && !strings.HasPrefix(u, "data:") {
-				add("fetched %s (the page must be self-contained)", u)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := (&url.URL{Scheme: "file", Path: abs}).String()
-	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
-		t.Fatalf("open %s: %v", u, err)
-	}
-	lay, err := chromedp.Run(ctx, chromedp.Evaluate[pageCheck](layoutJS))
-	if err != nil {
-		t.Fatalf("measure %s: %v", u, err)
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", u, err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	lay.Problems, lay.PNG = pc.Problems, png
+	page, lay := browsertest.Open[pageCheck](t, browser, path, layoutJS)
+	lay.Problems, lay.PNG = page.Problems, page.PNG
 	return lay
-}
-
-func consoleArgs(args []*runtime.RemoteObject) string {
-	var parts []string
-	for _, a := range args {
-		parts = append(parts, strings.Trim(string(a.Value), `"`)+a.Description)
-	}
-	return strings.Join(parts, " ")
 }
 
 // TestReportInBrowser renders a real pr run's report.html and requires:
@@ -173,10 +71,10 @@ func consoleArgs(args []*runtime.RemoteObject) string {
 // screen; every chart laid out at a non-zero size; a screenshot saved.
 func TestReportInBrowser(t *testing.T) {
 	if dir := os.Getenv("SCALEGATE_REPORT_DIR"); dir != "" {
-		checkReport(t, newBrowser(t), dir)
+		checkReport(t, browsertest.New(t), dir)
 		return
 	}
-	browser := newBrowser(t)
+	browser := browsertest.New(t)
 	for _, tc := range []struct {
 		name string
 		edit func(*testing.T, string)
@@ -249,7 +147,7 @@ func TestBrowserCheckBites(t *testing.T) {
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pc := checkPage(t, newBrowser(t), path)
+	pc := checkPage(t, browsertest.New(t), path)
 	all := strings.Join(pc.Problems, "\n")
 	for _, want := range []string{"console.error: boom", "exception:", "fetched http://127.0.0.1:9/x.png"} {
 		if !strings.Contains(all, want) {

@@ -15,6 +15,7 @@ import (
 	"github.com/scalegate/scalegate/internal/judge/gate"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/judge/history"
+	"github.com/scalegate/scalegate/internal/reports/trendpage"
 	"github.com/scalegate/scalegate/internal/run/rundir"
 )
 
@@ -47,8 +48,31 @@ func (s *Session) history(ctx context.Context, res *rundir.RunResult, meta *rund
 	}
 	res.Checks = append(res.Checks, historyChecks(s.Profile.History, past, records, err)...)
 	res.Verdict = gate.RunVerdict(res)
+	if err == nil {
+		s.writeTrendPage(res, append(past, records...), records)
+	}
 	return s.appendHistory(dir, records, res)
 }
+
+// writeTrendPage writes RUN/history.html: the trend page of this
+// profile's series on this run's runner class, this run included. A page
+// that cannot be written is a warning: the verdict and the records do not
+// depend on it.
+func (s *Session) writeTrendPage(res *rundir.RunResult, all, records []history.Record) {
+	if len(records) == 0 {
+		return
+	}
+	series := history.Build(all, history.Filter{Profile: s.Profile.Name, RunnerClass: records[0].RunnerClass})
+	as := history.AnalyzeAll(series, s.Profile.History.PValue)
+	if err := trendpage.Write(filepath.Join(res.Dir, TrendPageFile), as); err != nil {
+		fmt.Fprintf(s.Stderr, "scalegate: history: warning: trend page: %v\n", err)
+		return
+	}
+	res.HistoryPage = TrendPageFile
+}
+
+// TrendPageFile is the trend page's name in a run directory.
+const TrendPageFile = "history.html"
 
 func (s *Session) appendHistory(dir string, records []history.Record, res *rundir.RunResult) error {
 	switch {
