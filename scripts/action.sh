@@ -188,6 +188,58 @@ done <<<"${INPUT_SET:-}"
 # to a file, whose tail goes into the job summary when there is no
 # summary.md. The job summary is written here, not by scalegate, so it
 # holds the run exactly once.
+# The run history (docs/history.md): records live on a branch of their own
+# (input history-branch), checked out here as a worktree of the workspace's
+# repository, so the credentials actions/checkout left in its config push
+# it. A run on the default branch appends and pushes; any other run (a pull
+# request) is judged against it read-only.
+history_branch="${INPUT_HISTORY_BRANCH:-}"
+history_dir=""
+history_append=false
+if [ -n "$history_branch" ]; then
+  git check-ref-format --branch "$history_branch" >/dev/null 2>&1 || die 2 "input history-branch: \"$history_branch\" is not a branch name"
+  repo_root=$(git rev-parse --show-toplevel 2>/dev/null) || die 2 "input history-branch: $PWD is not in a git checkout (check the repository out first)"
+  history_dir="$tmp/history-$$"
+  rm -rf "$history_dir"
+  if git -C "$repo_root" fetch --quiet origin "+refs/heads/$history_branch:refs/remotes/origin/$history_branch" 2>/dev/null; then
+    git -C "$repo_root" worktree add --quiet --detach "$history_dir" "origin/$history_branch" >&2 ||
+      die 6 "history: cannot check out origin/$history_branch"
+  else
+    echo "scalegate action: history branch $history_branch does not exist yet: starting it" >&2
+    git -C "$repo_root" worktree add --quiet --detach "$history_dir" >&2 || die 6 "history: cannot make a worktree for $history_branch"
+    (cd "$history_dir" && git checkout --quiet --orphan "$history_branch" && git rm -rfq . >/dev/null) || die 6 "history: cannot start branch $history_branch"
+  fi
+  default_branch="${INPUT_DEFAULT_BRANCH:-}"
+  if [ -n "$default_branch" ] && [ "${GITHUB_REF:-}" = "refs/heads/$default_branch" ] && [ "${GITHUB_EVENT_NAME:-}" != pull_request ]; then
+    history_append=true
+    args+=(--history "$history_dir")
+  else
+    args+=(--history "$history_dir" --history-read-only)
+  fi
+fi
+
+# push_history commits the records this run appended and pushes them,
+# rebasing on what another job pushed meanwhile (the files merge line by
+# line: .gitattributes asks for a union merge), at most 3 times.
+push_history() {
+  (
+    cd "$history_dir" || exit 6
+    git add -A . && git diff --cached --quiet && { echo "scalegate action: history: nothing to push" >&2; exit 0; }
+    git -c user.name="scalegate" -c user.email="scalegate@users.noreply.github.com" \
+      commit --quiet -m "scalegate history: $profile at ${GITHUB_SHA:-$(git -C "$repo_root" rev-parse HEAD)}" || exit 6
+    for attempt in 1 2 3; do
+      if git push --quiet origin "HEAD:refs/heads/$history_branch" 2>&1; then
+        echo "scalegate action: history: pushed to $history_branch" >&2
+        exit 0
+      fi
+      echo "scalegate action: history: push $attempt refused; rebasing on origin/$history_branch" >&2
+      git fetch --quiet origin "+refs/heads/$history_branch:refs/remotes/origin/$history_branch" &&
+        git -c user.name="scalegate" -c user.email="scalegate@users.noreply.github.com" rebase --quiet "origin/$history_branch" >&2 || exit 6
+    done
+    exit 6
+  )
+}
+
 log="$tmp/scalegate-$$.log"
 fifo="$tmp/scalegate-$$.fifo"
 rm -f "$fifo" && mkfifo "$fifo"
@@ -212,6 +264,18 @@ for _ in $(seq 1 50); do kill -0 "$tee_pid" 2>/dev/null || break; sleep 0.1; don
 kill "$tee_pid" 2>/dev/null || true
 wait "$tee_pid" 2>/dev/null || true
 rm -f "$fifo"
+
+if [ "$history_append" = true ] && [ "$code" -ne 130 ]; then
+  hcode=0
+  push_history || hcode=$?
+  if [ "$hcode" -ne 0 ]; then
+    echo "scalegate action: history: the records were not pushed to $history_branch (see above)" >&2
+    [ "$code" -ne 0 ] || code=6
+  fi
+fi
+if [ -n "$history_dir" ]; then
+  git -C "$repo_root" worktree remove --force "$history_dir" 2>/dev/null || rm -rf "$history_dir"
+fi
 
 verdict=$(verdict_for "$code")
 if [ -f "$run_dir/summary.json" ]; then

@@ -120,6 +120,7 @@ gates: admission: {}
 // step is one run of scripts/action.sh as an action step.
 type step struct {
 	inputs map[string]string // INPUT_<NAME> without the prefix: "PROFILE" → "ok"
+	env    map[string]string // further GITHUB_* variables (GITHUB_REF, GITHUB_EVENT_NAME)
 	bin    string            // SCALEGATE_BIN; empty builds from the repository
 	// signalWhen, if set, is polled while the step runs; when it returns
 	// true the step gets SIGINT, as the runner sends on cancellation.
@@ -179,6 +180,9 @@ func (s step) run(t *testing.T, ws string) stepResult {
 	}
 	for k, v := range s.inputs {
 		cmd.Env = append(cmd.Env, "INPUT_"+k+"="+v)
+	}
+	for k, v := range s.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
