@@ -24,6 +24,8 @@ type abFlags struct {
 	aLabel, bLabel        string
 	aSets, bSets          setFlags
 	rounds                int
+	untilDecided          bool
+	maxRounds             int
 	confidence, tolerance float64
 	gates, out, results   string
 	grace                 time.Duration
@@ -41,6 +43,8 @@ func parseABFlags(env *Env, args []string) (*abFlags, error) {
 	fs.Var(&f.aSets, "a-set", "override one profile field for build A only, `PATH=VALUE` (repeatable, as --set)")
 	fs.Var(&f.bSets, "b-set", "override one profile field for build B only, `PATH=VALUE` (repeatable, as --set): server.faults.extra_tick_ms=40")
 	fs.IntVar(&f.rounds, "rounds", abtest.DefaultRounds, "rounds (legs per build)")
+	fs.BoolVar(&f.untilDecided, "until-decided", false, "while the answer is UNKNOWN after --rounds, add rounds two at a time up to --max-rounds (the confidence is divided among the planned looks)")
+	fs.IntVar(&f.maxRounds, "max-rounds", 0, "with --until-decided: the cap (default 3 × --rounds)")
 	fs.Float64Var(&f.confidence, "confidence", abtest.DefaultConfidence, "confidence, simultaneous over the figures judged")
 	fs.Float64Var(&f.tolerance, "tolerance-pct", 0, "a change within ± this percent of A's median is not a regression")
 	fs.StringVar(&f.gates, "gates", "", "comma-separated gates whose figures are judged (default: every figure gate of the profile)")
@@ -48,8 +52,8 @@ func parseABFlags(env *Env, args []string) (*abFlags, error) {
 	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
 	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate ab --profile NAME [--a-server CMD] [--b-server CMD] [--a-set PATH=VALUE]... [--b-set PATH=VALUE]... [--rounds R] [--confidence C] [--tolerance-pct P] [--gates G,...]")
-		fmt.Fprintln(fs.Output(), "Writes ab.md and ab.json in the run directory; exit 1 on a regression beyond the tolerance (or a figure that could not be judged).")
+		fmt.Fprintln(fs.Output(), "usage: scalegate ab --profile NAME [--a-server CMD] [--b-server CMD] [--a-set PATH=VALUE]... [--b-set PATH=VALUE]... [--rounds R [--until-decided [--max-rounds M]]] [--confidence C] [--tolerance-pct P] [--gates G,...]")
+		fmt.Fprintln(fs.Output(), "Writes ab.md and ab.json in the run directory, answering SAME, DIFFERENT or UNKNOWN; exit 1 on a regression beyond the tolerance (or a figure that could not be judged).")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(env, fs, args); err != nil {
@@ -86,7 +90,7 @@ func runAB(ctx context.Context, env *Env, args []string) error {
 	ab := &runner.AB{
 		A:      runner.ABSide{Profile: pa, Server: strings.Fields(f.aServer), Label: f.aLabel},
 		B:      runner.ABSide{Profile: pb, Server: strings.Fields(f.bServer), Label: f.bLabel},
-		Rounds: f.rounds, Confidence: f.confidence, TolerancePct: f.tolerance, Gates: gates,
+		Rounds: f.rounds, UntilDecided: f.untilDecided, MaxRounds: f.maxRounds, Confidence: f.confidence, TolerancePct: f.tolerance, Gates: gates,
 		Out: f.out, Results: f.results, Grace: f.grace, Kill: env.Kill, Version: Version,
 		CommandLine: launcher.CommandLine("scalegate", append([]string{"ab"}, args...)), Stdout: env.Stdout, Stderr: env.Stderr}
 	return ab.Run(ctx)

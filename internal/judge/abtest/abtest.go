@@ -132,6 +132,33 @@ const (
 	Unevaluable Verdict = "unevaluable"
 )
 
+// Answer is the three-valued answer, per figure and for the run, in the
+// style of Chromium's Pinpoint: a "no change" interval that still reaches
+// outside the tolerance band does not say the builds are the same.
+type Answer string
+
+// Answers.
+const (
+	// Different: the interval lies wholly beyond the tolerance band
+	// (a regression or an improvement).
+	Different Answer = "different"
+	// Same: the interval lies wholly inside the tolerance band: any change
+	// is smaller than the tolerance, at the confidence. It needs a
+	// tolerance above 0.
+	Same Answer = "same"
+	// Unknown: the interval straddles an edge of the band (more rounds
+	// would decide), or the figure could not be judged.
+	Unknown Answer = "unknown"
+)
+
+// MinRounds is the fewest complete rounds for which an interval exists
+// at simultaneous confidence conf over figures figures and looks looks at
+// the data (1 unless rounds are added while undecided): below it every
+// figure is unevaluable whatever the builds do.
+func MinRounds(conf float64, figures, looks int) int {
+	return stats.MinPairs(1 - (1-conf)/float64(max(figures, 1)*max(looks, 1)))
+}
+
 // Scale names how a figure is compared.
 const (
 	// ScaleRatio: every value is positive; differences are ln(B/A) and the
@@ -172,6 +199,7 @@ type Result struct {
 	// median 0).
 	DetectablePct *float64 `json:"detectable_pct,omitempty"`
 	Verdict       Verdict  `json:"verdict"`
+	Answer        Answer   `json:"answer"`
 	Detail        string   `json:"detail,omitempty"`
 }
 
@@ -215,6 +243,14 @@ type Report struct {
 	// Regressions and Unevaluable count the results with those verdicts.
 	Regressions int `json:"regressions"`
 	Unevaluable int `json:"unevaluable"`
+	// Answer is the run's: different when any figure is, same when every
+	// one is, unknown otherwise.
+	Answer Answer `json:"answer"`
+	// Looks is how many times the rounds were analysed (more than 1 with
+	// --until-decided); each look's intervals are at the confidence
+	// divided among the looks as well as the figures (Bonferroni), so
+	// adding rounds until decided keeps the run's error rate.
+	Looks int `json:"looks,omitempty"`
 }
 
 // Build describes one side.
@@ -239,6 +275,16 @@ func (r *Report) Failed() bool { return r.Regressions > 0 || r.Unevaluable > 0 }
 // the metrics. Bad arguments are an error; a metric that cannot be judged
 // is a Result with verdict Unevaluable.
 func Analyze(metrics []Metric, rounds int, confidence float64) (*Report, error) {
+	return AnalyzeLooks(metrics, rounds, confidence, 1)
+}
+
+// AnalyzeLooks is Analyze for the looks-th planned look at the data
+// (--until-decided): each interval is at 1 − (1 − confidence)/(figures ×
+// looks).
+func AnalyzeLooks(metrics []Metric, rounds int, confidence float64, looks int) (*Report, error) {
+	if looks < 1 {
+		return nil, fmt.Errorf("looks %d: at least 1", looks)
+	}
 	if !(confidence > 0 && confidence < 1) {
 		return nil, fmt.Errorf("confidence %v: must be in (0, 1)", confidence)
 	}
@@ -248,10 +294,10 @@ func Analyze(metrics []Metric, rounds int, confidence float64) (*Report, error) 
 	if len(metrics) == 0 {
 		return nil, errors.New("no figures to compare")
 	}
-	per := 1 - (1-confidence)/float64(len(metrics))
+	per := 1 - (1-confidence)/float64(len(metrics)*looks)
 	rep := &Report{
 		SchemaVersion: SchemaVersion, Rounds: rounds, Confidence: confidence,
-		PerFigure: per, Figures: len(metrics), Method: Method,
+		PerFigure: per, Figures: len(metrics), Method: Method, Looks: looks,
 	}
 	sched := Schedule(rounds)
 	for r := range rounds {
@@ -278,7 +324,22 @@ func Analyze(metrics []Metric, rounds int, confidence float64) (*Report, error) 
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	rep.Answer = overall(rep.Results)
 	return rep, nil
+}
+
+func overall(rs []Result) Answer {
+	same := true
+	for _, r := range rs {
+		if r.Answer == Different {
+			return Different
+		}
+		same = same && r.Answer == Same
+	}
+	if same {
+		return Same
+	}
+	return Unknown
 }
 
 // compare judges one metric at the per-figure confidence.
@@ -299,6 +360,7 @@ func compare(m Metric, conf float64) Result {
 	}
 	res.Pairs = len(a)
 	need := stats.MinPairs(conf)
+	res.Answer = Unknown
 	if res.Pairs < need {
 		res.Verdict = Unevaluable
 		res.Detail = fmt.Sprintf("%d complete round(s); an interval at %s confidence needs at least %d", res.Pairs, pct(conf), need)
@@ -326,7 +388,33 @@ func compare(m Metric, conf float64) Result {
 	res.Change = change(si, positive, medA)
 	res.DetectablePct = detectable(si, conf, positive, medA)
 	res.Verdict, res.Detail = judge(m, si, positive, medA)
+	res.Answer = answer(m, si, positive, medA, res.Verdict)
 	return res
+}
+
+// answer is Different for a regression or an improvement, Same when the
+// whole interval lies inside the tolerance band, Unknown otherwise.
+func answer(m Metric, si stats.ShiftInterval, ratio bool, medA float64, v Verdict) Answer {
+	switch v {
+	case Regression, Improvement:
+		return Different
+	case Unevaluable:
+		return Unknown
+	}
+	down, up := band(m.TolerancePct/100, ratio, medA)
+	if m.TolerancePct > 0 && si.Lo >= down && si.Hi <= up {
+		return Same
+	}
+	return Unknown
+}
+
+// band is the tolerance band in the figure's own terms: ln(1 ± tol) on
+// the ratio scale, ± tol·|median A| on the difference scale.
+func band(tol float64, ratio bool, medA float64) (down, up float64) {
+	if ratio {
+		return math.Log1p(-math.Min(tol, 0.999999)), math.Log1p(tol)
+	}
+	return -tol * math.Abs(medA), tol * math.Abs(medA)
 }
 
 // change expresses the interval in percent (and in units on the
@@ -348,10 +436,7 @@ func change(si stats.ShiftInterval, ratio bool, medA float64) *Change {
 // scale, ± tol·|median A| on the difference scale.
 func judge(m Metric, si stats.ShiftInterval, ratio bool, medA float64) (Verdict, string) {
 	tol := m.TolerancePct / 100
-	up, down := tol*math.Abs(medA), -tol*math.Abs(medA)
-	if ratio {
-		up, down = math.Log1p(tol), math.Log1p(-math.Min(tol, 0.999999))
-	}
+	down, up := band(tol, ratio, medA)
 	rose, fell := si.Lo > up, si.Hi < down
 	worse, better := rose, fell
 	if m.Dir == gatetable.AtLeast {

@@ -223,3 +223,65 @@ func TestReportJSONAndMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswers: the three-valued answer. 12 rounds, 99 %: B 20 % above A is
+// DIFFERENT; B within ±0.5 % of A with a 10 % tolerance is SAME (the whole
+// interval inside the band); the same rounds with tolerance 0 cannot be
+// SAME, and noise wider than the band is UNKNOWN. Too few rounds are
+// UNKNOWN and unevaluable. The run's answer is DIFFERENT if any figure is,
+// SAME only if all are.
+func TestAnswers(t *testing.T) {
+	const n = 12
+	a := jitter(10, n, 0.02)
+	scaled := func(f, wobble float64) []float64 {
+		b := make([]float64, n)
+		for i := range a {
+			b[i] = a[i] * f * (1 + wobble*math.Cos(float64(2*i+1)))
+		}
+		return b
+	}
+	cases := []struct {
+		name   string
+		tol    float64
+		b      []float64
+		rounds int
+		want   Answer
+	}{
+		{"20 % worse", 10, scaled(1.2, 0.01), n, Different},
+		{"within half a percent, 10 % tolerance", 10, scaled(1, 0.005), n, Same},
+		{"within half a percent, no tolerance", 0, scaled(1, 0.005), n, Unknown},
+		{"noise wider than the band", 5, scaled(1.03, 0.2), n, Unknown},
+		{"too few rounds", 10, scaled(1, 0.005), 4, Unknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := one(t, Metric{Gate: "g", Dir: gatetable.AtMost, TolerancePct: tc.tol, A: a[:tc.rounds], B: tc.b[:tc.rounds]}, tc.rounds, 0.99)
+			if r.Answer != tc.want {
+				t.Errorf("answer %s (verdict %s, change %+v), want %s", r.Answer, r.Verdict, r.Change, tc.want)
+			}
+		})
+	}
+	same := Metric{Gate: "s", Dir: gatetable.AtMost, TolerancePct: 10, A: a, B: scaled(1, 0.005)}
+	worse := Metric{Gate: "w", Dir: gatetable.AtMost, TolerancePct: 10, A: a, B: scaled(1.2, 0.01)}
+	wide := Metric{Gate: "u", Dir: gatetable.AtMost, TolerancePct: 5, A: a, B: scaled(1.03, 0.2)}
+	for _, tc := range []struct {
+		ms   []Metric
+		want Answer
+	}{{[]Metric{same, same}, Same}, {[]Metric{same, wide}, Unknown}, {[]Metric{wide, worse}, Different}} {
+		rep, err := Analyze(tc.ms, n, 0.99)
+		if err != nil || rep.Answer != tc.want {
+			t.Errorf("run answer %v (%v), want %s", rep.Answer, err, tc.want)
+		}
+	}
+}
+
+// MinRounds: 8 rounds give a 99 % interval for one figure; two figures
+// need 9 (each at 99.5 %), which is why --rounds 8 with two figures is
+// refused before running; 3 looks at the data need more still.
+func TestMinRounds(t *testing.T) {
+	for _, tc := range []struct{ figures, looks, want int }{{1, 1, 8}, {2, 1, 9}, {2, 3, 11}, {0, 0, 8}} {
+		if got := MinRounds(0.99, tc.figures, tc.looks); got != tc.want {
+			t.Errorf("MinRounds(0.99, %d, %d) = %d, want %d", tc.figures, tc.looks, got, tc.want)
+		}
+	}
+}

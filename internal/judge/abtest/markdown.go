@@ -55,13 +55,26 @@ func writeVerdict(b *strings.Builder, r *Report) {
 	if r.Unevaluable > 0 {
 		fmt.Fprintf(b, "; %d figure(s) unevaluable (a failure, like an unevaluable gate)", r.Unevaluable)
 	}
-	b.WriteString(".\n\n")
+	fmt.Fprintf(b, ". Answer: **%s**%s.\n\n", strings.ToUpper(string(r.Answer)), answerWhy(r))
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+func answerWhy(r *Report) string {
+	switch r.Answer {
+	case Different:
+		return " (a figure's interval lies wholly beyond the tolerance)"
+	case Same:
+		return " (every figure's interval lies wholly inside the tolerance)"
+	}
+	if r.Results != nil && r.Results[0].TolerancePct == 0 {
+		return " (with --tolerance-pct 0 no interval can show the builds the same)"
+	}
+	return " (an interval straddles the tolerance's edge, or a figure was not judged: more rounds would decide; --until-decided adds them)"
 }
 
 // writeFigureTable writes one row per figure, prefaced by how to read a
@@ -131,7 +144,10 @@ func verdictText(r Result) string {
 	case Improvement:
 		return "improvement"
 	case NoChange:
-		return "no change"
+		if r.Answer == Same {
+			return "no change (same)"
+		}
+		return "no change (unknown)"
 	}
 	return "**unevaluable**"
 }

@@ -44,6 +44,13 @@ type AB struct {
 	A, B ABSide
 	// Rounds is how many rounds run (legs per build).
 	Rounds int
+	// UntilDecided adds rounds, two at a time (A B, B A), while the answer
+	// is unknown, up to MaxRounds (0: 3 × Rounds). Every look at the data
+	// it may take is planned up front and the confidence divided among
+	// them (abtest.AnalyzeLooks), so adding rounds does not raise the
+	// error rate.
+	UntilDecided bool
+	MaxRounds    int
 	// Confidence is simultaneous over the figures judged.
 	Confidence float64
 	// TolerancePct is the change, in percent of A's median, that is not a
@@ -75,6 +82,27 @@ type abRun struct {
 	// leg that could not complete ("" when none).
 	rounds int
 	failed rundir.Verdict
+	// target is the rounds planned so far (Rounds, then 2 more per
+	// undecided look); decided says why --until-decided stopped.
+	target  int
+	decided string
+}
+
+// maxRounds is the most rounds the run may take.
+func (a *AB) maxRounds() int {
+	if !a.UntilDecided {
+		return a.Rounds
+	}
+	if a.MaxRounds > 0 {
+		return a.MaxRounds
+	}
+	return min(3*a.Rounds, MaxRuns)
+}
+
+// looks is how many times the rounds will be analysed at most: after
+// Rounds, then after every two added.
+func (a *AB) looks() int {
+	return 1 + (a.maxRounds()-a.Rounds+1)/2
 }
 
 // Run runs the comparison. The error carries the exit code: 1 when a
@@ -169,7 +197,7 @@ func (r *abRun) outcome(all *rundir.RunResult, rep *abtest.Report) error {
 		return exitcode.Errorf(exitcode.GateFailed, "ab %s: %d regression(s), %d figure(s) unevaluable; see %s (exit %d: %s)",
 			p.Name, rep.Regressions, rep.Unevaluable, filepath.Join(r.dir, "ab.md"), int(exitcode.GateFailed), exitcode.GateFailed)
 	}
-	fmt.Fprintf(r.Stderr, "scalegate: ab %s: no regression beyond the tolerance; %s\n", p.Name, filepath.Join(r.dir, "ab.md"))
+	fmt.Fprintf(r.Stderr, "scalegate: ab %s: %s; no regression beyond the tolerance; %s\n", p.Name, strings.ToUpper(string(rep.Answer)), filepath.Join(r.dir, "ab.md"))
 	return nil
 }
 
@@ -179,7 +207,28 @@ func (a *AB) check() ([]figureGate, error) {
 	if err := a.checkOptions(); err != nil {
 		return nil, err
 	}
-	return a.selectGates()
+	figs, err := a.selectGates()
+	if err != nil {
+		return nil, err
+	}
+	return figs, a.checkReachable(len(figs))
+}
+
+// checkReachable refuses a round count for which no interval at the asked
+// confidence can exist for nfigs figures: the run would end with every
+// figure unevaluable, after all its legs.
+func (a *AB) checkReachable(nfigs int) error {
+	need := abtest.MinRounds(a.Confidence, nfigs, a.looks())
+	if a.Rounds >= need {
+		return nil
+	}
+	looks := ""
+	if a.looks() > 1 {
+		looks = fmt.Sprintf(" and %d planned looks (--until-decided up to %d rounds)", a.looks(), a.maxRounds())
+	}
+	per := 1 - (1-a.Confidence)/float64(nfigs*a.looks())
+	return fmt.Errorf("--rounds %d can never reach %g %% confidence over %d figure(s)%s: each interval is then at %.4g %%, which needs at least %d complete rounds (every figure would be unevaluable after %d legs); use --rounds %d or more, fewer --gates, or a lower --confidence",
+		a.Rounds, 100*a.Confidence, nfigs, looks, 100*per, need, 2*a.Rounds*len(a.A.Profile.Legs()), need)
 }
 
 // checkOptions refuses the options and build pairs ab cannot run with:
@@ -198,6 +247,10 @@ func (a *AB) checkOptions() error {
 		return fmt.Errorf("--confidence %v: must be between 0 and 1 (exclusive)", a.Confidence)
 	case !(a.TolerancePct >= 0) || math.IsInf(a.TolerancePct, 0):
 		return fmt.Errorf("--tolerance-pct %v: must be a number ≥ 0", a.TolerancePct)
+	case a.MaxRounds != 0 && !a.UntilDecided:
+		return fmt.Errorf("--max-rounds %d goes with --until-decided", a.MaxRounds)
+	case a.UntilDecided && a.MaxRounds != 0 && (a.MaxRounds < a.Rounds || a.MaxRounds > MaxRuns):
+		return fmt.Errorf("--max-rounds %d: between --rounds (%d) and %d", a.MaxRounds, a.Rounds, MaxRuns)
 	}
 	for _, s := range []ABSide{a.A, a.B} {
 		if err := transportError(s.Profile); err != nil {
@@ -265,13 +318,15 @@ func legIDs(p *profile.Profile) []string {
 // two legs compared sit next to each other in time. It stops at a leg
 // that could not complete.
 func (r *abRun) runRounds(ctx context.Context, self string) {
-	sched := abtest.Schedule(r.Rounds)
+	most := r.maxRounds()
+	sched := abtest.Schedule(most)
 	for _, f := range r.figs {
 		r.metrics = append(r.metrics, abtest.Metric{Gate: f.name(), Title: f.title(len(r.A.Profile.Legs())), Unit: f.gate.Unit,
-			Dir: f.gate.Dir, TolerancePct: r.TolerancePct, A: nans(r.Rounds), B: nans(r.Rounds)})
+			Dir: f.gate.Dir, TolerancePct: r.TolerancePct, A: nans(most), B: nans(most)})
 	}
 	ports := &launcher.PortAllocator{}
-	for round := range r.Rounds {
+	r.target = r.Rounds
+	for round := 0; round < r.target; round++ {
 		for li := range r.A.Profile.Legs() {
 			for _, side := range sched[2*round : 2*round+2] {
 				if ctx.Err() != nil || !r.runLeg(ctx, self, ports, round, li, side) {
@@ -280,7 +335,29 @@ func (r *abRun) runRounds(ctx context.Context, self string) {
 			}
 		}
 		r.rounds = round + 1
+		if r.rounds == r.target && r.UntilDecided {
+			r.lookAgain()
+		}
 	}
+}
+
+// lookAgain analyses the rounds so far and plans two more while the
+// answer is unknown and the cap allows.
+func (r *abRun) lookAgain() {
+	rep, err := r.analyze("")
+	switch {
+	case err != nil || rep == nil:
+		return
+	case rep.Answer != abtest.Unknown:
+		r.decided = fmt.Sprintf("--until-decided: %s after %d round(s)", strings.ToUpper(string(rep.Answer)), r.rounds)
+	case r.rounds+2 > r.maxRounds():
+		r.decided = fmt.Sprintf("--until-decided: still UNKNOWN at the cap of %d round(s)", r.maxRounds())
+	default:
+		r.target = r.rounds + 2
+		fmt.Fprintf(r.Stderr, "scalegate: ab: UNKNOWN after %d round(s); adding rounds %d and %d (cap %d)\n", r.rounds, r.rounds+1, r.rounds+2, r.maxRounds())
+		return
+	}
+	fmt.Fprintf(r.Stderr, "scalegate: ab: %s\n", r.decided)
 }
 
 // runLeg runs leg li of build side in round and records its figures;
@@ -303,7 +380,7 @@ func (r *abRun) runLeg(ctx context.Context, self string, ports *launcher.PortAll
 	} else {
 		lr = runLeg(ctx, o, leg, ports)
 	}
-	fmt.Fprintf(r.Stderr, "scalegate: round %d/%d %s (%s) leg %s: %s\n", round+1, r.Rounds, side, s.Label, leg.ID, lr.Verdict)
+	fmt.Fprintf(r.Stderr, "scalegate: round %d/%d %s (%s) leg %s: %s\n", round+1, r.target, side, s.Label, leg.ID, lr.Verdict)
 	lr.Leg.ID = fmt.Sprintf("round-%d/%s/%s", round+1, side, leg.ID)
 	r.legs = append(r.legs, lr)
 	r.ran[side]++
@@ -349,7 +426,7 @@ func (r *abRun) analyze(host string) (*abtest.Report, error) {
 	for i := range ms {
 		ms[i].A, ms[i].B = ms[i].A[:r.rounds], ms[i].B[:r.rounds]
 	}
-	rep, err := abtest.Analyze(ms, r.rounds, r.Confidence)
+	rep, err := abtest.AnalyzeLooks(ms, r.rounds, r.Confidence, r.looks())
 	if err != nil {
 		return nil, fmt.Errorf("ab: %w", err)
 	}
@@ -384,12 +461,15 @@ func (r *abRun) notes() []string {
 		notes = append(notes, fmt.Sprintf("busy-host legs (other processes used more of the machine than the profile's host policy allows): A %d of %d, B %d of %d; "+
 			"their figures are kept, for the same reason", r.busy[abtest.A], r.ran[abtest.A], r.busy[abtest.B], r.ran[abtest.B]))
 	}
-	if r.rounds < r.Rounds {
+	if r.decided != "" {
+		notes = append(notes, r.decided+fmt.Sprintf(" (planned for at most %d looks at the data; each interval's confidence is divided among them)", r.looks()))
+	}
+	if r.rounds < r.target {
 		why := "interrupted"
 		if r.failed != "" {
 			why = fmt.Sprintf("a leg could not complete (%s) in round %d", r.failed, r.rounds+1)
 		}
-		notes = append(notes, fmt.Sprintf("%d of %d round(s) completed and are judged here: %s", r.rounds, r.Rounds, why))
+		notes = append(notes, fmt.Sprintf("%d of %d round(s) completed and are judged here: %s", r.rounds, r.target, why))
 	}
 	return notes
 }
