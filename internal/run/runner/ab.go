@@ -464,12 +464,12 @@ func (r *abRun) notes() []string {
 	if r.decided != "" {
 		notes = append(notes, r.decided+fmt.Sprintf(" (planned for at most %d looks at the data; each interval's confidence is divided among them)", r.looks()))
 	}
-	if r.rounds < r.target {
+	if planned := max(r.target, r.Rounds); r.rounds < planned {
 		why := "interrupted"
 		if r.failed != "" {
 			why = fmt.Sprintf("a leg could not complete (%s) in round %d", r.failed, r.rounds+1)
 		}
-		notes = append(notes, fmt.Sprintf("%d of %d round(s) completed and are judged here: %s", r.rounds, r.target, why))
+		notes = append(notes, fmt.Sprintf("%d of %d round(s) completed and are judged here: %s", r.rounds, planned, why))
 	}
 	return notes
 }
