@@ -87,24 +87,7 @@ func Open[T any](t testing.TB, browser context.Context, path, probe string) (Pag
 		pc.Problems = append(pc.Problems, fmt.Sprintf(format, args...))
 		mu.Unlock()
 	}
-	err := chromedp.Listen(ctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				add("console.%s: %s", e.Type, consoleArgs(e.Args))
-			}
-		case *runtime.EventExceptionThrown:
-			add("exception: %s", (&chromedp.ExceptionError{ExceptionDetails: e.ExceptionDetails}).Error())
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				add("log error (%s): %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			if u := e.Request.URL; !strings.HasPrefix(u, "file:") && !strings.HasPrefix(u, "data:") {
-				add("fetched %s (the page must be self-contained)", u)
-			}
-		}
-	})
+	err := chromedp.Listen(ctx, func(ev any) { problem(ev, add) })
 	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
@@ -128,6 +111,28 @@ func Open[T any](t testing.TB, browser context.Context, path, probe string) (Pag
 	defer mu.Unlock()
 	pc.PNG = png
 	return pc, probed
+}
+
+// problem reports ev through add when it is something a self-contained,
+// working page never does: a console error, an exception, a logged
+// error, a fetch of anything but file: or data:.
+func problem(ev any, add func(format string, args ...any)) {
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+			add("console.%s: %s", e.Type, consoleArgs(e.Args))
+		}
+	case *runtime.EventExceptionThrown:
+		add("exception: %s", (&chromedp.ExceptionError{ExceptionDetails: e.ExceptionDetails}).Error())
+	case *log.EventEntryAdded:
+		if e.Entry.Level == log.EntryLevelError {
+			add("log error (%s): %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL)
+		}
+	case *network.EventRequestWillBeSent:
+		if u := e.Request.URL; !strings.HasPrefix(u, "file:") && !strings.HasPrefix(u, "data:") {
+			add("fetched %s (the page must be self-contained)", u)
+		}
+	}
 }
 
 func consoleArgs(args []*runtime.RemoteObject) string {
