@@ -185,6 +185,12 @@ func (s *Session) runLegs(ctx context.Context, o Options) (res *rundir.RunResult
 // launched; the run directory, summaries and exit code are a gate run's.
 func (s *Session) gateReport() error {
 	p := s.Profile
+	if s.HistoryDir != "" || s.HistoryReadOnly {
+		// A report gated here has no commit or runner of its own to
+		// record, and judging it against a history would compare it
+		// with runs it may not have been measured beside.
+		return exitcode.Errorf(exitcode.Usage, "--history goes with a run of the legs, not with --report")
+	}
 	leg, err := p.LegByID(s.Leg)
 	if err != nil {
 		return exitcode.With(exitcode.Usage, err)
