@@ -225,7 +225,7 @@ func TestOverrides(t *testing.T) {
 		}},
 		{"braced", []string{"gates.wire_kbs_max={threshold: 90}"}, func(p *profile.Profile) bool {
 			g := p.Gates["wire_kbs_max"]
-			return g.Threshold != nil && *g.Threshold == 90 && g.Level == "hard"
+			return g.Threshold != nil && *g.Threshold == 90 && g.Level == "" // the replaced block has no level: unset, the tier rule (hard for wire)
 		}},
 	}
 	for _, tc := range tests {

@@ -186,7 +186,7 @@ func TestBudgetShorthand(t *testing.T) {
 	want := map[string]struct {
 		thr   float64
 		level gatetable.Level
-	}{"tick_ms_p95_max": {16.6, "hard"}, "tick_ms_p99_max": {33, "hard"}, "tick_ms_max_max": {100, "hard"},
+	}{"tick_ms_p95_max": {16.6, ""}, "tick_ms_p99_max": {33, ""}, "tick_ms_max_max": {100, ""}, // unset: the tier rule
 		"state_interval_ms_p99_max": {40, "advisory"}}
 	for name, w := range want {
 		g, ok := p.Gates[name]

@@ -199,7 +199,7 @@ type HostPolicy struct {
 // Threshold, a switch gate (admission, spawn_took) does not.
 type GateSpec struct {
 	Threshold *float64        `json:"threshold,omitempty"`
-	Level     gatetable.Level `json:"level"`
+	Level     gatetable.Level `json:"level,omitempty"`
 	// Phase scopes the gate to one stretch of an impaired run ("" = the
 	// whole run); see gatetable.Metrics.Narrow.
 	Phase string `json:"phase,omitempty"`

@@ -54,7 +54,7 @@ func testProfile() *profile.Profile {
 			"wire_kbs_max":             {Threshold: f64(150), Level: gatetable.LevelHard},
 			"kbs_max":                  {Threshold: f64(100), Level: gatetable.LevelHard},
 			"tick_hz_min":              {Threshold: f64(30), Level: gatetable.LevelHard},
-			"tick_ms_p99_max":          {Threshold: f64(16.6), Level: gatetable.LevelHard},
+			"tick_ms_p99_max":          {Threshold: f64(16.6)}, // no level: the tier rule
 			"rss_growth_kb_max":        {Threshold: f64(10000), Level: gatetable.LevelHard},
 			"rss_slope_kb_per_min_max": {Threshold: f64(128), Level: gatetable.LevelHard},
 			"entities_min":             {Threshold: f64(8), Level: gatetable.LevelHard},
@@ -124,6 +124,17 @@ func TestEvaluate(t *testing.T) {
 		{"tick p99 over, pr tier: advisory", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 		}, false, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
+		// A declared level is honoured in every tier: a profile that writes
+		// level: "hard" on the tick budget is failed by a slow tick in the pr
+		// tier, never silently made advisory.
+		{"tick p99 over, declared hard, pr tier: hard", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			p.Gates["tick_ms_p99_max"] = profile.GateSpec{Threshold: f64(20), Level: gatetable.LevelHard}
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 50, "p95": 40, "p99": 47}
+		}, false, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"tick p99 over, declared advisory, --strict: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			p.Gates["tick_ms_p99_max"] = profile.GateSpec{Threshold: f64(16.6), Level: gatetable.LevelAdvisory}
+			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
+		}, true, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
 		{"tick p99 over, --strict: hard", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			tk["tick_ms"] = map[string]any{"min": 1, "mean": 20, "max": 30, "p95": 25, "p99": 25}
 		}, true, "tick_ms_p99_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
@@ -136,18 +147,18 @@ func TestEvaluate(t *testing.T) {
 		}, true, "tick_ms_p99_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		// server CPU: machine-dependent like tick p99, and a timing figure
 		{"cpu over, pr tier: advisory", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
-			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50)}
 			tk["cpu_pct"] = 80.0
 		}, false, "server_cpu_pct_max", rundir.StatusFail, gatetable.LevelAdvisory, rundir.VerdictPassed},
 		{"cpu over, --strict: hard", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
-			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50)}
 			tk["cpu_pct"] = 80.0
 		}, true, "server_cpu_pct_max", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 		{"cpu not written, strict: unevaluable", func(p *profile.Profile, _ map[string]any, _ *report.Report, _ *baseline.Committed) {
-			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50)}
 		}, true, "server_cpu_pct_max", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
 		{"cpu over on a harness-bound leg: inconclusive", func(p *profile.Profile, tk map[string]any, r *report.Report, _ *baseline.Committed) {
-			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50), Level: gatetable.LevelHard}
+			p.Gates["server_cpu_pct_max"] = profile.GateSpec{Threshold: f64(50)}
 			tk["cpu_pct"] = 80.0
 			r.ServiceIntervalMs.P99 = 40
 		}, true, "server_cpu_pct_max", rundir.StatusInconclusive, gatetable.LevelHard, rundir.VerdictInconclusive},

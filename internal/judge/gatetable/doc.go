@@ -52,7 +52,7 @@ func (g Gate) passesWhenBound() string {
 	default:
 		bound = g.Dir.Symbol() + " threshold"
 		if g.Tier == StrictOnly {
-			bound += " (hard only in the strict tier)"
+			bound += " (without a declared level: hard only in the strict tier)"
 		}
 	}
 	switch {

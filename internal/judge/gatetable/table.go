@@ -59,11 +59,11 @@ type TierRule int
 const (
 	// AsDeclared: the profile's level stands in every tier.
 	AsDeclared TierRule = iota
-	// StrictOnly: a hard declaration is hard only in the strict tier (the
-	// profile's tier "strict", or --strict); in the pr tier it is shown as
-	// advisory, because the figure depends on the machine. An advisory
-	// declaration stays advisory in every tier: --strict never overrides a
-	// level the profile's author wrote down.
+	// StrictOnly: a gate declared without a level is hard only in the
+	// strict tier (the profile's tier "strict", or --strict); in the pr
+	// tier it is shown as advisory, because the figure depends on the
+	// machine. A declared level stands in every tier: neither the tier nor
+	// --strict overrides a level the profile's author wrote down.
 	StrictOnly
 )
 
@@ -88,14 +88,19 @@ const (
 )
 
 // LevelIn is the level the gate is evaluated at in tier when the profile
-// declares it at declared, and why that differs from the declaration (""
-// when it does not). The gate's evaluation and the flags forwarded to the
-// swarm both use it, so they cannot disagree.
+// declares it at declared, and why that is not what the profile wrote (""
+// when it is). A declared level is honoured in every tier; an unset one
+// ("") takes the gate's tier rule: hard, except a StrictOnly gate outside
+// the strict tier, which is advisory. The gate's evaluation and the flags
+// forwarded to the swarm both use it, so they cannot disagree.
 func (g Gate) LevelIn(declared Level, tier Tier) (level Level, why string) {
-	if g.Tier == StrictOnly && declared == LevelHard && tier != TierStrict {
-		return LevelAdvisory, "advisory in the " + string(tier) + " tier (machine-dependent); hard in the strict tier (--strict)"
+	switch {
+	case declared == LevelHard || declared == LevelAdvisory:
+		return declared, ""
+	case g.Tier == StrictOnly && tier != TierStrict:
+		return LevelAdvisory, "advisory in the " + string(tier) + " tier (machine-dependent); hard in the strict tier (--strict), or in every tier with level: \"hard\""
 	}
-	return declared, ""
+	return LevelHard, ""
 }
 
 // Source is where a gate's threshold comes from.

@@ -20,7 +20,7 @@ func testProfile() *profile.Profile {
 			"admission":                {Level: hard},
 			"wire_kbs_max":             {Threshold: f64(150), Level: hard},
 			"tick_hz_min":              {Threshold: f64(30), Level: hard},
-			"tick_ms_p99_max":          {Threshold: f64(16.6), Level: hard},
+			"tick_ms_p99_max":          {Threshold: f64(16.6)}, // no level: the tier rule
 			"rss_growth_kb_max":        {Threshold: f64(10000), Level: hard},
 			"rss_slope_kb_per_min_max": {Threshold: f64(128), Level: hard},
 			"entities_min":             {Threshold: f64(8), Level: hard},
