@@ -5,7 +5,8 @@
 # (server.faults.extra_tick_ms=5, written into the profile as a team's
 # server change would be), then 6 runs of it. `scalegate history` must name
 # the first faulty run's commit as the change point of the tick p99 figure.
-# About 3 minutes on 2 cores; not in the test command (docs/history.md).
+# About 70 s of runs on 2 cores, plus the build; not in the test command
+# (docs/history.md).
 #
 # usage: scripts/history-e2e.sh [WORKDIR]   (default: a new temp directory)
 set -euo pipefail
