@@ -22,7 +22,7 @@ func (c *checker) checkMetrics() {
 		return
 	}
 	if src, _ := v.String(); src != "prometheus" {
-		for _, f := range []string{"url", "map", "fallback_format"} {
+		for _, f := range []string{"url", "map", "fallback_format", "transport_declared"} {
 			if c.has("server.metrics." + f) {
 				c.at("server.metrics."+f, "goes with source \"prometheus\"; the metrics file needs none")
 			}
@@ -78,6 +78,24 @@ func (c *checker) mapErrors(err error) {
 	}
 }
 
+// checkTransport: the transport identity check needs the server's side,
+// from an info series or declared by the profile, not both.
+func (c *checker) checkTransport(m promsource.Map) {
+	declared := false
+	if v, ok := c.concrete("server.metrics.transport_declared"); ok {
+		declared, _ = v.Bool()
+	}
+	ok, why := m.Produces("transport")
+	switch {
+	case declared && ok && c.has("server.metrics.map.transport"):
+		c.at("server.metrics.transport_declared", "the map reads the server's transport from a series (map.transport): observed beats declared; drop one")
+	case !declared && !ok:
+		c.at("server.metrics.map", "the transport identity check reads server_tick.transport, which the Prometheus mapping cannot produce: %s. "+
+			"Map it to a label of an info series (transport: {info: \"game_build_info\", label: \"transport\"}), or, when the server cannot say which transport it speaks, "+
+			"set server.metrics.transport_declared: true: the check then takes the profile's transport as the server's side, marked declared, not observed (docs/metrics.md, \"The transport series\")", why)
+	}
+}
+
 // checkProduced reports every check that reads a server_tick field the
 // mapping cannot produce.
 func (c *checker) checkProduced(m promsource.Map) {
@@ -86,7 +104,7 @@ func (c *checker) checkProduced(m promsource.Map) {
 			c.at(at, "%s reads server_tick.%s, which the Prometheus mapping cannot produce: %s", what, field, why)
 		}
 	}
-	need("server.metrics.map", "the transport identity check", "transport")
+	c.checkTransport(m)
 	if v, ok := c.concrete("baselined"); ok {
 		if b, _ := v.Bool(); b {
 			for _, f := range gatetable.WireKBsFields() {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -25,7 +26,11 @@ func TestVetPrometheusSource(t *testing.T) {
 		{"no map", head + strings.Replace(custom, "%s", `url: "http://x/metrics"`, 1), "server.metrics: a custom server's Prometheus source needs map"},
 		{"url with file", head + "server: metrics: {source: \"file\", url: \"http://x\"}\n", "server.metrics.url: goes with source \"prometheus\""},
 		{"gate the map cannot feed", head + strings.Replace(custom, "%s", okMap, 1) + "gates: entities_min: threshold: 1\n", "gates.entities_min: gate entities_min reads server_tick.entities, which the Prometheus mapping cannot produce"},
-		{"no transport", head + strings.Replace(custom, "%s", `url: "http://x/m", map: {tick_ms: {histogram: "t"}}`, 1), "the transport identity check reads server_tick.transport"},
+		{"no transport", head + strings.Replace(custom, "%s", `url: "http://x/m", map: {tick_ms: {histogram: "t"}}`, 1), "the transport identity check reads server_tick.transport, which the Prometheus mapping cannot produce"},
+		{"no transport: the fix is named", head + strings.Replace(custom, "%s", `url: "http://x/m", map: {tick_ms: {histogram: "t"}}`, 1), "or, when the server cannot say which transport it speaks, set server.metrics.transport_declared: true"},
+		{"transport declared", head + strings.Replace(custom, "%s", `url: "http://x/m", transport_declared: true, map: {tick_ms: {histogram: "t", scale: 1000}}`, 1) + "gates: tick_ms_p99_max: threshold: 16\n", ""},
+		{"transport declared and mapped", head + strings.Replace(custom, "%s", okMap+`, transport_declared: true`, 1), "server.metrics.transport_declared: the map reads the server's transport from a series"},
+		{"transport declared with the file", head + "server: metrics: {source: \"file\", transport_declared: true}\n", "server.metrics.transport_declared: goes with source \"prometheus\""},
 		{"bad entry", head + strings.Replace(custom, "%s", `url: "http://x/m", map: {transport: {info: "i", label: "transport"}, bogus_figure: {gauge: "g"}}`, 1), "server.metrics.map.bogus_figure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,5 +66,63 @@ func TestVetRefusesImpairedWebSocket(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(FormatError(err), tc.want)) {
 			t.Errorf("%s: %v", tc.transport, err)
 		}
+	}
+}
+
+// TestDocExamplesVet: every Prometheus profile block the docs show a team
+// (docs/metrics.md, the README's route A) vets in a custom server's
+// profile, so an example copied from the docs is never refused. A block is
+// `server: metrics: {…}`, or a bare `map: {…}` given the example url.
+func TestDocExamplesVet(t *testing.T) {
+	const head = "name: \"m\"\ndescription: \"d\"\ntransport: \"enet\"\nclients: 4\nduration_s: 2\npatterns: [\"weave\"]\nbaselined: false\n" +
+		"server: {kind: \"custom\", command: [\"srv\", \"{port}\"]}\n"
+	n := 0
+	for _, doc := range []string{"../../../docs/metrics.md", "../../../README.md"} {
+		raw, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, block := range cueBlocks(string(raw)) {
+			var src string
+			switch {
+			case strings.HasPrefix(block, "server: metrics: {\n"):
+				src = head + block
+			case strings.HasPrefix(block, "map: {\n"):
+				src = head + "server: metrics: {source: \"prometheus\", url: \"http://127.0.0.1:{metrics_port}/metrics\"\n" + block + "}\n"
+			default:
+				continue // a one-line fragment inside the prose
+			}
+			n++
+			dir := t.TempDir()
+			writeProfile(t, dir, "m", src)
+			cat, err := NewCatalog(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := cat.Load("m"); err != nil {
+				t.Errorf("%s, cue block %d does not vet:\n%s\n%s", doc, i+1, block, FormatError(err))
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("vetted %d doc examples; the Go example, the mapping and the README's route A were expected", n)
+	}
+}
+
+// cueBlocks returns the bodies of the ```cue fences of a Markdown text.
+func cueBlocks(md string) []string {
+	var out []string
+	for {
+		i := strings.Index(md, "```cue\n")
+		if i < 0 {
+			return out
+		}
+		md = md[i+len("```cue\n"):]
+		j := strings.Index(md, "```")
+		if j < 0 {
+			return out
+		}
+		out = append(out, md[:j])
+		md = md[j+3:]
 	}
 }

@@ -132,7 +132,14 @@ type ServerMetrics struct {
 	// FallbackFormat is the exposition format assumed when the endpoint
 	// sends no usable Content-Type.
 	FallbackFormat string `json:"fallback_format,omitempty"`
+	// TransportDeclared: the server cannot say its transport; the
+	// transport check takes the profile's, marked declared, not observed.
+	TransportDeclared bool `json:"transport_declared,omitempty"`
 }
+
+// TransportDeclared reports whether the profile declares the server's
+// transport instead of reading it (server.metrics.transport_declared).
+func (s Server) TransportDeclared() bool { return s.Metrics != nil && s.Metrics.TransportDeclared }
 
 // Prometheus reports whether the server's metrics come from its
 // Prometheus endpoint.

@@ -18,21 +18,31 @@ import (
 // what the leg names.
 
 // transport: both ends must have spoken the profile's transport, and both
-// must have said which. Always hard: a run on the wrong transport measured
+// must have said which (the server's side may be declared by the profile,
+// server.metrics.transport_declared, and is then shown as such). Always hard: a run on the wrong transport measured
 // something else, and a side that did not say (an empty Welcome transport, a
 // metrics file without "transport") is unevaluable, never a pass.
 func (e *evaluator) transport() {
 	want := e.in.Profile.TransportFor(e.in.Leg)
 	c := rundir.Check{Gate: gatetable.CheckTransport, Title: "transport identity", Level: gatetable.LevelHard, Threshold: "= " + want}
 	serverSide, err := e.m.TickString("transport")
-	c.MeasuredText = fmt.Sprintf("swarm %s, Welcome %s, server %s", orMissing(e.r.Transport), orMissing(e.r.ServerTransport), orMissing(serverSide))
+	// A profile may say its server cannot name its transport: that side is
+	// then the profile's word, and the check says so; the swarm's side is
+	// still the measurement.
+	declared := err != nil && e.in.Profile.Server.TransportDeclared()
+	serverText := orMissing(serverSide)
+	if declared {
+		serverText = want + " (declared, not observed)"
+		c.Detail = "the server's transport is declared by the profile (server.metrics.transport_declared), not observed"
+	}
+	c.MeasuredText = fmt.Sprintf("swarm %s, Welcome %s, server %s", orMissing(e.r.Transport), orMissing(e.r.ServerTransport), serverText)
 	var problems, unread []string
 	sides := []struct{ who, got string }{{"swarm spoke", e.r.Transport}, {"server Welcome says", e.r.ServerTransport}}
 	if ownProtocol(e.r) {
 		// A team's own protocol says nothing of its transport in its join
 		// answer: the swarm's side and the server's metrics must agree.
 		sides = sides[:1]
-		c.MeasuredText = fmt.Sprintf("swarm %s (protocol %s), server %s", orMissing(e.r.Transport), e.r.Protocol, orMissing(serverSide))
+		c.MeasuredText = fmt.Sprintf("swarm %s (protocol %s), server %s", orMissing(e.r.Transport), e.r.Protocol, serverText)
 	}
 	for _, side := range sides {
 		switch {
@@ -43,6 +53,7 @@ func (e *evaluator) transport() {
 		}
 	}
 	switch {
+	case declared: // nothing of the server's to compare
 	case err != nil:
 		unread = append(unread, err.Error())
 	case serverSide != want:

@@ -198,6 +198,21 @@ func TestEvaluate(t *testing.T) {
 		{"server transport missing", func(_ *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
 			delete(tk, "transport")
 		}, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
+		// A server that cannot say its transport, declared by the profile:
+		// its side is the profile's word; the swarm's is still checked.
+		{"server transport declared", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			p.Server.Metrics = &profile.ServerMetrics{Source: "prometheus", TransportDeclared: true}
+			delete(tk, "transport")
+		}, false, "transport", rundir.StatusPass, gatetable.LevelHard, rundir.VerdictPassed},
+		{"server transport declared, swarm spoke quic", func(p *profile.Profile, tk map[string]any, r *report.Report, _ *baseline.Committed) {
+			p.Server.Metrics = &profile.ServerMetrics{Source: "prometheus", TransportDeclared: true}
+			delete(tk, "transport")
+			r.Transport = "quic"
+		}, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
+		{"server transport declared but observed quic", func(p *profile.Profile, tk map[string]any, _ *report.Report, _ *baseline.Committed) {
+			p.Server.Metrics = &profile.ServerMetrics{Source: "prometheus", TransportDeclared: true}
+			tk["transport"] = "quic"
+		}, false, "transport", rundir.StatusFail, gatetable.LevelHard, rundir.VerdictFailed},
 		{"welcome transport empty is unevaluable", func(_ *profile.Profile, _ map[string]any, r *report.Report, _ *baseline.Committed) {
 			r.ServerTransport = ""
 		}, false, "transport", rundir.StatusUnevaluable, gatetable.LevelHard, rundir.VerdictFailed},
@@ -557,5 +572,19 @@ func TestCheckIDsAreDeclared(t *testing.T) {
 		if _, ok := gatetable.Lookup(c.Gate); !ok && !known[c.Gate] {
 			t.Errorf("check %q (%s) is neither a built-in check constant nor a gate of the table", c.Gate, c.Title)
 		}
+	}
+}
+
+// A declared server transport is shown as declared, never as observed.
+func TestDeclaredTransportIsMarked(t *testing.T) {
+	p, tick := testProfile(), healthyTick()
+	p.Server.Metrics = &profile.ServerMetrics{Source: "prometheus", TransportDeclared: true}
+	delete(tick, "transport")
+	r := healthyReport(tick)
+	r.ServerTick, _ = json.Marshal(tick)
+	c, ok := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), "transport")
+	if !ok || c.Status != rundir.StatusPass || !strings.Contains(c.MeasuredText, "server enet (declared, not observed)") ||
+		!strings.Contains(c.Detail, "declared by the profile (server.metrics.transport_declared), not observed") {
+		t.Errorf("transport check %+v: want a pass that says the server's side is declared, not observed", c)
 	}
 }

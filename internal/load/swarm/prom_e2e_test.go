@@ -161,9 +161,13 @@ func TestPrometheusAgreesWithFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("swarm exit %d", code)
 	}
+	// Both sides must have every client connected: the reader keeps
+	// scraping until the swarm has exited, so the file's last loaded
+	// version can meet a scrape taken a few ticks later, after the
+	// clients left (peers and entities 0 there, 16 in the file).
 	var loaded []matched
 	for _, p := range pairs {
-		if p.file.Peers == clients {
+		if p.file.Peers == clients && p.gauge(t, "scalegate_peers") == clients {
 			loaded = append(loaded, p)
 		}
 	}
