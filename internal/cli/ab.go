@@ -34,7 +34,7 @@ type abFlags struct {
 func parseABFlags(env *Env, args []string) (*abFlags, error) {
 	f := &abFlags{}
 	fs := flag.NewFlagSet("scalegate ab", flag.ContinueOnError)
-	fs.StringVar(&f.profile, "profile", "", "profile whose legs both builds run (see `scalegate profiles`)")
+	fs.StringVar(&f.profile, "profile", "", "profile whose legs both builds run (scalegate profiles lists them)")
 	fs.StringVar(&f.profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	fs.StringVar(&f.aServer, "a-server", "", "build A's server `COMMAND`, split on spaces, with {port}, {config}, {metrics_json}, {transport}, {clients} (default: the profile's server)")
 	fs.StringVar(&f.bServer, "b-server", "", "build B's server `COMMAND` (as --a-server)")

@@ -27,7 +27,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 		sets                                          setFlags
 	)
 	fs := flag.NewFlagSet("scalegate calibrate", flag.ContinueOnError)
-	fs.StringVar(&name, "profile", "", "profile to calibrate (see `scalegate profiles`)")
+	fs.StringVar(&name, "profile", "", "profile to calibrate (scalegate profiles lists them)")
 	fs.StringVar(&profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	fs.IntVar(&runs, "runs", 10, "run the profile `N` times (a threshold is suggested from 3; 10 or more to read it)")
 	fs.Float64Var(&target, "target", calibrate.DefaultTarget, "false-alarm rate the suggested thresholds aim at (0.01: 1 run in 100)")

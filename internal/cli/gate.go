@@ -77,7 +77,7 @@ func parseGateFlags(env *Env, args []string) (*gateFlags, error) {
 // them.
 func (f *gateFlags) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("scalegate", flag.ContinueOnError)
-	fs.StringVar(&f.profile, "profile", "", "profile to run (see `scalegate profiles`)")
+	fs.StringVar(&f.profile, "profile", "", "profile to run (scalegate profiles lists them)")
 	fs.StringVar(&f.profilesDir, "profiles", "", "directory of the team's own profiles (default: the built-in ones)")
 	fs.BoolVar(&f.strict, "strict", false, "force the strict tier: server tick-ms p99 becomes a hard gate")
 	fs.BoolVar(&f.updateBaseline, "update-baseline", false, "rewrite the baseline from this run if every leg passes")
@@ -91,7 +91,7 @@ func (f *gateFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.sets, "set", setUsage+"; a run with overrides never updates the baseline")
 	fs.StringVar(&f.history, "history", "", "run history `DIR` (overrides the profile's history.dir): judge every leg against it (the history gate) and append one record per leg; docs/history.md")
 	fs.BoolVar(&f.historyReadOnly, "history-read-only", false, "with a history: judge against it, append nothing (a pull request's run)")
-	fs.StringVar(&f.report, "report", "", "evaluate the profile's gates on this swarm report (e.g. `scalegate merge` of a sharded run elsewhere) without launching anything")
+	fs.StringVar(&f.report, "report", "", "evaluate the profile's gates on this swarm report (e.g. what scalegate merge made of a sharded run elsewhere) without launching anything")
 	fs.StringVar(&f.leg, "leg", "", "with --report: the leg `ID` the report is (needed when the profile has several)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline [--runs N]] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH] [--history DIR [--history-read-only]]")

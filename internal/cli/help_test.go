@@ -58,6 +58,14 @@ func TestHelpExitsZeroQuietly(t *testing.T) {
 				if !strings.HasPrefix(out.String(), want) {
 					t.Errorf("stdout does not start with %q:\n%s", want, out)
 				}
+				for _, line := range strings.Split(out.String(), "\n") {
+					// The flag package takes a backquoted word of a flag's
+					// usage as its argument's name: "(see `scalegate
+					// profiles`)" printed "-profile scalegate profiles".
+					if f := strings.Fields(line); len(f) > 2 && strings.HasPrefix(line, "  -") && !strings.HasPrefix(line, "    ") {
+						t.Errorf("flag line %q names its argument in %d words", line, len(f)-1)
+					}
+				}
 			})
 		}
 	}
