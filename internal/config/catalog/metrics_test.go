@@ -70,14 +70,14 @@ func TestVetRefusesImpairedWebSocket(t *testing.T) {
 }
 
 // TestDocExamplesVet: every Prometheus profile block the docs show a team
-// (docs/metrics.md, the README's route A) vets in a custom server's
+// (docs/metrics.md, docs/own-protocol.md, the README's route A) vets in a custom server's
 // profile, so an example copied from the docs is never refused. A block is
 // `server: metrics: {…}`, or a bare `map: {…}` given the example url.
 func TestDocExamplesVet(t *testing.T) {
 	const head = "name: \"m\"\ndescription: \"d\"\ntransport: \"enet\"\nclients: 4\nduration_s: 2\npatterns: [\"weave\"]\nbaselined: false\n" +
 		"server: {kind: \"custom\", command: [\"srv\", \"{port}\"]}\n"
 	n := 0
-	for _, doc := range []string{"../../../docs/metrics.md", "../../../README.md"} {
+	for _, doc := range []string{"../../../docs/metrics.md", "../../../docs/own-protocol.md", "../../../README.md"} {
 		raw, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
