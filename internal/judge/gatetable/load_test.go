@@ -35,3 +35,24 @@ func TestMissingCountsAreMissing(t *testing.T) {
 		t.Fatalf("counts left out: %v", why)
 	}
 }
+
+// TestAdmissionCountsEachClientOnce: a refused client never connected
+// either, but is counted once, as refused ("4 never connected; 4 refused"
+// was printed for 4 refusals).
+func TestAdmissionCountsEachClientOnce(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`"clients_connected": 4, "clients_refused": 4, "refused_by_reason": {"server_full": 4}, "clients_never_connected": 0`,
+			"4 refused map[server_full:4]"},
+		{`"clients_connected": 4, "clients_refused": 1, "refused_by_reason": {"server_full": 1}, "clients_never_connected": 3, "never_connected_by_reason": {"connect_timeout": 3}`,
+			"3 never connected map[connect_timeout:3]; 1 refused map[server_full:1]"},
+	}
+	for _, tc := range tests {
+		r, err := report.ParseReport([]byte(`{"schema_version": 6, "transport": "udp", "clients": 8, "clients_disconnected": 0, "snapshots_received": 400, ` + tc.body + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := admission(FromReport(r), 8); o.Pass || o.Detail != tc.want {
+			t.Errorf("detail %q, want %q", o.Detail, tc.want)
+		}
+	}
+}

@@ -51,8 +51,10 @@ func admission(m *Metrics, want float64) Outcome {
 	if float64(r.Clients) != want {
 		why = append(why, fmt.Sprintf("swarm ran %d clients, the run asked for %s", r.Clients, FormatNumber(want)))
 	}
-	if r.ClientsConnected < r.Clients || r.ClientsNeverConnected > 0 {
-		why = append(why, fmt.Sprintf("%d never connected %v", r.Clients-r.ClientsConnected, r.NeverConnectedByReason))
+	// A refused client never connected either; it is counted once, as
+	// refused, below.
+	if unjoined := max(r.Clients-r.ClientsConnected-r.ClientsRefused, r.ClientsNeverConnected); unjoined > 0 {
+		why = append(why, fmt.Sprintf("%d never connected %v", unjoined, r.NeverConnectedByReason))
 	}
 	if r.ClientsRefused > 0 {
 		why = append(why, fmt.Sprintf("%d refused %v", r.ClientsRefused, r.RefusedByReason))
