@@ -225,8 +225,17 @@ func diagnosticsMarkdown(l LegResult) string {
 		return fmt.Sprintf("Server diagnostics: missing (%s).\n\n", safetext.MarkdownText(err.Error()))
 	}
 	parts := make([]string, 0, len(gatetable.Diagnostics()))
+	read := 0
 	for _, f := range gatetable.Diagnostics() {
+		if _, err := f.Read(m); err == nil {
+			read++
+		}
 		parts = append(parts, diagLabels[f.Name]+" "+figureText(f, m))
+	}
+	if read == 0 {
+		// A server that exports none of them (most custom servers) gets
+		// one short line, not seven "missing" on every run.
+		return "Server diagnostics: none exported (CPU, slow ticks, GC, send queue: docs/metrics.md, \"Why a tick was slow\").\n\n"
 	}
 	if h := m.Hold(); h != nil && m.OverHold("cpu_pct_mean") {
 		return fmt.Sprintf("Server diagnostics (over the hold, t=%.1f–%.1f s: CPU %% of one core and its busiest second, slow ticks, GC, slow sends%s): %s\n\n",
