@@ -1,8 +1,10 @@
 // Package cli wires scalegate's command line: the gate and its subcommands.
-// The gate is `scalegate --profile NAME`; the subcommands are serve, swarm,
-// admin, profiles, vet and version.
-// Each subcommand lives in its own file and registers itself; the packages
-// that do the work (gate, launcher, swarm, server) know nothing of flags.
+// The gate is `scalegate --profile NAME`; the subcommands are ab, admin,
+// calibrate, compare, history, init, k8s, merge, profiles, report, schema,
+// serve, swarm, trace, version and vet (TestPackageDocNamesEveryCommand
+// keeps this list whole). Each subcommand lives in its own file and
+// registers itself; the packages that do the work (runner, launcher,
+// swarm, server) know nothing of flags.
 package cli
 
 import (

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -94,5 +96,37 @@ func TestBadFlagStillUsageError(t *testing.T) {
 				t.Errorf("stderr does not name %q:\n%s", bad, errb)
 			}
 		})
+	}
+}
+
+// TestPackageDocNamesEveryCommand: the package doc and the README's
+// Layout row for internal/cli name every registered subcommand, so a new
+// one cannot land undocumented (the doc named 6 of 16).
+func TestPackageDocNamesEveryCommand(t *testing.T) {
+	src, err := os.ReadFile("cli.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(src[:strings.Index(string(src), "package cli")])
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "| `internal/cli`") {
+			row = line
+		}
+	}
+	for name := range commands {
+		if name == "gate" {
+			continue
+		}
+		if !regexp.MustCompile(`\b` + name + `\b`).MatchString(doc) {
+			t.Errorf("the cli package doc does not name the %s command", name)
+		}
+		if !strings.Contains(row, "`"+name+"`") {
+			t.Errorf("README's Layout row for internal/cli does not name `%s`", name)
+		}
 	}
 }
