@@ -158,3 +158,30 @@ func TestLegsSweepAndMix(t *testing.T) {
 		t.Errorf("mix legs %+v", l)
 	}
 }
+
+// TestReadmeNamesEveryProfile: README's "Profiles and exit codes" names
+// every shipped profile, so the list a newcomer reads is the list that
+// ships.
+func TestReadmeNamesEveryProfile(t *testing.T) {
+	raw, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	i := strings.Index(readme, "## Profiles and exit codes")
+	j := strings.Index(readme[i+1:], "\n## ")
+	if i < 0 || j < 0 {
+		t.Fatal(`README.md has no "## Profiles and exit codes" section`)
+	}
+	section := readme[i : i+1+j]
+	c, err := NewCatalog("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := c.Names()
+	for _, n := range names {
+		if !strings.Contains(section, "`"+n+"`") {
+			t.Errorf("README's profile list does not name `%s`", n)
+		}
+	}
+}
