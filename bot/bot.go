@@ -153,7 +153,9 @@ type Msg struct {
 	// gate's delivery check measures every bot's state updates per second
 	// against it, unless the profile declares delivery.rate_hz; with
 	// neither, against the tick rate observed from Tick (HasTick), and a
-	// protocol without ticks must declare the rate.
+	// protocol without ticks must declare the rate. It is the state rate,
+	// not the tick rate: a 40 Hz server that sends state every other tick
+	// announces 20.
 	AnnouncedHz float64
 }
 
