@@ -183,6 +183,12 @@ type Game struct {
 	// ConnectData is the word ENet's connect carries (your server may
 	// check it); other transports have none.
 	ConnectData uint32
+	// Target, when set, is the address bot index dials, given the
+	// host:port it would dial (the server's, or the impairment relay's in
+	// front of it): for ws and wss a URL with the bot's own path and query,
+	// e.g. "ws://" + hostport + "/play?token=" + tokens[index]; for the
+	// other transports host:port. Nil dials hostport (ws: the path "/").
+	Target func(index int, hostport string) string
 }
 
 // Conn is one bot's way to its server, for what it sends outside Controls:

@@ -27,6 +27,14 @@ type protocol struct{ g Game }
 func (p protocol) Name() string        { return p.g.Name }
 func (p protocol) ConnectData() uint32 { return p.g.ConnectData }
 
+// Target is the Game's Target, or hostport (swarm.Targeter).
+func (p protocol) Target(index int, hostport string) string {
+	if p.g.Target == nil {
+		return hostport
+	}
+	return p.g.Target(index, hostport)
+}
+
 func (p protocol) NewWorker(cfg *swarm.Config) swarm.WorkerProtocol {
 	return &worker{g: p.g, entityType: cfg.EntityType, skipBodies: cfg.SkipBodyDecode}
 }

@@ -25,6 +25,23 @@ type Protocol interface {
 	NewWorker(cfg *Config) WorkerProtocol
 }
 
+// Targeter is a Protocol whose clients dial their own address: a join
+// token in a WebSocket URL's query, a per-bot path. Target gets the
+// client's index and the host:port it would dial (the server's, or its
+// impairment relay's) and returns what the transport's Connect takes:
+// host:port, or for ws/wss a URL such as "ws://HOSTPORT/play?token=T".
+type Targeter interface {
+	Target(index int, hostport string) string
+}
+
+// target is the address client index dials: p's Target when it has one.
+func target(p Protocol, index int, hostport string) string {
+	if t, ok := p.(Targeter); ok {
+		return t.Target(index, hostport)
+	}
+	return hostport
+}
+
 // WorkerProtocol makes one worker's bots and holds what they share (v1:
 // the snapshot body decoders, which are costly to make and not safe for
 // concurrent use).

@@ -497,6 +497,7 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 			c.addr, c.relay = rl.Addr(i), rl
 			c.stretch = make([]stretchAcc, len(sts))
 		}
+		c.addr = target(cfg.protocol(), i, c.addr)
 		w.add(c)
 	}
 	return workers
