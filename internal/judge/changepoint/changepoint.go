@@ -15,6 +15,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/scalegate/scalegate/internal/judge/stats"
 )
 
 // The defaults.
@@ -212,10 +214,8 @@ func describe(x []float64, lo, at, hi int) ChangePoint {
 	return c
 }
 
+// mean is stats.MeanSD's mean: the one implementation of the math.
 func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
+	m, _ := stats.MeanSD(v)
+	return m
 }

@@ -4,10 +4,13 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/scalegate/scalegate/internal/judge/stats"
 )
 
 // pooled returns the pooled standard deviation of a and b and its degrees
-// of freedom (len(a)+len(b)−2); df ≤ 0 when there are too few points.
+// of freedom (len(a)+len(b)−2); df ≤ 0 when there are too few points. A
+// one-point side adds no spread (its own is undefined) and one degree less.
 func pooled(a, b []float64) (sp float64, df int) {
 	df = len(a) + len(b) - 2
 	if df <= 0 {
@@ -15,9 +18,9 @@ func pooled(a, b []float64) (sp float64, df int) {
 	}
 	ss := 0.0
 	for _, v := range [][]float64{a, b} {
-		m := mean(v)
-		for _, x := range v {
-			ss += (x - m) * (x - m)
+		if len(v) > 1 {
+			_, sd := stats.MeanSD(v)
+			ss += sd * sd * float64(len(v)-1)
 		}
 	}
 	return math.Sqrt(ss / float64(df)), df
