@@ -18,7 +18,6 @@ import (
 // trace) goes through this package, and a stream through a LimitReader.
 // Keyed "file (relative to the repository): function: call".
 var unboundedReads = map[string]string{
-	"internal/judge/history/runner.go: ThisRunner: os.ReadFile":                            "/proc/cpuinfo and /proc/sys/kernel/osrelease: the kernel's",
 	"internal/judge/history/store.go: appendFile: os.OpenFile":                             "the history file opened to append: only its last byte is read (ReadAt), to know whether a killed writer left a line unfinished",
 	"internal/run/rundir/rundir.go: Host: os.ReadFile":                                     "/proc/sys/kernel/osrelease and /proc/meminfo: the kernel's, a few lines",
 	"internal/reference/server/metrics.go: readRSSKB: os.ReadFile":                         "/proc/self/statm: the kernel's, one line",

@@ -1,12 +1,14 @@
 package history
 
 import (
+	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"runtime"
 	"strings"
+
+	"github.com/scalegate/scalegate/internal/guard/boundedfile"
 )
 
 // ClassEnv names the environment variable that, when set, is the runner
@@ -20,16 +22,17 @@ type Runner struct {
 	Kernel string `json:"kernel"`
 }
 
-// ThisRunner describes this machine: the CPU model from /proc/cpuinfo,
-// the cores Go may use and the kernel release ("unknown" where the
-// platform does not say).
-func ThisRunner() Runner {
-	r := Runner{CPU: "unknown", Cores: runtime.NumCPU(), Kernel: "unknown"}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+// maxCPUInfoBytes bounds the /proc/cpuinfo read (a few KiB per core).
+const maxCPUInfoBytes = 4 << 20
+
+// ThisRunner is the runner of a machine with cores cores and kernel release
+// kernel (what metadata.json's host already says), with the CPU model from
+// /proc/cpuinfo, read under a byte cap ("unknown" where the platform does
+// not say).
+func ThisRunner(ctx context.Context, cores int, kernel string) Runner {
+	r := Runner{CPU: "unknown", Cores: cores, Kernel: cmp.Or(kernel, "unknown")}
+	if b, err := boundedfile.ReadFile(ctx, "/proc/cpuinfo", maxCPUInfoBytes); err == nil {
 		r.CPU = cpuModel(string(b))
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		r.Kernel = strings.TrimSpace(string(b))
 	}
 	return r
 }

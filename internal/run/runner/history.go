@@ -39,7 +39,7 @@ func (s *Session) history(ctx context.Context, res *rundir.RunResult, meta *rund
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	run := history.Run{ID: history.RunID(filepath.Base(res.Dir), meta.Host.Hostname, now), Time: now,
-		Commit: commit(meta.Git.Head), Branch: branch(), ProfileHash: meta.ProfileSHA256, Runner: history.ThisRunner(), Class: os.Getenv(history.ClassEnv),
+		Commit: commit(meta.Git.Head), Branch: branch(), ProfileHash: meta.ProfileSHA256, Runner: history.ThisRunner(ctx, meta.Host.Cores, meta.Host.Kernel), Class: os.Getenv(history.ClassEnv),
 		Accepted: res.BaselineUpdated, Baseline: base}
 	records := history.FromRun(res, run)
 	past, problems, err := history.Load(ctx, dir, s.Profile.Name)
