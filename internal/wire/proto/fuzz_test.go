@@ -56,6 +56,12 @@ func FuzzDecode(f *testing.F) {
 		try("Snapshot", err, func() ([]byte, error) { return append(AppendSnapshotHeader(nil, h), body...), nil })
 		rtt, err := DecodePeerDelay(b)
 		try("PeerDelay", err, func() ([]byte, error) { return AppendPeerDelay(nil, rtt), nil })
+		feat, err := DecodeFeatures(b)
+		try("Features", err, func() ([]byte, error) { return AppendFeatures(nil, feat), nil })
+		ping, err := DecodePing(b)
+		try("Ping", err, func() ([]byte, error) { return AppendPing(nil, ping), nil })
+		pong, err := DecodePong(b)
+		try("Pong", err, func() ([]byte, error) { return AppendPong(nil, pong), nil })
 		if decoded > 1 {
 			t.Fatalf("%x decoded as %d message types", b, decoded)
 		}

@@ -2,6 +2,11 @@
 // Every scalegate server and swarm speaks them, independent of the
 // transport that carries them.
 //
+// Minor version 1 (v1.1) adds input acknowledgements and application-level
+// round trips. A server announces it with WelcomeFlagMinor1; a client that
+// wants acknowledgements answers with Features, and pings only a server
+// that announced it. A v1.0 peer on either side never sees a v1.1 message.
+//
 // All integers are little-endian; a string is a u8 length followed by UTF-8
 // bytes; the first byte of every message is its Type. docs/protocol.md is the
 // human-readable form of this file and the two must agree (golden tests pin it).
@@ -28,9 +33,12 @@ const (
 	TypeWelcome   Type = 0x02 // S→C reliable
 	TypeRefuse    Type = 0x03 // S→C reliable, then the server disconnects
 	TypeNotice    Type = 0x04 // S→C reliable
+	TypeFeatures  Type = 0x05 // C→S reliable (v1.1)
 	TypeInput     Type = 0x10 // C→S unreliable
+	TypePing      Type = 0x11 // C→S unreliable (v1.1)
 	TypeSnapshot  Type = 0x20 // S→C unreliable
 	TypePeerDelay Type = 0x21 // S→C unreliable
+	TypePong      Type = 0x22 // S→C unreliable (v1.1)
 )
 
 // String names the type as docs/protocol.md's message table does.
@@ -44,19 +52,25 @@ func (t Type) String() string {
 		return "Refuse"
 	case TypeNotice:
 		return "Notice"
+	case TypeFeatures:
+		return "Features"
 	case TypeInput:
 		return "Input"
+	case TypePing:
+		return "Ping"
 	case TypeSnapshot:
 		return "Snapshot"
 	case TypePeerDelay:
 		return "PeerDelay"
+	case TypePong:
+		return "Pong"
 	}
 	return fmt.Sprintf("Type(0x%02x)", uint8(t))
 }
 
 // Reliable reports whether the type travels on the reliable channel.
 func (t Type) Reliable() bool {
-	return t == TypeJoin || t == TypeWelcome || t == TypeRefuse || t == TypeNotice
+	return t == TypeJoin || t == TypeWelcome || t == TypeRefuse || t == TypeNotice || t == TypeFeatures
 }
 
 // ConnectData is the transport connect word ("SG", version 1). A server
@@ -122,6 +136,21 @@ const (
 // SnapshotFlagZstd marks a Snapshot body that is one zstd frame.
 const SnapshotFlagZstd uint8 = 1 << 0
 
+// SnapshotFlagInputAck (v1.1) marks a Snapshot whose header goes on with the
+// input acknowledgement (SnapshotHeader.InputSeq, InputTick). It belongs to
+// the envelope, not the body: a body decoder is handed the flags without it
+// (BodyFlags). A server sets it only for a peer that asked (Features).
+const SnapshotFlagInputAck uint8 = 1 << 1
+
+// WelcomeFlagMinor1 is the Welcome flag by which a server says it speaks
+// v1.1: it answers Ping with Pong, and acknowledges inputs in its
+// snapshots to a peer that sends Features with FeatureInputAcks.
+const WelcomeFlagMinor1 uint8 = 1 << 0
+
+// FeatureInputAcks is the Features bit asking for input acknowledgements
+// in every later Snapshot to this peer.
+const FeatureInputAcks uint8 = 1 << 0
+
 // Join is the client's first reliable message.
 type Join struct {
 	ClientIndex uint32
@@ -169,13 +198,31 @@ type Input struct {
 type SnapshotHeader struct {
 	Tick  uint32
 	Flags uint8
+	// InputSeq and InputTick are present when Flags has
+	// SnapshotFlagInputAck: the seq of the newest Input the server had
+	// applied for this peer when it built the snapshot, and the tick it
+	// was applied on.
+	InputSeq, InputTick uint32
 }
+
+// HasInputAck reports whether the header carries an input acknowledgement.
+func (h SnapshotHeader) HasInputAck() bool { return h.Flags&SnapshotFlagInputAck != 0 }
+
+// BodyFlags are the flags that describe the body: the envelope's own bit
+// (SnapshotFlagInputAck) cleared, so a body format that rejects bits it
+// does not know reads a v1.1 snapshot as it reads a v1.0 one.
+func (h SnapshotHeader) BodyFlags() uint8 { return h.Flags &^ SnapshotFlagInputAck }
 
 // Sizes of the fixed-size messages, type byte included.
 const (
 	InputSize          = 1 + 4 + 4*4 + 4
 	SnapshotHeaderSize = 1 + 4 + 1
 	PeerDelaySize      = 1 + 2
+	// SnapshotAckSize is what SnapshotFlagInputAck adds to the header.
+	SnapshotAckSize = 4 + 4
+	PingSize        = 1 + 4
+	PongSize        = 1 + 4
+	FeaturesSize    = 1 + 1
 )
 
 // ErrKind classifies a decode failure.
@@ -238,7 +285,8 @@ func PeekType(b []byte) (Type, error) {
 	}
 	t := Type(b[0])
 	switch t {
-	case TypeJoin, TypeWelcome, TypeRefuse, TypeNotice, TypeInput, TypeSnapshot, TypePeerDelay:
+	case TypeJoin, TypeWelcome, TypeRefuse, TypeNotice, TypeFeatures, TypeInput, TypePing,
+		TypeSnapshot, TypePeerDelay, TypePong:
 		return t, nil
 	}
 	return t, &DecodeError{Kind: ErrUnknownType, Type: t}
@@ -336,12 +384,33 @@ func AppendInput(b []byte, m *Input) []byte {
 	return appendU32(b, m.Buttons)
 }
 
-// AppendSnapshotHeader appends the Snapshot type, tick and flags; the caller
-// appends the body after it.
+// AppendSnapshotHeader appends the Snapshot type, tick and flags, and the
+// input acknowledgement when the flags say so; the caller appends the body
+// after it.
 func AppendSnapshotHeader(b []byte, h SnapshotHeader) []byte {
 	b = append(b, byte(TypeSnapshot))
 	b = appendU32(b, h.Tick)
-	return append(b, h.Flags)
+	b = append(b, h.Flags)
+	if h.HasInputAck() {
+		b = appendU32(b, h.InputSeq)
+		b = appendU32(b, h.InputTick)
+	}
+	return b
+}
+
+// AppendFeatures appends an encoded Features (v1.1) to b.
+func AppendFeatures(b []byte, features uint8) []byte {
+	return append(b, byte(TypeFeatures), features)
+}
+
+// AppendPing appends an encoded Ping (v1.1) carrying token to b.
+func AppendPing(b []byte, token uint32) []byte {
+	return appendU32(append(b, byte(TypePing)), token)
+}
+
+// AppendPong appends an encoded Pong (v1.1) answering the Ping of token.
+func AppendPong(b []byte, token uint32) []byte {
+	return appendU32(append(b, byte(TypePong)), token)
 }
 
 // AppendPeerDelay appends an encoded PeerDelay to b.
@@ -538,18 +607,49 @@ func finite(f float32) bool {
 	return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0)
 }
 
-// DecodeSnapshot decodes a Snapshot header without allocating and returns
-// the body, which aliases b.
+// DecodeSnapshot decodes a Snapshot header (with its input
+// acknowledgement, when flagged) without allocating and returns the body,
+// which aliases b.
 func DecodeSnapshot(b []byte) (SnapshotHeader, []byte, error) {
-	if len(b) >= SnapshotHeaderSize && Type(b[0]) == TypeSnapshot {
+	if len(b) >= SnapshotHeaderSize && Type(b[0]) == TypeSnapshot && b[5]&SnapshotFlagInputAck == 0 {
 		return SnapshotHeader{Tick: binary.LittleEndian.Uint32(b[1:]), Flags: b[5]}, b[SnapshotHeaderSize:], nil
 	}
 	r := open(b, TypeSnapshot)
 	h := SnapshotHeader{Tick: r.u32("tick"), Flags: r.u8("flags")}
+	if h.HasInputAck() {
+		h.InputSeq = r.u32("input_seq")
+		h.InputTick = r.u32("input_tick")
+	}
 	if r.err != nil {
 		return SnapshotHeader{}, nil, r.err
 	}
 	return h, r.b, nil
+}
+
+// DecodeFeatures decodes a Features (v1.1) and returns its bits. Bits this
+// side does not know are kept: a receiver ignores them.
+func DecodeFeatures(b []byte) (uint8, error) {
+	r := open(b, TypeFeatures)
+	v := r.u8("features")
+	if err := r.end(); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// DecodePing decodes a Ping (v1.1) and returns its token.
+func DecodePing(b []byte) (uint32, error) { return decodeToken(b, TypePing) }
+
+// DecodePong decodes a Pong (v1.1) and returns its token.
+func DecodePong(b []byte) (uint32, error) { return decodeToken(b, TypePong) }
+
+func decodeToken(b []byte, t Type) (uint32, error) {
+	r := open(b, t)
+	v := r.u32("token")
+	if err := r.end(); err != nil {
+		return 0, err
+	}
+	return v, nil
 }
 
 // DecodePeerDelay decodes a PeerDelay and returns its rtt_ms.

@@ -96,6 +96,30 @@ func snapshotCase(name string, h SnapshotHeader, body []byte, hx string) golden 
 		}}
 }
 
+func snapshotAckCase(name string, h SnapshotHeader, body []byte, hx string) golden {
+	g := snapshotCase(name, h, body, hx)
+	g.spans = []span{{"type", 1}, {"tick", 5}, {"flags", 6}, {"input_seq", 10}, {"input_tick", 14}}
+	return g
+}
+
+func tokenCase(name string, typ Type, token uint32, hx string) golden {
+	enc, dec := AppendPing, DecodePing
+	if typ == TypePong {
+		enc, dec = AppendPong, DecodePong
+	}
+	return golden{name: name, typ: typ, hex: hx, msg: token,
+		spans:  []span{{"type", 1}, {"token", 5}},
+		encode: func(b []byte) ([]byte, error) { return enc(b, token), nil },
+		decode: func(b []byte) (any, error) { return dec(b) }}
+}
+
+func featuresCase(name string, bits uint8, hx string) golden {
+	return golden{name: name, typ: TypeFeatures, hex: hx, msg: bits,
+		spans:  []span{{"type", 1}, {"features", 2}},
+		encode: func(b []byte) ([]byte, error) { return AppendFeatures(b, bits), nil },
+		decode: func(b []byte) (any, error) { return DecodeFeatures(b) }}
+}
+
 func peerDelayCase(name string, rtt uint16, hx string) golden {
 	return golden{name: name, typ: TypePeerDelay, hex: hx, msg: rtt,
 		spans:  []span{{"type", 1}, {"rtt_ms", 3}},
@@ -153,6 +177,19 @@ func goldens() []golden {
 		// 21 | rtt_ms 300 = 0x12c
 		peerDelayCase("peerdelay", 300, "21 2c01"),
 		peerDelayCase("peerdelay-35", 35, "21 2300"),
+		// v1.1: 20 | tick 123456 | flags 3 (zstd, input ack) | input_seq 1000 = 0x3e8 |
+		// input_tick 123455 = 0x1e23f | body de ad be ef
+		snapshotAckCase("snapshot-ack", SnapshotHeader{Tick: 123456, Flags: SnapshotFlagZstd | SnapshotFlagInputAck, InputSeq: 1000, InputTick: 123455},
+			[]byte{0xde, 0xad, 0xbe, 0xef}, "20 40e20100 03 e8030000 3fe20100 deadbeef"),
+		// v1.1 Welcome: flags 1 (minor_1)
+		welcomeCase("welcome-minor1", Welcome{EntityID: 4097, TickHz: 60, ServerTick: 123456,
+			Transport: "enet", BodyFormat: "sg-entities/2", Flags: WelcomeFlagMinor1},
+			"02 01100000 3c00 40e20100 04 656e6574 0d 73672d656e7469746965732f32 01", welcomeSpans(4, 13)),
+		// v1.1: 05 | features 1 (input acks)
+		featuresCase("features", FeatureInputAcks, "05 01"),
+		// v1.1: 11 | token 7; 22 | token 7
+		tokenCase("ping", TypePing, 7, "11 07000000"),
+		tokenCase("pong", TypePong, 0xdeadbeef, "22 efbeadde"),
 	}
 }
 
@@ -300,7 +337,7 @@ func TestTrailing(t *testing.T) {
 }
 
 func TestUnknownType(t *testing.T) {
-	for _, first := range []byte{0x00, 0x05, 0x0f, 0x11, 0x1f, 0x22, 0x7f, 0xff} {
+	for _, first := range []byte{0x00, 0x06, 0x0f, 0x12, 0x1f, 0x23, 0x7f, 0xff} {
 		b := []byte{first, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25}
 		_, err := PeekType(b)
 		wantDecodeError(t, err, ErrUnknownType, Type(first), "")
@@ -422,12 +459,13 @@ func TestNames(t *testing.T) {
 			t.Errorf("Reason(%d) = %q, want %q", r, r.String(), want)
 		}
 	}
-	types := map[Type]string{0x01: "Join", 0x02: "Welcome", 0x03: "Refuse", 0x04: "Notice", 0x10: "Input", 0x20: "Snapshot", 0x21: "PeerDelay", 0x42: "Type(0x42)"}
+	types := map[Type]string{0x01: "Join", 0x02: "Welcome", 0x03: "Refuse", 0x04: "Notice", 0x05: "Features",
+		0x10: "Input", 0x11: "Ping", 0x20: "Snapshot", 0x21: "PeerDelay", 0x22: "Pong", 0x42: "Type(0x42)"}
 	for ty, want := range types {
 		if ty.String() != want {
 			t.Errorf("Type(%d) = %q, want %q", ty, ty.String(), want)
 		}
-		if wantRel := ty <= TypeNotice; ty.Reliable() != wantRel {
+		if wantRel := ty <= TypeFeatures; ty.Reliable() != wantRel {
 			t.Errorf("%v.Reliable() = %v", ty, ty.Reliable())
 		}
 	}
@@ -441,6 +479,12 @@ func TestNames(t *testing.T) {
 	}
 	if NoticeShutdown != 1 || NoticeKicked != 2 || NoticeConfigReloaded != 3 {
 		t.Error("notice kinds moved")
+	}
+	if SnapshotFlagInputAck != 2 || WelcomeFlagMinor1 != 1 || FeatureInputAcks != 1 {
+		t.Error("v1.1 flag bits moved")
+	}
+	if SnapshotAckSize != 8 || PingSize != 5 || PongSize != 5 || FeaturesSize != 2 {
+		t.Errorf("v1.1 sizes %d %d %d %d", SnapshotAckSize, PingSize, PongSize, FeaturesSize)
 	}
 	if InputSize != 25 || SnapshotHeaderSize != 6 || PeerDelaySize != 3 {
 		t.Errorf("sizes %d %d %d", InputSize, SnapshotHeaderSize, PeerDelaySize)
@@ -576,7 +620,8 @@ func TestDocExamples(t *testing.T) {
 		return r
 	}, string(doc))
 	inDoc := map[string]bool{"join": true, "join-empty": true, "welcome": true, "refuse": true, "notice": true,
-		"input": true, "snapshot": true, "snapshot-empty": true, "peerdelay": true}
+		"input": true, "snapshot": true, "snapshot-empty": true, "peerdelay": true,
+		"snapshot-ack": true, "features": true, "ping": true, "pong": true}
 	var join []byte
 	for _, g := range goldens() {
 		if g.name == "join" {
