@@ -42,16 +42,17 @@ type Protocol interface {
 	Controls(buf []byte, ctl *Controls) ([]byte, Delivery)
 }
 
-// Pinger is a Protocol that times round trips itself. Once a second while
-// the bot is admitted (from a second after admission) the swarm calls Ping
-// with a fresh token; the Protocol sends whatever its server echoes, and
-// Receive returns Msg{Kind: Pong, Token: token} for the echo. The swarm
-// times it: rtt_ms. A reply to an older ping is not timed.
+// Pinger is a Protocol that times round trips itself. Ten times a second
+// (--ping-hz) while the bot is admitted (from a second after admission)
+// the swarm calls Ping with a fresh token; the Protocol sends whatever its
+// server echoes, and Receive returns Msg{Kind: Pong, Token: token} for the
+// echo. The swarm times it from the moment the transport received the
+// echo, not from the bot's next turn: rtt_ms. The latest 32 pings are
+// timed, so a slow echo is not lost to the next ping.
 //
 // Without Pinger, rtt_ms is the transport's own estimate where it has one
 // (ENet, QUIC, WebSocket pings) and missing where it has none (raw UDP):
-// missing, never zero. Either way a round trip includes the wait until the
-// bot's next turn in its worker (up to one tick, 16.7 ms at 60 Hz).
+// missing, never zero. transport_rtt_ms is that estimate either way.
 type Pinger interface {
 	Ping(c *Conn, token uint32) error
 }
@@ -142,6 +143,13 @@ type Msg struct {
 	// entities_per_snapshot and snapshot_bytes_per_entity (missing without).
 	Entities    int
 	HasEntities bool
+	// InputAck is, when HasInputAck, the Seq (Controls.Seq) of the newest
+	// input the server had applied when it sent this State. The first
+	// State acknowledging input N gives N's input latency: its arrival
+	// minus the time N was sent. Acknowledgements are cumulative: one for
+	// N also answers every earlier input not yet answered.
+	InputAck    uint32
+	HasInputAck bool
 	// Token is a Pong's ping token.
 	Token uint32
 	// Reason names a refusal (Refused) or a coming disconnect (Leaving):
@@ -167,6 +175,11 @@ type Msg struct {
 type Controls struct {
 	Throttle, Elevator, Aileron, Rudder float32
 	Buttons                             uint32
+	// Seq numbers this input: 1, 2, … per bot, wrapping at 2³². If your
+	// server acknowledges inputs, send Seq (or a number you map back to
+	// it) and return it as Msg.InputAck: the swarm then measures input
+	// latency (input_latency_ms).
+	Seq uint32
 }
 
 // Game describes your protocol to the swarm.

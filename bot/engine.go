@@ -91,7 +91,8 @@ func (a *adapter) Receive(c swarm.Conn, msg []byte) (swarm.Msg, error) {
 		return swarm.Msg{}, fmt.Errorf("bot: %T.Receive returned unknown kind %d", a.p, m.Kind)
 	}
 	return swarm.Msg{Kind: swarm.MsgKind(m.Kind), HasTick: m.HasTick, HasEntities: m.HasEntities,
-		Tick: m.Tick, Entities: m.Entities, Token: m.Token, Reason: m.Reason, AnnouncedHz: m.AnnouncedHz}, err
+		Tick: m.Tick, Entities: m.Entities, Token: m.Token, Reason: m.Reason, AnnouncedHz: m.AnnouncedHz,
+		HasInputAck: m.HasInputAck, InputAck: m.InputAck}, err
 }
 
 func (a *adapter) Input(buf []byte, ctl *swarm.Control) ([]byte, transport.Delivery) {

@@ -56,12 +56,15 @@ type collected struct {
 	gap                        time.Duration // -1: no client had two updates
 	warned                     map[string]bool
 	svc, states, dts, rtt, pd  *stats.Histogram
+	lat, trtt                  *stats.Histogram
+	pinged, estimated          int64 // rtt samples from pings and from the transport
 	announced                  float64 // the first rate a server announced; 0 none
 }
 
 func newCollected() *collected {
 	return &collected{gap: -1, warned: map[string]bool{}, svc: stats.NewHistogram(), states: stats.NewHistogram(),
-		dts: stats.NewHistogram(), rtt: stats.NewHistogram(), pd: stats.NewHistogram()}
+		dts: stats.NewHistogram(), rtt: stats.NewHistogram(), pd: stats.NewHistogram(),
+		lat: stats.NewHistogram(), trtt: stats.NewHistogram()}
 }
 
 // addWorker folds one worker's counters, distributions, warnings and
@@ -75,6 +78,11 @@ func (col *collected) addWorker(r *report.Report, w *worker) {
 	col.pd.Merge(w.pdHist)
 	col.svc.Merge(w.svcInterval)
 	col.states.Merge(w.stateInterval)
+	col.lat.Merge(w.latHist)
+	col.trtt.Merge(w.trttHist)
+	col.pinged += w.rttPinged
+	col.estimated += w.rttEstimated
+	r.InputLatencyExpired += w.latExpired
 	r.InputsSent += w.inputsSent
 	r.ClientTicks += w.clientTicks
 	r.ProtocolErrors += w.protocolErrors
@@ -132,6 +140,14 @@ func (col *collected) fill(r *report.Report) {
 		r.Histograms.StateIntervalMs = col.states
 		r.StateIntervalMs = report.PercentilesOf(col.states.Summary())
 	}
+	if col.lat.Count() > 0 {
+		r.Histograms.InputLatencyMs = col.lat
+		r.InputLatencyMs = report.PercentilesOf(col.lat.Summary())
+		r.InputsAcked = col.lat.Count()
+	}
+	r.Histograms.TransportRTTMs = nonEmpty(col.trtt)
+	r.TransportRTTMs = report.PercentilesOf(col.trtt.Summary())
+	r.RTTSource = rttSource(col.pinged, col.estimated)
 	r.RTTMs = report.PercentilesOf(col.rtt.Summary())
 	r.PeerDelayMs = report.PercentilesOf(col.pd.Summary())
 	r.ConnectMs = percentiles(col.conn)
@@ -139,6 +155,20 @@ func (col *collected) fill(r *report.Report) {
 	if col.gap >= 0 {
 		r.MaxSnapshotGapMs = nanPtr(float64(col.gap) / float64(time.Millisecond))
 	}
+}
+
+// rttSource names what the rtt_ms samples were: pings, transport
+// estimates, both, or "" when there was none.
+func rttSource(pinged, estimated int64) string {
+	switch {
+	case pinged > 0 && estimated > 0:
+		return report.RTTSourceMixed
+	case pinged > 0:
+		return report.RTTSourcePing
+	case estimated > 0:
+		return report.RTTSourceTransport
+	}
+	return ""
 }
 
 // nonEmpty is h, or nil when it holds nothing: an empty distribution is
@@ -250,6 +280,9 @@ func (c *client) player(w *worker) report.Player {
 	p.StateIntervalMs = c.intervalSummary()
 	p.Outcome, p.Reason = c.outcome()
 	p.RTTP95Ms = nanPtr(c.rttP95())
+	if v := c.latencyP95(); !math.IsNaN(v) {
+		p.InputLatencyP95Ms = &v
+	}
 	if c.snaps >= 2 {
 		p.MaxSnapshotGapMs = nanPtr(float64(c.maxGap) / float64(time.Millisecond))
 	}

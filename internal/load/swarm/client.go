@@ -121,10 +121,13 @@ type client struct {
 	rttCounts []uint64
 	lastRTTAt time.Time
 	lastRTT   float64 // NaN when none yet
-	// pingToken and pingAt: the Pinger's outstanding ping (pingAt zero:
-	// none); a Pong with another token is late and not timed.
-	pingToken uint32
-	pingAt    time.Time
+	// lastPingAt and pings: when the Pinger last pinged, and the pings
+	// still waiting for their Pong.
+	lastPingAt time.Time
+	pings      pings
+	// acks: the Inputs waiting for the server's acknowledgement, and the
+	// client's input latencies.
+	acks acks
 	// stretch holds the client's figures per stretch of an impaired run
 	// (nil without impairment); cur is the stretch it is in.
 	stretch []stretchAcc
@@ -170,8 +173,23 @@ func (c *client) handle(w *worker, ev transport.Event, now time.Time) {
 		c.onDisconnect(ev, now)
 	case transport.EventReceive:
 		c.lastMsgAt = now
-		c.onMessage(w, ev.Payload, now)
+		c.onMessage(w, ev.Payload, now, arrival(ev, now))
 	}
+}
+
+// arrival is when a message received at the service call of now really
+// arrived: the backend's stamp (Event.At), carried onto now's monotonic
+// clock so that it subtracts cleanly from send times; now itself when the
+// backend has none or the stamp is not before it.
+func arrival(ev transport.Event, now time.Time) time.Time {
+	if ev.At.IsZero() {
+		return now
+	}
+	d := now.Sub(ev.At)
+	if d <= 0 || d > time.Second {
+		return now // a stamp from a stepped wall clock: not believable
+	}
+	return now.Add(-d)
 }
 
 // Send implements Conn over the client's host.
@@ -235,12 +253,17 @@ func (c *client) onDisconnect(ev transport.Event, now time.Time) {
 
 // onMessage hands one server message to the protocol and counts what it
 // says the message was.
-func (c *client) onMessage(w *worker, b []byte, now time.Time) {
+// at is when the message arrived (arrival): round trips and input
+// latency are timed by it, everything else by now.
+func (c *client) onMessage(w *worker, b []byte, now, at time.Time) {
 	m, err := c.bot.Receive(c, b)
 	if c.sendFailed(now) {
 		return
 	}
 	if m.Kind == MsgState {
+		if m.HasInputAck && err == nil && c.phase == phaseJoined {
+			c.onInputAck(w, m.InputAck, at)
+		}
 		c.onState(w, &m, err != nil, len(b), now)
 		return
 	}
@@ -263,7 +286,9 @@ func (c *client) onMessage(w *worker, b []byte, now time.Time) {
 	case MsgLeaving:
 		c.leaving = m.Reason
 	case MsgPong:
-		c.onPong(w, m.Token, now)
+		if c.phase == phaseJoined {
+			c.onPong(w, m.Token, at)
+		}
 	}
 }
 
@@ -332,17 +357,8 @@ func (c *client) recordInterval(w *worker, gap time.Duration) {
 	c.intervals[intervalBucket(ms)]++
 	w.stateInterval.Record(ms)
 	if c.stretch != nil {
-		w.stretchInterval(c.cur).Record(ms)
+		w.stretchHist(&w.stretchIntervals, c.cur).Record(ms)
 	}
-}
-
-// onPong times the answer to the outstanding ping.
-func (c *client) onPong(w *worker, token uint32, now time.Time) {
-	if c.pingAt.IsZero() || token != c.pingToken {
-		return // late, duplicated or unasked: not a round trip we timed
-	}
-	c.recordRTT(w, float64(now.Sub(c.pingAt))/float64(time.Millisecond), now)
-	c.pingAt = time.Time{}
 }
 
 // wait gives a protocol that resends its join its turn while the client
@@ -377,6 +393,7 @@ func (c *client) sendInput(w *worker, now time.Time) {
 // inputSent counts one Input that went out at the given time.
 func (c *client) inputSent(w *worker, at time.Time) {
 	w.inputsSent++
+	c.noteSent(at)
 	if at.Before(w.warmEnd) {
 		return // sent (inputs_sent counts it), not part of the windowed rate
 	}
@@ -405,8 +422,10 @@ func (c *client) buildInput(w *worker, now time.Time) ([]byte, transport.Deliver
 	if !c.pattern.Control(now.Sub(c.welcomedAt).Seconds(), ctl) {
 		return nil, 0
 	}
+	ctl.Seq = c.nextSeq()
 	msg, d := c.bot.Input(w.scratch[:0], ctl)
 	if msg == nil {
+		c.unbuilt()
 		return nil, 0
 	}
 	if cap(msg) > cap(w.scratch) {
@@ -416,34 +435,17 @@ func (c *client) buildInput(w *worker, now time.Time) ([]byte, transport.Deliver
 	return msg, d
 }
 
-// sampleRTT takes one RTT sample a second, from a second after the
-// admission (ENet's estimate starts at 500 ms before the first ACK): a
-// ping when the protocol times round trips itself, else the backend's
-// estimate when it has one.
-func (c *client) sampleRTT(w *worker, now time.Time) {
-	if now.Sub(c.lastRTTAt) < time.Second || now.Sub(c.welcomedAt) < time.Second {
-		return
-	}
-	c.lastRTTAt = now
-	if c.pinger != nil {
-		c.pingToken++
-		c.pingAt = now
-		if err := c.pinger.Ping(c, c.pingToken); err != nil {
-			c.pingAt = time.Time{}
-		}
-		c.sendFailed(now)
-		return
-	}
-	if rtt := c.host.RTT(c.peer); rtt > 0 {
-		c.recordRTT(w, float64(rtt)/float64(time.Millisecond), now)
-	}
-}
-
-// recordRTT keeps one RTT sample (ms) in the run's and the stretch's.
-func (c *client) recordRTT(w *worker, v float64, now time.Time) {
+// recordRTT keeps one RTT sample (ms) in the run's and the stretch's;
+// pinged says it was a ping's round trip, not the transport's estimate.
+func (c *client) recordRTT(w *worker, v float64, now time.Time, pinged bool) {
 	c.lastRTT = v
 	if now.Before(w.warmEnd) {
 		return // the warm-up: shown live, not measured
+	}
+	if pinged {
+		w.rttPinged++
+	} else {
+		w.rttEstimated++
 	}
 	if c.rttCounts == nil {
 		c.rttCounts = make([]uint64, len(intervalBounds)-1)
@@ -452,7 +454,7 @@ func (c *client) recordRTT(w *worker, v float64, now time.Time) {
 	w.rttHist.Record(v)
 	if c.stretch != nil {
 		c.cur = w.clock.at(now, c.cur)
-		w.stretchRTTHist(c.cur).Record(v)
+		w.stretchHist(&w.stretchRTT, c.cur).Record(v)
 	}
 }
 

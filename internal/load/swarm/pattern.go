@@ -18,6 +18,10 @@ import (
 type Control struct {
 	Throttle, Elevator, Aileron, Rudder float32
 	Buttons                             uint32
+	// Seq numbers the Input (1, 2, …, wrapping at 2³²); the engine sets it
+	// after the pattern. A state update that acknowledges Input N
+	// (Msg.HasInputAck) names this number.
+	Seq uint32
 }
 
 // Pattern is a flight pattern: what one synthetic pilot does. Each client

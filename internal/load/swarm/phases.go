@@ -121,17 +121,15 @@ func summarizeStretch(st impairment.Stretch, i int, workers []*worker, runS floa
 	if _, mean, hi, ok := stats.MinMeanMax(kbs); ok {
 		rs.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
 	}
-	h, rtt := stats.NewHistogram(), stats.NewHistogram()
+	h, rtt, lat := stats.NewHistogram(), stats.NewHistogram(), stats.NewHistogram()
 	for _, w := range workers {
-		if i < len(w.stretchIntervals) {
-			h.Merge(w.stretchIntervals[i])
-		}
-		if i < len(w.stretchRTT) {
-			rtt.Merge(w.stretchRTT[i])
-		}
+		mergeStretch(h, w.stretchIntervals, i)
+		mergeStretch(rtt, w.stretchRTT, i)
+		mergeStretch(lat, w.stretchLat, i)
 	}
 	rs.RTTMs = report.PercentilesOf(rtt.Summary())
 	rs.StateIntervalMs = report.PercentilesOf(h.Summary())
+	rs.InputLatencyMs = report.PercentilesOf(lat.Summary())
 	if gap > 0 {
 		rs.MaxSnapshotGapMs = nanPtr(float64(gap) / float64(time.Millisecond))
 	}
@@ -181,4 +179,12 @@ func recoverS(perSec []int64, cfg *Config, runS float64) (*float64, string) {
 		}
 	}
 	return nil, fmt.Sprintf("the snapshot rate never held within %.0f%% of the before rate (%.0f/s) for %d s after %.1fs", recoverTolerance*100, want, recoverHold, endS)
+}
+
+// mergeStretch adds stretch i of one worker's per-stretch histograms to
+// dst (a worker that saw nothing in it has none).
+func mergeStretch(dst *stats.Histogram, hs []*stats.Histogram, i int) {
+	if i < len(hs) {
+		dst.Merge(hs[i])
+	}
 }

@@ -77,10 +77,12 @@ type Bot interface {
 }
 
 // Pinger is a Bot that measures round trips itself: the engine calls Ping
-// once a second while the client is admitted (from a second after its
-// admission) with a fresh token, and times the Pong that carries it back.
-// A Bot without it reports the transport's own RTT estimate, where the
-// transport has one; rtt_ms is missing otherwise, never zero.
+// every 1/Config.PingHz while the client is admitted (from a second after
+// its admission) with a fresh token, and times the Pong that carries it
+// back, from when the transport received it. Ping returns ErrNoPing when
+// the server cannot answer. A Bot without it (or without an answering
+// server) reports the transport's own RTT estimate, where the transport
+// has one; rtt_ms is missing otherwise, never zero.
 type Pinger interface {
 	Ping(c Conn, token uint32) error
 }
@@ -139,6 +141,11 @@ type Msg struct {
 	HasEntities bool
 	Tick        uint32
 	Entities    int
+	// HasInputAck: InputAck is the number (Control.Seq) of the newest
+	// Input the server had applied when it built this state update; the
+	// first update acknowledging Input N times N's input latency.
+	HasInputAck bool
+	InputAck    uint32
 	// Token is the Pong's ping token.
 	Token uint32
 	// DelayMs is MsgDelay's latency in milliseconds.

@@ -71,6 +71,10 @@ type Config struct {
 	Clients    int
 	Duration   time.Duration // from the first connect; includes the ramp
 	RateHz     float64       // Input rate and worker loop rate
+	// PingHz is how often each client of a Pinger protocol pings (load
+	// protocol v1.1 does); 0 takes DefaultPingHz, < 0 sends no ping
+	// (rtt_ms is then the transport's estimate).
+	PingHz float64
 	Transport  string
 	Ramp       time.Duration // between successive connects
 	Threads    int           // worker goroutines; 0 = auto
@@ -181,6 +185,9 @@ func (c *Config) defaults() {
 	if c.RateHz == 0 {
 		c.RateHz = DefaultRateHz
 	}
+	if c.PingHz == 0 {
+		c.PingHz = DefaultPingHz
+	}
 	if c.Transport == "" {
 		c.Transport = DefaultTransport
 	}
@@ -231,6 +238,10 @@ func (c *Config) loadErrors() []error {
 	// made the loop interval overflow into a negative one (a flood).
 	if !(c.RateHz >= MinRateHz && c.RateHz <= 1000) {
 		errs = append(errs, fmt.Errorf("rate must be in [%g, 1000] Hz, got %g", float64(MinRateHz), c.RateHz))
+	}
+	// A ping goes out on a worker turn, so no faster than the loop runs.
+	if c.PingHz > 0 && c.RateHz > 0 && c.PingHz > c.RateHz {
+		errs = append(errs, fmt.Errorf("ping-hz must be at most the rate (%g Hz): pings go out on the worker's turns, got %g", c.RateHz, c.PingHz))
 	}
 	if c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("ramp must be ≥ 0, got %s", c.Ramp))

@@ -91,8 +91,9 @@ type v1Bot struct {
 	w        *v1Worker
 	index    int
 	welcomed bool
-	decoder  BodyDecoder // nil: opaque or unknown format, not decoded
-	seq      uint32
+	// minor1: the server's Welcome announced v1.1 (acks and pings).
+	minor1  bool
+	decoder BodyDecoder // nil: opaque or unknown format, not decoded
 	// in is reused: a fresh &proto.Input escapes to the heap and would
 	// allocate once per client-tick.
 	in proto.Input
@@ -116,7 +117,7 @@ func (b *v1Bot) Connected(c Conn) error {
 	return c.Send(transport.Reliable, msg)
 }
 
-func (b *v1Bot) Receive(_ Conn, msg []byte) (Msg, error) {
+func (b *v1Bot) Receive(c Conn, msg []byte) (Msg, error) {
 	t, err := proto.PeekType(msg)
 	if err != nil {
 		return Msg{}, err
@@ -128,7 +129,10 @@ func (b *v1Bot) Receive(_ Conn, msg []byte) (Msg, error) {
 		ms, err := proto.DecodePeerDelay(msg)
 		return Msg{Kind: MsgDelay, DelayMs: float64(ms)}, err
 	case proto.TypeWelcome:
-		return b.welcome(msg)
+		return b.welcome(c, msg)
+	case proto.TypePong:
+		tok, err := proto.DecodePong(msg)
+		return Msg{Kind: MsgPong, Token: tok}, err
 	case proto.TypeRefuse:
 		m, err := proto.DecodeRefuse(msg)
 		if err != nil {
@@ -151,7 +155,9 @@ func (b *v1Bot) Receive(_ Conn, msg []byte) (Msg, error) {
 	return Msg{}, errToClient
 }
 
-func (b *v1Bot) welcome(msg []byte) (Msg, error) {
+// welcome admits the client and, when the server speaks v1.1, asks for
+// input acknowledgements (Features) before anything else is sent.
+func (b *v1Bot) welcome(c Conn, msg []byte) (Msg, error) {
 	m, err := proto.DecodeWelcome(msg)
 	if err != nil {
 		return Msg{}, err
@@ -160,6 +166,12 @@ func (b *v1Bot) welcome(msg []byte) (Msg, error) {
 		return Msg{}, errWelcomeAgain
 	}
 	b.welcomed = true
+	if m.Flags&proto.WelcomeFlagMinor1 != 0 {
+		b.minor1 = true
+		if err := c.Send(transport.Reliable, proto.AppendFeatures(nil, proto.FeatureInputAcks)); err != nil {
+			return Msg{}, err
+		}
+	}
 	b.decoder = b.w.decoderFor(m.BodyFormat)
 	return Msg{Kind: MsgAdmitted, ServerTransport: m.Transport, BodyFormat: m.BodyFormat, AnnouncedHz: float64(m.TickHz)}, nil
 }
@@ -171,11 +183,11 @@ func (b *v1Bot) snapshot(msg []byte) (Msg, error) {
 	if err != nil {
 		return Msg{Kind: MsgState}, err
 	}
-	m := Msg{Kind: MsgState, Tick: h.Tick, HasTick: true}
+	m := Msg{Kind: MsgState, Tick: h.Tick, HasTick: true, HasInputAck: h.HasInputAck(), InputAck: h.InputSeq}
 	if b.decoder == nil {
 		return m, nil
 	}
-	n, err := b.decoder.Decode(h.Flags, body)
+	n, err := b.decoder.Decode(h.BodyFlags(), body)
 	if err != nil {
 		return m, err
 	}
@@ -183,10 +195,18 @@ func (b *v1Bot) snapshot(msg []byte) (Msg, error) {
 	return m, nil
 }
 
+// Ping sends a v1.1 Ping; a v1.0 server cannot answer one (ErrNoPing).
+func (b *v1Bot) Ping(c Conn, token uint32) error {
+	if !b.minor1 {
+		return ErrNoPing
+	}
+	var buf [proto.PingSize]byte
+	return c.Send(transport.Unreliable, proto.AppendPing(buf[:0], token))
+}
+
 func (b *v1Bot) Input(buf []byte, ctl *Control) ([]byte, transport.Delivery) {
-	b.seq++
 	b.in = proto.Input{
-		Seq: b.seq, Throttle: ctl.Throttle, Elevator: ctl.Elevator,
+		Seq: ctl.Seq, Throttle: ctl.Throttle, Elevator: ctl.Elevator,
 		Aileron: ctl.Aileron, Rudder: ctl.Rudder, Buttons: ctl.Buttons,
 	}
 	return proto.AppendInput(buf, &b.in), transport.Unreliable

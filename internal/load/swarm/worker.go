@@ -44,6 +44,16 @@ type worker struct {
 	// warm-up) as mergeable histograms: a slice of raw samples would grow
 	// with the run's length, a histogram does not.
 	dtHist, rttHist, pdHist *stats.Histogram
+	// trttHist holds the transport's own RTT estimates (transport_rtt_ms),
+	// latHist the input latencies (input_latency_ms); latExpired counts
+	// Inputs acknowledged only after they left a client's ring.
+	trttHist, latHist *stats.Histogram
+	latExpired        int64
+	// rttPinged and rttEstimated count the rtt_ms samples (after the
+	// warm-up) that were pings and transport estimates.
+	rttPinged, rttEstimated int64
+	// pingEvery is the time between two pings of a client (0: none).
+	pingEvery time.Duration
 	// svcInterval: per joined client, the time between two consecutive
 	// services of its host (a mergeable histogram: one record per
 	// client-tick would not fit in a slice at 1000 clients).
@@ -68,6 +78,7 @@ type worker struct {
 	perSec           []int64
 	stretchIntervals []*stats.Histogram
 	stretchRTT       []*stats.Histogram
+	stretchLat       []*stats.Histogram
 	// warmEnd is the warm-up's end (zero: none): the windowed figures
 	// count from it (Config.Warmup).
 	warmEnd time.Time
@@ -108,7 +119,12 @@ func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration)
 		dtHist:        stats.NewHistogram(),
 		rttHist:       stats.NewHistogram(),
 		pdHist:        stats.NewHistogram(),
+		trttHist:      stats.NewHistogram(),
+		latHist:       stats.NewHistogram(),
 		stateInterval: stats.NewHistogram(),
+	}
+	if cfg.PingHz > 0 {
+		w.pingEvery = time.Duration(float64(time.Second) / cfg.PingHz)
 	}
 	if bt, ok := b.(transport.Batcher); ok && !cfg.PerClientService {
 		w.batch = bt.NewBatch()
@@ -365,22 +381,6 @@ func (w *worker) start(c *client, now time.Time) {
 		return
 	}
 	c.peer, c.phase = peer, phaseConnecting
-}
-
-// stretchInterval is stretch i's pooled interval histogram.
-func (w *worker) stretchInterval(i int) *stats.Histogram {
-	for len(w.stretchIntervals) <= i {
-		w.stretchIntervals = append(w.stretchIntervals, stats.NewHistogram())
-	}
-	return w.stretchIntervals[i]
-}
-
-// stretchRTTHist is stretch i's pooled RTT histogram.
-func (w *worker) stretchRTTHist(i int) *stats.Histogram {
-	for len(w.stretchRTT) <= i {
-		w.stretchRTT = append(w.stretchRTT, stats.NewHistogram())
-	}
-	return w.stretchRTT[i]
 }
 
 // countSecond counts a snapshot in its second of the run.

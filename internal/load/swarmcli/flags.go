@@ -96,6 +96,7 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&f.Cfg.Clients, "clients", swarm.DefaultClients, "synthetic clients")
 	fs.Float64Var(&f.durationS, "duration", swarm.DefaultDuration.Seconds(), "run `seconds`, counted from the first connect (includes the ramp)")
 	fs.Float64Var(&f.Cfg.RateHz, "rate", swarm.DefaultRateHz, "Input rate per client and worker loop rate (Hz)")
+	fs.Var(pingHz{&f.Cfg.PingHz}, "ping-hz", "application pings per second per client, for a protocol that answers them (load protocol v1.1, a bot's Pinger): rtt_ms; 0 = none, rtt_ms is then the transport's estimate (default 10)")
 	fs.StringVar(&f.Cfg.Transport, "transport", cmd.transport(), "transport `name` ("+strings.Join(transport.Available(), ", ")+"); one this build cannot speak exits 2, never falls back")
 	fs.Float64Var(&f.rampMs, "ramp-ms", swarm.DefaultRamp.Seconds()*1000, "delay between successive connects (ms)")
 	fs.StringVar(&f.threads, "threads", "auto", "worker goroutines, or auto = min(cores, ceil(clients/32))")
@@ -360,4 +361,27 @@ func parseThreads(s string) (int, error) {
 		return 0, fmt.Errorf("swarm: --threads %q: want auto or a positive integer", s)
 	}
 	return n, nil
+}
+
+// pingHz is --ping-hz: Config.PingHz, whose 0 is the default, with the
+// flag's 0 meaning no pings (stored as -1).
+type pingHz struct{ v *float64 }
+
+func (p pingHz) String() string {
+	if p.v == nil || *p.v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(max(*p.v, 0), 'g', -1, 64)
+}
+
+func (p pingHz) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v > 1000 || math.IsNaN(v) {
+		return fmt.Errorf("want a rate in [0, 1000] Hz, got %q", s)
+	}
+	if v == 0 {
+		v = -1
+	}
+	*p.v = v
+	return nil
 }

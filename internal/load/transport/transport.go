@@ -112,6 +112,14 @@ type Event struct {
 	// Payload is the received message. It is valid only until the callback
 	// returns: copy what you keep.
 	Payload []byte
+	// At is when the message arrived (EventReceive), where the backend
+	// knows better than the moment Service handed it over: the kernel's
+	// receive stamp (ENet, raw UDP dialling hosts) or when the backend's
+	// reader took it off the connection (QUIC, WebSocket). Zero: unknown,
+	// take the Service call's time. It is what the swarm times round trips
+	// and input latency by, so a message that waited in a socket for the
+	// client's next turn is not counted as a slower server.
+	At time.Time
 }
 
 // WireRates are socket-level traffic rates over the interval since the

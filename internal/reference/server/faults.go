@@ -27,6 +27,7 @@ type FaultConfig struct {
 	AIDecayPerMin        float64  `toml:"ai_decay_per_min"`       // AI entities removed per minute
 	FattenRecordsBytes   int      `toml:"fatten_records_bytes"`   // padding paid for out of the snapshot budget
 	IgnoreInputs         bool     `toml:"ignore_inputs"`          // drop every Input unapplied, uncounted, unrecorded
+	InputDelayMs         float64  `toml:"input_delay_ms"`         // apply each Input this much later than it arrived
 	HollowSensors        bool     `toml:"hollow_sensors"`         // sensors are checked but detect nothing
 	DisableDatalink      bool     `toml:"disable_datalink"`       // no track is shared: each table is its owner's own
 	IgnoreFireButtons    bool     `toml:"ignore_fire_buttons"`    // the gun and store buttons do nothing
@@ -127,6 +128,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.ai_decay_per_min", f.AIDecayPerMin >= 0 && f.AIDecayPerMin <= 1e6, "must be 0..1000000"},
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes >= 0 && f.FattenRecordsBytes <= 65535, "must be 0..65535"},
 		{"faults.fatten_records_bytes", f.FattenRecordsBytes == 0 || f.InflateSnapshotBytes == 0, "cannot be combined with inflate_snapshot_bytes"},
+		{"faults.input_delay_ms", f.InputDelayMs >= 0 && f.InputDelayMs <= 10000, "must be 0..10000"},
 		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
 		{"faults.exit_after_s", f.ExitAfterS >= 0 && f.ExitAfterS <= 86400, "must be 0..86400"},
 		{"faults.snapshots_then_silent", f.SnapshotsThenSilent >= 0, "must be ≥ 0 (0 off)"},
@@ -158,6 +160,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.AIDecayPerMin > 0, "ai_decay_per_min", f.AIDecayPerMin)
 	add(f.FattenRecordsBytes > 0, "fatten_records_bytes", f.FattenRecordsBytes)
 	add(f.IgnoreInputs, "ignore_inputs", true)
+	add(f.InputDelayMs > 0, "input_delay_ms", f.InputDelayMs)
 	add(f.HollowSensors, "hollow_sensors", true)
 	add(f.DisableDatalink, "disable_datalink", true)
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)

@@ -47,6 +47,11 @@ type peer struct {
 	strikes     *stats.SlidingCount // malformed messages within garbageWindow
 	lastSeq     uint32              // newest Input applied
 	haveSeq     bool
+	appliedTick uint32 // the tick lastSeq was applied on
+	// features: the peer sent its Features (v1.1); a second is malformed.
+	features bool
+	// delayed: Inputs the input_delay_ms fault holds back, oldest first.
+	delayed []delayedInput
 	// faultSnaps and faultLastAt: the snapshots the delivery faults let
 	// through to this peer, and when the latest went (deliveryFault).
 	faultSnaps  int64
@@ -279,26 +284,12 @@ func (s *Server) onReceive(ev transport.Event, now time.Time) {
 	case t == proto.TypeJoin:
 		s.onJoin(p, ev.Payload, now)
 	case t == proto.TypeInput && p.state == peerJoined:
-		if s.cfg.Faults.IgnoreInputs {
-			return
-		}
-		if err := proto.DecodeInput(ev.Payload, &s.input.in); err != nil {
-			s.malformed(p, now, 1)
-			return
-		}
-		// Unreliable delivery may reorder (QUIC datagrams): an Input older
-		// than the newest applied one is dropped (wrap-safe comparison).
-		if p.haveSeq && int32(s.input.in.Seq-p.lastSeq) < 0 {
-			return
-		}
-		p.lastSeq, p.haveSeq = s.input.in.Seq, true
-		ctl := clampControls(&s.input.in)
-		s.sim.World.At(p.slot).Ctl = ctl
-		s.met.inputsAccepted++
-		if s.rec != nil {
-			s.recordInput(p, &ctl)
-		}
-	default: // Input before Join, or a server-to-client type
+		s.onInput(p, ev.Payload, now)
+	case t == proto.TypePing && p.state == peerJoined:
+		s.onPing(p, ev.Payload, now)
+	case t == proto.TypeFeatures && p.state == peerJoined:
+		s.onFeatures(p, ev.Payload, now)
+	default: // Input, Ping or Features before Join, or a server-to-client type
 		s.malformed(p, now, 1)
 	}
 }
@@ -341,6 +332,7 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 		ServerTick: s.tick,
 		Transport:  s.reported,
 		BodyFormat: snapshot.BodyFormat,
+		Flags:      proto.WelcomeFlagMinor1,
 	})
 	if err == nil {
 		err = s.send(p.id, transport.Reliable, s.msgBuf)

@@ -40,6 +40,21 @@ type Interest struct {
 	// this build's (the governor may skip the ticks between).
 	lastBuild uint32
 	evs       []snapshot.Event
+	// AckInputs: the peer asked for input acknowledgements (v1.1
+	// Features); HaveAck, AckSeq and AckTick are the acknowledgement the
+	// next build carries, set by the server before it (nothing applied
+	// yet: HaveAck false, and the snapshot goes without one).
+	AckInputs       bool
+	HaveAck         bool
+	AckSeq, AckTick uint32
+}
+
+// ackBytes is what the input acknowledgement adds to this peer's header.
+func (in *Interest) ackBytes() int {
+	if in.AckInputs && in.HaveAck {
+		return proto.SnapshotAckSize
+	}
+	return 0
 }
 
 type candidate struct {
@@ -85,11 +100,15 @@ func EncodeRecords(w *World, live []int32, recs [][snapshot.RecordSize]byte, run
 
 // MaxRecords is how many records fit the budget after the message header
 // and nev events (0 budget: the format's limit).
-func (p *SnapshotParams) MaxRecords(nev int) int {
+func (p *SnapshotParams) MaxRecords(nev int) int { return p.maxRecords(nev, 0) }
+
+// maxRecords is MaxRecords for a header extra bytes longer (the input
+// acknowledgement of v1.1), so the acknowledged message keeps its budget.
+func (p *SnapshotParams) maxRecords(nev, extra int) int {
 	if p.BudgetBytes == 0 {
 		return math.MaxUint16
 	}
-	budget := p.BudgetBytes - proto.SnapshotHeaderSize
+	budget := p.BudgetBytes - proto.SnapshotHeaderSize - extra
 	if p.PadInBudget {
 		budget -= len(p.Pad)
 	}
@@ -161,7 +180,7 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 		in.order = append(in.order, candidate{prio: in.staleness(s, e.ID, p.Tick) / (1 + d/priorityRefM), id: e.ID, slot: s})
 	}
 	in.InView = len(in.order)
-	room := p.MaxRecords(len(in.evs)) - 1 // the own entity
+	room := p.maxRecords(len(in.evs), in.ackBytes()) - 1 // the own entity
 	if room < len(in.order) {
 		in.order = topK(in.order, max(room, 0))
 	}
@@ -178,7 +197,12 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	in.Events = len(in.evs)
 	flags, body := enc.Finish(p.Pad, p.Compress)
 	in.Sent = enc.Len()
-	in.Msg = proto.AppendSnapshotHeader(in.Msg[:0], proto.SnapshotHeader{Tick: p.Tick, Flags: flags})
+	h := proto.SnapshotHeader{Tick: p.Tick, Flags: flags}
+	if in.AckInputs && in.HaveAck {
+		h.Flags |= proto.SnapshotFlagInputAck
+		h.InputSeq, h.InputTick = in.AckSeq, in.AckTick
+	}
+	in.Msg = proto.AppendSnapshotHeader(in.Msg[:0], h)
 	in.Msg = append(in.Msg, body...)
 }
 

@@ -601,6 +601,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.diag.sampleCPU(start)
 	base := s.baseline()
 	s.service(start)
+	s.applyDelayed(start)
 	s.maintain(start)
 	t.lap(PhaseMaintenance)
 	s.sim.Tick, s.sim.AIStride, s.sim.InterestScale = s.tick, s.gov.aiStride(), s.gov.interestScale()
@@ -655,6 +656,7 @@ func (s *Server) tickDelta(base *tickBaseline, td *tickDiag) {
 // build and the send apart.
 func (s *Server) serialize(t *timer) (build, send time.Duration) {
 	buildStart := t.at
+	s.stampAcks()
 	s.buildSnapshots()
 	sendStart := time.Now()
 	s.sendSnapshots()

@@ -175,12 +175,27 @@ func addCounts(out, r *report.Report) {
 	out.SnapshotDecodeErrors += r.SnapshotDecodeErrors
 	out.SnapshotsDecoded += r.SnapshotsDecoded
 	out.InputsSent += r.InputsSent
+	out.InputsAcked += r.InputsAcked
+	out.InputLatencyExpired += r.InputLatencyExpired
+	out.RTTSource = addRTTSource(out.RTTSource, r.RTTSource)
 	out.ProtocolErrors += r.ProtocolErrors
 	out.ClientTicks += r.ClientTicks
 	out.MaxSnapshotGapMs = fold(out.MaxSnapshotGapMs, r.MaxSnapshotGapMs, greater)
 	if r.HarnessCPUS != nil {
 		out.HarnessCPUS = ptr(deref(out.HarnessCPUS) + *r.HarnessCPUS)
 	}
+}
+
+// addRTTSource is the merged rtt_source: the shards' common one, or
+// "mixed" once two that measured differ.
+func addRTTSource(kept, src string) string {
+	switch {
+	case kept == "" || kept == src:
+		return src
+	case src == "":
+		return kept
+	}
+	return report.RTTSourceMixed
 }
 
 // addPacing is the merged worker pacing: the shards' common one, or
@@ -249,6 +264,7 @@ func addHistograms(dst, src *report.Histograms) {
 		{&dst.RTTMs, src.RTTMs}, {&dst.PeerDelayMs, src.PeerDelayMs}, {&dst.ConnectMs, src.ConnectMs},
 		{&dst.WorkerLoopDtMs, src.WorkerLoopDtMs}, {&dst.TickHzPerClient, src.TickHzPerClient}, {&dst.KBsPerClient, src.KBsPerClient},
 		{&dst.ServiceIntervalMs, src.ServiceIntervalMs}, {&dst.StateIntervalMs, src.StateIntervalMs},
+		{&dst.InputLatencyMs, src.InputLatencyMs}, {&dst.TransportRTTMs, src.TransportRTTMs},
 	} {
 		if p.s == nil {
 			continue
@@ -268,6 +284,7 @@ func finish(out *report.Report, picked []Input) error {
 	out.ConnectMs, out.WorkerLoopDtMs = percentiles(h.ConnectMs), percentiles(h.WorkerLoopDtMs)
 	out.ServiceIntervalMs = percentiles(h.ServiceIntervalMs)
 	out.StateIntervalMs = percentiles(h.StateIntervalMs)
+	out.InputLatencyMs, out.TransportRTTMs = percentiles(h.InputLatencyMs), percentiles(h.TransportRTTMs)
 	if s := h.TickHzPerClient.Summary(); s.Count > 0 {
 		out.ObservedServerTickHz = &report.MinMeanMax{Min: s.Min, Mean: s.Mean, Max: s.Max}
 	}

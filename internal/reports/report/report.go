@@ -309,6 +309,13 @@ type MeanMax struct {
 	Max  float64 `json:"max"`
 }
 
+// rtt_source values.
+const (
+	RTTSourcePing      = "ping"
+	RTTSourceTransport = "transport"
+	RTTSourceMixed     = "mixed"
+)
+
 // PercentilesOf is the report's form of a distribution summary, nil when
 // it has no value (missing, never zero).
 func PercentilesOf(s stats.Summary) *Percentiles {
@@ -481,6 +488,10 @@ type Player struct {
 	UpdatesPerS     *float64         `json:"updates_per_s,omitempty"`
 	MaxStateGapMs   *float64         `json:"max_state_gap_ms,omitempty"`
 	StateIntervalMs *IntervalSummary `json:"state_interval_ms,omitempty"`
+	// InputLatencyP95Ms is the client's own input latency p95 (its
+	// bucket's upper bound), absent when none of its Inputs was
+	// acknowledged after the warm-up (additive).
+	InputLatencyP95Ms *float64 `json:"input_latency_p95_ms,omitempty"`
 }
 
 // IntervalSummary is one client's interval percentiles in milliseconds.
@@ -709,6 +720,25 @@ type Report struct {
 	// consecutive state updates (after the warm-up): the client-observed
 	// "ms per step".
 	StateIntervalMs *Percentiles `json:"state_interval_ms,omitempty"`
+	// InputLatencyMs pools every client's input latencies (after the
+	// warm-up): for each Input, the arrival of the first state update
+	// acknowledging it minus when it was sent (docs/protocol.md, "The
+	// input acknowledgement"). Absent when no Input was acknowledged: the
+	// server does not acknowledge inputs, or applied none.
+	InputLatencyMs *Percentiles `json:"input_latency_ms,omitempty"`
+	// InputsAcked counts the Inputs timed in InputLatencyMs;
+	// InputLatencyExpired those acknowledged only after more than 512
+	// later Inputs had been sent (not timed: their latency is beyond the
+	// swarm's memory of them).
+	InputsAcked         int64 `json:"inputs_acked,omitempty"`
+	InputLatencyExpired int64 `json:"input_latency_expired,omitempty"`
+	// RTTSource says what rtt_ms measured: "ping" (application round
+	// trips, load protocol v1.1 or a bot's Pinger), "transport" (the
+	// transport's own estimate, for a server or protocol that cannot
+	// ping) or "mixed". TransportRTTMs is the transport's estimate,
+	// sampled once a second per client, whichever rtt_ms is (additive).
+	RTTSource      string       `json:"rtt_source,omitempty"`
+	TransportRTTMs *Percentiles `json:"transport_rtt_ms,omitempty"`
 }
 
 // Abort gates that are not entries of the gate table.
@@ -792,6 +822,9 @@ type Stretch struct {
 	// StateIntervalMs pools the clients' times between consecutive state
 	// updates that arrived in the stretch (additive).
 	StateIntervalMs *Percentiles `json:"state_interval_ms,omitempty"`
+	// InputLatencyMs pools the input latencies whose acknowledgement
+	// arrived in the stretch (additive).
+	InputLatencyMs *Percentiles `json:"input_latency_ms,omitempty"`
 	// RecoverS (on "after" only) is the seconds from the end of the last
 	// phase until the swarm's per-second snapshot rate is back within 5 %
 	// of the "before" rate and stays there 2 s; null if it never is.

@@ -46,6 +46,8 @@ type Histograms struct {
 	WorkerLoopDtMs    *stats.Histogram `json:"worker_loop_dt_ms,omitempty"`
 	ServiceIntervalMs *stats.Histogram `json:"service_interval_ms,omitempty"`
 	StateIntervalMs   *stats.Histogram `json:"state_interval_ms,omitempty"`
+	InputLatencyMs    *stats.Histogram `json:"input_latency_ms,omitempty"`
+	TransportRTTMs    *stats.Histogram `json:"transport_rtt_ms,omitempty"`
 	TickHzPerClient   *stats.Histogram `json:"tick_hz_per_client,omitempty"`
 	KBsPerClient      *stats.Histogram `json:"kbs_per_client,omitempty"`
 }

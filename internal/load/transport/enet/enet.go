@@ -77,7 +77,7 @@ func (backend) Dial(opt transport.Options) (transport.Host, error) {
 	// Bound now (every interface, an ephemeral port: what the first send
 	// would bind anyway), so Addr names the socket before anything is
 	// sent: the impairment relay relays for that socket only.
-	h, err := create(true, netip.IPv4Unspecified(), 0, peers, opt)
+	h, err := create(true, false, netip.IPv4Unspecified(), 0, peers, opt)
 	if err != nil {
 		return nil, fmt.Errorf("enet: dial: %w", err)
 	}
@@ -96,11 +96,11 @@ func listen(addr string, opt transport.Options) (*Host, error) {
 	if opt.RecvBufferBytes == 0 {
 		opt.RecvBufferBytes = DefaultServerRecvBuffer
 	}
-	return create(true, ip, port, peers, opt)
+	return create(true, true, ip, port, peers, opt)
 }
 
 // create makes the C host and its Go wrapper.
-func create(bind bool, ip netip.Addr, port uint16, peers int, opt transport.Options) (*Host, error) {
+func create(bind, listening bool, ip netip.Addr, port uint16, peers int, opt transport.Options) (*Host, error) {
 	if peers < 1 || peers > MaxPeers {
 		return nil, fmt.Errorf("MaxPeers %d out of range 1..%d", peers, MaxPeers)
 	}
@@ -118,6 +118,11 @@ func create(bind bool, ip netip.Addr, port uint16, peers int, opt transport.Opti
 	if err != nil {
 		return nil, err
 	}
+	// A dialling host reads one peer's datagrams on its own socket, so the
+	// kernel's stamp of the latest one dates the message it carried; a
+	// server's socket mixes every peer's and would pay a system call per
+	// message for stamps nothing reads.
+	o.stamp_rx = cbool(!listening)
 	var cerr C.int
 	s := C.sg_create(cbool(bind), ipBE(ip), C.enet_uint16(port), C.size_t(peers), &o, &cerr)
 	if s == nil {
@@ -352,6 +357,9 @@ func toEvent(e *C.sg_event, buf []byte) (transport.Event, bool) {
 			ev.Delivery = transport.Reliable
 		}
 		ev.Payload = buf[e.off : e.off+e.len : e.off+e.len]
+		if e.rx_ns != 0 {
+			ev.At = time.Unix(0, int64(e.rx_ns))
+		}
 	default:
 		return ev, false
 	}

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -59,6 +61,13 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, 
 	}
 	s->host = h;
 	s->timeout_ms = o->timeout_ms;
+	s->stamp_rx = o->stamp_rx;
+	if (s->stamp_rx) {
+		// The first SIOCGSTAMPNS turns the socket's receive stamps on (it
+		// fails, with nothing stamped yet); later datagrams are stamped.
+		struct timespec ts;
+		(void)ioctl(h->socket, SIOCGSTAMPNS, &ts);
+	}
 	// ENet's 32 MiB defaults let one peer make the host allocate a 32 MiB
 	// packet with a single fragment header and keep it until the peer goes.
 	if (o->max_packet > 0) {
@@ -109,6 +118,17 @@ static int sg_next(sg_host *s, ENetEvent *ev) {
 }
 
 static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used);
+
+// sg_rx_ns is the kernel's CLOCK_REALTIME arrival time of the datagram the
+// socket read last, in ns; 0 when the host does not stamp or the kernel
+// has no stamp.
+static long long sg_rx_ns(sg_host *s) {
+	struct timespec ts;
+	if (!s->stamp_rx || ioctl(s->host->socket, SIOCGSTAMPNS, &ts) != 0) {
+		return 0;
+	}
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 // sg_drain services the host without blocking and stores up to max events in
 // evs, copying payloads into buf[0:cap] and destroying the packets. It stops
@@ -163,6 +183,7 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 		o->channel = ev.channelID;
 		o->off = (enet_uint32)*used;
 		o->len = 0;
+		o->rx_ns = 0;
 		if (ev.type == ENET_EVENT_TYPE_CONNECT) {
 			sg_configure_peer(s, ev.peer);
 		} else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
@@ -180,6 +201,7 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 			o->len = (enet_uint32)len;
 			*used += len;
 			enet_packet_destroy(ev.packet);
+			o->rx_ns = sg_rx_ns(s);
 		}
 		n++;
 	}

@@ -75,6 +75,7 @@ typedef struct {
 	size_t      max_waiting; // per-peer bytes received, not yet delivered; 0: ENet's 32 MiB
 	int         connect_limit; // 0: no connect guard
 	enet_uint32 connect_window_ms, half_open_ms;
+	int         stamp_rx;      // stamp received messages (sg_host.stamp_rx)
 } sg_options;
 
 // sg_host is the C side of one Go host. It lives in C memory so that Go can
@@ -92,6 +93,11 @@ typedef struct {
 	unsigned long oversize_dropped;
 	sg_guard   *guard;       // NULL without a connect guard
 	size_t      max_packet;  // the receive cap; sends are not limited by it
+	// stamp_rx: a dialling host stamps each received message with the
+	// kernel's arrival time of the latest datagram read (SIOCGSTAMPNS):
+	// one client's socket reads one peer's datagrams, so that is the
+	// message's own arrival unless two arrived between two services.
+	int         stamp_rx;
 } sg_host;
 
 // sg_event is one event flattened for Go; the payload is buf[off:off+len].
@@ -102,6 +108,7 @@ typedef struct {
 	enet_uint32 channel;
 	enet_uint32 off;
 	enet_uint32 len;
+	long long   rx_ns; // CLOCK_REALTIME arrival (stamp_rx hosts, receives); 0: unknown
 } sg_event;
 
 typedef struct {
