@@ -48,7 +48,7 @@ func BenchmarkClientSnapshot(b *testing.B) {
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
 			for b.Loop() {
-				c.onMessage(w, msg, now)
+				c.onMessage(w, msg, now, now)
 			}
 			if c.decodeErrors != 0 {
 				b.Fatalf("%d decode errors", c.decodeErrors)
@@ -133,7 +133,7 @@ func welcomedClient(tb testing.TB, w *worker, format string) *client {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c.onMessage(w, welcome, time.Now())
+	c.onMessage(w, welcome, time.Now(), time.Now())
 	if c.phase != phaseJoined || c.bodyFormat != format {
 		tb.Fatalf("Welcome(%s) left the client in phase %d, body format %q", format, c.phase, c.bodyFormat)
 	}
@@ -179,8 +179,8 @@ func FuzzClientMessage(f *testing.F) {
 		}
 		c.host = discardHost{}
 		before := c.phase
-		c.onMessage(w, msg, time.Now())
-		c.onMessage(w, msg, time.Now().Add(time.Millisecond))
+		c.onMessage(w, msg, time.Now(), time.Now())
+		c.onMessage(w, msg, time.Now().Add(time.Millisecond), time.Now().Add(time.Millisecond))
 		if before != phaseRefused && c.phase == phaseRefused && c.reason == "" {
 			t.Fatal("refused without a reason")
 		}

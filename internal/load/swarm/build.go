@@ -57,7 +57,7 @@ type collected struct {
 	warned                     map[string]bool
 	svc, states, dts, rtt, pd  *stats.Histogram
 	lat, trtt                  *stats.Histogram
-	pinged, estimated          int64 // rtt samples from pings and from the transport
+	pinged, estimated          int64   // rtt samples from pings and from the transport
 	announced                  float64 // the first rate a server announced; 0 none
 }
 

@@ -32,9 +32,9 @@ const pingRing = 32
 // latest Inputs went out (ns since the client's ramp slot; 0: none), the
 // newest acknowledged one, and its latencies in intervalBounds' buckets.
 type acks struct {
-	sent   []int64 // inputRing long once the first Input is numbered
-	seq    uint32  // the number of the newest Input built
-	acked  uint32  // the newest acknowledged Input (0: none yet)
+	sent   []int64  // inputRing long once the first Input is numbered
+	seq    uint32   // the number of the newest Input built
+	acked  uint32   // the newest acknowledged Input (0: none yet)
 	counts []uint64 // per-client latency buckets (nil until the first)
 }
 

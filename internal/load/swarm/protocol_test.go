@@ -165,7 +165,7 @@ func TestClientProtocolOutcomes(t *testing.T) {
 				t.Fatalf("after connect: phase %d", c.phase)
 			}
 			for _, m := range tc.msgs {
-				c.onMessage(w, m, now)
+				c.onMessage(w, m, now, now)
 			}
 			if tc.disconnect {
 				c.onDisconnect(transport.Event{Kind: transport.EventDisconnect, Data: 7}, now)
@@ -220,7 +220,7 @@ func TestProtocolHotPathAllocatesNothing(t *testing.T) {
 		msg := snapshotBytes(t, 8)
 		now := time.Now()
 		if n := testing.AllocsPerRun(1000, func() {
-			c.onMessage(w, msg, now)
+			c.onMessage(w, msg, now, now)
 			c.sendInput(w, now)
 		}); n != 0 {
 			t.Errorf("%s: %v allocations per snapshot and input", format, n)

@@ -67,14 +67,14 @@ type Config struct {
 	Addr string // server "host:port"
 	// RunID is the id the gate gave this run ($SCALEGATE_RUN_ID), echoed
 	// in the report so that the gate can tell it from another run's.
-	RunID      string
-	Clients    int
-	Duration   time.Duration // from the first connect; includes the ramp
-	RateHz     float64       // Input rate and worker loop rate
+	RunID    string
+	Clients  int
+	Duration time.Duration // from the first connect; includes the ramp
+	RateHz   float64       // Input rate and worker loop rate
 	// PingHz is how often each client of a Pinger protocol pings (load
 	// protocol v1.1 does); 0 takes DefaultPingHz, < 0 sends no ping
 	// (rtt_ms is then the transport's estimate).
-	PingHz float64
+	PingHz     float64
 	Transport  string
 	Ramp       time.Duration // between successive connects
 	Threads    int           // worker goroutines; 0 = auto
