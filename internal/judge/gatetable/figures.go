@@ -72,6 +72,15 @@ var (
 	StateIntervalP50 = stateInterval("p50", p50)
 	StateIntervalP95 = stateInterval("p95", p95)
 	StateIntervalP99 = stateInterval("p99", p99)
+	// InputLatency* are the times from each Input to the first state
+	// update acknowledging it, pooled over the clients (after the
+	// warm-up): the command latency a player feels.
+	InputLatencyP50 = inputLatency("p50", p50)
+	InputLatencyP95 = inputLatency("p95", p95)
+	InputLatencyP99 = inputLatency("p99", p99)
+	// RTTP50 is the median round trip: pings where the protocol answers
+	// them (report.rtt_source), else the transport's estimate.
+	RTTP50 = Figure{Name: "rtt_p50_ms", Title: "RTT ms p50", Path: "report.rtt_ms.p50", Unit: "ms", Read: pct("report.rtt_ms", "no client measured a round trip", func(r *report.Report) *report.Percentiles { return r.RTTMs }, p50)}
 	// UpdatesPerSMin is the slowest client's state updates per second over
 	// its joined time; DeliveryGap the longest any client went without one
 	// (its admission and its end included).
@@ -253,6 +262,16 @@ func pct(path, absent string, get func(*report.Report) *report.Percentiles, at f
 func stateInterval(stat string, at func(*report.Percentiles) float64) Figure {
 	return Figure{Name: "state_interval_ms_" + stat, Title: "state update interval ms " + stat, Path: "report.state_interval_ms." + stat, Unit: "ms",
 		Read: pct("report.state_interval_ms", "no client received two state updates after the warm-up", func(r *report.Report) *report.Percentiles { return r.StateIntervalMs }, at)}
+}
+
+// inputLatencyAbsent says why report.input_latency_ms can be missing.
+const inputLatencyAbsent = "no Input was acknowledged after the warm-up: the server does not acknowledge inputs " +
+	"(load protocol v1.1: Welcome flag minor_1 and the Snapshot input ack; a bot: Msg.InputAck), or applied none"
+
+// inputLatency is one percentile of report.input_latency_ms.
+func inputLatency(stat string, at func(*report.Percentiles) float64) Figure {
+	return Figure{Name: "input_latency_ms_" + stat, Title: "input latency ms " + stat, Path: "report.input_latency_ms." + stat, Unit: "ms",
+		Read: pct("report.input_latency_ms", inputLatencyAbsent, func(r *report.Report) *report.Percentiles { return r.InputLatencyMs }, at)}
 }
 
 func updatesPerSMin(m *Metrics) (float64, error) {

@@ -128,6 +128,7 @@ func (m *Metrics) Narrow(phase string) (*Metrics, error) {
 		SnapshotsReceived:      st.SnapshotsReceived,
 		MaxSnapshotGapMs:       st.MaxSnapshotGapMs,
 		StateIntervalMs:        st.StateIntervalMs,
+		InputLatencyMs:         st.InputLatencyMs,
 		Phases:                 []report.Stretch{*st},
 	}
 	return &Metrics{Report: r, Scope: phase,

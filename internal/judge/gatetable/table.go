@@ -291,6 +291,14 @@ var table = []Gate{
 		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p95", Measure: StateIntervalP95.Read, Doc: "as `state_interval_ms_p50_max`"},
 	{Name: "state_interval_ms_p99_max", Window: WindowClients, Title: "state update interval ms p99", Metric: "report.state_interval_ms.p99",
 		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-state-interval-ms-p99", Measure: StateIntervalP99.Read, Doc: "as `state_interval_ms_p50_max`"},
+	// Input latency: from each Input to the first state update that
+	// acknowledges it (docs/protocol.md, "The input acknowledgement").
+	{Name: "input_latency_ms_p50_max", Window: WindowClients, Title: "input latency ms p50", Metric: "report.input_latency_ms.p50",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-input-latency-ms-p50", Measure: InputLatencyP50.Read, Doc: "from each Input to the first state update acknowledging it, pooled over the clients (after the warm-up); a server that does not acknowledge inputs (v1.1, or a bot's `Msg.InputAck`) is unevaluable; phase-scopable"},
+	{Name: "input_latency_ms_p95_max", Window: WindowClients, Title: "input latency ms p95", Metric: "report.input_latency_ms.p95",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-input-latency-ms-p95", Measure: InputLatencyP95.Read, Doc: "as `input_latency_ms_p50_max`"},
+	{Name: "input_latency_ms_p99_max", Window: WindowClients, Title: "input latency ms p99", Metric: "report.input_latency_ms.p99",
+		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-input-latency-ms-p99", Measure: InputLatencyP99.Read, Doc: "as `input_latency_ms_p50_max`"},
 	{Name: "max_snapshot_gap_ms_max", Window: WindowClients, Title: "max snapshot gap ms", Metric: "report.max_snapshot_gap_ms",
 		Unit: "ms", Dir: AtMost, Timing: true, Flag: "assert-max-snapshot-gap-ms", Measure: MaxGap.Read, Doc: "the longest time between two consecutive state updates of any client (after the warm-up); phase-scopable; the built-in `delivery` check also bounds the time from a client's admission to its first update and from its last to its end"},
 	{Name: "rss_growth_kb_max", Window: WindowRun, Title: "server RSS growth KB", Metric: "server_tick.rss_kb - server_tick.rss_startup_kb",
@@ -365,6 +373,7 @@ func Budgets() map[string][]string {
 var budgets = map[string][]string{
 	"tick_ms":           {"tick_ms_p50_max", "tick_ms_p95_max", "tick_ms_p99_max", "tick_ms_max_max"},
 	"state_interval_ms": {"state_interval_ms_p50_max", "state_interval_ms_p95_max", "state_interval_ms_p99_max"},
+	"input_latency_ms":  {"input_latency_ms_p50_max", "input_latency_ms_p95_max", "input_latency_ms_p99_max"},
 }
 
 // Lookup finds a gate by profile name.

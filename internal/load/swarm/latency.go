@@ -86,8 +86,10 @@ func (c *client) onInputAck(w *worker, seq uint32, at time.Time) {
 			continue // never sent (the protocol built nothing for it)
 		}
 		a.sent[n%inputRing] = 0
+		ms := float64(int64(at.Sub(c.slot))-sent) / float64(time.Millisecond)
+		w.recordSecond(ms)
 		if windowed {
-			c.recordLatency(w, float64(int64(at.Sub(c.slot))-sent)/float64(time.Millisecond), at)
+			c.recordLatency(w, ms, at)
 		}
 	}
 }
@@ -190,4 +192,13 @@ func (w *worker) stretchHist(hs *[]*stats.Histogram, i int) *stats.Histogram {
 		*hs = append(*hs, stats.NewHistogram())
 	}
 	return (*hs)[i]
+}
+
+// recordSecond keeps one input latency for this second's timeline row
+// (the warm-up's included: the timeline shows it live).
+func (w *worker) recordSecond(ms float64) {
+	if w.secLat == nil {
+		w.secLat = stats.NewHistogram()
+	}
+	w.secLat.Record(math.Max(ms, 0))
 }

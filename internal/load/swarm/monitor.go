@@ -181,6 +181,10 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 	if s := stats.Summarize(sum.rtt); s.Count > 0 {
 		p.RTTP95Ms = &s.P95
 	}
+	if sum.lat.Count() > 0 {
+		v := sum.lat.Summary().P95
+		p.InputLatencyP95Ms = &v
+	}
 	if !math.IsNaN(sum.dt) {
 		p.WorkerDtP99 = sum.dt
 	}
@@ -196,6 +200,7 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 // material point turns into a row's figures.
 type workerSums struct {
 	hz, rtt []float64
+	lat     *stats.Histogram // the workers' input latencies of the second
 	kbsSum  float64
 	kbsN    int
 	dt      float64 // the worst worker's loop dt p99; NaN: none had one
@@ -207,7 +212,7 @@ type workerSums struct {
 // straight into p. Kept apart from point so the row's derivations read
 // without the per-worker loop.
 func (m *monitor) sumWorkers(p *report.TimelinePoint) workerSums {
-	sum := workerSums{dt: math.NaN()}
+	sum := workerSums{dt: math.NaN(), lat: stats.NewHistogram()}
 	for _, w := range m.workers {
 		pub := w.published()
 		if pub.at.IsZero() {
@@ -216,6 +221,9 @@ func (m *monitor) sumWorkers(p *report.TimelinePoint) workerSums {
 		p.Connected += pub.connected
 		sum.hz = append(sum.hz, pub.tickHz...)
 		sum.rtt = append(sum.rtt, pub.rttMs...)
+		if pub.lat != nil {
+			sum.lat.Merge(pub.lat)
+		}
 		sum.kbsSum += pub.kbsSum
 		sum.kbsN += pub.kbsN
 		if !math.IsNaN(pub.dtP99) && (math.IsNaN(sum.dt) || pub.dtP99 > sum.dt) {

@@ -36,6 +36,7 @@ type tickBound struct{ lo, hi float64 }
 // is a figure not measured that second.
 type compactRow struct {
 	ts, tickHzMin, kbs, rttP95, tickP99, workerDt, svcMean float64
+	latP95                                                 float64
 	rssKB                                                  int64
 	connected, kbsClients                                  int32
 	svcN                                                   int64
@@ -66,7 +67,7 @@ func ptrOr(v float64) *float64 {
 
 // add keeps p.
 func (s *timelineStore) add(p report.TimelinePoint) {
-	c := compactRow{ts: p.TS, tickHzMin: nanOr(p.TickHzMin), kbs: p.KBs, rttP95: nanOr(p.RTTP95Ms), tickP99: nanOr(p.TickMsP99),
+	c := compactRow{ts: p.TS, tickHzMin: nanOr(p.TickHzMin), kbs: p.KBs, rttP95: nanOr(p.RTTP95Ms), tickP99: nanOr(p.TickMsP99), latP95: nanOr(p.InputLatencyP95Ms),
 		workerDt: p.WorkerDtP99, svcMean: nanOr(p.ServiceIntervalMeanMs), rssKB: -1,
 		connected: int32(p.Connected), kbsClients: int32(p.KBsClients), svcN: p.ServiceIntervals}
 	if p.RSSKB != nil {
@@ -119,7 +120,7 @@ func (s *timelineStore) points() []report.TimelinePoint {
 
 func (s *timelineStore) point(c *compactRow) report.TimelinePoint {
 	p := report.TimelinePoint{TS: c.ts, Connected: int(c.connected), TickHzMin: ptrOr(c.tickHzMin), KBs: c.kbs, RTTP95Ms: ptrOr(c.rttP95),
-		TickMsP99: ptrOr(c.tickP99), WorkerDtP99: c.workerDt, ServiceIntervalMeanMs: ptrOr(c.svcMean),
+		TickMsP99: ptrOr(c.tickP99), WorkerDtP99: c.workerDt, ServiceIntervalMeanMs: ptrOr(c.svcMean), InputLatencyP95Ms: ptrOr(c.latP95),
 		KBsClients: int(c.kbsClients), ServiceIntervals: c.svcN}
 	if c.rssKB >= 0 {
 		rss := c.rssKB

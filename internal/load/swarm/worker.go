@@ -49,6 +49,8 @@ type worker struct {
 	// Inputs acknowledged only after they left a client's ring.
 	trttHist, latHist *stats.Histogram
 	latExpired        int64
+	// secLat holds the input latencies timed since the last publish.
+	secLat *stats.Histogram
 	// rttPinged and rttEstimated count the rtt_ms samples (after the
 	// warm-up) that were pings and transport estimates.
 	rttPinged, rttEstimated int64
@@ -105,6 +107,7 @@ type workerPub struct {
 	dtP99     float64   // NaN: no iteration in the interval
 	svcSum    float64   // joined clients' service intervals (ms) in the interval
 	svcN      int64
+	lat       *stats.Histogram // input latencies timed in the interval (nil: none)
 }
 
 func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration) *worker {
@@ -479,6 +482,7 @@ func (w *worker) maybePublish(now time.Time) {
 	w.intervalDt = w.intervalDt[:0]
 	p.svcSum, p.svcN = w.pubSvcSum, w.pubSvcN
 	w.pubSvcSum, w.pubSvcN = 0, 0
+	p.lat, w.secLat = w.secLat, nil
 	w.lastPub = now
 	w.mu.Lock()
 	w.pub = p

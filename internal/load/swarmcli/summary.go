@@ -51,7 +51,15 @@ func printFigures(w io.Writer, r *report.Report) {
 	if k := r.DownstreamKBsPerClient; k != nil {
 		fmt.Fprintf(w, "  downstream KB/s per client mean %.2f max %.2f\n", k.Mean, k.Max)
 	}
-	printPercentiles(w, "rtt", r.RTTMs)
+	rtt := "rtt"
+	if r.RTTSource != "" {
+		rtt += " (" + r.RTTSource + ")"
+	}
+	printPercentiles(w, rtt, r.RTTMs)
+	if r.RTTSource != report.RTTSourceTransport {
+		printPercentiles(w, "transport rtt", r.TransportRTTMs)
+	}
+	printPercentiles(w, "input latency", r.InputLatencyMs)
 	printPercentiles(w, "peer delay", r.PeerDelayMs)
 	printPercentiles(w, "connect", r.ConnectMs)
 	printPercentiles(w, "worker loop dt", r.WorkerLoopDtMs)

@@ -356,6 +356,9 @@ type TimelinePoint struct {
 	// intervals in this second (the figure the gate's harness check judges
 	// over the run), nil when there was none.
 	ServiceIntervalMeanMs *float64 `json:"service_interval_mean_ms,omitempty"`
+	// InputLatencyP95Ms is the p95 of the input latencies timed in this
+	// second (acknowledgements that arrived in it), nil when none was.
+	InputLatencyP95Ms *float64 `json:"input_latency_p95_ms,omitempty"`
 	// Mergeable parts of the row (additive): how many clients the kbs mean
 	// is over, the RTT estimates rtt_p95_ms summarises (a shard's rows
 	// only: what a merge needs; held encoded: a live histogram per second

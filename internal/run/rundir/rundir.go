@@ -82,9 +82,9 @@ func CreateRunDir(out, root, profile string, now time.Time) (string, error) {
 func TimelineColumns() []string { return slices.Clone(timelineColumns) }
 
 // timelineColumns backs TimelineColumns; never handed out itself, so no caller can change it.
-var timelineColumns = append([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
+var timelineColumns = append(append([]string{"t_s", "connected", "tick_hz_min", "kbs", "rtt_p95_ms", "tick_ms_p99", "rss_kb",
 	"worker_dt_p99_ms", "service_interval_mean_ms", "host_other_cores", "host_steal_pct", "host_cpu_pressure_avg10"},
-	timelineServerColumns()...)
+	timelineServerColumns()...), "input_latency_p95_ms")
 
 // TimelineColumnsV1 is the column set of timeline.csv before
 // worker_dt_p99_ms and service_interval_mean_ms.
@@ -105,8 +105,9 @@ func timelineServerColumns() []string {
 // WriteTimelineCSV writes the per-second timeline of a report: connected
 // clients, tick-Hz min, payload KB/s, RTT p95, server tick ms p99, RSS,
 // the swarm's own health (worker loop dt p99, clients' service interval
-// mean) and the server's diagnostics (CPU, wire rate per client, slow
-// ticks, GC, send queue, slow sends). An empty cell is a figure that was
+// mean), the server's diagnostics (CPU, wire rate per client, slow
+// ticks, GC, send queue, slow sends) and the input latency p95 of the
+// Inputs acknowledged that second. An empty cell is a figure that was
 // not measured that second (not zero).
 func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 	f, err := os.Create(path)
@@ -126,6 +127,7 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 		for _, v := range p.TimelineServer.Fields() {
 			row = append(row, optCSV(*v.V))
 		}
+		row = append(row, optCSV(p.InputLatencyP95Ms))
 		_ = w.Write(row)
 	}
 	w.Flush()
@@ -147,7 +149,7 @@ func WritePlayersCSV(path string, players []report.Player) error {
 	w := csv.NewWriter(bufio.NewWriter(f))
 	_ = w.Write([]string{"index", "pattern", "outcome", "reason", "connect_ms", "snapshots", "kbs",
 		"tick_hz", "rtt_p95_ms", "max_snapshot_gap_ms", "updates_per_s", "max_state_gap_ms",
-		"state_interval_p50_ms", "state_interval_p95_ms", "state_interval_p99_ms"})
+		"state_interval_p50_ms", "state_interval_p95_ms", "state_interval_p99_ms", "input_latency_p95_ms"})
 	for _, p := range players {
 		var p50, p95, p99 *float64
 		if si := p.StateIntervalMs; si != nil {
@@ -156,7 +158,7 @@ func WritePlayersCSV(path string, players []report.Player) error {
 		_ = w.Write([]string{strconv.Itoa(p.Index), p.Pattern, p.Outcome, p.Reason, optCSV(p.ConnectMs),
 			strconv.FormatInt(p.Snapshots, 10), optCSV(p.KBs), optCSV(p.TickHz), optCSV(p.RTTP95Ms),
 			optCSV(p.MaxSnapshotGapMs), optCSV(p.UpdatesPerS), optCSV(p.MaxStateGapMs),
-			optCSV(p50), optCSV(p95), optCSV(p99)})
+			optCSV(p50), optCSV(p95), optCSV(p99), optCSV(p.InputLatencyP95Ms)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

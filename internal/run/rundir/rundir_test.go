@@ -15,7 +15,7 @@ func TestWritePlayersCSV(t *testing.T) {
 	players := []report.Player{
 		{Index: 0, Pattern: "weave", Outcome: report.OutcomeConnected, ConnectMs: f(34.9), Snapshots: 1196,
 			KBs: f(71.2), TickHz: f(60), RTTP95Ms: f(23), MaxSnapshotGapMs: f(67.5), UpdatesPerS: f(59.8), MaxStateGapMs: f(67.5),
-			StateIntervalMs: &report.IntervalSummary{P50: 16.75, P95: 18.5, P99: 33.5}},
+			StateIntervalMs: &report.IntervalSummary{P50: 16.75, P95: 18.5, P99: 33.5}, InputLatencyP95Ms: f(24.25)},
 		{Index: 1, Pattern: "idle", Outcome: report.OutcomeRefused, Reason: "server_full", ConnectMs: f(30)},
 		{Index: 2, Pattern: "weave", Outcome: report.OutcomeNeverConnected, Reason: "not_started"},
 	}
@@ -28,10 +28,10 @@ func TestWritePlayersCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "index,pattern,outcome,reason,connect_ms,snapshots,kbs,tick_hz,rtt_p95_ms,max_snapshot_gap_ms," +
-		"updates_per_s,max_state_gap_ms,state_interval_p50_ms,state_interval_p95_ms,state_interval_p99_ms\n" +
-		"0,weave,connected,,34.9,1196,71.2,60,23,67.5,59.8,67.5,16.75,18.5,33.5\n" +
-		"1,idle,refused,server_full,30,0,,,,,,,,,\n" +
-		"2,weave,never_connected,not_started,,0,,,,,,,,,\n"
+		"updates_per_s,max_state_gap_ms,state_interval_p50_ms,state_interval_p95_ms,state_interval_p99_ms,input_latency_p95_ms\n" +
+		"0,weave,connected,,34.9,1196,71.2,60,23,67.5,59.8,67.5,16.75,18.5,33.5,24.25\n" +
+		"1,idle,refused,server_full,30,0,,,,,,,,,,\n" +
+		"2,weave,never_connected,not_started,,0,,,,,,,,,,\n"
 	if string(b) != want {
 		t.Errorf("players.csv:\n%s\nwant:\n%s", b, want)
 	}

@@ -129,6 +129,7 @@ func timelineRow(head, rec []string) (report.TimelinePoint, error) {
 	p.HostOtherCores = cell("host_other_cores")
 	p.HostStealPct = cell("host_steal_pct")
 	p.HostCPUPressureAvg10 = cell("host_cpu_pressure_avg10")
+	p.InputLatencyP95Ms = cell("input_latency_p95_ms")
 	for _, f := range p.TimelineServer.Fields() {
 		*f.V = cell(f.Name)
 	}

@@ -9,7 +9,8 @@ func TestParseTimelineCSV(t *testing.T) {
 	head := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb\n" // runs before the swarm's columns
 	head2 := "t_s,connected,tick_hz_min,kbs,rtt_p95_ms,tick_ms_p99,rss_kb,worker_dt_p99_ms,service_interval_mean_ms\n"
 	head3 := strings.Join(timelineColumns[:12], ",") + "\n" // runs before the server's diagnostics
-	head4 := strings.Join(timelineColumns, ",") + "\n"
+	head4 := strings.Join(timelineColumns[:19], ",") + "\n" // runs before input latency
+	head5 := strings.Join(timelineColumns, ",") + "\n"
 	tests := []struct {
 		name, in, err string
 		rows          int
@@ -20,6 +21,7 @@ func TestParseTimelineCSV(t *testing.T) {
 		{"bad service interval", head2 + "1,0,,0,,3.9,27944,1.8,x\n", "line 2: service_interval_mean_ms", 0},
 		{"with the host's columns", head3 + "1,0,,0,,3.9,27944,,,,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7,0.91,0,12.5\n", "", 2},
 		{"with the server's columns", head4 + "1,0,,0,,3.9,27944,,,,,,,,,,,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7,0.91,0,12.5,97.5,70.2,3,,0.4,0,\n", "", 2},
+		{"with input latency", head5 + "1,0,,0,,3.9,27944,,,,,,,,,,,,,\n2,8,59.5,70.1,47,8.1,,1.8,16.7,0.91,0,12.5,97.5,70.2,3,,0.4,0,,21.5\n", "", 2},
 		{"bad server column", head4 + "1,0,,0,,3.9,27944,,,,,,x,,,,,,\n", "line 2: server_cpu_pct", 0},
 		{"header only", head, "", 0},
 		{"wrong header", "t,connected\n", "header", 0},
@@ -49,6 +51,9 @@ func TestParseTimelineCSV(t *testing.T) {
 			if strings.HasPrefix(tc.in, head4) && tc.rows == 2 && (tl[0].Measured() || tl[1].ServerCPUPct == nil || *tl[1].ServerCPUPct != 97.5 ||
 				*tl[1].SlowTicks != 3 || tl[1].GCCount != nil || *tl[1].SendQueueMax != 0 || tl[1].SlowSends != nil) {
 				t.Errorf("server cells: %+v %+v", tl[0].TimelineServer, tl[1].TimelineServer)
+			}
+			if strings.HasPrefix(tc.in, head5) && tc.rows == 2 && (tl[0].InputLatencyP95Ms != nil || tl[1].InputLatencyP95Ms == nil || *tl[1].InputLatencyP95Ms != 21.5) {
+				t.Errorf("input latency cells: %+v %+v", tl[0].InputLatencyP95Ms, tl[1].InputLatencyP95Ms)
 			}
 			if (strings.HasPrefix(tc.in, head3) || strings.HasPrefix(tc.in, head4)) && tc.rows == 2 && (tl[0].HostOtherCores != nil || tl[1].HostOtherCores == nil || *tl[1].HostOtherCores != 0.91 ||
 				*tl[1].HostStealPct != 0 || *tl[1].HostCPUPressureAvg10 != 12.5) {
