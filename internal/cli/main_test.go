@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,6 +73,7 @@ func TestScripts(t *testing.T) {
 			"samerun":      cmdSameRun,
 			"buildexample": cmdBuildExample,
 			"jsonnum":      cmdJSONNum,
+			"jsondelta":    cmdJSONDelta,
 		},
 	})
 }
@@ -118,6 +120,54 @@ func cmdGateStatus(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("leg %s has no %s check", args[1], args[2])
 }
 
+// jsonNumber reads the number at a dot-separated PATH of a JSON file.
+func jsonNumber(ts *testscript.TestScript, file, path string) float64 {
+	var cur any
+	if err := json.Unmarshal([]byte(ts.ReadFile(file)), &cur); err != nil {
+		ts.Fatalf("%s: %v", file, err)
+	}
+	for _, k := range strings.Split(path, ".") {
+		switch node := cur.(type) {
+		case map[string]any:
+			cur = node[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(node) {
+				ts.Fatalf("%s: %s: %q is not an index of an array of %d", file, path, k, len(node))
+			}
+			cur = node[i]
+		default:
+			ts.Fatalf("%s: %s: %q is not in an object or array", file, path, k)
+		}
+	}
+	v, ok := cur.(float64)
+	if !ok {
+		ts.Fatalf("%s: %s is %v, not a number", file, path, cur)
+	}
+	return v
+}
+
+// cmdJSONDelta: jsondelta FILE PATH_A PATH_B WANT TOL asserts that the
+// number at PATH_B exceeds the one at PATH_A by WANT ± TOL (a figure
+// measured in two stretches of one run: what an impairment added).
+func cmdJSONDelta(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 5 {
+		ts.Fatalf("usage: jsondelta FILE PATH_A PATH_B WANT TOL")
+	}
+	a, b := jsonNumber(ts, args[0], args[1]), jsonNumber(ts, args[0], args[2])
+	want, err1 := strconv.ParseFloat(args[3], 64)
+	tol, err2 := strconv.ParseFloat(args[4], 64)
+	if err1 != nil || err2 != nil {
+		ts.Fatalf("jsondelta: WANT %q, TOL %q: not numbers", args[3], args[4])
+	}
+	d := b - a
+	holds := math.Abs(d-want) <= tol
+	ts.Logf("%s: %s %g → %s %g: +%g (want %g ± %g)", args[0], args[1], a, args[2], b, d, want, tol)
+	if holds == neg {
+		ts.Fatalf("%s: %s − %s = %g, want %g ± %g (negated: %v)", args[0], args[2], args[1], d, want, tol, neg)
+	}
+}
+
 // cmdJSONNum: jsonnum FILE PATH OP VALUE asserts a number of a JSON file:
 // PATH is dot-separated object keys and array indices ("tick_ms.p99",
 // "legs.0.server_log.bytes"), OP one of < <= > >=.
@@ -127,28 +177,7 @@ func cmdJSONNum(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 4 {
 		ts.Fatalf("usage: jsonnum FILE PATH OP VALUE")
 	}
-	var cur any
-	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &cur); err != nil {
-		ts.Fatalf("%s: %v", args[0], err)
-	}
-	for _, k := range strings.Split(args[1], ".") {
-		switch node := cur.(type) {
-		case map[string]any:
-			cur = node[k]
-		case []any:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(node) {
-				ts.Fatalf("%s: %s: %q is not an index of an array of %d", args[0], args[1], k, len(node))
-			}
-			cur = node[i]
-		default:
-			ts.Fatalf("%s: %s: %q is not in an object or array", args[0], args[1], k)
-		}
-	}
-	v, ok := cur.(float64)
-	if !ok {
-		ts.Fatalf("%s: %s is %v, not a number", args[0], args[1], cur)
-	}
+	v := jsonNumber(ts, args[0], args[1])
 	want, err := strconv.ParseFloat(args[3], 64)
 	if err != nil {
 		ts.Fatalf("jsonnum: VALUE %q: %v", args[3], err)
