@@ -9,18 +9,20 @@ import (
 // The asserts a profile gating udpgame would forward: every bot admitted
 // and kept, the server's tick as the players see it, the wire ceiling.
 var asserts = []string{"--clients", "16", "--duration", "4", "--ramp-ms", "10",
-	"--assert-admission", "--assert-min-tick-hz", "45", "--assert-max-wire-kbs", "30", "--assert-max-kbs", "30"}
+	"--assert-admission", "--assert-min-tick-hz", "45", "--assert-max-wire-kbs", "30", "--assert-max-kbs", "30",
+	"--assert-max-input-latency-ms-p95", "50"}
 
 // game is udpgame as gametest runs it.
 var game = gametest.Game{Pkg: "github.com/scalegate/scalegate/examples/udpgame",
-	Protocol: "udpgame/1", Transport: "udp", Clients: 16, Args: asserts}
+	Protocol: "udpgame/2", Transport: "udp", Clients: 16, Args: asserts}
 
 // TestGateUDPGame builds the udpgame server and bot and runs them end to
 // end on loopback: healthy, every assert passes on figures measured
 // through the SDK (admission, observed tick-Hz from the state's tick,
-// payload and wire KB/s, RTT from the protocol's own ping, entities per
-// update); with -fault half-tick the observed tick-Hz assert fails, and
-// only it.
+// payload and wire KB/s, RTT from the protocol's own ping, input latency
+// from its acks, entities per update); with -fault half-tick the observed
+// tick-Hz assert fails, and only it; with -fault late-inputs the input
+// latency assert fails, and only it.
 func TestGateUDPGame(t *testing.T) {
 	b := gametest.BuildGame(t, game)
 
@@ -32,11 +34,33 @@ func TestGateUDPGame(t *testing.T) {
 		if r.RTTMs == nil || r.EntitiesPerSnapshot == nil || *r.EntitiesPerSnapshot < 1 || r.SnapshotBytesPerEntity == nil {
 			t.Errorf("rtt %v entities %v bytes/entity %v: the codec's pong and counts were not measured", r.RTTMs, r.EntitiesPerSnapshot, r.SnapshotBytesPerEntity)
 		}
+		// The server answers a ping in the pass that reads it, so the
+		// round trip is the loopback's, timed from the pong's arrival (not
+		// the bot's next turn, up to 16.7 ms later).
+		if r.RTTSource != "ping" || r.RTTMs.P50 >= 2 {
+			t.Errorf("rtt %+v from %q, want pings with a p50 under 2 ms on loopback", r.RTTMs, r.RTTSource)
+		}
+		if r.InputLatencyMs == nil || r.InputsAcked == 0 {
+			t.Errorf("input latency %+v over %d inputs: the server's acks were not timed", r.InputLatencyMs, r.InputsAcked)
+		}
 		if r.SnapshotDecodeErrors != 0 || r.ProtocolErrors != 0 {
 			t.Errorf("decode errors %d, protocol errors %d", r.SnapshotDecodeErrors, r.ProtocolErrors)
 		}
 		if wire := gametest.Assert(t, r, "assert-max-wire-kbs"); wire.Measured == nil || *wire.Measured <= 0 {
 			t.Errorf("wire KB/s per client %+v: the server's metrics file was not read", wire)
+		}
+	})
+
+	t.Run("late-inputs", func(t *testing.T) {
+		r := b.Faulty(t, "late-inputs", "a server applying inputs 100 ms late passed")
+		lat := gametest.Assert(t, r, "assert-max-input-latency-ms-p95")
+		if lat.Passed || lat.Measured == nil || *lat.Measured < 100 {
+			t.Errorf("input latency assert %+v, want a failure measuring over 100 ms", lat)
+		}
+		for _, name := range []string{"assert-admission", "assert-min-tick-hz", "assert-max-wire-kbs", "assert-max-kbs"} {
+			if a := gametest.Assert(t, r, name); !a.Passed {
+				t.Errorf("%s failed too (%+v): the fault is the input latency, nothing else", name, a)
+			}
 		}
 	})
 

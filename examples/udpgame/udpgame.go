@@ -12,7 +12,12 @@
 //	welcome   S→C  'w' u16 player
 //	deny      S→C  'd' u8 len, reason     the server is full, the token was wrong
 //	input     C→S  'i' u32 seq, i8 x, i8 y, u8 buttons
-//	state     S→C  's' u32 tick, u8 n, n × (u16 player, i16 x, i16 y)
+//	state     S→C  's' u32 tick, u32 ack, u8 n, n × (u16 player, i16 x, i16 y)
+//
+// A state's ack is the seq of the newest input the server had applied for
+// that player when it sent the state (0: none yet): the swarm times each
+// input from its send to the first state acknowledging it.
+//
 //	ping      C→S  'p' u32 token
 //	pong      S→C  'o' u32 token
 //	kick      S→C  'k' u8 len, reason     the server drops the player
@@ -30,21 +35,23 @@ import (
 const (
 	Hello, Challenge, Join, Welcome, Deny = 'h', 'c', 'j', 'w', 'd'
 	Input, State, Ping, Pong, Kick        = 'i', 's', 'p', 'o', 'k'
-	// EntitySize is one player record of a state update.
-	EntitySize = 6
+	// EntitySize is one player record of a state update; StateHeader is
+	// what comes before the records ('s', tick, ack, n).
+	EntitySize  = 6
+	StateHeader = 1 + 4 + 4 + 1
 )
 
 // Game is the protocol as the swarm runs it: bot.Main(udpgame.Game).
 var Game = bot.Game{
-	Name:      "udpgame/1",
+	Name:      "udpgame/2",
 	Transport: "udp",
 	New:       func(index int) bot.Protocol { return &Bot{index: uint32(index)} },
 }
 
-// Bot is one bot's state: its index, input sequence and last hello.
+// Bot is one bot's state: its index and last hello.
 type Bot struct {
-	index, seq uint32
-	lastHello  time.Duration
+	index     uint32
+	lastHello time.Duration
 }
 
 var errShort = errors.New("udpgame: message too short")
@@ -73,11 +80,12 @@ func (b *Bot) Receive(c *bot.Conn, msg []byte) (bot.Msg, error) {
 	}
 	switch msg[0] {
 	case State:
-		if len(msg) < 6 || len(msg) != 6+int(msg[5])*EntitySize {
+		if len(msg) < StateHeader || len(msg) != StateHeader+int(msg[9])*EntitySize {
 			return bot.Msg{Kind: bot.State}, errShort
 		}
+		ack := binary.LittleEndian.Uint32(msg[5:])
 		return bot.Msg{Kind: bot.State, Tick: binary.LittleEndian.Uint32(msg[1:]), HasTick: true,
-			Entities: int(msg[5]), HasEntities: true}, nil
+			Entities: int(msg[9]), HasEntities: true, InputAck: ack, HasInputAck: ack != 0}, nil
 	case Challenge:
 		if len(msg) != 5 {
 			return bot.Msg{}, errShort
@@ -104,10 +112,10 @@ func (b *Bot) Receive(c *bot.Conn, msg []byte) (bot.Msg, error) {
 }
 
 // Controls sends one input a tick: the pattern's aileron and elevator as
-// x and y, its buttons as they are.
+// x and y, its buttons as they are, numbered with the swarm's Seq so that
+// the server's ack names it.
 func (b *Bot) Controls(buf []byte, ctl *bot.Controls) ([]byte, bot.Delivery) {
-	b.seq++
-	buf = binary.LittleEndian.AppendUint32(append(buf, Input), b.seq)
+	buf = binary.LittleEndian.AppendUint32(append(buf, Input), ctl.Seq)
 	return append(buf, byte(int8(ctl.Aileron*127)), byte(int8(ctl.Elevator*127)), byte(ctl.Buttons)), bot.Unreliable
 }
 

@@ -32,6 +32,12 @@ func TestGateWSGame(t *testing.T) {
 		if r.RTTMs == nil || r.EntitiesPerSnapshot == nil || r.SnapshotDecodeErrors != 0 || r.ProtocolErrors != 0 {
 			t.Errorf("rtt %v entities %v decode errors %d protocol errors %d", r.RTTMs, r.EntitiesPerSnapshot, r.SnapshotDecodeErrors, r.ProtocolErrors)
 		}
+		// The server echoes a ping as it reads it: the round trip is the
+		// loopback's, timed from the pong's arrival, not the bot's next
+		// turn (which read 16.57 ms at 60 Hz before arrivals were stamped).
+		if r.RTTSource != "ping" || r.RTTMs.P50 >= 2 {
+			t.Errorf("rtt %+v from %q, want pings with a p50 under 2 ms on loopback", r.RTTMs, r.RTTSource)
+		}
 		if wire := gametest.Assert(t, r, "assert-max-wire-kbs"); wire.Measured == nil || *wire.Measured <= 0 {
 			t.Errorf("wire KB/s per client %+v: the server's metrics file was not read", wire)
 		}

@@ -9,7 +9,9 @@
 // It prints "listening on ADDR" once bound and runs until SIGINT/SIGTERM.
 // -fault half-tick is a deliberate defect for proving a gate bites: the
 // server ticks at half its rate while its players still expect the full
-// one, which the observed tick-Hz gate must catch.
+// one, which the observed tick-Hz gate must catch. -fault late-inputs
+// applies every input 100 ms after it arrived, which only the input
+// latency gate sees.
 package main
 
 import (
@@ -46,7 +48,7 @@ func main() {
 	flag.IntVar(&c.maxPlayers, "max-players", 256, "players admitted at once; more are denied (server_full)")
 	flag.IntVar(&c.stateEntities, "state-entities", 32, "players in one state update, at most 255")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Second, "a player silent this long is dropped")
-	flag.StringVar(&c.fault, "fault", "", "a deliberate defect: half-tick (tick at half -tick-hz)")
+	flag.StringVar(&c.fault, "fault", "", "a deliberate defect: half-tick (tick at half -tick-hz), late-inputs (apply each input 100 ms late)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -63,7 +65,23 @@ type player struct {
 	x, y     int16
 	vx, vy   int8
 	lastSeen time.Time
+	ack      uint32  // the newest input applied
+	late     []input // inputs the late-inputs fault holds back, oldest first
 }
+
+// input is one player input as the simulation applies it.
+type input struct {
+	due    time.Time
+	seq    uint32
+	vx, vy int8
+}
+
+// lateBy is how much later than it arrived the late-inputs fault applies
+// each input.
+const lateBy = 100 * time.Millisecond
+
+// maxQueued bounds a player's queued inputs: 4 s of them at 60 Hz.
+const maxQueued = 256
 
 // server is the game; everything is owned by run's goroutine.
 type server struct {
@@ -79,8 +97,8 @@ type server struct {
 }
 
 func run(ctx context.Context, c config) error {
-	if c.fault != "" && c.fault != "half-tick" {
-		return fmt.Errorf("-fault %q: want half-tick", c.fault)
+	if c.fault != "" && c.fault != "half-tick" && c.fault != "late-inputs" {
+		return fmt.Errorf("-fault %q: want half-tick or late-inputs", c.fault)
 	}
 	if c.tickHz < 1 || c.stateEntities < 0 || c.stateEntities > 255 {
 		return errors.New("-tick-hz must be ≥ 1 and -state-entities in 0..255")
@@ -184,7 +202,14 @@ func (s *server) handle(msg []byte, addr netip.AddrPort, now time.Time) {
 	case msg[0] == udpgame.Join && len(msg) == 5 && binary.LittleEndian.Uint32(msg[1:]) == s.token(addr):
 		s.join(p, addr, now)
 	case msg[0] == udpgame.Input && len(msg) == 8 && p != nil:
-		p.vx, p.vy, p.lastSeen = int8(msg[5]), int8(msg[6]), now
+		p.lastSeen = now
+		in := input{due: now, seq: binary.LittleEndian.Uint32(msg[1:]), vx: int8(msg[5]), vy: int8(msg[6])}
+		if s.c.fault == "late-inputs" {
+			in.due = now.Add(lateBy)
+		}
+		if len(p.late) < maxQueued { // a flood of inputs cannot grow the server
+			p.late = append(p.late, in)
+		}
 	case msg[0] == udpgame.Ping && len(msg) == 5 && p != nil:
 		p.lastSeen = now
 		s.send(addr, append(append(s.out[:0], udpgame.Pong), msg[1:5]...))
@@ -216,21 +241,38 @@ func (s *server) step(now time.Time) {
 			i--
 			continue
 		}
+		p.apply(now)
 		p.x += int16(p.vx) / 8
 		p.y += int16(p.vy) / 8
 	}
 	n := min(len(s.players), s.c.stateEntities)
+	// One body for everyone; each player's header carries its own ack.
 	msg := binary.LittleEndian.AppendUint32(append(s.out[:0], udpgame.State), s.tick)
-	msg = append(msg, byte(n))
+	msg = append(binary.LittleEndian.AppendUint32(msg, 0), byte(n))
 	for _, p := range s.players[:n] {
 		msg = binary.LittleEndian.AppendUint16(msg, p.id)
 		msg = binary.LittleEndian.AppendUint16(msg, uint16(p.x))
 		msg = binary.LittleEndian.AppendUint16(msg, uint16(p.y))
 	}
 	for _, p := range s.players {
+		binary.LittleEndian.PutUint32(msg[5:], p.ack)
 		s.send(p.addr, msg)
 	}
 	s.out = msg[:0]
+}
+
+// apply applies the player's inputs that are due, in the order they
+// arrived; the newest applied is what its states acknowledge. An input
+// older than one applied (reordered) is dropped.
+func (p *player) apply(now time.Time) {
+	n := 0
+	for n < len(p.late) && !p.late[n].due.After(now) {
+		if in := p.late[n]; int32(in.seq-p.ack) > 0 || p.ack == 0 {
+			p.vx, p.vy, p.ack = in.vx, in.vy, in.seq
+		}
+		n++
+	}
+	p.late = append(p.late[:0], p.late[n:]...)
 }
 
 // drop removes player i, telling it why.

@@ -422,7 +422,7 @@ func (p *peer) deliverControl(conn *quicgo.Conn, msg []byte) bool {
 		return false
 	}
 	cp := append(make([]byte, 0, len(msg)), msg...)
-	p.h.push(event{Event: transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: transport.Reliable, Payload: cp}, p: p})
+	p.h.push(event{Event: transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: transport.Reliable, Payload: cp, At: time.Now()}, p: p})
 	return true
 }
 
@@ -436,6 +436,7 @@ func (p *peer) datagramLoop(conn *quicgo.Conn) {
 		if err != nil {
 			return
 		}
+		at := time.Now() // taken off the connection: its arrival (Event.At)
 		whole, f, isFrag, err := parseDatagram(b)
 		if err != nil {
 			p.badDatagram()
@@ -457,7 +458,7 @@ func (p *peer) datagramLoop(conn *quicgo.Conn) {
 			continue
 		}
 		p.pendingDgrams.Add(1)
-		p.h.push(event{Event: transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: transport.Unreliable, Payload: whole}, p: p})
+		p.h.push(event{Event: transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: transport.Unreliable, Payload: whole, At: at}, p: p})
 	}
 }
 

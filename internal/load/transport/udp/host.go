@@ -94,6 +94,11 @@ func newHost(conn *net.UDPConn, listen bool, opt transport.Options) (*Host, erro
 	if h.timeout == 0 {
 		h.timeout = DefaultTimeout
 	}
+	if !listen {
+		// A dialling host stamps what it receives (Event.At): the swarm
+		// times round trips by the datagram's arrival, not its next turn.
+		s.stampOn()
+	}
 	if h.maxRecv == 0 {
 		h.maxRecv = maxRecvBuffer
 	}
@@ -235,7 +240,11 @@ func (h *Host) Service(fn func(transport.Event)) (int, error) {
 		}
 		h.bytesIn += uint64(size)
 		h.datagramsIn++
-		n += h.receive(fn, buf, size, from, now)
+		var at time.Time
+		if !h.listen {
+			at = h.s.stamp() // one peer's datagrams: each one's own arrival
+		}
+		n += h.receive(fn, buf, size, from, now, at)
 	}
 	if !h.closed && !now.Before(h.next) {
 		h.next = now.Add(h.sweep)
@@ -261,7 +270,7 @@ func (h *Host) deliverPending(fn func(transport.Event)) int {
 // receive turns one datagram into events: a connect for a new address on
 // a listening host, then the message (or EventMalformed when it was longer
 // than the buffer).
-func (h *Host) receive(fn func(transport.Event), buf []byte, size int, from netip.AddrPort, now time.Time) int {
+func (h *Host) receive(fn func(transport.Event), buf []byte, size int, from netip.AddrPort, now, at time.Time) int {
 	p := h.byAddr[from]
 	n := 0
 	if p == nil {
@@ -286,7 +295,7 @@ func (h *Host) receive(fn func(transport.Event), buf []byte, size int, from neti
 		fn(transport.Event{Kind: transport.EventMalformed, Peer: p.id, Data: 1})
 		return n + 1
 	}
-	fn(transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: transport.Unreliable, Payload: buf[:size]})
+	fn(transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: transport.Unreliable, Payload: buf[:size], At: at})
 	return n + 1
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -122,6 +123,23 @@ func (s *sock) recv(buf []byte) (n int, from netip.AddrPort, err error) {
 		}
 	}
 	return 0, netip.AddrPort{}, errAgain
+}
+
+// stampOn turns the socket's kernel receive stamps on: the first
+// SIOCGSTAMPNS does, and fails with nothing stamped yet.
+func (s *sock) stampOn() {
+	var ts unix.Timespec
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, s.fd, unix.SIOCGSTAMPNS, uintptr(unsafe.Pointer(&ts)))
+}
+
+// stamp is the kernel's arrival time of the datagram recv read last; zero
+// when the kernel has none (stampOn not called).
+func (s *sock) stamp() time.Time {
+	var ts unix.Timespec
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, s.fd, unix.SIOCGSTAMPNS, uintptr(unsafe.Pointer(&ts))); e != 0 {
+		return time.Time{}
+	}
+	return time.Unix(ts.Unix())
 }
 
 // from parses the source address recv left in s.rsa.

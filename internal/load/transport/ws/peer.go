@@ -166,6 +166,7 @@ func (p *peer) read(conn *websocket.Conn) error {
 			putBuf(bp)
 			return err
 		}
+		at := time.Now() // the message is whole: its arrival (Event.At)
 		w := int64(len(*bp) + msgOverhead)
 		if !p.recv.TryAcquire(w) {
 			p.h.st.recvStalls.Add(1)
@@ -178,7 +179,7 @@ func (p *peer) read(conn *websocket.Conn) error {
 		if typ == websocket.MessageText {
 			d = transport.Text
 		}
-		p.h.push(event{Event: transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: d, Payload: *bp}, p: p, buf: bp})
+		p.h.push(event{Event: transport.Event{Kind: transport.EventReceive, Peer: p.id, Delivery: d, Payload: *bp, At: at}, p: p, buf: bp})
 	}
 }
 
