@@ -186,3 +186,38 @@ func FuzzClientMessage(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkClientTickAcks is one client-tick of 128 clients in turn (an
+// Input out, a 48-entity snapshot in), with and without the snapshot's
+// input acknowledgement (load protocol v1.1): what timing input latency
+// costs per client-tick, with every client's state competing for the
+// cache as in a worker.
+func BenchmarkClientTickAcks(b *testing.B) {
+	for _, acked := range []bool{false, true} {
+		b.Run(map[bool]string{false: "v1.0", true: "v1.1-acked"}[acked], func(b *testing.B) {
+			w := newWorker(0, &Config{}, nil, time.Second/60)
+			cs := make([]*client, 128)
+			for i := range cs {
+				cs[i] = welcomedClient(b, w, snapshot.BodyFormat)
+				cs[i].host, cs[i].pattern = discardHost{}, patterns["weave"](i, len(cs))
+			}
+			plain := snapshotMessage(b, 48)
+			msg := append([]byte(nil), plain...)
+			now := time.Now()
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, c := range cs {
+					c.sendInput(w, now)
+					if acked {
+						msg = msg[:0]
+						msg = proto.AppendSnapshotHeader(msg, proto.SnapshotHeader{Tick: 1, Flags: plain[5] | proto.SnapshotFlagInputAck, InputSeq: c.acks.seq})
+						msg = append(msg, plain[proto.SnapshotHeaderSize:]...)
+					}
+					c.onMessage(w, msg, now, now)
+				}
+				now = now.Add(time.Second / 60)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cs)), "ns/client-tick")
+		})
+	}
+}

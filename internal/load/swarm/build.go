@@ -82,7 +82,7 @@ func (col *collected) addWorker(r *report.Report, w *worker) {
 	col.trtt.Merge(w.trttHist)
 	col.pinged += w.rttPinged
 	col.estimated += w.rttEstimated
-	r.InputLatencyExpired += w.latExpired
+	r.InputsUnanswered += w.latUnanswered
 	r.InputsSent += w.inputsSent
 	r.ClientTicks += w.clientTicks
 	r.ProtocolErrors += w.protocolErrors
@@ -143,7 +143,7 @@ func (col *collected) fill(r *report.Report) {
 	if col.lat.Count() > 0 {
 		r.Histograms.InputLatencyMs = col.lat
 		r.InputLatencyMs = report.PercentilesOf(col.lat.Summary())
-		r.InputsAcked = col.lat.Count()
+		r.InputsAcked = col.lat.Count() - r.InputsUnanswered
 	}
 	r.Histograms.TransportRTTMs = nonEmpty(col.trtt)
 	r.TransportRTTMs = report.PercentilesOf(col.trtt.Summary())

@@ -393,7 +393,7 @@ func (c *client) sendInput(w *worker, now time.Time) {
 // inputSent counts one Input that went out at the given time.
 func (c *client) inputSent(w *worker, at time.Time) {
 	w.inputsSent++
-	c.noteSent(at)
+	c.noteSent(w, at)
 	if at.Before(w.warmEnd) {
 		return // sent (inputs_sent counts it), not part of the windowed rate
 	}

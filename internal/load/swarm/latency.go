@@ -18,10 +18,20 @@ var ErrNoPing = errors.New("swarm: the server does not answer pings")
 const DefaultPingHz = 10
 
 // inputRing is how many of a client's latest Inputs keep their send time,
-// waiting for an acknowledgement: 8.5 s of Inputs at 60 Hz. An Input
-// acknowledged only after it left the ring is counted as expired
-// (input_latency_expired), not timed.
-const inputRing = 512
+// waiting for an acknowledgement: 2.1 s of Inputs at 60 Hz. An Input still
+// unanswered when its slot is needed again is unanswered (below): its
+// latency is at least that long, which no budget passes. Small because
+// every client's ring is touched every tick (1 KiB each: 128 clients'
+// rings and buckets already crowd a core's L2).
+const inputRing = 128
+
+// unansweredAfter: an Input the client ends with, unanswered this long
+// after its send, counts as unanswered. An unanswered Input enters the
+// latency distribution with its age when it was given up (a lower bound of
+// its latency, inputs_unanswered counts them): leaving it out would let a
+// server that stops applying inputs pass on the ones it answered before.
+// Younger ones may still be on their way and are left out.
+const unansweredAfter = time.Second
 
 // pingRing is how many of a client's latest pings are timed at once: at
 // 10 Hz, 3.2 s of them, so a slow link's round trips are timed whole
@@ -47,13 +57,43 @@ func (c *client) nextSeq() uint32 {
 // unbuilt takes back the number of an Input the protocol did not build.
 func (c *client) unbuilt() { c.acks.seq-- }
 
-// noteSent records when the newest numbered Input went out.
-func (c *client) noteSent(at time.Time) {
+// noteSent records when the newest numbered Input went out. Its slot held
+// the Input inputRing before it: still there, that one was never answered.
+func (c *client) noteSent(w *worker, at time.Time) {
 	a := &c.acks
 	if a.sent == nil {
 		a.sent = make([]int64, inputRing)
 	}
-	a.sent[a.seq%inputRing] = max(int64(at.Sub(c.slot)), 1)
+	slot := a.seq % inputRing
+	if old := a.sent[slot]; old != 0 {
+		c.unanswered(w, old, at)
+	}
+	a.sent[slot] = max(int64(at.Sub(c.slot)), 1)
+}
+
+// unanswered gives up on an Input sent at sent (ns since the ramp slot):
+// its age at is counted as its latency, a lower bound. Only a client whose
+// server has acknowledged an Input gives up on one: a protocol without
+// acknowledgements has no input latency at all (missing, not seconds).
+func (c *client) unanswered(w *worker, sent int64, at time.Time) {
+	if c.acks.acked == 0 || at.Before(w.warmEnd) {
+		return
+	}
+	w.latUnanswered++
+	c.recordLatency(w, float64(int64(at.Sub(c.slot))-sent)/float64(time.Millisecond), at)
+}
+
+// endInputs gives up, as the client ends at end, on its Inputs unanswered
+// for longer than unansweredAfter.
+func (c *client) endInputs(w *worker, end time.Time) {
+	a := &c.acks
+	limit := int64(end.Sub(c.slot)) - int64(unansweredAfter)
+	for i, sent := range a.sent {
+		if sent != 0 && sent < limit {
+			c.unanswered(w, sent, end)
+		}
+		a.sent[i] = 0
+	}
 }
 
 // onInputAck times every Input the acknowledgement of seq answers for the
@@ -71,13 +111,10 @@ func (c *client) onInputAck(w *worker, seq uint32, at time.Time) {
 	}
 	windowed := !at.Before(w.warmEnd)
 	from := a.acked + 1
-	// The answered Inputs older than the ring have no send time left.
+	// Inputs older than the ring were given up on as their slots were
+	// reused (noteSent): nothing is left to time.
 	if behind := a.seq - from + 1; behind > inputRing {
-		n := min(behind-inputRing, seq-from+1)
-		if windowed {
-			w.latExpired += int64(n)
-		}
-		from += n
+		from += min(behind-inputRing, seq-from+1)
 	}
 	a.acked = seq
 	for n := from; int32(seq-n) >= 0; n++ {
@@ -195,10 +232,36 @@ func (w *worker) stretchHist(hs *[]*stats.Histogram, i int) *stats.Histogram {
 }
 
 // recordSecond keeps one input latency for this second's timeline row
-// (the warm-up's included: the timeline shows it live).
+// (the warm-up's included: the timeline shows it live), in intervalBounds'
+// buckets: a histogram a second per worker would be garbage the collector
+// pays for on the harness's own core.
 func (w *worker) recordSecond(ms float64) {
 	if w.secLat == nil {
-		w.secLat = stats.NewHistogram()
+		w.secLat = make([]uint64, len(intervalBounds)-1)
 	}
-	w.secLat.Record(math.Max(ms, 0))
+	w.secLat[intervalBucket(math.Max(ms, 0))]++
+	w.secLatN++
+}
+
+// publishLatency hands the second's input latencies to p, reusing the
+// buckets of the previous publish (prev), and starts the next second.
+func (w *worker) publishLatency(p *workerPub, prev []uint64) {
+	if w.secLatN == 0 {
+		p.lat = nil
+		return
+	}
+	p.lat = append(prev[:0], w.secLat...)
+	clear(w.secLat)
+	w.secLatN = 0
+}
+
+// latencyP95 is the p95 of per-second latency buckets summed over workers
+// (each its bucket's upper bound, as the players'), false when empty.
+func latencyP95(counts []uint64) (float64, bool) {
+	for _, n := range counts {
+		if n > 0 {
+			return stats.HistogramPercentile(counts, intervalBounds, 95), true
+		}
+	}
+	return 0, false
 }

@@ -48,6 +48,9 @@ type monitor struct {
 	// rttScratch is reused each second to build the row's RTT histogram,
 	// which the row keeps encoded.
 	rttScratch *stats.Histogram
+	// latScratch is reused each second to pool the workers' input latency
+	// buckets for the row.
+	latScratch []uint64
 
 	// watch applies the run's early-abort rules to each row; abort is the
 	// one that fired (nil: none), and stop ends the run when it does.
@@ -181,8 +184,7 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 	if s := stats.Summarize(sum.rtt); s.Count > 0 {
 		p.RTTP95Ms = &s.P95
 	}
-	if sum.lat.Count() > 0 {
-		v := sum.lat.Summary().P95
+	if v, ok := latencyP95(sum.lat); ok {
 		p.InputLatencyP95Ms = &v
 	}
 	if !math.IsNaN(sum.dt) {
@@ -200,7 +202,7 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 // material point turns into a row's figures.
 type workerSums struct {
 	hz, rtt []float64
-	lat     *stats.Histogram // the workers' input latencies of the second
+	lat     []uint64 // the workers' input latencies of the second (intervalBounds' buckets)
 	kbsSum  float64
 	kbsN    int
 	dt      float64 // the worst worker's loop dt p99; NaN: none had one
@@ -212,7 +214,11 @@ type workerSums struct {
 // straight into p. Kept apart from point so the row's derivations read
 // without the per-worker loop.
 func (m *monitor) sumWorkers(p *report.TimelinePoint) workerSums {
-	sum := workerSums{dt: math.NaN(), lat: stats.NewHistogram()}
+	if m.latScratch == nil {
+		m.latScratch = make([]uint64, len(intervalBounds)-1)
+	}
+	clear(m.latScratch)
+	sum := workerSums{dt: math.NaN(), lat: m.latScratch}
 	for _, w := range m.workers {
 		pub := w.published()
 		if pub.at.IsZero() {
@@ -221,9 +227,7 @@ func (m *monitor) sumWorkers(p *report.TimelinePoint) workerSums {
 		p.Connected += pub.connected
 		sum.hz = append(sum.hz, pub.tickHz...)
 		sum.rtt = append(sum.rtt, pub.rttMs...)
-		if pub.lat != nil {
-			sum.lat.Merge(pub.lat)
-		}
+		w.addLatency(sum.lat)
 		sum.kbsSum += pub.kbsSum
 		sum.kbsN += pub.kbsN
 		if !math.IsNaN(pub.dtP99) && (math.IsNaN(sum.dt) || pub.dtP99 > sum.dt) {

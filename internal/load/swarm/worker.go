@@ -45,12 +45,14 @@ type worker struct {
 	// with the run's length, a histogram does not.
 	dtHist, rttHist, pdHist *stats.Histogram
 	// trttHist holds the transport's own RTT estimates (transport_rtt_ms),
-	// latHist the input latencies (input_latency_ms); latExpired counts
-	// Inputs acknowledged only after they left a client's ring.
+	// latHist the input latencies (input_latency_ms); latUnanswered counts
+	// the Inputs given up on unanswered (in latHist with their age).
 	trttHist, latHist *stats.Histogram
-	latExpired        int64
-	// secLat holds the input latencies timed since the last publish.
-	secLat *stats.Histogram
+	latUnanswered     int64
+	// secLat holds the input latencies timed since the last publish
+	// (secLatN of them), in intervalBounds' buckets.
+	secLat  []uint64
+	secLatN int64
 	// rttPinged and rttEstimated count the rtt_ms samples (after the
 	// warm-up) that were pings and transport estimates.
 	rttPinged, rttEstimated int64
@@ -107,7 +109,7 @@ type workerPub struct {
 	dtP99     float64   // NaN: no iteration in the interval
 	svcSum    float64   // joined clients' service intervals (ms) in the interval
 	svcN      int64
-	lat       *stats.Histogram // input latencies timed in the interval (nil: none)
+	lat       []uint64 // input latencies timed in the interval, in intervalBounds' buckets (nil: none)
 }
 
 func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration) *worker {
@@ -422,6 +424,7 @@ func (w *worker) checkTimeouts(c *client, now time.Time) {
 // more, and a dead server must not keep hundreds of sockets open.
 func (w *worker) release(c *client) {
 	if c.host != nil {
+		c.endInputs(w, cmpOr(c.endedAt, time.Now()))
 		c.host.Close()
 		c.host = nil
 	}
@@ -482,15 +485,36 @@ func (w *worker) maybePublish(now time.Time) {
 	w.intervalDt = w.intervalDt[:0]
 	p.svcSum, p.svcN = w.pubSvcSum, w.pubSvcN
 	w.pubSvcSum, w.pubSvcN = 0, 0
-	p.lat, w.secLat = w.secLat, nil
+
 	w.lastPub = now
 	w.mu.Lock()
+	lat := w.pub.lat
 	w.pub = p
+	w.publishLatency(&w.pub, lat) // into the published buckets, under the lock the monitor reads them with
 	w.mu.Unlock()
+}
+
+// addLatency adds the last published second's input latency buckets to
+// dst (intervalBounds' layout). The buckets are reused each second, so
+// they are read under the lock, never through a copy of pub.
+func (w *worker) addLatency(dst []uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, n := range w.pub.lat {
+		dst[i] += n
+	}
 }
 
 func (w *worker) published() workerPub {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.pub
+}
+
+// cmpOr is t, or def when t is zero.
+func cmpOr(t, def time.Time) time.Time {
+	if t.IsZero() {
+		return def
+	}
+	return t
 }

@@ -89,7 +89,22 @@ func legCharts(run *Run, l *Leg) []Chart {
 		timeChart(l, "Swarm service interval mean per client (the input period when the harness keeps up)", "ms",
 			series(func(p report.TimelinePoint) float64 { return opt(p.ServiceIntervalMeanMs) }), nil),
 	}
+	if hasInputLatency(tl) {
+		charts = append(charts, timeChart(l, "Input latency p95 (Inputs acknowledged in each second: send to the first snapshot acknowledging it)", "ms",
+			series(func(p report.TimelinePoint) float64 { return opt(p.InputLatencyP95Ms) }), gate(gatetable.InputLatencyP95Gate)))
+	}
 	return append(charts, diagCharts(l, series, gate)...)
+}
+
+// hasInputLatency reports whether any second of the timeline timed an
+// input: a server that does not acknowledge inputs gets no empty chart.
+func hasInputLatency(tl []report.TimelinePoint) bool {
+	for _, p := range tl {
+		if p.InputLatencyP95Ms != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // kbsPerClient is a second's mean payload rate per connected client; a

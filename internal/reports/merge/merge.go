@@ -176,7 +176,7 @@ func addCounts(out, r *report.Report) {
 	out.SnapshotsDecoded += r.SnapshotsDecoded
 	out.InputsSent += r.InputsSent
 	out.InputsAcked += r.InputsAcked
-	out.InputLatencyExpired += r.InputLatencyExpired
+	out.InputsUnanswered += r.InputsUnanswered
 	out.RTTSource = addRTTSource(out.RTTSource, r.RTTSource)
 	out.ProtocolErrors += r.ProtocolErrors
 	out.ClientTicks += r.ClientTicks

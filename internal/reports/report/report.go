@@ -729,12 +729,14 @@ type Report struct {
 	// input acknowledgement"). Absent when no Input was acknowledged: the
 	// server does not acknowledge inputs, or applied none.
 	InputLatencyMs *Percentiles `json:"input_latency_ms,omitempty"`
-	// InputsAcked counts the Inputs timed in InputLatencyMs;
-	// InputLatencyExpired those acknowledged only after more than 512
-	// later Inputs had been sent (not timed: their latency is beyond the
-	// swarm's memory of them).
-	InputsAcked         int64 `json:"inputs_acked,omitempty"`
-	InputLatencyExpired int64 `json:"input_latency_expired,omitempty"`
+	// InputsAcked counts the Inputs timed in InputLatencyMs by an
+	// acknowledgement; InputsUnanswered those given up on unanswered (a
+	// client's 128 later Inputs went out first, or it ended with them over
+	// 1 s old), which are in InputLatencyMs with their age then: a lower
+	// bound, so a server that stops applying inputs cannot pass on the
+	// ones it answered before.
+	InputsAcked      int64 `json:"inputs_acked,omitempty"`
+	InputsUnanswered int64 `json:"inputs_unanswered,omitempty"`
 	// RTTSource says what rtt_ms measured: "ping" (application round
 	// trips, load protocol v1.1 or a bot's Pinger), "transport" (the
 	// transport's own estimate, for a server or protocol that cannot

@@ -148,6 +148,10 @@ int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap)
 // Payloads are appended to buf from *used on, which it advances.
 static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used) {
 	int n = 0, drops = 0;
+	// One stamp per drain: ENet reads every waiting datagram in the first
+	// service call, so the latest one's stamp is the same for each message
+	// after it (a datagram arriving mid-drain is the rare exception).
+	long long rx = -1;
 	s->status = SG_DRAIN_DONE;
 	s->err = 0;
 	s->need = 0;
@@ -201,7 +205,10 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 			o->len = (enet_uint32)len;
 			*used += len;
 			enet_packet_destroy(ev.packet);
-			o->rx_ns = sg_rx_ns(s);
+			if (rx < 0) {
+				rx = sg_rx_ns(s);
+			}
+			o->rx_ns = rx;
 		}
 		n++;
 	}
