@@ -279,8 +279,8 @@ func (c *client) player(w *worker) report.Player {
 	p.UpdatesPerS, p.MaxStateGapMs = nanPtr(perS), nanPtr(gap)
 	p.StateIntervalMs = c.intervalSummary()
 	p.Outcome, p.Reason = c.outcome()
-	p.RTTP95Ms = nanPtr(c.rttP95())
-	if v := c.latencyP95(); !math.IsNaN(v) {
+	p.RTTP95Ms = nanPtr(bucketP95(c.rttCounts))
+	if v := bucketP95(c.acks.counts); !math.IsNaN(v) {
 		p.InputLatencyP95Ms = &v
 	}
 	if c.snaps >= 2 {

@@ -351,10 +351,7 @@ func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
 // its stretch's.
 func (c *client) recordInterval(w *worker, gap time.Duration) {
 	ms := float64(gap) / float64(time.Millisecond)
-	if c.intervals == nil {
-		c.intervals = make([]uint64, len(intervalBounds)-1)
-	}
-	c.intervals[intervalBucket(ms)]++
+	countIn(&c.intervals, ms)
 	w.stateInterval.Record(ms)
 	if c.stretch != nil {
 		w.stretchHist(&w.stretchIntervals, c.cur).Record(ms)
@@ -447,10 +444,7 @@ func (c *client) recordRTT(w *worker, v float64, now time.Time, pinged bool) {
 	} else {
 		w.rttEstimated++
 	}
-	if c.rttCounts == nil {
-		c.rttCounts = make([]uint64, len(intervalBounds)-1)
-	}
-	c.rttCounts[intervalBucket(v)]++
+	countIn(&c.rttCounts, v)
 	w.rttHist.Record(v)
 	if c.stretch != nil {
 		c.cur = w.clock.at(now, c.cur)
@@ -548,13 +542,30 @@ func intervalBucket(ms float64) int {
 	return min(max(i-1, 0), len(intervalBounds)-2)
 }
 
-// rttP95 is the client's RTT p95 (its bucket's upper bound, as the
-// intervals'), NaN without a sample.
-func (c *client) rttP95() float64 {
-	if c.rttCounts == nil {
+// countIn counts ms in the intervalBounds buckets *b (made on first use)
+// and returns its bucket: a client's own distributions (intervals, RTT,
+// input latency) without keeping every sample.
+func countIn(b *[]uint64, ms float64) int {
+	i := intervalBucket(ms)
+	countAt(b, i)
+	return i
+}
+
+// countAt counts one sample in bucket i of *b (made on first use).
+func countAt(b *[]uint64, i int) {
+	if *b == nil {
+		*b = make([]uint64, len(intervalBounds)-1)
+	}
+	(*b)[i]++
+}
+
+// bucketP95 is the p95 of intervalBounds buckets (its bucket's upper
+// bound), NaN when there are none.
+func bucketP95(b []uint64) float64 {
+	if b == nil {
 		return math.NaN()
 	}
-	return stats.HistogramPercentile(c.rttCounts, intervalBounds, 95)
+	return stats.HistogramPercentile(b, intervalBounds, 95)
 }
 
 // intervalSummary is the client's interval percentiles (each its bucket's

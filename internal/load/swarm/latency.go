@@ -76,11 +76,13 @@ func (c *client) noteSent(w *worker, at time.Time) {
 // server has acknowledged an Input gives up on one: a protocol without
 // acknowledgements has no input latency at all (missing, not seconds).
 func (c *client) unanswered(w *worker, sent int64, at time.Time) {
-	if c.acks.acked == 0 || at.Before(w.warmEnd) {
+	if c.acks.acked == 0 {
 		return
 	}
-	w.latUnanswered++
-	c.recordLatency(w, float64(int64(at.Sub(c.slot))-sent)/float64(time.Millisecond), at)
+	if !at.Before(w.warmEnd) {
+		w.latUnanswered++
+	}
+	c.latency(w, sent, at)
 }
 
 // endInputs gives up, as the client ends at end, on its Inputs unanswered
@@ -109,7 +111,6 @@ func (c *client) onInputAck(w *worker, seq uint32, at time.Time) {
 	if int32(seq-a.acked) <= 0 {
 		return // nothing new (acked starts at 0, and Inputs at 1)
 	}
-	windowed := !at.Before(w.warmEnd)
 	from := a.acked + 1
 	// Inputs older than the ring were given up on as their slots were
 	// reused (noteSent): nothing is left to time.
@@ -123,36 +124,28 @@ func (c *client) onInputAck(w *worker, seq uint32, at time.Time) {
 			continue // never sent (the protocol built nothing for it)
 		}
 		a.sent[n%inputRing] = 0
-		ms := float64(int64(at.Sub(c.slot))-sent) / float64(time.Millisecond)
-		w.recordSecond(ms)
-		if windowed {
-			c.recordLatency(w, ms, at)
-		}
+		c.latency(w, sent, at)
 	}
 }
 
-// recordLatency keeps one input latency (ms) in the client's buckets, the
-// worker's pooled histogram and its stretch's.
-func (c *client) recordLatency(w *worker, ms float64, at time.Time) {
-	ms = math.Max(ms, 0)
-	if c.acks.counts == nil {
-		c.acks.counts = make([]uint64, len(intervalBounds)-1)
+// latency keeps the input latency of an Input sent at sent (ns since the
+// ramp slot) and answered, or given up on, at at: in this second's timeline
+// buckets always (the timeline shows the warm-up live), and after the
+// warm-up in the client's buckets, the worker's pooled histogram and its
+// stretch's. The bucket is found once for both bucket sets.
+func (c *client) latency(w *worker, sent int64, at time.Time) {
+	ms := math.Max(float64(int64(at.Sub(c.slot))-sent)/float64(time.Millisecond), 0)
+	i := countIn(&w.secLat, ms)
+	w.secLatN++
+	if at.Before(w.warmEnd) {
+		return
 	}
-	c.acks.counts[intervalBucket(ms)]++
+	countAt(&c.acks.counts, i)
 	w.latHist.Record(ms)
 	if c.stretch != nil {
 		c.cur = w.clock.at(at, c.cur)
 		w.stretchHist(&w.stretchLat, c.cur).Record(ms)
 	}
-}
-
-// latencyP95 is the client's own input latency p95 (its bucket's upper
-// bound), NaN without a sample.
-func (c *client) latencyP95() float64 {
-	if c.acks.counts == nil {
-		return math.NaN()
-	}
-	return stats.HistogramPercentile(c.acks.counts, intervalBounds, 95)
 }
 
 // pings is one client's outstanding pings: the send time (ns since the
@@ -231,18 +224,6 @@ func (w *worker) stretchHist(hs *[]*stats.Histogram, i int) *stats.Histogram {
 	return (*hs)[i]
 }
 
-// recordSecond keeps one input latency for this second's timeline row
-// (the warm-up's included: the timeline shows it live), in intervalBounds'
-// buckets: a histogram a second per worker would be garbage the collector
-// pays for on the harness's own core.
-func (w *worker) recordSecond(ms float64) {
-	if w.secLat == nil {
-		w.secLat = make([]uint64, len(intervalBounds)-1)
-	}
-	w.secLat[intervalBucket(math.Max(ms, 0))]++
-	w.secLatN++
-}
-
 // publishLatency hands the second's input latencies to p, reusing the
 // buckets of the previous publish (prev), and starts the next second.
 func (w *worker) publishLatency(p *workerPub, prev []uint64) {
@@ -256,11 +237,14 @@ func (w *worker) publishLatency(p *workerPub, prev []uint64) {
 }
 
 // latencyP95 is the p95 of per-second latency buckets summed over workers
-// (each its bucket's upper bound, as the players'), false when empty.
+// (each its bucket's upper bound, as the players'), false when empty. The
+// buckets are reused each second rather than a histogram made per worker
+// and second: that would be garbage the collector pays for on the
+// harness's own core.
 func latencyP95(counts []uint64) (float64, bool) {
 	for _, n := range counts {
 		if n > 0 {
-			return stats.HistogramPercentile(counts, intervalBounds, 95), true
+			return bucketP95(counts), true
 		}
 	}
 	return 0, false

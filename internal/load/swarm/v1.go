@@ -95,8 +95,10 @@ type v1Bot struct {
 	minor1  bool
 	decoder BodyDecoder // nil: opaque or unknown format, not decoded
 	// in is reused: a fresh &proto.Input escapes to the heap and would
-	// allocate once per client-tick.
-	in proto.Input
+	// allocate once per client-tick. ping is reused the same way: a local
+	// array handed to Conn.Send escapes, one allocation per ping.
+	in   proto.Input
+	ping [proto.PingSize]byte
 }
 
 // errWelcomeAgain is a second Welcome: a protocol error, the first stands.
@@ -200,8 +202,7 @@ func (b *v1Bot) Ping(c Conn, token uint32) error {
 	if !b.minor1 {
 		return ErrNoPing
 	}
-	var buf [proto.PingSize]byte
-	return c.Send(transport.Unreliable, proto.AppendPing(buf[:0], token))
+	return c.Send(transport.Unreliable, proto.AppendPing(b.ping[:0], token))
 }
 
 func (b *v1Bot) Input(buf []byte, ctl *Control) ([]byte, transport.Delivery) {

@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"sync"
@@ -424,7 +425,7 @@ func (w *worker) checkTimeouts(c *client, now time.Time) {
 // more, and a dead server must not keep hundreds of sockets open.
 func (w *worker) release(c *client) {
 	if c.host != nil {
-		c.endInputs(w, cmpOr(c.endedAt, time.Now()))
+		c.endInputs(w, cmp.Or(c.endedAt, time.Now()))
 		c.host.Close()
 		c.host = nil
 	}
@@ -509,12 +510,4 @@ func (w *worker) published() workerPub {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.pub
-}
-
-// cmpOr is t, or def when t is zero.
-func cmpOr(t, def time.Time) time.Time {
-	if t.IsZero() {
-		return def
-	}
-	return t
 }

@@ -13,6 +13,17 @@
 
 #include "enet_glue.h"
 
+// sg_rx_ns is the kernel's CLOCK_REALTIME arrival time of the datagram the
+// socket read last, in ns; 0 when the host does not stamp or the kernel
+// has no stamp.
+static long long sg_rx_ns(sg_host *s) {
+	struct timespec ts;
+	if (!s->stamp_rx || ioctl(s->host->socket, SIOCGSTAMPNS, &ts) != 0) {
+		return 0;
+	}
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 // sg_configure_peer applies scalegate's peer settings. The throttle call
 // also sends THROTTLE_CONFIGURE, so the remote side adopts the same values.
 static void sg_configure_peer(sg_host *s, ENetPeer *p) {
@@ -62,12 +73,9 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, 
 	s->host = h;
 	s->timeout_ms = o->timeout_ms;
 	s->stamp_rx = o->stamp_rx;
-	if (s->stamp_rx) {
-		// The first SIOCGSTAMPNS turns the socket's receive stamps on (it
-		// fails, with nothing stamped yet); later datagrams are stamped.
-		struct timespec ts;
-		(void)ioctl(h->socket, SIOCGSTAMPNS, &ts);
-	}
+	// The first SIOCGSTAMPNS turns the socket's receive stamps on (it
+	// fails, with nothing stamped yet); later datagrams are stamped.
+	(void)sg_rx_ns(s);
 	// ENet's 32 MiB defaults let one peer make the host allocate a 32 MiB
 	// packet with a single fragment header and keep it until the peer goes.
 	if (o->max_packet > 0) {
@@ -119,16 +127,6 @@ static int sg_next(sg_host *s, ENetEvent *ev) {
 
 static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used);
 
-// sg_rx_ns is the kernel's CLOCK_REALTIME arrival time of the datagram the
-// socket read last, in ns; 0 when the host does not stamp or the kernel
-// has no stamp.
-static long long sg_rx_ns(sg_host *s) {
-	struct timespec ts;
-	if (!s->stamp_rx || ioctl(s->host->socket, SIOCGSTAMPNS, &ts) != 0) {
-		return 0;
-	}
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 // sg_drain services the host without blocking and stores up to max events in
 // evs, copying payloads into buf[0:cap] and destroying the packets. It stops

@@ -127,10 +127,7 @@ func (s *sock) recv(buf []byte) (n int, from netip.AddrPort, err error) {
 
 // stampOn turns the socket's kernel receive stamps on: the first
 // SIOCGSTAMPNS does, and fails with nothing stamped yet.
-func (s *sock) stampOn() {
-	var ts unix.Timespec
-	_, _, _ = unix.Syscall(unix.SYS_IOCTL, s.fd, unix.SIOCGSTAMPNS, uintptr(unsafe.Pointer(&ts)))
-}
+func (s *sock) stampOn() { s.stamp() }
 
 // stamp is the kernel's arrival time of the datagram recv read last; zero
 // when the kernel has none (stampOn not called).
