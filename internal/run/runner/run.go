@@ -281,21 +281,37 @@ func (r *legRun) wrapUp(ctx context.Context, proc *launcher.Process, swarms []*l
 		return
 	}
 	if r.res.Report == nil && r.facts.NotRun == "" {
-		why := r.noReportReason(code)
+		why := r.noReportReason(code, crashLine(swarms))
 		r.facts.NotRun, r.res.Error = why, rundir.JoinDetail(r.res.Error, why)
 	}
 }
 
 // noReportReason is the not-run reason of a leg whose swarm exited code
-// and left no report it could use: refused, unsupported transport, or none.
-func (r *legRun) noReportReason(code int) string {
-	why := fmt.Sprintf("swarm exited %d without a report; see %s", code, filepath.Join(r.res.Dir, "swarm.log"))
-	if r.reportErr != nil && !errors.Is(r.reportErr, fs.ErrNotExist) {
-		why = fmt.Sprintf("swarm exited %d; its report was refused: %v; see %s", code, r.reportErr, filepath.Join(r.res.Dir, "swarm.log"))
-	} else if code == 2 {
-		why = fmt.Sprintf("swarm exited 2 (transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), filepath.Join(r.res.Dir, "swarm.log"))
+// and left no report it could use: refused, crashed, usage or unsupported
+// transport, or none. crash is the first line of a Go panic or fatal error
+// in a swarm's log ("" when none): a panicking Go program exits 2 too, and
+// calling that an unsupported transport sends the reader the wrong way.
+func (r *legRun) noReportReason(code int, crash string) string {
+	log := filepath.Join(r.res.Dir, "swarm.log")
+	switch {
+	case r.reportErr != nil && !errors.Is(r.reportErr, fs.ErrNotExist):
+		return fmt.Sprintf("swarm exited %d; its report was refused: %v; see %s", code, r.reportErr, log)
+	case crash != "":
+		return fmt.Sprintf("swarm crashed (exit %d): %s; see %s", code, crash, log)
+	case code == 2:
+		return fmt.Sprintf("swarm exited 2 (a usage error, or transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), log)
 	}
-	return why
+	return fmt.Sprintf("swarm exited %d without a report; see %s", code, log)
+}
+
+// crashLine is the first swarm's crash line, "" when none crashed.
+func crashLine(swarms []*launcher.Process) string {
+	for _, s := range swarms {
+		if line := s.CrashLine(); line != "" {
+			return line
+		}
+	}
+	return ""
 }
 
 // serverLaunch is how the leg's server starts and how long it may take to

@@ -270,12 +270,15 @@ func (h *Host) Send(peer transport.PeerID, d transport.Delivery, msg []byte) err
 	if d != transport.Reliable && d != transport.Unreliable {
 		return fmt.Errorf("enet: send %s to peer %d: %w", d, peer, transport.ErrDelivery)
 	}
-	var p unsafe.Pointer
-	if len(msg) > 0 {
-		p = unsafe.Pointer(&msg[0])
-	}
 	rel := cbool(d == transport.Reliable)
-	return sendError(int(C.sg_send(h.s, C.enet_uint32(peer), rel, p, C.size_t(len(msg)))), peer, d, len(msg))
+	if len(msg) == 0 {
+		return sendError(int(C.sg_send(h.s, C.enet_uint32(peer), rel, nil, 0)), peer, d, 0)
+	}
+	// &msg[0] written in the call itself: cgo then checks only msg's
+	// backing array for Go pointers. Through an unsafe.Pointer variable it
+	// checks the whole allocation msg lives in, and a caller's buffer that
+	// is an array inside a struct holding pointers would panic.
+	return sendError(int(C.sg_send(h.s, C.enet_uint32(peer), rel, unsafe.Pointer(&msg[0]), C.size_t(len(msg)))), peer, d, len(msg))
 }
 
 // sendError maps sg_send's result to Send's error.

@@ -59,6 +59,7 @@ func RunWith(t *testing.T, backend string, cfg Config) {
 		{"ReliableInOrder", s.testReliableInOrder},
 		{"Unreliable", s.testUnreliable},
 		{"LargeUnreliable", s.testLargeUnreliable},
+		{"SendFromStructWithPointers", s.testSendFromStructWithPointers},
 		{"Text", s.testText},
 		{"DisconnectReason", s.testDisconnectReason},
 		{"RTT", s.testRTT},
@@ -336,6 +337,36 @@ func (s *suite) testUnreliable(t *testing.T) {
 func (s *suite) testLargeUnreliable(t *testing.T) {
 	p := s.pair(t)
 	exchangeUnreliable(t, p, 20, 3000)
+}
+
+// pointerfulBuffer is a bot's reused send buffer as a bot writes one: an
+// array in a struct that also holds Go pointers.
+type pointerfulBuffer struct {
+	name *string
+	next *pointerfulBuffer
+	buf  [16]byte
+	tail []byte
+}
+
+// testSendFromStructWithPointers: Send takes a message that is a slice of
+// an array inside a struct holding Go pointers. A cgo backend that hands
+// the message's address to C as a bare unsafe.Pointer makes cgo check the
+// whole struct, and the program panics ("Go pointer to unpinned Go
+// pointer"); the swarm's reused ping buffer once did exactly that.
+func (s *suite) testSendFromStructWithPointers(t *testing.T) {
+	p := s.pair(t)
+	name := "bot-1"
+	b := &pointerfulBuffer{name: &name, tail: make([]byte, 4)}
+	b.next = b
+	msg := append(b.buf[:0], 'P', 1, 2, 3, 4)
+	want := string(msg)
+	if err := p.Client.Host.Send(p.CPeer, transport.Unreliable, msg); err != nil {
+		t.Fatalf("client Send of a buffer in a struct with pointers: %v", err)
+	}
+	got := WaitEvent(t, "the message", p.Server, IsKind(transport.EventReceive), p.Both()...)
+	if string(got.Payload) != want {
+		t.Errorf("got %x, want %x", got.Payload, want)
+	}
 }
 
 // testText: Text messages (UTF-8 payloads) arrive as Text on a backend with
