@@ -10,12 +10,19 @@
  * which the comparison must state). Peers are configured as the Go backend
  * configures them (throttle deceleration 0, peer timeout).
  *
+ * With PING_HZ > 0 it also does the protocol v1.1 work the swarm does for
+ * input latency and round trips, so that the comparison stays like for
+ * like: after a Welcome with minor_1 it sends Features (input_acks), keeps
+ * the send time of its last 128 Inputs, times every Input a snapshot's
+ * input acknowledgement newly covers, and sends a Ping every 1/PING_HZ s,
+ * timing each Pong. With PING_HZ 0 (the default) it is the v1.0 loop.
+ *
  * Measured like the swarm: loop dt = work time of one iteration over every
  * client (CLOCK_MONOTONIC); CPU = getrusage(RUSAGE_SELF) user+system from
  * before the first host is created to the end; a client-tick = one client
  * serviced in one iteration.
  *
- * usage: enetbench HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS]
+ * usage: enetbench HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS] [PING_HZ]
  * output: one line of key=value pairs (see print_result).
  */
 #define _GNU_SOURCE
@@ -33,10 +40,15 @@ enum {
 	CH_UNRELIABLE = 1,
 	CHANNELS = 2,
 	CONNECT_DATA = 0x53470001, /* "SG", protocol version 1 */
-	T_JOIN = 0x01, T_WELCOME = 0x02, T_REFUSE = 0x03,
-	T_INPUT = 0x10, T_SNAPSHOT = 0x20,
+	T_JOIN = 0x01, T_WELCOME = 0x02, T_REFUSE = 0x03, T_FEATURES = 0x05,
+	T_INPUT = 0x10, T_PING = 0x11, T_SNAPSHOT = 0x20, T_PONG = 0x22,
+	SNAP_FLAG_ACK = 0x02, FEATURE_INPUT_ACKS = 0x01, WELCOME_MINOR_1 = 0x01,
 	PEER_TIMEOUT_MS = 5000,
+	RING = 128, /* Inputs whose send time is kept, as the swarm's ring */
 };
+
+/* v1.1 work, on when ping_hz > 0. */
+static double ping_hz;
 
 typedef struct {
 	ENetHost *host;
@@ -46,6 +58,13 @@ typedef struct {
 	uint64_t snaps, bytes;
 	uint32_t first_tick, last_tick;
 	double first_at, last_at;
+	/* v1.1 */
+	int minor1;
+	double sent_at[RING];
+	uint32_t acked; /* newest input_seq acknowledged */
+	uint64_t inputs_acked, pongs;
+	double latency_sum, rtt_sum, next_ping;
+	uint32_t ping_token;
 } client;
 
 static double now_s(void) {
@@ -92,13 +111,63 @@ static void send_input(client *c, uint32_t index, double t) {
 	put_u32(b + 21, 0);
 	ENetPacket *p = enet_packet_create(b, sizeof b, 0);
 	if (enet_peer_send(c->peer, CH_UNRELIABLE, p) < 0) enet_packet_destroy(p);
+	c->sent_at[c->seq % RING] = t;
 }
 
-static void on_receive(client *c, ENetPacket *p, double now) {
+static void send_small(client *c, const uint8_t *b, size_t n, int reliable) {
+	ENetPacket *p = enet_packet_create(b, n, reliable ? ENET_PACKET_FLAG_RELIABLE : 0);
+	if (enet_peer_send(c->peer, reliable ? CH_RELIABLE : CH_UNRELIABLE, p) < 0) enet_packet_destroy(p);
+}
+
+/* ping sends a Ping when its time has come; the token is the send time in
+ * microseconds since the start, so a Pong times itself. */
+static void ping(client *c, double t) {
+	if (!c->minor1 || t < c->next_ping) return;
+	uint8_t b[5] = {T_PING};
+	put_u32(b + 1, (uint32_t)(t * 1e6));
+	send_small(c, b, sizeof b, 0);
+	c->next_ping = t + 1 / ping_hz;
+}
+
+/* on_ack times every Input the acknowledgement newly covers that is still
+ * in the ring. */
+static void on_ack(client *c, uint32_t seq, double t) {
+	if (seq > c->seq || seq <= c->acked) return;
+	uint32_t from = c->acked + 1;
+	if (seq - from >= RING) from = seq - RING + 1;
+	for (uint32_t s = from; s <= seq; s++) {
+		c->latency_sum += t - c->sent_at[s % RING];
+		c->inputs_acked++;
+	}
+	c->acked = seq;
+}
+
+static void on_welcome(client *c, ENetPacket *p) {
+	if (c->state != 2) return;
+	c->state = 3;
+	if (ping_hz <= 0 || p->dataLength < 13) return;
+	size_t t = p->data[11];
+	if (12 + t >= p->dataLength) return;
+	size_t b = p->data[12 + t];
+	if (13 + t + b >= p->dataLength || !(p->data[13 + t + b] & WELCOME_MINOR_1)) return;
+	c->minor1 = 1;
+	uint8_t f[2] = {T_FEATURES, FEATURE_INPUT_ACKS};
+	send_small(c, f, sizeof f, 1);
+}
+
+static void on_receive(client *c, ENetPacket *p, double now, double since) {
 	if (p->dataLength < 1) return;
 	switch (p->data[0]) {
 	case T_WELCOME:
-		if (c->state == 2) c->state = 3;
+		on_welcome(c, p);
+		break;
+	case T_PONG:
+		if (p->dataLength == 5) {
+			uint32_t token;
+			memcpy(&token, p->data + 1, 4);
+			c->rtt_sum += since - token / 1e6;
+			c->pongs++;
+		}
 		break;
 	case T_REFUSE:
 		c->state = 4;
@@ -111,11 +180,16 @@ static void on_receive(client *c, ENetPacket *p, double now) {
 		c->last_tick = tick, c->last_at = now;
 		c->snaps++;
 		c->bytes += p->dataLength;
+		if ((p->data[5] & SNAP_FLAG_ACK) && p->dataLength >= 14) {
+			uint32_t seq;
+			memcpy(&seq, p->data + 6, 4);
+			on_ack(c, seq, since);
+		}
 		break;
 	}
 }
 
-static void drain(client *c, uint32_t index, double now) {
+static void drain(client *c, uint32_t index, double now, double since) {
 	ENetEvent ev;
 	while (enet_host_service(c->host, &ev, 0) > 0) {
 		switch (ev.type) {
@@ -128,7 +202,7 @@ static void drain(client *c, uint32_t index, double now) {
 			if (c->state == 1) c->state = 2, send_join(c, index);
 			break;
 		case ENET_EVENT_TYPE_RECEIVE:
-			on_receive(c, ev.packet, now);
+			on_receive(c, ev.packet, now, since);
 			enet_packet_destroy(ev.packet);
 			break;
 		case ENET_EVENT_TYPE_DISCONNECT:
@@ -163,6 +237,7 @@ int main(int argc, char **argv) {
 	double seconds = atof(argv[4]);
 	double rate = argc > 5 ? atof(argv[5]) : 60;
 	double ramp = (argc > 6 ? atof(argv[6]) : 20) / 1000;
+	ping_hz = argc > 7 ? atof(argv[7]) : 0;
 	if (n < 1 || seconds <= 0 || rate <= 0 || enet_initialize() != 0) {
 		fprintf(stderr, "enetbench: bad arguments or enet_initialize failed\n");
 		return 2;
@@ -203,9 +278,14 @@ int main(int argc, char **argv) {
 				c->state = 1;
 			}
 			if (c->state == 4) continue;
-			if (c->state == 3) send_input(c, (uint32_t)i, now_s() - start);
+			if (c->state == 3) {
+				double since = now_s() - start;
+				send_input(c, (uint32_t)i, since);
+				ping(c, since);
+			}
 			client_ticks++;
-			drain(c, (uint32_t)i, now_s());
+			double now = now_s();
+			drain(c, (uint32_t)i, now, now - start);
 		}
 		dts[iters++] = (now_s() - t0) * 1000;
 	}
@@ -218,9 +298,13 @@ int main(int argc, char **argv) {
 
 	int joined = 0, lost = 0;
 	double hz_sum = 0, kbs_sum = 0, hz_min = INFINITY;
+	double lat_sum = 0, rtt_sum = 0;
+	uint64_t acked = 0, pongs = 0;
 	int rated = 0;
 	for (int i = 0; i < n; i++) {
 		client *c = &cs[i];
+		lat_sum += c->latency_sum, acked += c->inputs_acked;
+		rtt_sum += c->rtt_sum, pongs += c->pongs;
 		joined += c->state == 3 || (c->state == 4 && c->snaps > 0);
 		lost += c->state == 4 && c->snaps > 0;
 		double el = c->last_at - c->first_at;
@@ -234,11 +318,14 @@ int main(int argc, char **argv) {
 	qsort(dts, iters, sizeof *dts, cmp_double);
 	printf("impl=c clients=%d joined=%d lost=%d seconds=%.2f iterations=%zu client_ticks=%llu "
 	       "dt_p50_ms=%.3f dt_p99_ms=%.3f dt_max_ms=%.3f cpu_s=%.3f cpu_us_per_client_tick=%.2f "
-	       "tick_hz_min=%.2f tick_hz_mean=%.2f kbs_mean=%.2f\n",
+	       "tick_hz_min=%.2f tick_hz_mean=%.2f kbs_mean=%.2f ping_hz=%.1f inputs_acked=%llu "
+	       "input_latency_mean_ms=%.3f pongs=%llu rtt_mean_ms=%.3f\n",
 	       n, joined, lost, elapsed, iters, (unsigned long long)client_ticks,
 	       percentile(dts, iters, 50), percentile(dts, iters, 99), iters ? dts[iters - 1] : NAN,
 	       cpu, client_ticks ? cpu / client_ticks * 1e6 : NAN,
-	       rated ? hz_min : NAN, rated ? hz_sum / rated : NAN, rated ? kbs_sum / rated : NAN);
+	       rated ? hz_min : NAN, rated ? hz_sum / rated : NAN, rated ? kbs_sum / rated : NAN,
+	       ping_hz, (unsigned long long)acked, acked ? lat_sum / acked * 1000 : NAN,
+	       (unsigned long long)pongs, pongs ? rtt_sum / pongs * 1000 : NAN);
 	free(dts);
 	free(cs);
 	enet_deinitialize();

@@ -14,6 +14,12 @@
 # call per client, as before batching), and with TICKER=1 a "Go-tk" row the
 # swarm with --hold-threads=false (workers park on a Go timer between ticks
 # instead of keeping their thread), both decoding on, for a side-by-side.
+# "C" is the C loop speaking protocol v1.0 (Input, drain); "C11" the same
+# loop doing the v1.1 work the swarm does by default (Features, an Input
+# send-time ring timed by snapshot acknowledgements, a Ping every 100 ms
+# timed by its Pong; PING_HZ sets the rate, 10 as the swarm's --ping-hz).
+# The Go swarm does that v1.1 work too, so Go/C11 is the like-for-like ratio
+# and Go/C what v1.1 costs on top of the v1.0 loop.
 #
 #   tools/enetbench/run.sh [COUNTS] [SECONDS]     e.g. run.sh "64 128 256" 20
 #
@@ -22,7 +28,7 @@
 # the same loop varies by ±10 % on a shared 2-vCPU VM, more than the
 # differences being measured.
 #
-# Env: ROUNDS, BENCH_CPU (default 1), SERVER_CPU (default 0), PORT (default 47600),
+# Env: ROUNDS, BENCH_CPU (default 1), SERVER_CPU (default 0), PORT (default 47600), PING_HZ (default 10),
 # OUT (default a fresh temp dir; reports and logs are kept there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,6 +41,7 @@ rounds=${ROUNDS:-3}
 bench_cpu=${BENCH_CPU:-1}
 server_cpu=${SERVER_CPU:-0}
 port=${PORT:-47600}
+ping_hz=${PING_HZ:-10}
 out=${OUT:-$(mktemp -d /tmp/enetbench.XXXXXX)}
 mkdir -p "$out"
 
@@ -53,12 +60,16 @@ printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s %s\n' impl clients round joined d
 
 # One C leg: its table line goes to stderr, its raw line to c.txt, and its
 # CPU per client-tick to stdout.
-c_leg() { # n round
+c_leg() { # n round label ping_hz
   local c
-  c=$(taskset -c "$bench_cpu" "$out/enetbench" 127.0.0.1 "$port" "$1" "$seconds" 60 20 || true)
-  echo "$c" >>"$out/c.txt"
+  c=$(taskset -c "$bench_cpu" "$out/enetbench" 127.0.0.1 "$port" "$1" "$seconds" 60 20 "$4" || true)
+  echo "$3 $c" >>"$out/c.txt"
   kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $c"; }
-  printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s\n' C "$1" "$2" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)" >&2
+  # A C11 leg shows that its v1.1 work happened: Inputs timed by acks and
+  # Pongs, with their mean latencies.
+  local v11=""
+  [[ $4 != 0 ]] && v11="acked $(kv inputs_acked) (mean $(kv input_latency_mean_ms) ms), pongs $(kv pongs) (mean $(kv rtt_mean_ms) ms)"
+  printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s %s\n' "$3" "$1" "$2" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)" "$v11" >&2
   kv cpu_us_per_client_tick
 }
 
@@ -70,7 +81,8 @@ go_leg() { # n round label decode batch hold
     --threads 1 --progress off --decode-bodies="$4" --batch="$5" --hold-threads="$6" --json "$r" >"${r%.json}.txt" 2>&1 || true
   printf '%-5s %-6s %5s %7s %9.3f %9.3f %9.3f %12.2f %9.2f %s\n' "$3" "$1" "$2" "$(jq -r .clients_connected "$r")" \
     "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
-    "$(jq -r .cpu_us_per_client_tick "$r")" "$(jq -r .observed_server_tick_hz.mean "$r")" "$(jq -r .worker_pacing "$r")" >&2
+    "$(jq -r .cpu_us_per_client_tick "$r")" "$(jq -r .observed_server_tick_hz.mean "$r")" \
+    "$(jq -r '"\(.worker_pacing), acked \(.inputs_acked) (p50 \(.input_latency_ms.p50) ms), rtt \(.rtt_source) p50 \(.rtt_ms.p50) ms"' "$r")" >&2
   jq -r .cpu_us_per_client_tick "$r"
 }
 
@@ -84,14 +96,16 @@ for n in $counts; do
   # Rounds alternate the implementations so that a slow minute of the
   # machine lands on all of them; the ratios are of the medians.
   for ((round = 1; round <= rounds; round++)); do
-    us[C]+="$(c_leg "$n" "$round") "
+    us[C]+="$(c_leg "$n" "$round" C 0) "
+    us[C11]+="$(c_leg "$n" "$round" C11 "$ping_hz") "
     for leg in $legs; do
       IFS=: read -r label decode batch hold <<<"$leg"
       us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch" "$hold") "
     done
   done
   c_med=$(median_of "${us[C]}")
-  printf 'median %d clients over %d rounds: C %.2f µs' "$n" "$rounds" "$c_med"
+  c11_med=$(median_of "${us[C11]}")
+  printf 'median %d clients over %d rounds: C %.2f µs, C11 %.2f' "$n" "$rounds" "$c_med" "$c11_med"
   for leg in $legs; do
     label=${leg%%:*}
     printf ', %s %.2f' "$label" "$(median_of "${us[$label]}")"
@@ -100,7 +114,8 @@ for n in $counts; do
   for leg in $legs; do
     label=${leg%%:*}
     g=$(median_of "${us[$label]}")
-    awk -v g="$g" -v c="$c_med" -v n="$n" -v l="$label" 'BEGIN { if (c > 0) printf "ratio %d clients: %s/C CPU per client-tick = %.2f\n", n, l, g / c }'
+    awk -v g="$g" -v c="$c_med" -v c11="$c11_med" -v n="$n" -v l="$label" \
+      'BEGIN { if (c > 0 && c11 > 0) printf "ratio %d clients: %s/C11 CPU per client-tick = %.2f (%s/C %.2f)\n", n, l, g / c11, l, g / c }'
   done
   unset us
 done

@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"os"
+
+	"github.com/scalegate/scalegate/internal/guard/boundedfile"
 )
 
 // crashScanBytes is how much of a log's end CrashLine reads: a Go panic's
@@ -27,7 +28,9 @@ var crashPrefixes = [][]byte{[]byte("panic: "), []byte("fatal error: ")}
 // alone cannot say which happened: the log can.
 func (p *Process) CrashLine() string {
 	<-p.done
-	f, err := os.Open(p.spec.LogPath)
+	// The log path comes from the profile's run directory: opened as a
+	// regular file only, and at most its last crashScanBytes read.
+	f, err := boundedfile.Open(p.spec.LogPath)
 	if err != nil {
 		return ""
 	}
@@ -37,7 +40,7 @@ func (p *Process) CrashLine() string {
 			return ""
 		}
 	}
-	return crashLine(f)
+	return crashLine(io.LimitReader(f, crashScanBytes))
 }
 
 // crashLine scans r for the first line starting with a crash prefix.
