@@ -32,8 +32,6 @@ type baselined struct {
 	fig               gatetable.Figure
 	ref               baseline.Reference
 	have              bool // the baseline entry carries this figure
-	timing            bool // advisory, recorded only from ≥ MinRuns runs
-	moved             string
 }
 
 // baselinedFigures is the baseline figures that apply to this leg, in
@@ -42,7 +40,7 @@ type baselined struct {
 func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baselined {
 	var checks []baselined
 	for _, f := range baseline.Figures() {
-		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure, timing: f.Timing, moved: f.Moved}
+		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure}
 		if have {
 			b.ref, b.have = entry.Reference(f.Name)
 		}
@@ -65,12 +63,6 @@ func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baseline
 // exists, at path), else judged against the entry's limit.
 func (e *evaluator) baselineCheck(b baselined, entry baseline.Entry, have bool, path string) rundir.Check {
 	c := rundir.Check{Gate: b.gate, Title: b.title, Level: gatetable.LevelHard}
-	if b.timing {
-		// A timing figure moves with the machine: its committed median
-		// says where it was, and the check says how far it went, but the
-		// absolute budget, ab and the history gate are what judge it hard.
-		c.Level = gatetable.LevelAdvisory
-	}
 	v, err := b.fig.Read(e.m)
 	if err == nil {
 		c.Measured, c.MeasuredText = &v, fmtNum(v)
@@ -83,19 +75,14 @@ func (e *evaluator) baselineCheck(b baselined, entry baseline.Entry, have bool, 
 		c.Status = rundir.StatusRecorded
 		if err != nil {
 			c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
-		} else if b.timing {
-			c.Threshold = fmt.Sprintf("recorded by --update-baseline --runs N (N ≥ %d; one run records no timing figure)", baseline.MinRuns)
 		}
 		if b.have {
 			c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.ref.Value), c.MeasuredText)
 		}
 	case !b.have:
 		e.missingReference(&c, have, path)
-		if b.timing {
-			c.Detail += fmt.Sprintf(" (a timing figure is recorded only with --runs N, N ≥ %d)", baseline.MinRuns)
-		}
 	default:
-		e.judgeBaseline(&c, b, entry, v, err)
+		e.judgeBaseline(&c, b.name, entry, v, err)
 	}
 	return c
 }
@@ -118,8 +105,8 @@ func (e *evaluator) missingReference(c *rundir.Check, have bool, path string) {
 
 // judgeBaseline compares a measured figure (err: missing) with its limit
 // (baseline.Committed.Limit: the one computation calibrate reads too).
-func (e *evaluator) judgeBaseline(c *rundir.Check, b baselined, entry baseline.Entry, v float64, err error) {
-	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, b.name)
+func (e *evaluator) judgeBaseline(c *rundir.Check, figure string, entry baseline.Entry, v float64, err error) {
+	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, figure)
 	if lerr != nil {
 		c.Threshold, c.Status = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct)), rundir.StatusUnevaluable
 		c.Detail = lerr.Error()
@@ -138,7 +125,7 @@ func (e *evaluator) judgeBaseline(c *rundir.Check, b baselined, entry baseline.E
 	c.Status = rundir.StatusPass
 	if !lim.Holds(v) {
 		c.Status = rundir.StatusFail
-		c.Detail = fmt.Sprintf("%s over baseline: %s; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base), b.moved)
+		c.Detail = fmt.Sprintf("%s over baseline: bytes moved; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base))
 		if lim.Runs > 1 {
 			c.Detail += fmt.Sprintf(" (the limit's margin %s was set by the %s term)", fmtNum(lim.Margin), lim.By)
 		}
