@@ -15,7 +15,8 @@
  * like: after a Welcome with minor_1 it sends Features (input_acks), keeps
  * the send time of its last 128 Inputs, times every Input a snapshot's
  * input acknowledgement newly covers, and sends a Ping every 1/PING_HZ s,
- * timing each Pong. With PING_HZ 0 (the default) it is the v1.0 loop.
+ * timing each Pong. Like the swarm it times arrivals by the kernel's receive
+ * stamp (SIOCGSTAMPNS, one ioctl per drain that received something). With PING_HZ 0 (the default) it is the v1.0 loop.
  *
  * Measured like the swarm: loop dt = work time of one iteration over every
  * client (CLOCK_MONOTONIC); CPU = getrusage(RUSAGE_SELF) user+system from
@@ -32,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -189,9 +192,23 @@ static void on_receive(client *c, ENetPacket *p, double now, double since) {
 	}
 }
 
+/* rx_since is the kernel's receive stamp of the host's newest datagram, in
+ * seconds since start0 (CLOCK_REALTIME: the stamp's clock), or fallback
+ * when it has none. */
+static double start0;
+static double rx_since(client *c, double fallback) {
+	struct timespec ts;
+	if (ioctl(c->host->socket, SIOCGSTAMPNS, &ts) != 0) return fallback;
+	return ts.tv_sec + ts.tv_nsec / 1e9 - start0;
+}
+
 static void drain(client *c, uint32_t index, double now, double since) {
 	ENetEvent ev;
+	int stamped = ping_hz <= 0;
 	while (enet_host_service(c->host, &ev, 0) > 0) {
+		if (ev.type == ENET_EVENT_TYPE_RECEIVE && !stamped) {
+			since = rx_since(c, since), stamped = 1;
+		}
 		switch (ev.type) {
 		case ENET_EVENT_TYPE_CONNECT:
 			/* Configured once connected, as the Go backend does: a reliable
@@ -258,6 +275,11 @@ int main(int argc, char **argv) {
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	double start = now_s(), end = start + seconds;
+	{
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		start0 = rt.tv_sec + rt.tv_nsec / 1e9 - (now_s() - start);
+	}
 
 	for (double t = start; t < end && iters < max_iter; t = now_s()) {
 		next.tv_nsec += period_ns;
@@ -275,6 +297,8 @@ int main(int argc, char **argv) {
 					continue;
 				}
 				enet_peer_timeout(c->peer, 0, PEER_TIMEOUT_MS, PEER_TIMEOUT_MS);
+				/* The first SIOCGSTAMPNS turns the socket's stamps on. */
+				if (ping_hz > 0) (void)rx_since(c, 0);
 				c->state = 1;
 			}
 			if (c->state == 4) continue;
