@@ -3,12 +3,15 @@ package boundedhttp
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/testkit/livetest"
 )
 
 // wait bounds every event a test waits for (a loaded 2-core machine).
@@ -96,6 +99,23 @@ func dial(t *testing.T, addr string, keepAlive bool) net.Conn {
 	return c
 }
 
+// settled waits (bounded) until the server has admitted n connections
+// (held or evicted) and none it holds is still answering a request.
+func settled(t *testing.T, s *Server, n int) {
+	t.Helper()
+	livetest.Eventually(t, wait, func() (bool, string) {
+		s.ln.mu.Lock()
+		defer s.ln.mu.Unlock()
+		admitted := len(s.ln.conns) + int(s.ln.evicted.Load())
+		for _, h := range s.ln.conns {
+			if h.state != http.StateNew && h.state != http.StateIdle {
+				return false, fmt.Sprintf("a connection is %s", h.state)
+			}
+		}
+		return admitted == n, fmt.Sprintf("%d of %d connections admitted", admitted, n)
+	})
+}
+
 // closedByServer waits (bounded) for the server to close c.
 func closedByServer(c net.Conn) bool {
 	c.SetReadDeadline(time.Now().Add(wait))
@@ -111,6 +131,11 @@ func TestIdleConnectionsEvicted(t *testing.T) {
 	var idle []net.Conn
 	for i := range 12 {
 		idle = append(idle, dial(t, s.Addr(), i%2 == 0))
+		// The server marks a keep-alive connection idle in its own
+		// goroutine, after the client has read the response: without this
+		// wait a loaded machine can admit several later connections first,
+		// and the first one is then not the oldest idle (seen in CI).
+		settled(t, s, i+1)
 	}
 	if got := get(t, s); got != "ok" {
 		t.Fatalf("GET behind 12 idle connections: %q", got)
