@@ -24,6 +24,48 @@ static long long sg_rx_ns(sg_host *s) {
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+// SG_RX_UNKNOWN in a packet's userData dates it without a stamp (the kernel
+// had none): a later datagram's stamp must not be given to it. No real
+// CLOCK_REALTIME stamp is 1 ns after the epoch.
+#define SG_RX_UNKNOWN 1
+
+// sg_stamp_dispatched dates the packets ENet made deliverable since it last
+// ran: they came from the datagram read last, whose arrival is s->rx_cur.
+// A packet's userData holds its stamp (ENet leaves the field to the
+// application and creates packets with it NULL). Only dispatched commands
+// are dated: one still waiting in a channel (a reliable message behind a
+// lost one) is dated by the datagram after which it became deliverable.
+static void sg_stamp_dispatched(sg_host *s) {
+	ENetList *q = &s->host->dispatchQueue;
+	void *stamp = (void *)(intptr_t)(s->rx_cur > 0 ? s->rx_cur : SG_RX_UNKNOWN);
+	for (ENetListIterator p = enet_list_begin(q); p != enet_list_end(q); p = enet_list_next(p)) {
+		ENetList *cmds = &((ENetPeer *)p)->dispatchedCommands;
+		for (ENetListIterator c = enet_list_begin(cmds); c != enet_list_end(cmds); c = enet_list_next(c)) {
+			ENetPacket *pk = ((ENetIncomingCommand *)c)->packet;
+			if (pk != NULL && pk->userData == NULL) {
+				pk->userData = stamp;
+			}
+		}
+	}
+}
+
+// sg_stamp_rx runs in the intercept hook for each datagram a stamping host
+// reads, before ENet parses it: the packets the previous datagram made
+// deliverable are dated with its arrival, and this one's is read. ENet
+// reads every waiting datagram in one service call before it delivers any,
+// so a stamp read once per drain would date two snapshots that arrived a
+// tick apart with the later one's arrival.
+void sg_stamp_rx(sg_host *s) {
+	sg_stamp_dispatched(s);
+	s->rx_cur = sg_rx_ns(s);
+}
+
+// sg_rx_of is the arrival of a delivered packet in ns (0: unknown).
+static long long sg_rx_of(const ENetPacket *pk) {
+	long long rx = (long long)(intptr_t)pk->userData;
+	return rx > SG_RX_UNKNOWN ? rx : 0;
+}
+
 // sg_configure_peer applies scalegate's peer settings. The throttle call
 // also sends THROTTLE_CONFIGURE, so the remote side adopts the same values.
 static void sg_configure_peer(sg_host *s, ENetPeer *p) {
@@ -73,9 +115,13 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, 
 	s->host = h;
 	s->timeout_ms = o->timeout_ms;
 	s->stamp_rx = o->stamp_rx;
-	// The first SIOCGSTAMPNS turns the socket's receive stamps on (it
-	// fails, with nothing stamped yet); later datagrams are stamped.
-	(void)sg_rx_ns(s);
+	if (s->stamp_rx) {
+		// The first SIOCGSTAMPNS turns the socket's receive stamps on (it
+		// fails, with nothing stamped yet); later datagrams are stamped,
+		// each read in the intercept hook.
+		(void)sg_rx_ns(s);
+		h->intercept = sg_intercept;
+	}
 	// ENet's 32 MiB defaults let one peer make the host allocate a 32 MiB
 	// packet with a single fragment header and keep it until the peer goes.
 	if (o->max_packet > 0) {
@@ -122,7 +168,17 @@ static int sg_next(sg_host *s, ENetEvent *ev) {
 		s->has_pending = 0;
 		return 1;
 	}
-	return enet_host_service(s->host, ev, 0);
+	int r = enet_host_service(s->host, ev, 0);
+	if (s->stamp_rx) {
+		// What the last datagram read made deliverable, the event
+		// returned among it, is that datagram's (sg_stamp_rx dated the
+		// ones before).
+		sg_stamp_dispatched(s);
+		if (r > 0 && ev->type == ENET_EVENT_TYPE_RECEIVE && ev->packet->userData == NULL) {
+			ev->packet->userData = (void *)(intptr_t)(s->rx_cur > 0 ? s->rx_cur : SG_RX_UNKNOWN);
+		}
+	}
+	return r;
 }
 
 static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used);
@@ -146,10 +202,6 @@ int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap)
 // Payloads are appended to buf from *used on, which it advances.
 static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used) {
 	int n = 0, drops = 0;
-	// One stamp per drain: ENet reads every waiting datagram in the first
-	// service call, so the latest one's stamp is the same for each message
-	// after it (a datagram arriving mid-drain is the rare exception).
-	long long rx = -1;
 	s->status = SG_DRAIN_DONE;
 	s->err = 0;
 	s->need = 0;
@@ -202,11 +254,8 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 			}
 			o->len = (enet_uint32)len;
 			*used += len;
+			o->rx_ns = sg_rx_of(ev.packet);
 			enet_packet_destroy(ev.packet);
-			if (rx < 0) {
-				rx = sg_rx_ns(s);
-			}
-			o->rx_ns = rx;
 		}
 		n++;
 	}

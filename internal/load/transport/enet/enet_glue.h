@@ -94,10 +94,11 @@ typedef struct {
 	sg_guard   *guard;       // NULL without a connect guard
 	size_t      max_packet;  // the receive cap; sends are not limited by it
 	// stamp_rx: a dialling host stamps each received message with the
-	// kernel's arrival time of the latest datagram read (SIOCGSTAMPNS):
-	// one client's socket reads one peer's datagrams, so that is the
-	// message's own arrival unless two arrived between two services.
+	// kernel's arrival time of the datagram that carried it (SIOCGSTAMPNS,
+	// read per datagram in the intercept hook: see sg_stamp_rx). rx_cur is
+	// the stamp of the datagram read last (0: unknown).
 	int         stamp_rx;
+	long long   rx_cur;
 } sg_host;
 
 // sg_event is one event flattened for Go; the payload is buf[off:off+len].
@@ -154,6 +155,11 @@ long sg_queued(sg_host *s, enet_uint32 id);
 
 // Host counters.
 sg_counters_t sg_counters(sg_host *s);
+
+// The intercept hook (enet_guard.c): per-datagram receive stamps
+// (sg_stamp_rx, enet_glue.c) and the connect guard.
+int ENET_CALLBACK sg_intercept(ENetHost *host, ENetEvent *event);
+void sg_stamp_rx(sg_host *s);
 
 // Connect guard (enet_guard.c).
 int sg_guard_init(sg_host *s, const sg_options *o);

@@ -31,7 +31,6 @@
 // on one thread from start to end).
 static __thread sg_host *sg_current;
 
-static int ENET_CALLBACK sg_intercept(ENetHost *host, ENetEvent *event);
 
 int sg_guard_init(sg_host *s, const sg_options *o) {
 	if (o->connect_limit <= 0) {
@@ -58,7 +57,9 @@ void sg_guard_free(sg_host *s) {
 	if (s->guard == NULL) {
 		return;
 	}
-	s->host->intercept = NULL;
+	if (!s->stamp_rx) {
+		s->host->intercept = NULL;
+	}
 	free(s->guard->half_open_since);
 	free(s->guard);
 	s->guard = NULL;
@@ -158,12 +159,20 @@ static int sg_admit(sg_guard *g, const ENetAddress *a, enet_uint32 now) {
 	return ok;
 }
 
-// sg_intercept drops CONNECT datagrams over a source's limit; everything
+// sg_intercept is the hook ENet calls with each datagram it reads, before
+// parsing it. A stamping host dates what it receives (sg_stamp_rx); a
+// guarded one drops CONNECT datagrams over a source's limit. Everything
 // else goes on to ENet (return 0).
-static int ENET_CALLBACK sg_intercept(ENetHost *host, ENetEvent *event) {
+int ENET_CALLBACK sg_intercept(ENetHost *host, ENetEvent *event) {
 	(void)event;
 	sg_host *s = sg_current;
-	if (s == NULL || s->host != host || s->guard == NULL) {
+	if (s == NULL || s->host != host) {
+		return 0;
+	}
+	if (s->stamp_rx) {
+		sg_stamp_rx(s);
+	}
+	if (s->guard == NULL) {
 		return 0;
 	}
 	if (!sg_is_connect(host->receivedData, host->receivedDataLength, host->checksum != NULL)) {

@@ -60,6 +60,7 @@ func RunWith(t *testing.T, backend string, cfg Config) {
 		{"Unreliable", s.testUnreliable},
 		{"LargeUnreliable", s.testLargeUnreliable},
 		{"SendFromStructWithPointers", s.testSendFromStructWithPointers},
+		{"ArrivalStamps", s.testArrivalStamps},
 		{"Text", s.testText},
 		{"DisconnectReason", s.testDisconnectReason},
 		{"RTT", s.testRTT},
@@ -346,6 +347,51 @@ type pointerfulBuffer struct {
 	next *pointerfulBuffer
 	buf  [16]byte
 	tail []byte
+}
+
+// arrivalGap is how far apart testArrivalStamps sends its two messages, and
+// arrivalMin the least the client's stamps may put between them: the
+// margin absorbs a reader goroutine (QUIC, WebSocket) that took the first
+// one off late on a loaded machine.
+const (
+	arrivalGap = 60 * time.Millisecond
+	arrivalMin = 30 * time.Millisecond
+)
+
+// testArrivalStamps: two messages that reach a dialling client arrivalGap
+// apart, and wait in its socket until one Service call, each carry their
+// own arrival (Event.At), not the moment of the call nor the later one's
+// arrival. The swarm times input latency and pings by At: a client that
+// was late for its turn would otherwise date a snapshot a tick late. ENet
+// reads every waiting datagram before it delivers any, so a stamp read
+// once per service gave both messages the second one's arrival.
+func (s *suite) testArrivalStamps(t *testing.T) {
+	p := s.pair(t)
+	for i := range 2 {
+		if i == 1 {
+			time.Sleep(arrivalGap) // the gap being measured, not a wait for an event
+		}
+		if err := p.Server.Host.Send(p.SPeer, transport.Unreliable, seqMsg('A', uint32(i), 8)); err != nil {
+			t.Fatalf("server Send %d: %v", i, err)
+		}
+		if err := p.Server.Host.Flush(); err != nil {
+			t.Fatalf("server Flush: %v", err)
+		}
+	}
+	var got []transport.Event
+	WaitUntil(t, "client: both messages", func() bool {
+		got = append(got, p.Client.TakeAll(IsKind(transport.EventReceive))...)
+		return len(got) >= 2
+	}, p.Client, p.Server)
+	done := time.Now()
+	for i, ev := range got[:2] {
+		if ev.At.IsZero() || ev.At.After(done) {
+			t.Fatalf("message %d: At = %v, want its arrival (before %v)", i, ev.At, done)
+		}
+	}
+	if gap := got[1].At.Sub(got[0].At); gap < arrivalMin {
+		t.Errorf("the two messages' At are %v apart, want at least %v (sent %v apart): a message is dated by another's arrival", gap, arrivalMin, arrivalGap)
+	}
 }
 
 // testSendFromStructWithPointers: Send takes a message that is a slice of
