@@ -5,7 +5,7 @@ package swarm
 import "time"
 
 // holdSupported: the held sleep is written for Linux only; elsewhere
-// workers always pace on a ticker.
+// workers always pace on a timer.
 const holdSupported = false
 
 // sleepHeld parks the goroutine instead: pacing never picks a held pacer

@@ -67,32 +67,95 @@ func TestEnetAndQUICInline(t *testing.T) {
 // (Where holdSupported is false, sleepHeld is time.Sleep: the pacer's own
 // logic is still what these two tests check.)
 
-// A held pacer never returns before its slot, keeps every slot on the grid
-// start + k·interval, and after an overrun goes at once on the last slot
-// already past (dropping the ones it missed) instead of catching up.
+// The grid sweeps the send phase: every gap between slots is within
+// interval·(1 ± 1/sweepSteps), and over one cycle (2·sweepSteps slots)
+// each of sweepSteps evenly spaced phases of the interval is used exactly
+// twice, whatever the worker's origin.
+func TestGridSweep(t *testing.T) {
+	const interval = 16_666_667 * time.Nanosecond
+	step := interval / sweepSteps
+	for worker := range 4 {
+		g := newGrid(time.Unix(1000, 0), interval, worker)
+		seen := map[time.Duration]int{}
+		prev := g.at(0)
+		for k := int64(1); k <= 2*sweepSteps; k++ {
+			s := g.at(k)
+			if gap := s.Sub(prev); gap < interval-step-1 || gap > interval+step+1 {
+				t.Fatalf("worker %d, slot %d: gap %v, want %v ± %v", worker, k, gap, interval, step)
+			}
+			prev = s
+			phase := s.Sub(g.start) % interval
+			seen[(phase+step/2)/step%sweepSteps]++ // the step it is nearest to
+		}
+		for i := range time.Duration(sweepSteps) {
+			if seen[i] != 2 {
+				t.Fatalf("worker %d: phase step %d used %d times in a cycle, want 2 (all: %v)", worker, i, seen[i], seen)
+			}
+		}
+	}
+}
+
+// After an overrun the grid moves to the last slot not after now (the
+// worker goes at once), never to one still ahead, and never backwards.
+func TestGridOverrun(t *testing.T) {
+	const interval = 10 * time.Millisecond
+	for _, late := range []time.Duration{0, interval / 3, 3 * interval / 2, 7 * interval, 1000*interval + 3} {
+		g := newGrid(time.Unix(1000, 0), interval, 1)
+		g.next(g.at(1).Add(-1)) // at slot 1
+		now := g.at(2).Add(late)
+		s := g.next(now)
+		if s.After(now) || !g.at(g.k+1).After(now) || g.k < 2 {
+			t.Errorf("late %v: slot %d at +%v, now +%v, next slot +%v: want the last slot not after now",
+				late, g.k, s.Sub(g.start), now.Sub(g.start), g.at(g.k+1).Sub(g.start))
+		}
+	}
+}
+
+// A held pacer never returns before its slot, keeps every slot on its
+// grid, and after an overrun goes at once on the last slot already past
+// (dropping the ones it missed) instead of catching up.
 func TestHeldPacerGrid(t *testing.T) {
 	const interval = 4 * time.Millisecond
-	p := newPacer(true, interval).(*heldPacer)
-	start := p.next // the grid's origin
-	onGrid := func(at time.Time) bool { return at.Sub(start)%interval == 0 }
+	p := newPacer(true, interval, 0).(*heldPacer)
 	ctx := context.Background()
-	for k := 1; k <= 10; k++ {
+	for k := int64(1); k <= 10; k++ {
 		if !p.wait(ctx) {
 			t.Fatal("wait returned false with a live context")
 		}
 		now := time.Now()
-		if now.Before(p.next) || !onGrid(p.next) || p.next.Before(start.Add(time.Duration(k)*interval)) {
-			t.Fatalf("wait %d: returned at +%v for slot +%v (interval %v)", k, now.Sub(start), p.next.Sub(start), interval)
+		if now.Before(p.next) || p.next != p.g.at(p.g.k) || p.g.k < k {
+			t.Fatalf("wait %d: returned at +%v for slot %d at +%v", k, now.Sub(p.g.start), p.g.k, p.next.Sub(p.g.start))
 		}
 	}
-	before := p.next
+	before := p.g.k
 	time.Sleep(7 * interval / 2) // an iteration that overran three slots
 	if !p.wait(ctx) {
 		t.Fatal("wait returned false with a live context")
 	}
 	now := time.Now()
-	if !onGrid(p.next) || p.next.After(now) || p.next.Before(before.Add(3*interval)) {
-		t.Errorf("after an overrun: slot +%v, now +%v, previous slot +%v; want the last slot already past", p.next.Sub(start), now.Sub(start), before.Sub(start))
+	if p.next != p.g.at(p.g.k) || p.next.After(now) || p.g.k < before+2 {
+		t.Errorf("after an overrun: slot %d at +%v, now +%v, previous slot %d; want the last slot already past", p.g.k, p.next.Sub(p.g.start), now.Sub(p.g.start), before)
+	}
+}
+
+// A timer pacer waits for its slots the same way, and ends with the context.
+func TestTimerPacer(t *testing.T) {
+	const interval = 4 * time.Millisecond
+	p := newPacer(false, interval, 0).(*timerPacer)
+	defer p.stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	for k := 1; k <= 5; k++ {
+		if !p.wait(ctx) {
+			t.Fatal("wait returned false with a live context")
+		}
+		if now, slot := time.Now(), p.g.at(p.g.k); now.Before(slot) {
+			t.Fatalf("wait %d: returned at +%v, before its slot +%v", k, now.Sub(p.g.start), slot.Sub(p.g.start))
+		}
+	}
+	cancel()
+	p.g.start = p.g.start.Add(time.Hour) // the next slot is an hour away
+	if p.wait(ctx) {
+		t.Error("wait returned true after cancel")
 	}
 }
 
@@ -115,7 +178,7 @@ func (c *liveOnce) Err() error {
 // sleep is at most holdChunk, and the context is read between sleeps).
 func TestHeldPacerCancel(t *testing.T) {
 	ctx := &liveOnce{Context: context.Background()}
-	p := newPacer(true, time.Hour)
+	p := newPacer(true, time.Hour, 0)
 	if livetest.Within(t, livetest.Wait, "a held wait cancelled in its sleep", func() bool { return p.wait(ctx) }) {
 		t.Error("wait returned true after cancel")
 	}

@@ -35,7 +35,7 @@ type worker struct {
 	// client's host in one call per iteration; batched are its clients in
 	// item order.
 	batch transport.Batch
-	// held: pace with a heldPacer (see pacing), not a ticker.
+	// held: pace with a heldPacer (see pacing), not a timer.
 	held    bool
 	batched []*client
 	onEvent func(item int, at time.Time, ev transport.Event) // onBatchEvent, bound once
@@ -150,7 +150,7 @@ func (w *worker) add(c *client) {
 // has reached a terminal state, then disconnects and frees every host.
 func (w *worker) run(ctx context.Context, start time.Time) {
 	w.lastPub = start
-	p := newPacer(w.held, w.interval)
+	p := newPacer(w.held, w.interval, w.id)
 	defer p.stop()
 	defer func() {
 		w.stoppedAt = time.Now()
