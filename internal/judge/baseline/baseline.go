@@ -14,7 +14,7 @@
 // fields it does not know) compares against the median.
 //
 // The limit of a figure whose direction is "at most" (every baselined
-// figure today: bytes moved up is the regression) is
+// figure: bytes moved up, or input latency, is the regression) is
 //
 //	median + max(tolerance_pct/100 · |median|, k · σ̂, worst run − median)
 //
@@ -59,6 +59,10 @@ const (
 	FigureKBs            = "kbs"
 	FigureWireKBs        = "wire_kbs"
 	FigureBytesPerEntity = "bytes_per_entity"
+	// FigureInputLatencyP95 is the swarm's input_latency_ms p95 (protocol
+	// v1.1): recorded only from MinRuns or more runs, as a spread, since
+	// one run of a timing figure says nothing of how far it moves alone.
+	FigureInputLatencyP95 = "input_latency_p95_ms"
 )
 
 // File is baselines/scale-gate-baseline.json.

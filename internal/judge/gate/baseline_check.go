@@ -32,6 +32,8 @@ type baselined struct {
 	fig               gatetable.Figure
 	ref               baseline.Reference
 	have              bool // the baseline entry carries this figure
+	timing            bool // advisory, recorded only from ≥ MinRuns runs
+	moved             string
 }
 
 // baselinedFigures is the baseline figures that apply to this leg, in
@@ -40,7 +42,7 @@ type baselined struct {
 func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baselined {
 	var checks []baselined
 	for _, f := range baseline.Figures() {
-		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure}
+		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure, timing: f.Timing, moved: f.Moved}
 		if have {
 			b.ref, b.have = entry.Reference(f.Name)
 		}
@@ -62,6 +64,20 @@ func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baseline
 // --update-baseline, unevaluable without a reference (have: the entry
 // exists, at path), else judged against the entry's limit.
 func (e *evaluator) baselineCheck(b baselined, entry baseline.Entry, have bool, path string) rundir.Check {
+	c := e.baselineJudged(b, entry, have, path)
+	if b.timing && e.tier != gatetable.TierStrict {
+		// A timing figure moves with the machine, like the tick budget:
+		// hard in the strict tier (the reference machine the baseline was
+		// recorded on), advisory elsewhere, where the absolute budget, ab
+		// and the history gate judge it hard.
+		c.Level = gatetable.LevelAdvisory
+		c.Detail = rundir.JoinDetail(c.Detail, "advisory in the "+string(e.tier)+" tier (a timing figure: machine-dependent); hard in the strict tier (--strict)")
+	}
+	return c
+}
+
+// baselineJudged is baselineCheck's verdict at the hard level.
+func (e *evaluator) baselineJudged(b baselined, entry baseline.Entry, have bool, path string) rundir.Check {
 	c := rundir.Check{Gate: b.gate, Title: b.title, Level: gatetable.LevelHard}
 	v, err := b.fig.Read(e.m)
 	if err == nil {
@@ -75,14 +91,19 @@ func (e *evaluator) baselineCheck(b baselined, entry baseline.Entry, have bool, 
 		c.Status = rundir.StatusRecorded
 		if err != nil {
 			c.Status, c.Detail = rundir.StatusUnevaluable, err.Error()
+		} else if b.timing {
+			c.Threshold = fmt.Sprintf("recorded by --update-baseline --runs N (N ≥ %d; one run records no timing figure)", baseline.MinRuns)
 		}
 		if b.have {
 			c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.ref.Value), c.MeasuredText)
 		}
 	case !b.have:
 		e.missingReference(&c, have, path)
+		if b.timing {
+			c.Detail += fmt.Sprintf(" (a timing figure is recorded only with --runs N, N ≥ %d)", baseline.MinRuns)
+		}
 	default:
-		e.judgeBaseline(&c, b.name, entry, v, err)
+		e.judgeBaseline(&c, b, entry, v, err)
 	}
 	return c
 }
@@ -105,8 +126,8 @@ func (e *evaluator) missingReference(c *rundir.Check, have bool, path string) {
 
 // judgeBaseline compares a measured figure (err: missing) with its limit
 // (baseline.Committed.Limit: the one computation calibrate reads too).
-func (e *evaluator) judgeBaseline(c *rundir.Check, figure string, entry baseline.Entry, v float64, err error) {
-	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, figure)
+func (e *evaluator) judgeBaseline(c *rundir.Check, b baselined, entry baseline.Entry, v float64, err error) {
+	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, b.name)
 	if lerr != nil {
 		c.Threshold, c.Status = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct)), rundir.StatusUnevaluable
 		c.Detail = lerr.Error()
@@ -125,7 +146,7 @@ func (e *evaluator) judgeBaseline(c *rundir.Check, figure string, entry baseline
 	c.Status = rundir.StatusPass
 	if !lim.Holds(v) {
 		c.Status = rundir.StatusFail
-		c.Detail = fmt.Sprintf("%s over baseline: bytes moved; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base))
+		c.Detail = fmt.Sprintf("%s over baseline: %s; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base), b.moved)
 		if lim.Runs > 1 {
 			c.Detail += fmt.Sprintf(" (the limit's margin %s was set by the %s term)", fmtNum(lim.Margin), lim.By)
 		}

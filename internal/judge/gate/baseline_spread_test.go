@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/judge/baseline"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/run/rundir"
 )
@@ -205,4 +207,67 @@ func equal(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// TestBaselineInputLatency: input latency p95 is a baselined timing figure.
+// Its check is advisory in the pr tier and hard in the strict tier (like
+// the tick budget), with the same verdicts in both; a server that applies inputs a
+// tick (16.7 ms at 60 Hz) later fails it against a 5-run baseline, its
+// detail saying what moved; an entry that never recorded it (single-run
+// updates record no timing figure) makes it unevaluable, saying how to
+// record it; a run without acknowledged inputs against an entry that
+// recorded it is unevaluable too, never a pass.
+func TestBaselineInputLatency(t *testing.T) {
+	withLatency := spreadEntry(t)
+	if err := withLatency.Record(baseline.FigureInputLatencyP95, []float64{15.2, 15.6, 15.4, 15.9, 15.5}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		entry  baseline.Entry
+		p95    float64 // 0: the run measured no input latency
+		want   rundir.Status
+		detail string
+	}{
+		{"healthy", withLatency, 15.8, rundir.StatusPass, ""},
+		{"applied a tick late", withLatency, 15.5 + 16.7, rundir.StatusFail, "inputs take longer to show in the state"},
+		{"not recorded", spreadEntry(t), 15.5, rundir.StatusUnevaluable, "--runs N, N ≥ 3"},
+		{"recorded, not measured", withLatency, 0, rundir.StatusUnevaluable, "no Input was acknowledged"},
+	}
+	for _, tc := range cases {
+		for _, strict := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/strict=%v", tc.name, strict), func(t *testing.T) {
+				baselineInputLatencyCase(t, tc.entry, tc.p95, strict, tc.want, tc.detail)
+			})
+		}
+	}
+}
+
+// baselineInputLatencyCase is one case of TestBaselineInputLatency.
+func baselineInputLatencyCase(t *testing.T, entry baseline.Entry, p95 float64, strict bool, want rundir.Status, detail string) {
+	t.Helper()
+	p := testProfile()
+	p.Baseline = profile.BaselinePolicy{TolerancePct: 1, SpreadK: 5}
+	r := healthyReport(healthyTick())
+	r.DownstreamKBsPerClient.Mean = 60
+	if p95 > 0 {
+		r.InputLatencyMs = &report.Percentiles{P50: p95 * 0.6, P95: p95, P99: p95 + 1, Max: p95 + 2}
+		r.InputsAcked = 1000
+	}
+	b := &baseline.Committed{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": entry}}}
+	checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: b, Strict: strict})
+	c, ok := find(checks, "baseline_input_latency_p95_ms")
+	if !ok {
+		t.Fatal("no baseline_input_latency_p95_ms check")
+	}
+	level := gatetable.LevelAdvisory
+	if strict {
+		level = gatetable.LevelHard
+	}
+	if c.Level != level || c.Status != want || !strings.Contains(c.Detail, detail) {
+		t.Errorf("got %s %s, detail %q, threshold %q; want %s %s, detail ~%q", c.Level, c.Status, c.Detail, c.Threshold, level, want, detail)
+	}
+	if kbs, _ := find(checks, "baseline_kbs"); kbs.Status != rundir.StatusPass {
+		t.Errorf("baseline_kbs %s (%s): the latency figure must not move the bandwidth checks", kbs.Status, kbs.Detail)
+	}
 }

@@ -26,6 +26,8 @@ const (
 	CheckBaselineKBs            string = "baseline_kbs"
 	CheckBaselineWireKBs        string = "baseline_wire_kbs"
 	CheckBaselineBytesPerEntity string = "baseline_bytes_per_entity"
+	// CheckBaselineInputLatency is advisory: a timing figure.
+	CheckBaselineInputLatency string = "baseline_input_latency_p95_ms"
 )
 
 // CheckHistory is the history gate's check, one per leg, evaluated after
