@@ -19,7 +19,9 @@
 # send-time ring timed by snapshot acknowledgements, a Ping every 100 ms
 # timed by its Pong; PING_HZ sets the rate, 10 as the swarm's --ping-hz).
 # The Go swarm does that v1.1 work too, so Go/C11 is the like-for-like ratio
-# and Go/C what v1.1 costs on top of the v1.0 loop.
+# and Go/C what v1.1 costs on top of the v1.0 loop. With BEFORE=REV a
+# "Go@REV" row adds the swarm as shipped built from that commit (a git
+# worktree in OUT), so a change is measured against its parent in one run.
 #
 #   tools/enetbench/run.sh [COUNTS] [SECONDS]     e.g. run.sh "64 128 256" 20
 #
@@ -29,7 +31,7 @@
 # differences being measured.
 #
 # Env: ROUNDS, BENCH_CPU (default 1), SERVER_CPU (default 0), PORT (default 47600), PING_HZ (default 10),
-# OUT (default a fresh temp dir; reports and logs are kept there).
+# BEFORE (a commit), OUT (default a fresh temp dir; reports and logs are kept there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/enetbench/bench.sh
@@ -47,6 +49,11 @@ mkdir -p "$out"
 
 gcc -O2 -Wall -Wextra -o "$out/enetbench" tools/enetbench/enetbench.c -lenet -lm
 go build -o "$out/scalegate" ./cmd/scalegate
+if [[ -n ${BEFORE:-} ]]; then
+  git worktree add --detach -q "$out/before" "$BEFORE"
+  (cd "$out/before" && go build -o "$out/scalegate-before" ./cmd/scalegate)
+  git worktree remove --force "$out/before"
+fi
 
 max=0
 for n in $counts; do ((n > max)) && max=$n; done
@@ -75,9 +82,9 @@ c_leg() { # n round label ping_hz
 
 # One swarm leg (decode, batch): its table line goes to stderr, its report
 # stays in $out, and its CPU per client-tick goes to stdout.
-go_leg() { # n round label decode batch hold
-  local r="$out/go_$1_round_$2_$3.json"
-  GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/scalegate" swarm 127.0.0.1 "$port" --clients "$1" --duration "$seconds" \
+go_leg() { # n round label decode batch hold [binary]
+  local r="$out/go_$1_round_$2_${3//@/_}.json"
+  GOMAXPROCS=1 taskset -c "$bench_cpu" "${7:-$out/scalegate}" swarm 127.0.0.1 "$port" --clients "$1" --duration "$seconds" \
     --threads 1 --progress off --decode-bodies="$4" --batch="$5" --hold-threads="$6" --json "$r" >"${r%.json}.txt" 2>&1 || true
   printf '%-5s %-6s %5s %7s %9.3f %9.3f %9.3f %12.2f %9.2f %s\n' "$3" "$1" "$2" "$(jq -r .clients_connected "$r")" \
     "$(jq -r .worker_loop_dt_ms.p50 "$r")" "$(jq -r .worker_loop_dt_ms.p99 "$r")" "$(jq -r .worker_loop_dt_ms.max "$r")" \
@@ -91,6 +98,7 @@ go_leg() { # n round label decode batch hold
 legs="Go:true:true:true Go-nd:false:true:true"
 [[ ${PERCLIENT:-0} == 1 ]] && legs="$legs Go-pc:true:false:true"
 [[ ${TICKER:-0} == 1 ]] && legs="$legs Go-tk:true:true:false"
+[[ -n ${BEFORE:-} ]] && legs="$legs Go@${BEFORE:0:7}:true:true:true:$out/scalegate-before"
 for n in $counts; do
   declare -A us=()
   # Rounds alternate the implementations so that a slow minute of the
@@ -99,8 +107,8 @@ for n in $counts; do
     us[C]+="$(c_leg "$n" "$round" C 0) "
     us[C11]+="$(c_leg "$n" "$round" C11 "$ping_hz") "
     for leg in $legs; do
-      IFS=: read -r label decode batch hold <<<"$leg"
-      us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch" "$hold") "
+      IFS=: read -r label decode batch hold bin <<<"$leg"
+      us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch" "$hold" "$bin") "
     done
   done
   c_med=$(median_of "${us[C]}")

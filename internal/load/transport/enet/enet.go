@@ -118,11 +118,13 @@ func create(bind, listening bool, ip netip.Addr, port uint16, peers int, opt tra
 	if err != nil {
 		return nil, err
 	}
-	// A dialling host reads one peer's datagrams on its own socket, so the
-	// kernel's stamp of the latest one dates the message it carried; a
-	// server's socket mixes every peer's and would pay a system call per
-	// message for stamps nothing reads.
+	// A dialling host reads one peer's datagrams on its own socket: the
+	// kernel's stamp of each dates the messages it carried, and one read per
+	// drain is enough (the rest waits for the next turn, dated). A server's
+	// socket mixes every peer's: it would pay a system call per datagram
+	// for stamps nothing reads, and it reads until the socket is empty.
 	o.stamp_rx = cbool(!listening)
+	o.read_once = cbool(!listening)
 	var cerr C.int
 	s := C.sg_create(cbool(bind), ipBE(ip), C.enet_uint16(port), C.size_t(peers), &o, &cerr)
 	if s == nil {

@@ -115,6 +115,7 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, 
 	s->host = h;
 	s->timeout_ms = o->timeout_ms;
 	s->stamp_rx = o->stamp_rx;
+	s->read_once = o->read_once;
 	if (s->stamp_rx) {
 		// The first SIOCGSTAMPNS turns the socket's receive stamps on (it
 		// fails, with nothing stamped yet); later datagrams are stamped,
@@ -162,11 +163,29 @@ int sg_local(sg_host *s, enet_uint32 *ip_be, enet_uint16 *port) {
 
 // sg_next returns the pending event or services the host once, without
 // blocking: the caller loops while it returns > 0.
+//
+// A read_once host services its socket once per drain and then only
+// dispatches (enet_host_check_events) what that read queued. ENet reads
+// every waiting datagram in one service call, so a further call per drain
+// is one more recvmsg that answers EAGAIN (and one more pass over the
+// peers to send nothing): for a swarm client, one system call per
+// client-tick spent finding out that nothing else came. What arrives
+// during the drain waits for the client's next turn, dated by its own
+// arrival (sg_stamp_rx). A server keeps reading until the socket is empty:
+// an Input that arrives mid-drain is applied this tick.
 static int sg_next(sg_host *s, ENetEvent *ev) {
 	if (s->has_pending) {
 		*ev = s->pending;
 		s->has_pending = 0;
 		return 1;
+	}
+	if (s->read_once) {
+		if (s->drain_read) {
+			return enet_host_check_events(s->host, ev);
+		}
+		// With nothing queued, this service call goes to the socket; with
+		// events queued (a drain cut short) it returns one of them first.
+		s->drain_read = enet_list_empty(&s->host->dispatchQueue);
 	}
 	int r = enet_host_service(s->host, ev, 0);
 	if (s->stamp_rx) {
@@ -203,6 +222,7 @@ int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap)
 static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap, size_t *used) {
 	int n = 0, drops = 0;
 	s->status = SG_DRAIN_DONE;
+	s->drain_read = 0;
 	s->err = 0;
 	s->need = 0;
 	while (n < max) {

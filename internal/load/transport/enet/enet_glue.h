@@ -76,6 +76,7 @@ typedef struct {
 	int         connect_limit; // 0: no connect guard
 	enet_uint32 connect_window_ms, half_open_ms;
 	int         stamp_rx;      // stamp received messages (sg_host.stamp_rx)
+	int         read_once;     // one socket read per drain (sg_host.read_once)
 } sg_options;
 
 // sg_host is the C side of one Go host. It lives in C memory so that Go can
@@ -99,6 +100,10 @@ typedef struct {
 	// the stamp of the datagram read last (0: unknown).
 	int         stamp_rx;
 	long long   rx_cur;
+	// read_once: a drain reads the socket in one service call and then
+	// only dispatches what that read queued (see sg_next); drain_read says
+	// the current drain has read it.
+	int         read_once, drain_read;
 } sg_host;
 
 // sg_event is one event flattened for Go; the payload is buf[off:off+len].
