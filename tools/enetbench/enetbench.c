@@ -16,7 +16,12 @@
  * the send time of its last 128 Inputs, times every Input a snapshot's
  * input acknowledgement newly covers, and sends a Ping every 1/PING_HZ s,
  * timing each Pong. Like the swarm it times arrivals by the kernel's receive
- * stamp (SIOCGSTAMPNS, one ioctl per drain that received something). With PING_HZ 0 (the default) it is the v1.0 loop.
+ * stamp (SIOCGSTAMPNS, one ioctl per drain that received something: the
+ * swarm reads one per datagram, the same count while each drain finds one
+ * datagram), and like the swarm it reads its socket once per drain
+ * (enet_host_service once, then enet_host_check_events). With PING_HZ 0
+ * (the default) it is the v1.0 loop as a plain libenet client writes it:
+ * enet_host_service until it returns 0, one more recvmsg per drain.
  *
  * Measured like the swarm: loop dt = work time of one iteration over every
  * client (CLOCK_MONOTONIC); CPU = getrusage(RUSAGE_SELF) user+system from
@@ -202,10 +207,21 @@ static double rx_since(client *c, double fallback) {
 	return ts.tv_sec + ts.tv_nsec / 1e9 - start0;
 }
 
+/* next_event is the drain's next event: the v1.0 loop services the host
+ * until nothing comes; the v1.1 loop services it once (*read: the socket
+ * was read) and then only dispatches what that read queued. */
+static int next_event(client *c, ENetEvent *ev, int *read) {
+	if (ping_hz > 0) {
+		if (*read) return enet_host_check_events(c->host, ev);
+		*read = enet_list_empty(&c->host->dispatchQueue);
+	}
+	return enet_host_service(c->host, ev, 0);
+}
+
 static void drain(client *c, uint32_t index, double now, double since) {
 	ENetEvent ev;
-	int stamped = ping_hz <= 0;
-	while (enet_host_service(c->host, &ev, 0) > 0) {
+	int stamped = ping_hz <= 0, read = 0;
+	while (next_event(c, &ev, &read) > 0) {
 		if (ev.type == ENET_EVENT_TYPE_RECEIVE && !stamped) {
 			since = rx_since(c, since), stamped = 1;
 		}

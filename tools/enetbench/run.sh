@@ -17,7 +17,8 @@
 # "C" is the C loop speaking protocol v1.0 (Input, drain); "C11" the same
 # loop doing the v1.1 work the swarm does by default (Features, an Input
 # send-time ring timed by snapshot acknowledgements, a Ping every 100 ms
-# timed by its Pong; PING_HZ sets the rate, 10 as the swarm's --ping-hz).
+# timed by its Pong; PING_HZ sets the rate, 10 as the swarm's --ping-hz),
+# and reading its socket once per drain as the swarm does.
 # The Go swarm does that v1.1 work too, so Go/C11 is the like-for-like ratio
 # and Go/C what v1.1 costs on top of the v1.0 loop. With BEFORE=REV a
 # "Go@REV" row adds the swarm as shipped built from that commit (a git
