@@ -267,9 +267,10 @@ var figures = []struct {
 	// optional: recorded only when the run has it (opaque bodies have no
 	// bytes per entity; a v1.0 server acknowledges no input).
 	optional bool
-	// timing: a machine-dependent figure. Its check is advisory (the
-	// absolute budget, ab and the history gate judge it hard), and it is
-	// recorded only from MinRuns or more runs, as a spread.
+	// timing: a machine-dependent figure. Its check is hard only in the
+	// strict tier (elsewhere the absolute budget, ab and the history gate
+	// judge it hard), and it is recorded only from MinRuns or more runs,
+	// as a spread.
 	timing bool
 	// moved says what a figure over its limit means, for the check's detail.
 	moved string
@@ -337,8 +338,9 @@ type Figure struct {
 	Figure gatetable.Figure
 	// Optional: recorded and judged only where the run or the entry has it.
 	Optional bool
-	// Timing: machine-dependent; its check is advisory, and it is recorded
-	// only by --update-baseline --runs N with N ≥ MinRuns.
+	// Timing: machine-dependent; its check is hard only in the strict
+	// tier, and it is recorded only by --update-baseline --runs N with
+	// N ≥ MinRuns.
 	Timing bool
 	// Moved says what a figure over its limit means.
 	Moved string

@@ -32,7 +32,7 @@ type baselined struct {
 	fig               gatetable.Figure
 	ref               baseline.Reference
 	have              bool // the baseline entry carries this figure
-	timing            bool // advisory, recorded only from ≥ MinRuns runs
+	timing            bool // tiered (gatetable.StrictOnlyLevel), recorded only from ≥ MinRuns runs
 	moved             string
 }
 
@@ -65,13 +65,14 @@ func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baseline
 // exists, at path), else judged against the entry's limit.
 func (e *evaluator) baselineCheck(b baselined, entry baseline.Entry, have bool, path string) rundir.Check {
 	c := e.baselineJudged(b, entry, have, path)
-	if b.timing && e.tier != gatetable.TierStrict {
+	if b.timing {
 		// A timing figure moves with the machine, like the tick budget:
 		// hard in the strict tier (the reference machine the baseline was
 		// recorded on), advisory elsewhere, where the absolute budget, ab
 		// and the history gate judge it hard.
-		c.Level = gatetable.LevelAdvisory
-		c.Detail = rundir.JoinDetail(c.Detail, "advisory in the "+string(e.tier)+" tier (a timing figure: machine-dependent); hard in the strict tier (--strict)")
+		var why string
+		c.Level, why = gatetable.StrictOnlyLevel(e.tier)
+		c.Detail = rundir.JoinDetail(c.Detail, why)
 	}
 	return c
 }

@@ -26,7 +26,8 @@ const (
 	CheckBaselineKBs            string = "baseline_kbs"
 	CheckBaselineWireKBs        string = "baseline_wire_kbs"
 	CheckBaselineBytesPerEntity string = "baseline_bytes_per_entity"
-	// CheckBaselineInputLatency is advisory: a timing figure.
+	// CheckBaselineInputLatency judges a timing figure: hard only in the
+	// strict tier (StrictOnlyLevel).
 	CheckBaselineInputLatency string = "baseline_input_latency_p95_ms"
 )
 

@@ -97,10 +97,24 @@ func (g Gate) LevelIn(declared Level, tier Tier) (level Level, why string) {
 	switch {
 	case declared == LevelHard || declared == LevelAdvisory:
 		return declared, ""
-	case g.Tier == StrictOnly && tier != TierStrict:
-		return LevelAdvisory, "advisory in the " + string(tier) + " tier (machine-dependent); hard in the strict tier (--strict), or in every tier with level: \"hard\""
+	case g.Tier == StrictOnly:
+		level, why = StrictOnlyLevel(tier)
+		if why != "" {
+			why += `, or in every tier with level: "hard"`
+		}
+		return level, why
 	}
 	return LevelHard, ""
+}
+
+// StrictOnlyLevel is the tier rule of a machine-dependent figure: hard in
+// the strict tier, advisory in any other, with why ("" when hard). Gates
+// marked StrictOnly and the baseline's timing figures both follow it.
+func StrictOnlyLevel(tier Tier) (level Level, why string) {
+	if tier == TierStrict {
+		return LevelHard, ""
+	}
+	return LevelAdvisory, "advisory in the " + string(tier) + " tier (machine-dependent); hard in the strict tier (--strict)"
 }
 
 // Source is where a gate's threshold comes from.
