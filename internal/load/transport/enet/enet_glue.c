@@ -29,6 +29,11 @@ static long long sg_rx_ns(sg_host *s) {
 // CLOCK_REALTIME stamp is 1 ns after the epoch.
 #define SG_RX_UNKNOWN 1
 
+// sg_rx_stamp is the userData stamp of what the datagram read last carried.
+static void *sg_rx_stamp(const sg_host *s) {
+	return (void *)(intptr_t)(s->rx_cur > 0 ? s->rx_cur : SG_RX_UNKNOWN);
+}
+
 // sg_stamp_dispatched dates the packets ENet made deliverable since it last
 // ran: they came from the datagram read last, whose arrival is s->rx_cur.
 // A packet's userData holds its stamp (ENet leaves the field to the
@@ -37,7 +42,7 @@ static long long sg_rx_ns(sg_host *s) {
 // lost one) is dated by the datagram after which it became deliverable.
 static void sg_stamp_dispatched(sg_host *s) {
 	ENetList *q = &s->host->dispatchQueue;
-	void *stamp = (void *)(intptr_t)(s->rx_cur > 0 ? s->rx_cur : SG_RX_UNKNOWN);
+	void *stamp = sg_rx_stamp(s);
 	for (ENetListIterator p = enet_list_begin(q); p != enet_list_end(q); p = enet_list_next(p)) {
 		ENetList *cmds = &((ENetPeer *)p)->dispatchedCommands;
 		for (ENetListIterator c = enet_list_begin(cmds); c != enet_list_end(cmds); c = enet_list_next(c)) {
@@ -194,7 +199,7 @@ static int sg_next(sg_host *s, ENetEvent *ev) {
 		// ones before).
 		sg_stamp_dispatched(s);
 		if (r > 0 && ev->type == ENET_EVENT_TYPE_RECEIVE && ev->packet->userData == NULL) {
-			ev->packet->userData = (void *)(intptr_t)(s->rx_cur > 0 ? s->rx_cur : SG_RX_UNKNOWN);
+			ev->packet->userData = sg_rx_stamp(s);
 		}
 	}
 	return r;
