@@ -94,7 +94,11 @@ func (g Gate) WindowRead(m *Metrics) string {
 		return "the final reading (the report keeps no extremes over the hold)"
 	case WindowWorst:
 		if w, err := WorstTickWindow(m, 0.99); err == nil {
-			return fmt.Sprintf("worst %s s window: t=%s–%s s (%d ticks, of %d windows in the hold %s)", FormatNumber(w.WindowS), fmt1(w.FromS), fmt1(w.ToS), w.Ticks, w.Windows, span)
+			unread := ""
+			if w.Unread > 0 {
+				unread = fmt.Sprintf("; %d timeline rows without a tick histogram, their ticks in the next row's", w.Unread)
+			}
+			return fmt.Sprintf("worst %s s window: t=%s–%s s (%d ticks, of %d windows in the hold %s%s)", FormatNumber(w.WindowS), fmt1(w.FromS), fmt1(w.ToS), w.Ticks, w.Windows, span, unread)
 		}
 		return ""
 	}

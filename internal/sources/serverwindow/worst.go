@@ -26,8 +26,12 @@ type Worst struct {
 	Lo    float64 `json:"lo"`
 	Hi    float64 `json:"hi"`
 	Ticks uint64  `json:"ticks"`
-	// Windows is how many windows were compared.
+	// Windows is how many windows were compared; Unread how many rows of
+	// the hold had no histogram (a failed or empty read: their ticks are
+	// in the next row's, so windows there are coarser). A run whose reads
+	// lapse compares fewer, wider windows, and says so.
 	Windows int `json:"windows"`
+	Unread  int `json:"unread_rows,omitempty"`
 }
 
 // windowSlack is how much longer than asked a window of whole timeline rows
@@ -46,7 +50,8 @@ func WorstWindow(rows []report.TimelinePoint, from, to, windowS, q float64) (Wor
 	if !(windowS >= 1) {
 		return w, fmt.Errorf("window_s %g: a window is at least 1 s, the timeline's resolution", windowS)
 	}
-	in, starts := holdRows(rows, from, to)
+	in, starts, unread := holdRows(rows, from, to)
+	w.Unread = unread
 	switch {
 	case len(in) == 0:
 		return w, errors.New("no timeline row in the hold has a tick histogram (timeline[].tick_hist): the server writes no cumulative tick_ms (docs/metrics.md, \"Cumulative state\"), or every reading failed")
@@ -57,9 +62,13 @@ func WorstWindow(rows []report.TimelinePoint, from, to, windowS, q float64) (Wor
 	dense := make([]uint64, len(layout))
 	var sum float64
 	j := 0 // rows [i, j) are in the window
-	best := -1.0
+	best, bestSpan := -1.0, 0.0
 	for i := range in {
-		for j < len(in) && in[j].TS-starts[i] <= windowS+windowSlack {
+		// Take rows while they fit the window, and past it while the window
+		// is still short: after a lapse in the reads one row holds several
+		// seconds, and a window of whole rows must then be wider than asked
+		// rather than end the scan there.
+		for j < len(in) && (j <= i || in[j-1].TS-starts[i] < windowS-windowSlack || in[j].TS-starts[i] <= windowS+windowSlack) {
 			add(dense, index[j], in[j].TickHist.N, +1)
 			sum += in[j].TickHist.Sum
 			j++
@@ -74,8 +83,9 @@ func WorstWindow(rows []report.TimelinePoint, from, to, windowS, q float64) (Wor
 		if !r.OK {
 			return w, fmt.Errorf("window t=%.1f–%.1f s: the %s lies above the tick histogram's highest finite bound %g ms: unbounded", starts[i], in[j-1].TS, quantileName(q), r.Lo)
 		}
-		if r.Value > best {
-			best = r.Value
+		// Of equal windows the narrowest names the stretch most closely.
+		if r.Value > best || (r.Value == best && span < bestSpan) {
+			best, bestSpan = r.Value, span
 			w.Value, w.Lo, w.Hi, w.Ticks = r.Value, r.Lo, r.Hi, b.Count
 			w.FromS, w.ToS = round3(starts[i]), round3(in[j-1].TS)
 		}
@@ -88,12 +98,15 @@ func WorstWindow(rows []report.TimelinePoint, from, to, windowS, q float64) (Wor
 	return w, nil
 }
 
-// holdRows are the rows of the hold that carry a histogram, and where each
-// one's interval starts (the previous reading: the row before it, or the
-// hold's start).
-func holdRows(rows []report.TimelinePoint, from, to float64) ([]report.TimelinePoint, []float64) {
+// holdRows are the rows of the hold that carry a histogram, where each
+// one's interval starts, and how many rows of the hold carry none. A row's
+// histogram holds the ticks since the previous row that has one (or the
+// hold's start): a row without one is a read that failed or saw no tick,
+// whose ticks the next histogram holds, so its interval starts earlier.
+func holdRows(rows []report.TimelinePoint, from, to float64) ([]report.TimelinePoint, []float64, int) {
 	var in []report.TimelinePoint
 	var starts []float64
+	unread := 0
 	prev := from
 	if math.IsInf(from, -1) && len(rows) > 0 {
 		prev = rows[0].TS - 1 // a first row covers the second before it
@@ -102,13 +115,15 @@ func holdRows(rows []report.TimelinePoint, from, to float64) ([]report.TimelineP
 		if r.TS <= from || r.TS > to+1e-6 {
 			continue
 		}
-		if r.TickHist != nil && !r.TickHist.Empty() {
-			in = append(in, r)
-			starts = append(starts, prev)
+		if r.TickHist == nil || r.TickHist.Empty() {
+			unread++
+			continue
 		}
+		in = append(in, r)
+		starts = append(starts, prev)
 		prev = r.TS
 	}
-	return in, starts
+	return in, starts, unread
 }
 
 // bound is one bucket of the union layout.
@@ -200,7 +215,7 @@ type Point struct {
 // in the windowS seconds ending at it (fewer at the start of the run): the
 // curve a worst-window gate takes its maximum of, for a chart.
 func Rolling(rows []report.TimelinePoint, windowS, q float64) []Point {
-	in, starts := holdRows(rows, math.Inf(-1), math.Inf(1))
+	in, starts, _ := holdRows(rows, math.Inf(-1), math.Inf(1))
 	if len(in) == 0 || !(windowS > 0) {
 		return nil
 	}

@@ -114,3 +114,34 @@ func BenchmarkWorstWindowDay(b *testing.B) {
 		}
 	}
 }
+
+// TestWorstWindowSpansUnreadRows: when reads lapse, a histogram holds the
+// ticks since the last row that had one, so its interval starts there. A
+// 10 s window must then not be read as covering fewer seconds than it
+// does, and the lapse is counted.
+func TestWorstWindowSpansUnreadRows(t *testing.T) {
+	tl := rows(40, func(int) float64 { return 2 })
+	// Reads at t=12, 13 and 14 failed: the row at 15 holds 4 s of ticks.
+	for s := 12; s <= 14; s++ {
+		tl[s-1].TickHist = nil
+	}
+	l := stats.NewLogLinear()
+	for range 240 {
+		l.Record(30) // the lapse held a slow stretch
+	}
+	tl[14].TickHist = l.Snapshot()
+	w, err := WorstWindow(tl, 0, 40, 10, 0.99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Unread != 3 {
+		t.Errorf("unread rows %d, want 3", w.Unread)
+	}
+	// Every window holding the row at 15 covers its interval t=11–15.
+	if w.FromS > 11 || w.ToS < 15 || w.ToS-w.FromS > 10.5 {
+		t.Errorf("worst window t=%g–%g: it must cover the lapse's interval 11–15 and span at most 10.5 s", w.FromS, w.ToS)
+	}
+	if w.Windows != 28 {
+		t.Errorf("windows %d, want 28 (31 starts a second apart, less the 3 unread)", w.Windows)
+	}
+}
