@@ -28,6 +28,9 @@ type growingEndpoint struct {
 	start time.Time
 	mu    sync.Mutex
 	hits  int
+	// noProcess leaves out the process collector's series, as a server
+	// without one does.
+	noProcess bool
 }
 
 func (e *growingEndpoint) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
@@ -47,6 +50,9 @@ func (e *growingEndpoint) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(w, "game_tick_duration_seconds_sum %g\ngame_tick_duration_seconds_count %g\n", ticks*0.0175, ticks)
 	fmt.Fprintf(w, "# TYPE game_net_bytes_sent_total counter\ngame_net_bytes_sent_total %g\n", s*1000)
 	fmt.Fprintf(w, "# TYPE game_players gauge\ngame_players{state=\"joined\"} 1\n")
+	if e.noProcess {
+		return
+	}
 	fmt.Fprintf(w, "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %d\n", 50000*1024)
 	fmt.Fprintf(w, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %g\n", s*0.25)
 }
@@ -155,6 +161,49 @@ func TestPrometheusSampledAndEmbedded(t *testing.T) {
 	if len(failed) != 2 || failed[0].Name != "assert-max-tick-ms" || math.Abs(*failed[0].Measured-19.95) > 1e-9 ||
 		failed[1].Name != "assert-min-entities" || failed[1].Measured != nil {
 		t.Errorf("asserts: %+v", failed)
+	}
+}
+
+// TestPrometheusDefaultsMissingQuietly: a server without a process
+// collector lacks rss_kb and cpu_pct, which the profile never named. That
+// is no news on every run, so no warning; the block still lists them as
+// missing, and a gate that reads one is unevaluable, never passed.
+func TestPrometheusDefaultsMissingQuietly(t *testing.T) {
+	t.Parallel()
+	srv := startFakeServer(t, BodyFormatOpaque, nil, 0)
+	hs := httptest.NewServer(&growingEndpoint{start: time.Now(), noProcess: true})
+	defer hs.Close()
+	m := promsource.Map{
+		"tick_ms":  {Histogram: "game_tick_duration_seconds", Scale: f64(1000)},
+		"peers":    {Gauge: "game_players", Labels: map[string]string{"state": "joined"}},
+		"entities": {Gauge: "game_entities"}, // named and not exported: warned
+	}
+	cfg := Config{Addr: srv.addr, Clients: 1, Duration: 2500 * time.Millisecond,
+		ServerMetricsPrometheus: hs.URL + "/metrics", ServerMetricsMap: m}
+	res := runSwarm(t, context.Background(), cfg, 60*time.Second)
+	r := res.Report
+	warned := strings.Join(r.Warnings, "\n")
+	if strings.Contains(warned, "rss_kb") || strings.Contains(warned, "rss_startup_kb") || strings.Contains(warned, "cpu_pct") {
+		t.Errorf("a default the server does not export was warned about: %q", r.Warnings)
+	}
+	if !strings.Contains(warned, "entities missing") {
+		t.Errorf("a named series the server lacks was not warned about: %q", r.Warnings)
+	}
+	var st struct {
+		Prometheus struct {
+			Missing map[string]string `json:"missing"`
+		} `json:"prometheus"`
+	}
+	if err := json.Unmarshal(r.ServerTick, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Prometheus.Missing["rss_kb"] == "" || st.Prometheus.Missing["cpu_pct"] == "" {
+		t.Errorf("missing %v: the defaults must stay listed for the gates", st.Prometheus.Missing)
+	}
+	a := NoAsserts()
+	a["server_cpu_pct_max"] = 50
+	if failed := Evaluate(a, res); len(failed) != 1 || failed[0].Measured != nil {
+		t.Errorf("server_cpu_pct_max without cpu_pct: %+v, want unevaluable", failed)
 	}
 }
 

@@ -119,6 +119,14 @@ var fields = map[string]shape{
 	"connect_attempts_dropped": count, "half_open_reset": count, "ai_stride": count, "kick_logs_suppressed": count,
 }
 
+// sinceStart are the figures a check compares with a since-start count of
+// the swarm's, so only their total since start, a gauge's reading, is
+// right: a counter's increase over the hold or its rate would read low and
+// fail the check on a healthy server.
+var sinceStart = map[string]string{
+	"inputs_accepted": "inputs_accepted_ratio_min divides it by the swarm's inputs sent over the whole run, so the hold's increase or a rate would fail it",
+}
+
 // Defaults every scrape gets unless the map names the figure itself: the
 // process_* series every Prometheus client library exports.
 var defaults = Map{
@@ -218,6 +226,8 @@ func (m Map) Validate() error {
 		}
 		if want := kindsFor(sh); !slices.Contains(want, k) {
 			add(name, string(k), "%s is %s; a %s figure takes %s", name, shapeName(sh), k, joinKinds(want))
+		} else if why, ok := sinceStart[name]; ok && k != Gauge {
+			add(name, string(k), "%s must be the server's total since start, read as a gauge even when the series is a counter ({gauge: %q}): %s", name, metric, why)
 		}
 		for _, l := range sortedKeys(f.Labels) {
 			if !labelNameRe.MatchString(l) || l == "le" || l == "quantile" {
@@ -311,6 +321,15 @@ func (m Map) IsDefault(figure string) bool {
 	_, own := m[figure]
 	_, def := defaults[figure]
 	return def && !own
+}
+
+// FromDefault reports whether a figure, or the figure it is derived from
+// (rss_startup_kb from rss_kb), comes from the defaults rather than m.
+func (m Map) FromDefault(figure string) bool {
+	if figure == "rss_startup_kb" {
+		figure = "rss_kb"
+	}
+	return m.IsDefault(figure)
 }
 
 // Produces reports whether a scrape under this mapping (defaults

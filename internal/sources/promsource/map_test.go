@@ -28,6 +28,9 @@ func TestValidate(t *testing.T) {
 		{"histogram min", Map{"tick_ms": {Histogram: "h", Quantiles: []string{"min"}}}, []string{`map.tick_ms.quantiles: "min": a histogram produces`}},
 		{"info without label", Map{"transport": {Info: "build_info"}}, []string{"map.transport.label: an info figure needs the label"}},
 		{"label on a gauge", Map{"peers": {Gauge: "p", Label: "x"}}, []string{"map.peers.label: only an info figure"}},
+		{"inputs accepted as a gauge of a counter", Map{"inputs_accepted": {Gauge: "game_inputs_total"}}, nil},
+		{"inputs accepted as a counter rate", Map{"inputs_accepted": {CounterRate: "game_inputs_total"}}, []string{`map.inputs_accepted.counter_rate: inputs_accepted must be the server's total since start, read as a gauge even when the series is a counter ({gauge: "game_inputs_total"})`}},
+		{"inputs accepted as a counter", Map{"inputs_accepted": {Counter: "game_inputs_total"}}, []string{"map.inputs_accepted.counter: ", "inputs sent over the whole run"}},
 		{"every problem at once", Map{"a": {}, "peers": {Histogram: "h"}}, []string{"map.a:", "map.peers.histogram"}},
 	}
 	for _, tc := range cases {
