@@ -164,6 +164,9 @@ func Delivered(r *report.Report, p DeliveryPolicy) DeliveryResult {
 		frac := dl.UpdatesPerS.Min / ref
 		d.Measured = &frac
 		parts = append(parts, fmt.Sprintf("slowest %s updates/s (%s %% of %s Hz, %s), mean %s", FormatNumber(dl.UpdatesPerS.Min), FormatNumber(frac*100), FormatNumber(ref), src, FormatNumber(dl.UpdatesPerS.Mean)))
+		if h := announcedRateHint(p, dl, ref); h != "" {
+			parts = append(parts, h)
+		}
 		if need := p.MinRateFraction * ref; dl.UpdatesPerS.Min < need {
 			d.Problems = append(d.Problems, fmt.Sprintf("client %s received %s state updates/s over its joined time, under %s × %s Hz (%s) = %s",
 				clientIndex(dl.SlowestClient), FormatNumber(dl.UpdatesPerS.Min), FormatNumber(p.MinRateFraction), FormatNumber(ref), src, FormatNumber(need)))
@@ -181,6 +184,26 @@ func Delivered(r *report.Report, p DeliveryPolicy) DeliveryResult {
 	parts = append(parts, fmt.Sprintf("%d lost to silence", silent))
 	d.Text = strings.Join(parts, ", ")
 	return d
+}
+
+// tickRateSuspect is how little of an announced rate even the fastest
+// client may receive before the announcement is suspected of being the
+// tick rate rather than the state rate: a server that sends state every
+// second tick gives 0.5, and one throttled by congestion control or its
+// overrun governor slows its slowest clients, rarely its fastest.
+const tickRateSuspect = 0.6
+
+// announcedRateHint says when the reference may be the wrong rate: no rate
+// is declared, the server announced one, and even the fastest client
+// received under tickRateSuspect of it. A join that announces the tick
+// rate (40 Hz) while state goes out at 20 Hz otherwise judges delivery
+// against 40 Hz without a word.
+func announcedRateHint(p DeliveryPolicy, dl *report.Delivery, ref float64) string {
+	if p.RateHz > 0 || dl.AnnouncedHz == nil || *dl.AnnouncedHz != ref || dl.UpdatesPerS.Max >= tickRateSuspect*ref {
+		return ""
+	}
+	return fmt.Sprintf("even the fastest client received %s updates/s, %s %% of the announced %s Hz: if the server announces its tick rate rather than the rate it sends state at, declare that rate (delivery.rate_hz)",
+		FormatNumber(dl.UpdatesPerS.Max), FormatNumber(math.Round(dl.UpdatesPerS.Max/ref*100)), FormatNumber(ref))
 }
 
 // SilentReason is the swarm's loss reason for a joined client that heard

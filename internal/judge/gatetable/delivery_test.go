@@ -57,3 +57,34 @@ func TestDeliveryPolicyValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnouncedRateHint: a join that announces its 40 Hz tick rate while
+// state goes out at 20 Hz passes delivery against 40 Hz; the detail says
+// the announcement may be the wrong rate. Clients near the announced rate,
+// or a declared rate, say nothing.
+func TestAnnouncedRateHint(t *testing.T) {
+	const hint = "if the server announces its tick rate rather than the rate it sends state at, declare that rate (delivery.rate_hz)"
+	for _, tc := range []struct {
+		name     string
+		min, max float64
+		p        DeliveryPolicy
+		want     bool
+	}{
+		{"every client at half the announced rate", 19.8, 20.1, DeliveryPolicy{}, true},
+		{"slowest throttled, fastest at the rate", 12, 59, DeliveryPolicy{}, false},
+		{"at the suspect line", 30, 36, DeliveryPolicy{}, false},
+		{"a declared rate", 19.8, 20.1, DeliveryPolicy{RateHz: 20}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := deliveryReport(tc.min, 100)
+			r.Delivery.UpdatesPerS.Max = tc.max
+			d := Delivered(r, tc.p)
+			if got := strings.Contains(d.Text, hint); got != tc.want {
+				t.Errorf("hint %v, want %v: %q", got, tc.want, d.Text)
+			}
+			if !d.OK() {
+				t.Errorf("the hint is a word, not a verdict: %q", d.Why())
+			}
+		})
+	}
+}
