@@ -114,6 +114,18 @@ func NewLimit(ref Reference, dir gatetable.Direction, tolerancePct, k float64) (
 // Holds reports whether v is within the limit.
 func (l Limit) Holds(v float64) bool { return l.Dir.Holds(v, l.Bound) }
 
+// Stale reports whether v is better than the base by more than the
+// margin: the mirror of the bound. A baseline the code has left that far
+// behind guards nothing between v and the bound, so a later regression
+// back to the old level would pass. A margin of 0 (an exact figure with
+// no tolerance) makes any improvement stale.
+func (l Limit) Stale(v float64) bool {
+	if l.Dir == gatetable.AtLeast {
+		return v > l.Base+l.Margin
+	}
+	return v < l.Base-l.Margin
+}
+
 // Text is the threshold as a summary shows it, with both numbers a reader
 // needs to see which one set the limit: the tolerance and the spread term.
 // A single-run reference reads as before ("≤ 78.42 (baseline 71.29

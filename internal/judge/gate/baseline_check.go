@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/scalegate/scalegate/internal/judge/baseline"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
@@ -23,6 +24,30 @@ func (e *evaluator) baseline() {
 	for _, b := range e.baselinedFigures(entry, have) {
 		e.add(e.baselineCheck(b, entry, have, path))
 	}
+	e.staleCheck(path)
+}
+
+// staleCheck reports, as advisory, the figures that improved past their
+// baseline's margin: until the baseline is regenerated, a change that
+// gives the gain back passes every baseline check. Present only then, and
+// only on a leg whose hard checks so far all passed.
+func (e *evaluator) staleCheck(path string) {
+	if len(e.stale) == 0 {
+		return
+	}
+	for _, c := range e.out {
+		if c.Level == gatetable.LevelHard && c.Status != rundir.StatusPass {
+			// A leg that failed is no gain to lock in: a server that stops
+			// sending also sends fewer bytes.
+			return
+		}
+	}
+	c := rundir.Check{Gate: gatetable.CheckBaselineStale, Title: "baseline stale", Level: gatetable.LevelAdvisory,
+		Status: rundir.StatusFail, Threshold: "no figure better than its baseline by more than the limit's margin",
+		MeasuredText: fmt.Sprintf("%d figure(s) past the margin", len(e.stale))}
+	c.Detail = fmt.Sprintf("baseline stale: update it to lock in the gain (`scalegate --profile %s --update-baseline --runs 5`, then commit %s); until then a regression back to the old level passes: %s",
+		e.in.Profile.Name, path, strings.Join(e.stale, "; "))
+	e.add(c)
 }
 
 // baselined is one baseline figure the leg is checked on, with its
@@ -145,6 +170,10 @@ func (e *evaluator) judgeBaseline(c *rundir.Check, b baselined, entry baseline.E
 	}
 	c.Baseline = fmt.Sprintf("%s (%s; %s)", fmtNum(lim.Base), delta, entry.DescribeRuns())
 	c.Status = rundir.StatusPass
+	if lim.Stale(v) {
+		e.stale = append(e.stale, fmt.Sprintf("%s %s, %s against the baseline %s (margin %s)",
+			b.name, fmtNum(v), pctDelta(v, lim.Base), fmtNum(lim.Base), fmtNum(lim.Margin)))
+	}
 	if !lim.Holds(v) {
 		c.Status = rundir.StatusFail
 		c.Detail = fmt.Sprintf("%s over baseline: %s; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base), b.moved)

@@ -124,6 +124,9 @@ type evaluator struct {
 	m    *gatetable.Metrics
 	tier gatetable.Tier
 	out  []rundir.Check
+	// stale are the baselined figures better than their baseline by
+	// more than the margin (baseline.Limit.Stale), for the stale check.
+	stale []string
 }
 
 func (e *evaluator) add(c rundir.Check) { e.out = append(e.out, c) }

@@ -559,7 +559,7 @@ func TestHarnessUnevaluableSaysWhatIsMissing(t *testing.T) {
 // readers that look checks up by ID (the terminal summary, calibrate, the
 // verdict's always-hard set) look up names that exist.
 func TestCheckIDsAreDeclared(t *testing.T) {
-	known := map[string]bool{gatetable.CheckBaselineKBs: true, gatetable.CheckBaselineWireKBs: true, gatetable.CheckBaselineBytesPerEntity: true}
+	known := map[string]bool{gatetable.CheckBaselineKBs: true, gatetable.CheckBaselineWireKBs: true, gatetable.CheckBaselineBytesPerEntity: true, gatetable.CheckBaselineStale: true}
 	for _, id := range gatetable.BuiltinChecks() {
 		known[id] = true
 	}
@@ -586,5 +586,55 @@ func TestDeclaredTransportIsMarked(t *testing.T) {
 	if !ok || c.Status != rundir.StatusPass || !strings.Contains(c.MeasuredText, "server enet (declared, not observed)") ||
 		!strings.Contains(c.Detail, "declared by the profile (server.metrics.transport_declared), not observed") {
 		t.Errorf("transport check %+v: want a pass that says the server's side is declared, not observed", c)
+	}
+}
+
+// TestBaselineStale: bytes per entity well under its baseline (an accepted
+// bandwidth change not yet recorded) passes every baseline check and adds
+// the advisory "baseline stale" check naming the figure; within the
+// margin, or on a leg that failed a hard check, there is none.
+func TestBaselineStale(t *testing.T) {
+	withBPE := func(v float64, mutate func(*report.Report)) *report.Report {
+		r := healthyReport(healthyTick())
+		r.SnapshotBytesPerEntity = &v
+		if mutate != nil {
+			mutate(r)
+		}
+		return r
+	}
+	b := &baseline.Committed{Path: "b.json", File: baseline.File{Entries: map[string]baseline.Entry{"t/weave": {KBs: 60, WireKBs: 50, BytesPerEntity: f64(24.5)}}}}
+	lost := func(r *report.Report) { r.DisconnectedByReason = map[string]int{gatetable.SilentReason: 1} }
+	for _, tc := range []struct {
+		name  string
+		r     *report.Report
+		stale bool
+	}{
+		{"ten bytes per entity against 24.5", withBPE(10, nil), true},
+		{"within the margin below", withBPE(23, nil), false},
+		{"at the baseline", withBPE(24.5, nil), false},
+		{"smaller, but a client lost to silence", withBPE(10, lost), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testProfile()
+			checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: tc.r, Baseline: b})
+			c, ok := find(checks, gatetable.CheckBaselineStale)
+			if ok != tc.stale {
+				t.Fatalf("stale check present %v, want %v: %+v", ok, tc.stale, c)
+			}
+			if !ok {
+				return
+			}
+			if c.Level != gatetable.LevelAdvisory || c.Status != rundir.StatusFail ||
+				!strings.Contains(c.Detail, "baseline stale: update it to lock in the gain") ||
+				!strings.Contains(c.Detail, "bytes_per_entity 10, -59.2% against the baseline 24.50 (margin 2.45)") {
+				t.Errorf("stale check %+v", c)
+			}
+			if k, _ := find(checks, gatetable.CheckBaselineBytesPerEntity); k.Status != rundir.StatusPass {
+				t.Errorf("an improvement must pass its baseline check: %+v", k)
+			}
+			if v := LegVerdict(checks, Facts{}); v != rundir.VerdictPassed {
+				t.Errorf("an advisory stale check changed the verdict: %v", v)
+			}
+		})
 	}
 }

@@ -29,6 +29,9 @@ const (
 	// CheckBaselineInputLatency judges a timing figure: hard only in the
 	// strict tier (StrictOnlyLevel).
 	CheckBaselineInputLatency string = "baseline_input_latency_p95_ms"
+	// CheckBaselineStale is advisory, and present only when some figure
+	// is better than its baseline by more than the limit's margin.
+	CheckBaselineStale string = "baseline_stale"
 )
 
 // CheckHistory is the history gate's check, one per leg, evaluated after
