@@ -139,4 +139,6 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
+	// The gate is the default command: its exit codes are this help's too.
+	fmt.Fprint(w, exitCodesHelp())
 }

@@ -97,8 +97,21 @@ func (f *gateFlags) flagSet() *flag.FlagSet {
 		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline [--runs N]] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH] [--history DIR [--history-read-only]]")
 		fmt.Fprintln(fs.Output(), "       scalegate --profile NAME --report REPORT.json [--leg ID] [--set PATH=VALUE]... [--strict] [--out DIR]")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), exitCodesHelp())
 	}
 	return fs
+}
+
+// exitCodesHelp is the gate help's list of exit codes, every code of
+// internal/run/exitcode (exitcode.All) with its name and meaning: CI
+// scripts branch on them (docs/exit-codes.md has the full table).
+func exitCodesHelp() string {
+	var b strings.Builder
+	b.WriteString("\nexit codes of the gate (docs/exit-codes.md):\n")
+	for _, c := range exitcode.All() {
+		fmt.Fprintf(&b, "  %3d  %-16s %s\n", int(c), c, c.Meaning())
+	}
+	return b.String()
 }
 
 // check refuses flag combinations before anything runs, so a mistake costs

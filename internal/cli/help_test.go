@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"sort"
@@ -128,5 +129,35 @@ func TestPackageDocNamesEveryCommand(t *testing.T) {
 		if !strings.Contains(row, "`"+name+"`") {
 			t.Errorf("README's Layout row for internal/cli does not name `%s`", name)
 		}
+	}
+}
+
+// TestGateHelpListsExitCodes: the gate's help (and the top-level help,
+// the gate being the default command) ends with every exit code of
+// internal/run/exitcode, number, name and meaning, and nothing else;
+// TestAllIsEveryConstant keeps exitcode.All in step with the constants.
+func TestGateHelpListsExitCodes(t *testing.T) {
+	for _, args := range [][]string{{"gate", "-h"}, {"--profile", "pr", "--help"}, {"help"}, {"--help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			env, out, _ := testEnv(nil)
+			if code := Run(context.Background(), env, args); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			_, list, ok := strings.Cut(out.String(), "\nexit codes of the gate (docs/exit-codes.md):\n")
+			if !ok {
+				t.Fatalf("no exit codes in the help:\n%s", out)
+			}
+			lines := strings.Split(strings.TrimSuffix(list, "\n"), "\n")
+			all := exitcode.All()
+			if len(lines) != len(all) {
+				t.Errorf("the help lists %d exit codes, exitcode has %d:\n%s", len(lines), len(all), list)
+			}
+			for i, c := range all {
+				re := regexp.MustCompile(fmt.Sprintf(`^ +%d  %s +%s$`, int(c), regexp.QuoteMeta(c.String()), regexp.QuoteMeta(c.Meaning())))
+				if i >= len(lines) || !re.MatchString(lines[i]) {
+					t.Errorf("exit code %d (%s) is not line %d of the list:\n%s", int(c), c, i+1, list)
+				}
+			}
+		})
 	}
 }

@@ -56,6 +56,36 @@ func (c Code) String() string {
 	return fmt.Sprintf("exit %d", int(c))
 }
 
+// All returns every code, in numeric order (a new slice each call): the
+// list the gate's help prints. TestAllIsEveryConstant keeps it whole.
+func All() []Code {
+	return []Code{OK, GateFailed, Usage, Inconclusive, InvalidProfile, LaunchFailure, Internal, Interrupted}
+}
+
+// Meaning is the code's meaning in one short line (the gate's help;
+// docs/exit-codes.md says it in full).
+func (c Code) Meaning() string {
+	switch c {
+	case OK:
+		return "every hard gate of every leg held"
+	case GateFailed:
+		return "a hard gate failed or could not be evaluated"
+	case Usage:
+		return "bad command line, or a transport this build cannot speak"
+	case Inconclusive:
+		return "no hard gate failed, but a leg could not be judged (harness, host, shards)"
+	case InvalidProfile:
+		return "the profile, a --set or the baseline file is invalid, or no such profile"
+	case LaunchFailure:
+		return "a server or swarm did not start, report, or live to the end"
+	case Internal:
+		return "a bug or an I/O failure of scalegate itself"
+	case Interrupted:
+		return "stopped by SIGINT/SIGTERM; partial artifacts kept and marked"
+	}
+	return ""
+}
+
 // Error is an error with an exit code attached.
 type Error struct {
 	Code Code

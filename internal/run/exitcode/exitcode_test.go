@@ -3,7 +3,11 @@ package exitcode
 import (
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
+	"strconv"
 	"testing"
 )
 
@@ -75,4 +79,70 @@ func TestCodes(t *testing.T) {
 	if Code(42).String() != "exit 42" {
 		t.Errorf("unknown code: %q", Code(42).String())
 	}
+}
+
+// TestAllIsEveryConstant: All (the gate's help lists it) holds every Code
+// constant declared in exitcode.go, once, in numeric order, each with a
+// name and a meaning. A code added to the constants but not to All would
+// be missing from the help.
+func TestAllIsEveryConstant(t *testing.T) {
+	declared := codeConstants(t)
+	all := All()
+	if len(all) != len(declared) {
+		t.Errorf("All has %d codes, exitcode.go declares %d: %v", len(all), len(declared), declared)
+	}
+	seen := map[Code]bool{}
+	for i, c := range all {
+		if seen[c] {
+			t.Errorf("All lists %d twice", c)
+		}
+		seen[c] = true
+		if i > 0 && all[i-1] >= c {
+			t.Errorf("All is not in numeric order at %d", c)
+		}
+		if c.Meaning() == "" || c.String() == fmt.Sprintf("exit %d", int(c)) {
+			t.Errorf("code %d has no name or meaning: %q, %q", c, c.String(), c.Meaning())
+		}
+	}
+	for name, v := range declared {
+		if !seen[Code(v)] {
+			t.Errorf("constant %s = %d is not in All", name, v)
+		}
+	}
+}
+
+// codeConstants reads exitcode.go's constants of type Code: name → value.
+func codeConstants(t *testing.T) map[string]int {
+	f, err := parser.ParseFile(token.NewFileSet(), "exitcode.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Code" {
+				continue
+			}
+			for i, n := range vs.Names {
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !ok {
+					t.Fatalf("constant %s: its value is not a literal", n.Name)
+				}
+				v, err := strconv.Atoi(lit.Value)
+				if err != nil {
+					t.Fatalf("constant %s: %v", n.Name, err)
+				}
+				out[n.Name] = v
+			}
+		}
+	}
+	if len(out) < 8 {
+		t.Fatalf("found %d Code constants in exitcode.go: %v", len(out), out)
+	}
+	return out
 }
