@@ -30,7 +30,7 @@ type gateFlags struct {
 	sets                   setFlags
 	report, leg            string
 	history                string
-	historyReadOnly        bool
+	historyReadOnly, wide  bool
 	runs                   int
 }
 
@@ -93,8 +93,9 @@ func (f *gateFlags) flagSet() *flag.FlagSet {
 	fs.BoolVar(&f.historyReadOnly, "history-read-only", false, "with a history: judge against it, append nothing (a pull request's run)")
 	fs.StringVar(&f.report, "report", "", "evaluate the profile's gates on this swarm report (e.g. what scalegate merge made of a sharded run elsewhere) without launching anything")
 	fs.StringVar(&f.leg, "leg", "", "with --report: the leg `ID` the report is (needed when the profile has several)")
+	fs.BoolVar(&f.wide, "wide", false, "print the full table of every check (leg, gate, level, threshold, measured, baseline, status) instead of one line of at most 100 columns per check")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline [--runs N]] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH] [--history DIR [--history-read-only]]")
+		fmt.Fprintln(fs.Output(), "usage: scalegate --profile NAME [--set PATH=VALUE]... [--strict] [--update-baseline [--runs N]] [--profiles DIR] [--out DIR] [--summary PATH] [--junit PATH] [--history DIR [--history-read-only]] [--wide]")
 		fmt.Fprintln(fs.Output(), "       scalegate --profile NAME --report REPORT.json [--leg ID] [--set PATH=VALUE]... [--strict] [--out DIR]")
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), exitCodesHelp())
@@ -156,7 +157,7 @@ func runGate(ctx context.Context, env *Env, args []string) error {
 	s := &runner.Session{Profile: p, Strict: f.strict, UpdateBaseline: f.updateBaseline, BaselinePath: f.baseline,
 		Out: f.out, Results: f.results, Summary: f.summary, JUnit: f.junit, StepSummary: env.Getenv("GITHUB_STEP_SUMMARY"),
 		HistoryDir: f.history, HistoryReadOnly: f.historyReadOnly,
-		Report: f.report, Leg: f.leg, Runs: f.runs, Grace: f.grace, Kill: env.Kill, Version: Version, Commit: Commit, CommandLine: commandLine(args),
+		Report: f.report, Leg: f.leg, Runs: f.runs, Grace: f.grace, Wide: f.wide, Kill: env.Kill, Version: Version, Commit: Commit, CommandLine: commandLine(args),
 		Stdout: env.Stdout, Stderr: env.Stderr}
 	return s.Run(ctx)
 }

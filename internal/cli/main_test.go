@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -74,8 +75,34 @@ func TestScripts(t *testing.T) {
 			"buildexample": cmdBuildExample,
 			"jsonnum":      cmdJSONNum,
 			"jsondelta":    cmdJSONDelta,
+			"linewidth":    cmdLineWidth,
 		},
 	})
+}
+
+// cmdLineWidth: linewidth N FILE... asserts that every line of each file
+// ("stdout" and "stderr" are the last command's) is at most N runes (a
+// terminal's columns, not bytes: "≤" is one column and three bytes).
+func cmdLineWidth(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: linewidth N FILE...")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("linewidth: %v", err)
+	}
+	over := 0
+	for _, f := range args[1:] {
+		for i, line := range strings.Split(ts.ReadFile(f), "\n") {
+			if w := utf8.RuneCountInString(line); w > n {
+				over++
+				ts.Logf("%s:%d: %d runes: %s", f, i+1, w, line)
+			}
+		}
+	}
+	if (over > 0) != neg {
+		ts.Fatalf("linewidth %d: %d line(s) over", n, over)
+	}
 }
 
 // cmdGateStatus: gatestatus RUNDIR LEG GATE STATUS [LEVEL] asserts one

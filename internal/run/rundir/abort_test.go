@@ -3,6 +3,7 @@ package rundir
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -10,8 +11,12 @@ import (
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 )
 
+// terminalWriters are the two layouts of the terminal result: the
+// default lines and --wide's table.
+var terminalWriters = map[string]func(io.Writer, *RunResult) error{"WriteTerminal": WriteTerminal, "WriteTable (--wide)": WriteTable}
+
 // A leg that ended early says so, with its reason, in summary.md, the
-// terminal table and summary.json's leg result; one that took its
+// terminal (both layouts) and summary.json's leg result; one that took its
 // duration says nothing of the kind.
 func TestAbortedLegIsMarked(t *testing.T) {
 	at := 4.2
@@ -33,14 +38,16 @@ func TestAbortedLegIsMarked(t *testing.T) {
 	if strings.Count(md, "Ended early") != 1 {
 		t.Errorf("a leg that took its duration is marked too:\n%s", md)
 	}
-	var term bytes.Buffer
-	if err := WriteTable(&term, r); err != nil {
-		t.Fatal(err)
-	}
-	out := term.String()
-	if !strings.Contains(out, "leg weave: FAILED (ended early at 4.2 s)") || !strings.Contains(out, "  ended early at 4.2 s: tick_hz_min: observed") ||
-		strings.Contains(out, "leg level: PASSED (ended") {
-		t.Errorf("the terminal table does not mark the aborted leg:\n%s", out)
+	for name, write := range terminalWriters {
+		var term bytes.Buffer
+		if err := write(&term, r); err != nil {
+			t.Fatal(err)
+		}
+		out := term.String()
+		if !strings.Contains(out, "leg weave: FAILED (ended early at 4.2 s)") || !strings.Contains(out, "  ended early at 4.2 s: tick_hz_min: observed") ||
+			strings.Contains(out, "leg level: PASSED (ended") {
+			t.Errorf("%s does not mark the aborted leg:\n%s", name, out)
+		}
 	}
 	b, err := json.Marshal(r.Legs)
 	if err != nil {

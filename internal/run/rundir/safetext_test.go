@@ -49,11 +49,13 @@ func TestOutsideTextIsEscaped(t *testing.T) {
 	if strings.ContainsAny(md, "\x1b\r\x00") {
 		t.Errorf("control characters reached summary.md: %q", md)
 	}
-	var term bytes.Buffer
-	if err := WriteTable(&term, r); err != nil {
-		t.Fatal(err)
-	}
-	if strings.ContainsAny(term.String(), "\x1b\r\x00") {
-		t.Errorf("control characters reached the terminal: %q", term.String())
+	for name, write := range terminalWriters {
+		var term bytes.Buffer
+		if err := write(&term, r); err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsAny(term.String(), "\x1b\r\x00") || strings.Contains(term.String(), "\nforged row") {
+			t.Errorf("control characters reached the terminal (%s): %q", name, term.String())
+		}
 	}
 }

@@ -56,7 +56,11 @@ type Session struct {
 	Kill  <-chan struct{}
 	// Version, Commit and CommandLine are recorded in metadata.json.
 	Version, Commit, CommandLine string
-	// Stdout gets the result table; Stderr progress and notes.
+	// Wide prints the result as the full table of every check
+	// (rundir.WriteTable) instead of the 100-column lines
+	// (rundir.WriteTerminal).
+	Wide bool
+	// Stdout gets the result; Stderr progress and notes.
 	Stdout, Stderr io.Writer
 }
 
@@ -152,14 +156,15 @@ func (s *Session) start(dir string) (*rundir.Metadata, error) {
 	if err := report.WriteJSONAtomic(filepath.Join(dir, "metadata.json"), meta); err != nil {
 		return nil, exitcode.With(exitcode.Internal, err)
 	}
-	fmt.Fprintf(s.Stderr, "scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s\n",
-		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)
+	// Each note is wrapped to the terminal result's width, like the result.
+	fmt.Fprint(s.Stderr, rundir.WrapNote(fmt.Sprintf("scalegate: profile %s: %d leg(s), %d clients × %s s, transport %s; artifacts in %s",
+		p.Name, len(p.Legs()), p.Clients, strings.TrimSuffix(fmt.Sprint(p.DurationS), ".0"), strings.Join(p.TransportNames(), " and "), dir)))
 	if s.Runs > 1 {
-		fmt.Fprintf(s.Stderr, "scalegate: --runs %d: every leg runs %d times (run i in %s); the baseline is written only if every run passes\n",
-			s.Runs, s.Runs, filepath.Join(dir, "run-i"))
+		fmt.Fprint(s.Stderr, rundir.WrapNote(fmt.Sprintf("scalegate: --runs %d: every leg runs %d times (run i in %s); the baseline is written only if every run passes",
+			s.Runs, s.Runs, filepath.Join(dir, "run-i"))))
 	}
 	if len(p.Overrides) > 0 {
-		fmt.Fprintf(s.Stderr, "scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)\n", strings.Join(p.Overrides, " "))
+		fmt.Fprint(s.Stderr, rundir.WrapNote(fmt.Sprintf("scalegate: overrides: %s (this run is not the committed profile; the baseline is never updated from it)", strings.Join(p.Overrides, " "))))
 	}
 	return meta, nil
 }
@@ -210,7 +215,7 @@ func (s *Session) gateReport() error {
 	if err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}
-	fmt.Fprintf(s.Stderr, "scalegate: profile %s: gating %s as leg %s (nothing launched); artifacts in %s\n", p.Name, s.Report, leg.ID, dir)
+	fmt.Fprint(s.Stderr, rundir.WrapNote(fmt.Sprintf("scalegate: profile %s: gating %s as leg %s (nothing launched); artifacts in %s", p.Name, s.Report, leg.ID, dir)))
 	res := EvaluateReport(Options{Profile: p, Strict: s.Strict, Baseline: base, Dir: dir}, leg, s.Report)
 	res.ExitCode = ExitCode(res.Verdict)
 	meta.Finish(res)
@@ -371,8 +376,9 @@ func ExitCode(v rundir.Verdict) exitcode.Code {
 
 // writeOutputs writes summary.md, summary.json, metadata.json, report.html
 // (rendered from those files, as `scalegate report` would), the step
-// summary, --summary and --junit, then prints the table. They are written
-// even for an interrupted run: partial evidence is kept, and marked.
+// summary, --summary and --junit, then prints the result (the full table
+// with Wide). They are written even for an interrupted run: partial
+// evidence is kept, and marked.
 func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, baselineErr error) error {
 	md := rundir.Markdown(res)
 	var errs []error
@@ -392,7 +398,11 @@ func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, bas
 	if s.JUnit != "" {
 		errs = append(errs, junit.WriteFile(s.JUnit, res))
 	}
-	errs = append(errs, rundir.WriteTable(s.Stdout, res))
+	if s.Wide {
+		errs = append(errs, rundir.WriteTable(s.Stdout, res))
+	} else {
+		errs = append(errs, rundir.WriteTerminal(s.Stdout, res))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}
