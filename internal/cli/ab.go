@@ -50,7 +50,7 @@ func parseABFlags(env *Env, args []string) (*abFlags, error) {
 	fs.StringVar(&f.gates, "gates", "", "comma-separated gates whose figures are judged (default: every figure gate of the profile)")
 	fs.StringVar(&f.out, "out", "", "run directory to create (must not exist; default results/<profile>_ab_<UTC timestamp>)")
 	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
-	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
+	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, graceUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: scalegate ab --profile NAME [--a-server CMD] [--b-server CMD] [--a-set PATH=VALUE]... [--b-set PATH=VALUE]... [--rounds R [--until-decided [--max-rounds M]]] [--confidence C] [--tolerance-pct P] [--gates G,...]")
 		fmt.Fprintln(fs.Output(), "Writes ab.md and ab.json in the run directory, answering SAME, DIFFERENT or UNKNOWN; exit 1 on a regression beyond the tolerance (or a figure that could not be judged).")

@@ -36,7 +36,7 @@ func runCalibrate(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&baselinePath, "baseline", baseline.DefaultPath, "baseline file the baseline gates are measured against")
 	fs.StringVar(&out, "out", "", "run directory to create (must not exist; default results/<profile>_<UTC timestamp>)")
 	fs.StringVar(&results, "results", "results", "parent of the default run directories")
-	fs.DurationVar(&grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
+	fs.DurationVar(&grace, "grace", launcher.DefaultGrace, graceUsage)
 	fs.Var(&sets, "set", setUsage+"; every run uses the same overrides")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: scalegate calibrate --profile NAME [--runs N] [--target 0.01] [--confidence 0.95] [--set PATH=VALUE]... [--out DIR]")

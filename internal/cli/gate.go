@@ -55,6 +55,11 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
+// graceUsage is the --grace help text shared by gate, ab and calibrate. A
+// Go duration, unlike the swarm's time flags (seconds or ms, the unit in
+// the name or the placeholder), so the syntax is spelt out.
+const graceUsage = "SIGINT→SIGKILL grace for each process, a Go `duration` (5s, 1m30s)"
+
 // setUsage is the --set help text shared by gate, profiles show and vet.
 const setUsage = "override one profile field, `PATH=VALUE` (repeatable): clients=256, world.test_spawn_ai_count=2000, patterns=[\"idle\"]"
 
@@ -87,7 +92,7 @@ func (f *gateFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.results, "results", "results", "parent of the default run directories")
 	fs.StringVar(&f.summary, "summary", "", "also write the Markdown summary to this file")
 	fs.StringVar(&f.junit, "junit", "", "also write the result as JUnit XML to this file (one testsuite per leg, one testcase per gate)")
-	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, "SIGINT→SIGKILL grace for each process")
+	fs.DurationVar(&f.grace, "grace", launcher.DefaultGrace, graceUsage)
 	fs.Var(&f.sets, "set", setUsage+"; a run with overrides never updates the baseline")
 	fs.StringVar(&f.history, "history", "", "run history `DIR` (overrides the profile's history.dir): judge every leg against it (the history gate) and append one record per leg; docs/history.md")
 	fs.BoolVar(&f.historyReadOnly, "history-read-only", false, "with a history: judge against it, append nothing (a pull request's run)")

@@ -42,7 +42,7 @@ func runK8s(_ context.Context, env *Env, args []string) error {
 	var sets setFlags
 	fs.Var(&sets, "set", setUsage)
 	startAt := fs.String("start-at", "", "shared start instant, RFC 3339 (default: now + --start-in)")
-	startIn := fs.Duration("start-in", 3*time.Minute, "with no --start-at: start this long after now (time to schedule pods and pull the image)")
+	startIn := fs.Duration("start-in", 3*time.Minute, "with no --start-at: start this long after now, a Go `duration` (3m, 90s): time to schedule pods and pull the image")
 	fs.IntVar(&o.Shards, "shards", 0, "swarm pods (shards)")
 	fs.StringVar(&o.Image, "image", "", "container image with scalegate (see the Dockerfile)")
 	fs.StringVar(&o.Server, "server", "", "game server `HOST:PORT` as the pods reach it")
