@@ -67,6 +67,31 @@ type Waiter interface {
 	Waiting(c *Conn, waited time.Duration) error
 }
 
+// Leaver is a Protocol that says goodbye when the run ends: your
+// protocol's BYE, logout or leave message. When the hold is over (no bot
+// sends Controls any more) and before the swarm reads the server's figures
+// for the last time, the swarm calls Leave once for every admitted bot;
+// send the goodbye with c.Send. The swarm then keeps receiving until each
+// bot's server has answered it (Receive returns Leaving, or the transport
+// disconnects) or a second has passed, and only then reads the server and
+// disconnects. So what your server does on a goodbye is in the final
+// read: a BYE it counts is counted, a session it closes is closed.
+//
+// The population your server reports (peers, entities) is read as the
+// hold left it, not after the goodbyes: a server that drops a player on
+// its BYE would otherwise show no players at the final read, and the wire
+// rate per client could not be computed. Everything else (counters, tick
+// times, bytes) is read at the final read.
+//
+// Do not send a goodbye from Controls near the end: the swarm cannot know
+// which tick is the last, so the server drops players while the swarm
+// still counts them (lost mid-run), and their departure lands in the
+// hold's figures. An error from Leave, or a failed send, is counted in the
+// report (leave.errors) and never fails the run.
+type Leaver interface {
+	Leave(c *Conn) error
+}
+
 // Delivery is how a message travels. What each one means depends on the
 // transport (--transport): ENet sends Reliable on its reliable channel and
 // Unreliable on its unreliable one, QUIC on its control stream and as a

@@ -70,7 +70,7 @@ func TestAdapterCarriesMsg(t *testing.T) {
 	if d != transport.Unreliable || binary.LittleEndian.Uint32(msg) != 101 {
 		t.Errorf("input % x %v", msg, d)
 	}
-	if _, ok := b.(swarm.Pinger); ok {
+	if pg, _, _ := b.(swarm.Parts).Parts(); pg != nil {
 		t.Error("a protocol without Ping is taken for a Pinger: the transport's RTT would be replaced by nothing")
 	}
 }
@@ -94,7 +94,8 @@ func TestHotPathAllocatesNothing(t *testing.T) {
 	}
 }
 
-// pingWaitProto is a Protocol that is also a Pinger and a Waiter.
+// pingWaitProto is a Protocol that is also a Pinger and a Waiter;
+// leaveProto one that is a Leaver; allProto all three.
 type pingWaitProto struct {
 	stateProto
 	pinged, waited int
@@ -103,31 +104,73 @@ type pingWaitProto struct {
 func (p *pingWaitProto) Ping(*Conn, uint32) error           { p.pinged++; return nil }
 func (p *pingWaitProto) Waiting(*Conn, time.Duration) error { p.waited++; return nil }
 
-// TestAdapterOptionalParts: the engine sees a Pinger and a Waiter exactly
-// when the team's protocol is one.
+type leaveProto struct {
+	stateProto
+	left int
+}
+
+func (p *leaveProto) Leave(c *Conn) error { p.left++; return c.Send(Unreliable, []byte{'b'}) }
+
+type allProto struct {
+	pingWaitProto
+	left int
+}
+
+func (p *allProto) Leave(*Conn) error { p.left++; return nil }
+
+// TestAdapterOptionalParts: the engine gets a Pinger, a Waiter and a
+// Leaver exactly when the team's protocol is one, and each call reaches
+// the protocol.
 func TestAdapterOptionalParts(t *testing.T) {
 	for _, tc := range []struct {
-		p           Protocol
-		ping, waits bool
+		p                  Protocol
+		ping, waits, leave bool
+		calls              func() (pinged, waited, left int)
 	}{
-		{&stateProto{}, false, false},
-		{&pingWaitProto{}, true, true},
+		{p: &stateProto{}},
+		{p: &pingWaitProto{}, ping: true, waits: true},
+		{p: &leaveProto{}, leave: true},
+		{p: &allProto{}, ping: true, waits: true, leave: true},
 	} {
-		b := newAdapter(tc.p)
-		pg, ping := b.(swarm.Pinger)
-		wt, waits := b.(swarm.Waiter)
-		if ping != tc.ping || waits != tc.waits {
-			t.Errorf("%T: pinger %v waiter %v, want %v %v", tc.p, ping, waits, tc.ping, tc.waits)
+		parts, ok := newAdapter(tc.p).(swarm.Parts)
+		if !ok {
+			t.Fatalf("%T: the adapter does not hand out its parts", tc.p)
 		}
-		if ping && waits {
-			c := &discardConn{}
+		pg, wt, lv := parts.Parts()
+		if (pg != nil) != tc.ping || (wt != nil) != tc.waits || (lv != nil) != tc.leave {
+			t.Errorf("%T: pinger %v waiter %v leaver %v, want %v %v %v", tc.p, pg != nil, wt != nil, lv != nil, tc.ping, tc.waits, tc.leave)
+			continue
+		}
+		c := &discardConn{}
+		if pg != nil {
 			_ = pg.Ping(c, 1)
+		}
+		if wt != nil {
 			_ = wt.Waiting(c, time.Second)
-			if p := tc.p.(*pingWaitProto); p.pinged != 1 || p.waited != 1 {
-				t.Errorf("calls did not reach the protocol: pinged %d waited %d", p.pinged, p.waited)
-			}
+		}
+		if lv != nil {
+			_ = lv.Leave(c)
+		}
+		var pinged, waited, left int
+		switch p := tc.p.(type) {
+		case *pingWaitProto:
+			pinged, waited = p.pinged, p.waited
+		case *leaveProto:
+			left = p.left
+		case *allProto:
+			pinged, waited, left = p.pinged, p.waited, p.left
+		}
+		if pinged != b2i(tc.ping) || waited != b2i(tc.waits) || left != b2i(tc.leave) {
+			t.Errorf("%T: calls reached the protocol %d, %d, %d times, want %v %v %v", tc.p, pinged, waited, left, tc.ping, tc.waits, tc.leave)
 		}
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestFlagsAreScalegateSwarms: a bot binary declares exactly the flags of

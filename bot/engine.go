@@ -48,20 +48,7 @@ type worker struct {
 
 func (w *worker) NewBot(index int) swarm.Bot {
 	p := w.g.New(index)
-	a := &adapter{p: p, conn: Conn{index: index, entityType: w.entityType}}
-	// The engine asks a bot for its optional parts by type, so the
-	// adapter has them exactly when the protocol does.
-	pg, pings := p.(Pinger)
-	wt, waits := p.(Waiter)
-	switch {
-	case pings && waits:
-		return withBoth{a, pingPart{a, pg}, waitPart{a, wt}}
-	case pings:
-		return withPing{a, pingPart{a, pg}}
-	case waits:
-		return withWait{a, waitPart{a, wt}}
-	}
-	return a
+	return &adapter{p: p, conn: Conn{index: index, entityType: w.entityType}}
 }
 
 func (w *worker) Warnings() []string {
@@ -100,8 +87,28 @@ func (a *adapter) Input(buf []byte, ctl *swarm.Control) ([]byte, transport.Deliv
 	return msg, transport.Delivery(d)
 }
 
-// pingPart and waitPart are a Pinger's and a Waiter's methods as the
-// engine's; withPing, withWait and withBoth put them on the adapter.
+// Parts hands the engine the protocol's optional parts (swarm.Parts):
+// exactly those the Protocol has, each nil when it does not.
+func (a *adapter) Parts() (swarm.Pinger, swarm.Waiter, swarm.Leaver) {
+	var (
+		pg swarm.Pinger
+		wt swarm.Waiter
+		lv swarm.Leaver
+	)
+	if p, ok := a.p.(Pinger); ok {
+		pg = pingPart{a, p}
+	}
+	if p, ok := a.p.(Waiter); ok {
+		wt = waitPart{a, p}
+	}
+	if p, ok := a.p.(Leaver); ok {
+		lv = leavePart{a, p}
+	}
+	return pg, wt, lv
+}
+
+// pingPart, waitPart and leavePart are a Pinger's, a Waiter's and a
+// Leaver's methods as the engine's.
 type pingPart struct {
 	a  *adapter
 	pg Pinger
@@ -122,18 +129,12 @@ func (w waitPart) Waiting(c swarm.Conn, waited time.Duration) error {
 	return w.wt.Waiting(&w.a.conn, waited)
 }
 
-type withPing struct {
-	*adapter
-	pingPart
+type leavePart struct {
+	a  *adapter
+	lv Leaver
 }
 
-type withWait struct {
-	*adapter
-	waitPart
-}
-
-type withBoth struct {
-	*adapter
-	pingPart
-	waitPart
+func (l leavePart) Leave(c swarm.Conn) error {
+	l.a.conn.c = c
+	return l.lv.Leave(&l.a.conn)
 }

@@ -52,6 +52,7 @@ type client struct {
 	bot         Bot    // the protocol's state for this client
 	pinger      Pinger // bot, when it measures round trips itself
 	waiter      Waiter // bot, when it resends its join while waiting
+	leaver      Leaver // bot, when it says goodbye at the end of the run
 	host        transport.Host
 	addr        string       // where it connects: the server, or its relay socket
 	relay       *relay.Relay // the impairment relay, nil without one
@@ -61,6 +62,9 @@ type client struct {
 	// leaving is the reason the server announced before disconnecting
 	// (MsgLeaving); it names the disconnect that follows.
 	leaving string
+	// answered: the server answered the client's goodbye (Leaver) with a
+	// MsgLeaving or a disconnect.
+	answered bool
 	// sendErr is the first failed Send the protocol made through the
 	// client (Conn); the client ends with send_error once the protocol
 	// call returns.
@@ -142,8 +146,13 @@ type client struct {
 
 func newClient(index int, patternName string, p Pattern, slot time.Time, bot Bot) *client {
 	c := &client{index: index, patternName: patternName, pattern: p, slot: slot, bot: bot, connectMs: math.NaN(), lastRTT: math.NaN()}
+	if p, ok := bot.(Parts); ok {
+		c.pinger, c.waiter, c.leaver = p.Parts()
+		return c
+	}
 	c.pinger, _ = bot.(Pinger)
 	c.waiter, _ = bot.(Waiter)
+	c.leaver, _ = bot.(Leaver)
 	return c
 }
 

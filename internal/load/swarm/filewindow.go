@@ -27,6 +27,9 @@ type fileWindow struct {
 	extremes   serverwindow.Extremes
 	readings   int
 	busiest    *float64
+	// inGame is the latest reading taken before the bots began to leave
+	// (monitor.endHold): the population gauges the final block keeps.
+	inGame map[string]json.RawMessage
 
 	// token is the marks reset asked for at the hold's start (0: not
 	// asked, or the request could not be written: resetErr says why).
@@ -39,8 +42,10 @@ func newFileWindow(cfg *Config, start time.Time) *fileWindow {
 }
 
 // observe takes one reading at now and returns its step since the
-// previous one (the timeline row's server share).
-func (w *fileWindow) observe(now time.Time, st *report.ServerTick, raw map[string]json.RawMessage) serverwindow.Step {
+// previous one (the timeline row's server share). inGame: it was taken
+// before the bots began to leave; one taken after moves the counters but
+// not the gauges' extremes.
+func (w *fileWindow) observe(now time.Time, st *report.ServerTick, raw map[string]json.RawMessage, inGame bool) serverwindow.Step {
 	r := serverwindow.Reading{At: now.Sub(w.start).Seconds(), Raw: raw, Tick: st}
 	step := serverwindow.StepBetween(w.prev, st.Cumulative)
 	if w.first == nil {
@@ -51,7 +56,10 @@ func (w *fileWindow) observe(now time.Time, st *report.ServerTick, raw map[strin
 		w.base = &r
 		w.requestReset(now)
 	}
-	if w.base != nil {
+	if inGame {
+		w.inGame = raw
+	}
+	if w.base != nil && inGame {
 		w.extremes.Add(raw)
 		w.readings++
 		if w.prevInHold && step.CPUPct != nil && (w.busiest == nil || *step.CPUPct > *w.busiest) {
@@ -77,6 +85,33 @@ func (w *fileWindow) requestReset(now time.Time) {
 		return
 	}
 	w.token = token
+}
+
+// freeze gives a final document read after the bots began to leave
+// (monitor.endHold) the population gauges of the last reading before they
+// did: what the server reported while it still had its players, as a
+// final read with every client connected would have. Its counters stay
+// as read. b is returned as is when no reading came before.
+func (w *fileWindow) freeze(b []byte) []byte {
+	if w.inGame == nil {
+		return b
+	}
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(b, &doc) != nil {
+		return b // ParseServerTick reports it
+	}
+	for _, g := range serverwindow.Gauges() {
+		if v, ok := w.inGame[g]; ok {
+			doc[g] = v
+		} else {
+			delete(doc, g)
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return b
+	}
+	return out
 }
 
 // removeResetRequest deletes the request file, which is the swarm's.

@@ -47,12 +47,12 @@ func TestFileWindowHold(t *testing.T) {
 
 	l := stats.NewLogLinear()
 	st, raw := fileAt(t, l, 1, 30, 0.9, 3, 0) // the ramp: slow and busy
-	w.observe(at(1), st, raw)
+	w.observe(at(1), st, raw, true)
 	if _, err := os.Stat(path + report.ResetRequestSuffix); !os.IsNotExist(err) {
 		t.Fatal("a reset asked for before the hold")
 	}
 	st, raw = fileAt(t, l, 2, 30, 1.8, 500, 0) // the hold's first reading
-	w.observe(at(2), st, raw)
+	w.observe(at(2), st, raw, true)
 	b, err := os.ReadFile(path + report.ResetRequestSuffix)
 	if err != nil {
 		t.Fatalf("no reset request at the hold's start: %v", err)
@@ -62,7 +62,7 @@ func TestFileWindowHold(t *testing.T) {
 		t.Fatalf("request %q, token %d", b, w.token)
 	}
 	st, raw = fileAt(t, l, 3, 2, 1.85, 640, token) // healthy, and the busiest second of the hold is 5 %
-	step := w.observe(at(3), st, raw)
+	step := w.observe(at(3), st, raw, true)
 	if step.TickHist == nil || step.TickHist.Count != 60 || step.CPUPct == nil {
 		t.Fatalf("step %+v", step)
 	}
@@ -103,7 +103,7 @@ func TestFileWindowNoHoldReading(t *testing.T) {
 	w := newFileWindow(&Config{Clients: 100, Ramp: time.Second, ServerMetrics: filepath.Join(t.TempDir(), "m.json")}, start)
 	l := stats.NewLogLinear()
 	st, raw := fileAt(t, l, 1, 3, 0.1, 3, 0)
-	w.observe(start.Add(time.Second), st, raw)
+	w.observe(start.Add(time.Second), st, raw, true)
 	st, raw = fileAt(t, l, 2, 3, 0.2, 3, 0)
 	block, warns := w.hold(start.Add(2*time.Second), st, raw)
 	var h serverwindow.Info

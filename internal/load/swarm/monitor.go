@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/guard/safetext"
@@ -51,6 +52,10 @@ type monitor struct {
 	// latScratch is reused each second to pool the workers' input latency
 	// buckets for the row.
 	latScratch []uint64
+
+	// left is set when the bots begin to leave (endHold): a reading of the
+	// metrics file after it moves the counters, not the population gauges.
+	left atomic.Bool
 
 	// watch applies the run's early-abort rules to each row; abort is the
 	// one that fired (nil: none), and stop ends the run when it does.
@@ -143,6 +148,9 @@ func (m *monitor) readServer(ctx context.Context, now time.Time) (*serverFigures
 	if err != nil {
 		return nil, err
 	}
+	// Read after the file: a reading the flag does not mark was taken
+	// before the first goodbye went out (endHold sets it first).
+	inGame := !m.left.Load()
 	f := figuresOfFile(st)
 	// The server's diagnostics that second, read by name through the gate
 	// table (a field the server left out stays empty, never 0).
@@ -150,7 +158,7 @@ func (m *monitor) readServer(ctx context.Context, now time.Time) (*serverFigures
 	// With cumulative state, the row's CPU and wire rate are the server's
 	// over the second since the previous reading, and its ticks are kept
 	// as a histogram: nothing between two reads goes unseen.
-	step := m.file.observe(now, st, raw)
+	step := m.file.observe(now, st, raw, inGame)
 	f.tickHist = step.TickHist
 	if step.CPUPct != nil {
 		f.diag.ServerCPUPct = step.CPUPct
@@ -310,6 +318,22 @@ func (m *monitor) clearStatus() {
 	}
 }
 
+// endHold is called once every worker's hold is over and before the bots
+// of a Leaver protocol say goodbye: the server's population gauges
+// (serverwindow.Gauges: peers, entities, …) stay as the hold's last
+// reading left them, since a server that ends a session on a goodbye
+// reports fewer peers at the final read, which would make the hold's
+// lowest reading 0 (no per-client wire rate, a failed entities floor).
+// Counters still move until the final read: what the server counted of
+// the goodbyes is in it. Called from drive's goroutine, concurrently with
+// the monitor loop.
+func (m *monitor) endHold() {
+	m.left.Store(true)
+	if m.prom != nil {
+		m.prom.endHold()
+	}
+}
+
 // captureFinal reads the metrics file once more while every worker is
 // parked with its clients still connected. Reading it after they have
 // disconnected would race the server's next write, which may already count
@@ -396,6 +420,9 @@ func (m *monitor) finish(res *Result, end time.Time) {
 	b, err := m.final, m.finalErr
 	if b == nil && err == nil {
 		b, err = report.ReadServerMetrics(m.cfg.ServerMetrics)
+	}
+	if err == nil && m.left.Load() {
+		b = m.file.freeze(b)
 	}
 	if err == nil {
 		var raw map[string]json.RawMessage

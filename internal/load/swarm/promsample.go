@@ -119,6 +119,16 @@ func (p *promSampler) sample(ctx context.Context, now time.Time) (*serverFigures
 	return f, nil
 }
 
+// endHold freezes the population gauges at the latest scrape (monitor.
+// endHold). Scrapes are applied under mu, so one applied before it was
+// fetched before any goodbye went out; one applied after it is left out
+// of the gauges even if its fetch began a moment before.
+func (p *promSampler) endHold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.src.Freeze(serverwindow.Gauges())
+}
+
 // captureFinal takes the last scrape while every client is connected and
 // fixes the figures over the hold.
 func (p *promSampler) captureFinal(now time.Time) {

@@ -96,8 +96,31 @@ type Waiter interface {
 	Waiting(c Conn, waited time.Duration) error
 }
 
+// Leaver is a Bot that says goodbye when the run ends (a BYE, a logout).
+// Once the hold is over (every worker has stopped sending Inputs) and
+// before the server's figures are read for the last time, the engine calls
+// Leave once for every admitted client; it then keeps receiving until each
+// has heard its server's answer (a Receive that says MsgLeaving, or the
+// transport's disconnect) or Config.LeaveTimeout has passed, and only then
+// reads the server and disconnects. So what the server does on a goodbye
+// (counting it, closing the session) is in the final read, while the
+// population gauges it reports (peers, entities) stay as the hold left
+// them. An error from Leave, or a failed send, is counted
+// (report.leave.errors), never fatal: the run's own figures are taken.
+type Leaver interface {
+	Leave(c Conn) error
+}
+
+// Parts is a Bot that hands out its optional parts itself, nil for one it
+// does not have: an adapter (package bot) that would otherwise need a type
+// for every combination of Pinger, Waiter and Leaver. A Bot without it is
+// asked for each part by type.
+type Parts interface {
+	Parts() (Pinger, Waiter, Leaver)
+}
+
 // Conn is how a Bot sends outside Input: the join, a challenge response,
-// a ping. The engine's client implements it over its own host.
+// a ping, a goodbye. The engine's client implements it over its own host.
 type Conn interface {
 	// Send queues msg (copied) to the server. A failed send ends the
 	// client (send_error) once the protocol call returns.

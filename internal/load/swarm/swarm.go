@@ -144,6 +144,10 @@ type Config struct {
 	// passed and the exit status, with gatetable.Delivered: the gate's
 	// own rule); its zero fields take the defaults.
 	Delivery gatetable.DeliveryPolicy
+	// LeaveTimeout bounds the goodbyes of a Leaver protocol at the end of
+	// the run: how long the swarm waits for the server's answers before
+	// its final read. 0 takes DefaultLeaveTimeout.
+	LeaveTimeout time.Duration
 }
 
 // warmupEnd is where the warm-up ends on the run's clock: the whole run's
@@ -206,6 +210,9 @@ func (c *Config) defaults() {
 	if c.ProgressEvery == 0 {
 		c.ProgressEvery = 5 * time.Second
 	}
+	if c.LeaveTimeout == 0 {
+		c.LeaveTimeout = DefaultLeaveTimeout
+	}
 	if len(c.Mix) == 0 {
 		c.Mix = Mix{{Name: "weave", Weight: 1}}
 	}
@@ -263,6 +270,9 @@ func (c *Config) loadErrors() []error {
 	}
 	if c.TestBusy < 0 {
 		errs = append(errs, fmt.Errorf("test busy time must be ≥ 0, got %s", c.TestBusy))
+	}
+	if c.LeaveTimeout < 0 {
+		errs = append(errs, fmt.Errorf("leave timeout must be ≥ 0 (0 = %s), got %s", DefaultLeaveTimeout, c.LeaveTimeout))
 	}
 	return errs
 }
@@ -387,6 +397,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Report.Aborted = "interrupted"
 	}
 	addHarness(res, workers, fdLimit)
+	addLeave(res.Report, &cfg, workers)
 	recordEarlyEnd(res.Report, &cfg, mon.abort, ctx.Err() != nil, start, end)
 	return res, nil
 }
@@ -415,20 +426,38 @@ func prepare(ctx context.Context, cfg *Config) (transport.Backend, map[string]Pa
 
 // drive runs the workers until the duration ends, ctx is cancelled, the
 // monitor stops the run (an early abort) or every client has ended, and
-// returns when all of them have. Every worker parks before disconnecting
-// its clients; once all have, the monitor reads the server's metrics one
-// last time, then they are released.
+// returns when all of them have. The end is one sequence: every worker's
+// loop ends (the hold is over); the bots of a Leaver protocol say goodbye,
+// the server's population gauges frozen first (monitor.endHold); every
+// worker parks before disconnecting its clients; once all have, the
+// monitor reads the server's metrics one last time, then they are
+// released to disconnect.
 func drive(ctx context.Context, cfg *Config, workers []*worker, mon *monitor, start time.Time) time.Time {
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 	mon.stop = cancel
-	var parked sync.WaitGroup
+	var over, parked sync.WaitGroup
+	over.Add(len(workers))
 	parked.Add(len(workers))
-	release := make(chan struct{})
+	leave, release := make(chan struct{}), make(chan struct{})
 	for _, w := range workers {
+		w.holdOver = func() { over.Done(); <-leave }
 		w.park = func() { parked.Done(); <-release }
 	}
-	go func() { parked.Wait(); mon.captureFinal(); close(release) }()
+	go func() {
+		over.Wait()
+		goodbyes := 0
+		for _, w := range workers {
+			goodbyes += w.leave.goodbyes
+		}
+		if goodbyes > 0 {
+			mon.endHold()
+		}
+		close(leave)
+		parked.Wait()
+		mon.captureFinal()
+		close(release)
+	}()
 
 	var wg sync.WaitGroup
 	for _, w := range workers {

@@ -16,9 +16,15 @@ import (
 type worker struct {
 	id  int
 	cfg *Config
-	// park, when set, is called once the run is over and before the
+	// holdOver, when set, is called once the worker's loop is over; it
+	// returns when every worker's is, so that no goodbye (sayGoodbye)
+	// goes out while another worker's clients are still in the hold.
+	holdOver func()
+	// park, when set, is called once the goodbyes are said and before the
 	// clients disconnect; it returns when Run releases the workers.
-	park     func()
+	park func()
+	// leave is what the clients' goodbyes came to (a Leaver protocol).
+	leave    leaveTally
 	backend  transport.Backend
 	clients  []*client
 	interval time.Duration
@@ -154,6 +160,11 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 	defer p.stop()
 	defer func() {
 		w.stoppedAt = time.Now()
+		w.countLeavers()
+		if w.holdOver != nil {
+			w.holdOver()
+		}
+		w.sayGoodbye()
 		if w.park != nil {
 			w.park()
 		}

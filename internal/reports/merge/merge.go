@@ -179,6 +179,7 @@ func addCounts(out, r *report.Report) {
 	out.InputsUnanswered += r.InputsUnanswered
 	out.RTTSource = addRTTSource(out.RTTSource, r.RTTSource)
 	out.ProtocolErrors += r.ProtocolErrors
+	out.Leave = addLeave(out.Leave, r.Leave)
 	out.ClientTicks += r.ClientTicks
 	out.MaxSnapshotGapMs = fold(out.MaxSnapshotGapMs, r.MaxSnapshotGapMs, greater)
 	if r.HarnessCPUS != nil {
@@ -474,5 +475,22 @@ func addHarnessErrors(kept, h *report.HarnessErrors) *report.HarnessErrors {
 	if h.FDLimit != nil && (kept.FDLimit == nil || h.FDLimit.Soft-h.FDLimit.Needed < kept.FDLimit.Soft-kept.FDLimit.Needed) {
 		kept.FDLimit = h.FDLimit
 	}
+	return kept
+}
+
+// addLeave sums the shards' goodbyes; the wait is the slowest shard's.
+func addLeave(kept, l *report.Leave) *report.Leave {
+	if l == nil {
+		return kept
+	}
+	if kept == nil {
+		c := *l
+		return &c
+	}
+	kept.Sent += l.Sent
+	kept.Answered += l.Answered
+	kept.Errors += l.Errors
+	kept.WaitedMs = max(kept.WaitedMs, l.WaitedMs)
+	kept.TimeoutMs = max(kept.TimeoutMs, l.TimeoutMs)
 	return kept
 }

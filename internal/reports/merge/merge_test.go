@@ -339,6 +339,30 @@ func TestMergeKeepsEarliestAbortAndSumsHarnessErrors(t *testing.T) {
 	}
 }
 
+// TestMergeSumsLeave: the goodbyes of every shard that said any count; the
+// wait is the slowest shard's; a shard without a Leaver adds nothing, and
+// no shard's own report is written into.
+func TestMergeSumsLeave(t *testing.T) {
+	all := run(30)
+	in := make([]Input, 3)
+	for i := range in {
+		in[i] = shardReport(t, all, i, 3)
+	}
+	in[0].Report.Leave = &report.Leave{Sent: 10, Answered: 9, WaitedMs: 1000, TimeoutMs: 1000}
+	in[2].Report.Leave = &report.Leave{Sent: 8, Answered: 8, Errors: 2, WaitedMs: 40, TimeoutMs: 1000}
+	m, err := Reports(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := report.Leave{Sent: 18, Answered: 17, Errors: 2, WaitedMs: 1000, TimeoutMs: 1000}
+	if m.Leave == nil || *m.Leave != want {
+		t.Errorf("leave %+v, want %+v", m.Leave, want)
+	}
+	if in[0].Report.Leave.Sent != 10 {
+		t.Error("the merge wrote into a shard's own report")
+	}
+}
+
 // encoded is h as a timeline row holds it.
 func encoded(t testing.TB, h *stats.Histogram) *stats.Encoded {
 	t.Helper()

@@ -667,6 +667,10 @@ type Report struct {
 	// sockets and descriptors, never the server's doing); absent when the
 	// swarm did not check (a report from before it did).
 	HarnessErrors *HarnessErrors `json:"harness_errors,omitempty"`
+	// Leave is the goodbyes the bots of a protocol with one (a bot's
+	// Leaver) said when the hold ended, before the server's figures were
+	// read for the last time; absent when the protocol has none.
+	Leave *Leave `json:"leave,omitempty"`
 	// Added by the swarm (additive, name-keyed).
 	DisconnectedByReason   map[string]int `json:"disconnected_by_reason"`
 	NeverConnectedByReason map[string]int `json:"never_connected_by_reason"`
@@ -773,6 +777,23 @@ type HarnessErrors struct {
 	// FDLimit is the process's descriptor limit against what the run
 	// needed; nil where the platform has none to read.
 	FDLimit *FDLimit `json:"fd_limit,omitempty"`
+}
+
+// Leave counts the goodbyes said at the end of a run (a bot's Leaver):
+// after the hold, before the final read of the server's figures, so what
+// the server does on a goodbye is in that read.
+type Leave struct {
+	// Sent counts the bots whose goodbye went out; Answered those of them
+	// the server answered (a Leaving message, or the transport's
+	// disconnect) within TimeoutMs; Errors the bots whose Leave returned an
+	// error or whose send failed (counted, never fatal).
+	Sent     int64 `json:"sent"`
+	Answered int64 `json:"answered"`
+	Errors   int64 `json:"errors"`
+	// WaitedMs is how long the goodbyes took, until the last answer or
+	// the timeout (the slowest worker's); TimeoutMs the bound.
+	WaitedMs  float64 `json:"waited_ms"`
+	TimeoutMs float64 `json:"timeout_ms"`
 }
 
 // Clients is how many clients the harness failed to start.

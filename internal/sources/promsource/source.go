@@ -87,11 +87,15 @@ type Source struct {
 	start  time.Time
 
 	first, base, last *snap
-	prev              *snap   // the scrape before last (LastStep)
-	recent            []*snap // trailing snapshots for Recent
-	scrapes, failed   int
-	format            string
-	lastErr           error
+	// frozen is the scrape the gauges of frozenFigs stopped at (Freeze);
+	// nil while none is frozen.
+	frozen          *snap
+	frozenFigs      map[int]bool
+	prev            *snap   // the scrape before last (LastStep)
+	recent          []*snap // trailing snapshots for Recent
+	scrapes, failed int
+	format          string
+	lastErr         error
 }
 
 // New builds a Source, validating the mapping.
@@ -179,7 +183,7 @@ func (s *Source) Record(at time.Time, fams Families, inHold bool) {
 		if r.err != "" {
 			continue
 		}
-		if f.kind == Gauge {
+		if f.kind == Gauge && !s.frozenFigs[i] {
 			v := r.value * f.scale
 			t.run.add(v)
 			if inHold {
@@ -285,6 +289,27 @@ func (s *Source) LastStep(name string) *stats.Buckets {
 // failure.
 func (s *Source) Scrapes() (ok, failed int, lastErr error) { return s.scrapes, s.failed, s.lastErr }
 
+// Freeze stops the named gauge figures where the latest scrape left them:
+// later scrapes move the counters, histograms and other gauges, but
+// neither the value nor the extremes of these. The swarm freezes the
+// population gauges (peers, entities, …) when its bots leave before the
+// final scrape (a goodbye the server answers by ending the session), so
+// that the figures over the hold describe the loaded server rather than
+// one its players have just left. Names that are not gauges of the
+// mapping are ignored; before any scrape, or called twice, it does
+// nothing.
+func (s *Source) Freeze(names []string) {
+	if s.frozen != nil || s.last == nil {
+		return
+	}
+	s.frozen, s.frozenFigs = s.last, map[int]bool{}
+	for _, n := range names {
+		if i := s.index(n); i >= 0 && s.figs[i].kind == Gauge {
+			s.frozenFigs[i] = true
+		}
+	}
+}
+
 // Final is the block of figures over the hold: from the first scrape in
 // the hold to the latest one. With no scrape in the hold before the
 // latest, it falls back to the run's first scrape (Window.Hold false).
@@ -325,8 +350,13 @@ func (s *Source) compute(base, end *snap, hold bool) *Block {
 		d := &Detail{Kind: f.kind, Series: f.sel, Scale: f.scale, Default: f.def}
 		b.Details[f.name] = d
 		eb, ee := base.figs[i], end.figs[i]
+		which, at := "final scrape", b.Window.ToS
+		if s.frozenFigs[i] {
+			// A frozen gauge reads as the hold left it.
+			ee, which, at = s.frozen.figs[i], "the hold's last scrape", round3(s.frozen.at.Sub(s.start).Seconds())
+		}
 		if ee.r.err != "" {
-			b.Missing[f.name] = fmt.Sprintf("%s (final scrape, t=%.1f s)", ee.r.err, b.Window.ToS)
+			b.Missing[f.name] = fmt.Sprintf("%s (%s, t=%.1f s)", ee.r.err, which, at)
 			continue
 		}
 		switch f.kind {

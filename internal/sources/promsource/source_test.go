@@ -396,3 +396,59 @@ tick_count %g
 		t.Error("a step of a counter")
 	}
 }
+
+// TestFreezeKeepsTheHoldsGauges: after Freeze (the swarm's bots leave
+// before its final scrape) the frozen gauges read as the hold left them,
+// value and extremes, while counters, histograms and the gauges not named
+// move to the final scrape; without Freeze the departure is in the block
+// (the per-client wire rate is then not computable: the case Freeze is for).
+func TestFreezeKeepsTheHoldsGauges(t *testing.T) {
+	left := windowScrapes[4].st
+	left.players, left.entities, left.bytes = 0, 0, 2600 // every player left; 100 B more sent
+	left.rss = 45 << 20
+	for _, tc := range []struct {
+		name                      string
+		freeze                    []string
+		peers, min, entities, rss float64
+		perClient                 bool
+	}{
+		{"frozen", []string{"peers", "entities", "bogus", "wire_out_kbs"}, 4, 2, 14, 46080, true},
+		{"not frozen", nil, 0, 0, 0, 46080, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := New(Config{Scraper: Scraper{URL: "unused"}, Map: gameMap, Start: time.Unix(1000, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			record := func(at float64, inHold bool, st state) {
+				fams, err := Parse(strings.NewReader(expose(FormatText, st)), textFormat)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src.Record(time.Unix(1000, 0).Add(time.Duration(at*float64(time.Second))), fams, inHold)
+			}
+			for _, sc := range windowScrapes {
+				record(sc.at, sc.inHold, sc.st)
+			}
+			if tc.freeze != nil {
+				src.Freeze(tc.freeze)
+			}
+			record(6, true, left)
+			b := src.Final()
+			if b.Numbers["peers"] != tc.peers || *b.Details["peers"].Min != tc.min || b.Numbers["entities"] != tc.entities {
+				t.Errorf("peers %v (min %v), entities %v; want %v (min %v), %v",
+					b.Numbers["peers"], *b.Details["peers"].Min, b.Numbers["entities"], tc.peers, tc.min, tc.entities)
+			}
+			// Counters reach the final scrape either way: 7600 B over 5 s.
+			if got := b.Numbers["wire_out_kbs"]; math.Abs(got-7.6/5) > 1e-9 || b.Window.ToS != 6 {
+				t.Errorf("wire_out_kbs %v over the window to %v s, want %v to 6 s", got, b.Window.ToS, 7.6/5)
+			}
+			if b.Numbers["rss_kb"] != tc.rss {
+				t.Errorf("rss_kb %v, want %v: a gauge not frozen reads the final scrape", b.Numbers["rss_kb"], tc.rss)
+			}
+			if _, ok := b.Numbers["wire_out_kbs_per_client"]; ok != tc.perClient {
+				t.Errorf("wire_out_kbs_per_client present %v, want %v (missing: %q)", ok, tc.perClient, b.Missing["wire_out_kbs_per_client"])
+			}
+		})
+	}
+}

@@ -1,0 +1,223 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scalegate/scalegate/bot"
+	"github.com/scalegate/scalegate/internal/reports/report"
+)
+
+// byeServer is the tiny game with a goodbye: "B" from a joined address
+// counts a BYE, drops the player and, when answer is set, is answered
+// "L". Every tick it writes the metrics file with its joined players
+// (peers) and the BYEs counted so far (byes), as a team's server would
+// count its clean leaves.
+type byeServer struct {
+	conn    *net.UDPConn
+	metrics string
+	answer  bool
+	done    chan struct{}
+
+	mu   sync.Mutex
+	byes int
+}
+
+func startByeServer(t *testing.T, answer bool) *byeServer {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &byeServer{conn: conn, metrics: filepath.Join(t.TempDir(), "metrics.json"), answer: answer, done: make(chan struct{})}
+	if err := s.write(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	go s.serve()
+	t.Cleanup(func() { conn.Close(); <-s.done })
+	return s
+}
+
+func (s *byeServer) port() string { return fmt.Sprint(s.conn.LocalAddr().(*net.UDPAddr).Port) }
+
+func (s *byeServer) serve() {
+	defer close(s.done)
+	joined := map[netip.AddrPort]bool{}
+	buf := make([]byte, 64)
+	var tick int64
+	for next := time.Now(); ; {
+		next = next.Add(time.Second / 60)
+		for {
+			s.conn.SetReadDeadline(next)
+			n, from, err := s.conn.ReadFromUDPAddrPort(buf)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				break
+			}
+			if err != nil {
+				return // closed
+			}
+			s.handle(joined, buf[:n], from)
+		}
+		tick++
+		state := binary.LittleEndian.AppendUint32([]byte{'S'}, uint32(tick))
+		for addr := range joined {
+			s.conn.WriteToUDPAddrPort(state, addr)
+		}
+		if err := s.write(tick, len(joined)); err != nil {
+			return
+		}
+	}
+}
+
+func (s *byeServer) handle(joined map[netip.AddrPort]bool, msg []byte, from netip.AddrPort) {
+	switch {
+	case len(msg) == 1 && msg[0] == 'J':
+		joined[from] = true
+		s.conn.WriteToUDPAddrPort([]byte("W"), from)
+	case len(msg) == 1 && msg[0] == 'B' && joined[from]:
+		delete(joined, from)
+		s.mu.Lock()
+		s.byes++
+		s.mu.Unlock()
+		if s.answer {
+			s.conn.WriteToUDPAddrPort([]byte("L"), from)
+		}
+	}
+}
+
+// write writes the metrics file: the minimum of docs/metrics.md, the
+// joined players and the BYEs.
+func (s *byeServer) write(ticks int64, peers int) error {
+	s.mu.Lock()
+	byes := s.byes
+	s.mu.Unlock()
+	return report.WriteJSONAtomic(s.metrics, map[string]any{
+		"schema_version": 6, "transport": "udp", "rss_kb": 1000, "ticks_total": ticks,
+		"tick_ms": map[string]float64{"min": 0.01, "mean": 0.01, "max": 0.01, "p95": 0.01, "p99": 0.01},
+		"peers":   peers, "byes": byes,
+	})
+}
+
+// leaver is the package documentation's bot with a goodbye: Leave sends
+// "B" (or fails, when fail is set), and "L" is the server's answer.
+type leaver struct {
+	tiny
+	fail bool
+}
+
+func (l *leaver) Leave(c *bot.Conn) error {
+	if l.fail {
+		return errors.New("leaver: no goodbye today")
+	}
+	return c.Send(bot.Unreliable, []byte("B"))
+}
+
+func (l *leaver) Receive(c *bot.Conn, msg []byte) (bot.Msg, error) {
+	if len(msg) == 1 && msg[0] == 'L' {
+		return bot.Msg{Kind: bot.Leaving, Reason: "bye"}, nil
+	}
+	return l.tiny.Receive(c, msg)
+}
+
+// TestLeaveRunsBeforeTheFinalRead: the bots' goodbyes go out after the
+// hold and before the swarm's final read of the server's figures, so the
+// report's server_tick (that read) counts a BYE from every connected bot,
+// while the population the server reported stays the hold's (peers 4,
+// where the file says 0 by then). Goodbyes the server leaves unanswered
+// end the wait at the timeout; a Leave that fails is counted and does not
+// fail the run.
+func TestLeaveRunsBeforeTheFinalRead(t *testing.T) {
+	const clients = 4
+	for _, tc := range []struct {
+		name                string
+		answer, fail        bool
+		byes, sent, answers int64
+		errs                int64
+	}{
+		{"answered", true, false, clients, clients, clients, 0},
+		{"unanswered", false, false, clients, clients, 0, 0},
+		{"leave fails", true, true, 0, 0, 0, clients},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startByeServer(t, tc.answer)
+			path := filepath.Join(t.TempDir(), "report.json")
+			game := bot.Game{Name: "tiny-bye/1", Transport: "udp", New: func(int) bot.Protocol { return &leaver{fail: tc.fail} }}
+			var stderr strings.Builder
+			code := bot.Run(context.Background(), game, []string{"127.0.0.1", srv.port(),
+				"--clients", fmt.Sprint(clients), "--duration", "2", "--progress", "off", "--json", path,
+				"--server-metrics", srv.metrics, "--assert-admission"}, io.Discard, &stderr)
+			r := readLeaveReport(t, path)
+			if code != 0 || !r.Passed || r.ClientsConnected != clients {
+				t.Fatalf("exit %d, passed %v, %d of %d connected: a goodbye must not fail the run\n%s", code, r.Passed, r.ClientsConnected, clients, stderr.String())
+			}
+			if r.ServerTick.Byes == nil || *r.ServerTick.Byes != tc.byes {
+				t.Errorf("the final read counted %s BYEs, want %d (one per connected bot, read after the goodbyes)", orNone(r.ServerTick.Byes), tc.byes)
+			}
+			if r.ServerTick.Peers != clients {
+				t.Errorf("server_tick.peers = %d, want %d: the population is the hold's, not the server's after the goodbyes", r.ServerTick.Peers, clients)
+			}
+			l := r.Leave
+			if l == nil || l.Sent != tc.sent || l.Answered != tc.answers || l.Errors != tc.errs || l.TimeoutMs != 1000 {
+				t.Fatalf("leave %+v, want sent %d answered %d errors %d", l, tc.sent, tc.answers, tc.errs)
+			}
+			if tc.sent > 0 && tc.answers == 0 && l.WaitedMs < 1000 {
+				t.Errorf("unanswered goodbyes waited %v ms, want the 1000 ms timeout", l.WaitedMs)
+			}
+			if tc.answers > 0 && l.WaitedMs >= 1000 {
+				t.Errorf("answered goodbyes waited %v ms: the wait ends at the last answer", l.WaitedMs)
+			}
+			if tc.errs > 0 && !strings.Contains(strings.Join(r.Warnings, "\n"), "no goodbye today") {
+				t.Errorf("warnings %q do not name the failed goodbye", r.Warnings)
+			}
+			if b, _, _ := report.ReadServerTick(srv.metrics); b == nil || (tc.byes > 0 && b.Peers != 0) {
+				t.Errorf("the server's file ends with %+v: the goodbyes never dropped its players, the test proved nothing", b)
+			}
+		})
+	}
+}
+
+// leaveReport is the part of the report the goodbye test reads.
+type leaveReport struct {
+	Passed           bool     `json:"passed"`
+	ClientsConnected int      `json:"clients_connected"`
+	Warnings         []string `json:"warnings"`
+	ServerTick       struct {
+		Peers int    `json:"peers"`
+		Byes  *int64 `json:"byes"`
+	} `json:"server_tick"`
+	Leave *report.Leave `json:"leave"`
+}
+
+func readLeaveReport(t *testing.T, path string) leaveReport {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r leaveReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// orNone prints a count the report may lack.
+func orNone(v *int64) string {
+	if v == nil {
+		return "no"
+	}
+	return fmt.Sprint(*v)
+}
