@@ -1,28 +1,33 @@
 package udpgame_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/scalegate/scalegate/examples/internal/gametest"
 )
 
 // The asserts a profile gating udpgame would forward: every bot admitted
-// and kept, the server's tick as the players see it, the wire ceiling.
+// and kept, the server's tick as the players see it, the wire ceiling,
+// the inputs the server applied.
 var asserts = []string{"--clients", "16", "--duration", "4", "--ramp-ms", "10",
 	"--assert-admission", "--assert-min-tick-hz", "45", "--assert-max-wire-kbs", "30", "--assert-max-kbs", "30",
-	"--assert-max-input-latency-ms-p95", "50"}
+	"--assert-max-input-latency-ms-p95", "50", "--assert-min-inputs-accepted-ratio", "0.95"}
 
 // game is udpgame as gametest runs it.
 var game = gametest.Game{Pkg: "github.com/scalegate/scalegate/examples/udpgame",
-	Protocol: "udpgame/2", Transport: "udp", Clients: 16, Args: asserts}
+	Protocol: "udpgame/3", Transport: "udp", Clients: 16, Args: asserts}
 
 // TestGateUDPGame builds the udpgame server and bot and runs them end to
 // end on loopback: healthy, every assert passes on figures measured
 // through the SDK (admission, observed tick-Hz from the state's tick,
 // payload and wire KB/s, RTT from the protocol's own ping, input latency
-// from its acks, entities per update); with -fault half-tick the observed
-// tick-Hz assert fails, and only it; with -fault late-inputs the input
-// latency assert fails, and only it.
+// from its acks, entities per update, the inputs the server applied), and
+// every bot says bye after the hold, which the server's metrics count in
+// the swarm's final read; with -fault half-tick the observed tick-Hz assert
+// fails, and only it; with -fault late-inputs the input latency assert
+// fails, and only it; with -fault ignore-inputs the inputs-accepted assert
+// fails, and only it.
 func TestGateUDPGame(t *testing.T) {
 	b := gametest.BuildGame(t, game)
 
@@ -48,6 +53,32 @@ func TestGateUDPGame(t *testing.T) {
 		}
 		if wire := gametest.Assert(t, r, "assert-max-wire-kbs"); wire.Measured == nil || *wire.Measured <= 0 {
 			t.Errorf("wire KB/s per client %+v: the server's metrics file was not read", wire)
+		}
+		// Every bot's bye was answered, and counted before the final read;
+		// the players the server reported are the hold's, not the none
+		// left after the byes.
+		var st struct {
+			Byes  *int64 `json:"byes"`
+			Peers int    `json:"peers"`
+		}
+		if err := json.Unmarshal(r.ServerTick, &st); err != nil {
+			t.Fatal(err)
+		}
+		if l := r.Leave; l == nil || l.Sent != 16 || l.Answered != 16 || l.Errors != 0 || st.Byes == nil || *st.Byes != 16 || st.Peers != 16 {
+			t.Errorf("leave %+v, the final read's byes %v and peers %d: want 16 byes sent, answered and counted, 16 peers", l, st.Byes, st.Peers)
+		}
+	})
+
+	t.Run("ignore-inputs", func(t *testing.T) {
+		r := b.Faulty(t, "ignore-inputs", "a server applying no input passed")
+		acc := gametest.Assert(t, r, "assert-min-inputs-accepted-ratio")
+		if acc.Passed || acc.Measured == nil || *acc.Measured != 0 {
+			t.Errorf("inputs-accepted assert %+v, want a failure measuring 0", acc)
+		}
+		for _, name := range []string{"assert-admission", "assert-min-tick-hz", "assert-max-wire-kbs", "assert-max-kbs"} {
+			if a := gametest.Assert(t, r, name); !a.Passed {
+				t.Errorf("%s failed too (%+v): the fault is the inputs, nothing else", name, a)
+			}
 		}
 	})
 

@@ -21,6 +21,11 @@
 //	ping      C→S  'p' u32 token
 //	pong      S→C  'o' u32 token
 //	kick      S→C  'k' u8 len, reason     the server drops the player
+//	bye       C→S  'b'                    the player leaves; answered by kick "bye"
+//
+// A bye is the player's goodbye: the server counts it, answers with a kick
+// whose reason is "bye" and drops the player at once instead of after its
+// silence timeout. The bot sends it when the run ends (bot.Leaver).
 package udpgame
 
 import (
@@ -35,6 +40,7 @@ import (
 const (
 	Hello, Challenge, Join, Welcome, Deny = 'h', 'c', 'j', 'w', 'd'
 	Input, State, Ping, Pong, Kick        = 'i', 's', 'p', 'o', 'k'
+	Bye                                   = 'b'
 	// EntitySize is one player record of a state update; StateHeader is
 	// what comes before the records ('s', tick, ack, n).
 	EntitySize  = 6
@@ -43,7 +49,7 @@ const (
 
 // Game is the protocol as the swarm runs it: bot.Main(udpgame.Game).
 var Game = bot.Game{
-	Name:      "udpgame/2",
+	Name:      "udpgame/3",
 	Transport: "udp",
 	New:       func(index int) bot.Protocol { return &Bot{index: uint32(index)} },
 }
@@ -122,4 +128,12 @@ func (b *Bot) Controls(buf []byte, ctl *bot.Controls) ([]byte, bot.Delivery) {
 // Ping sends a ping the server echoes as a pong: rtt_ms.
 func (b *Bot) Ping(c *bot.Conn, token uint32) error {
 	return c.Send(bot.Unreliable, binary.LittleEndian.AppendUint32([]byte{Ping}, token))
+}
+
+// Leave says goodbye when the run ends: the server answers it with a kick
+// whose reason is "bye" (Receive: Leaving), counts it and drops the
+// player. The swarm calls it after the hold and before its final read of
+// the server's figures, so the server's count of byes is in that read.
+func (b *Bot) Leave(c *bot.Conn) error {
+	return c.Send(bot.Unreliable, []byte{Bye})
 }

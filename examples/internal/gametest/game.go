@@ -17,7 +17,7 @@ const botLimit = 90 * time.Second
 // (the asserts a profile gating it would forward).
 type Game struct {
 	Pkg       string   // import path of the example; its server and bot commands are below it
-	Protocol  string   // the report's protocol ("udpgame/2")
+	Protocol  string   // the report's protocol ("udpgame/3")
 	Transport string   // the report's transport ("udp")
 	Clients   int      // the clients Args run, every one connected when healthy
 	Args      []string // the bot's flags after host and port

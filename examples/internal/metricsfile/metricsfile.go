@@ -29,6 +29,11 @@ type File struct {
 	rssStartup      int64
 
 	out, in, pktsOut atomic.Int64
+	// inputs and byes count what the server applied and the goodbyes it
+	// heard, written only by a server that counts them (Track*): a field
+	// the server does not count is left out, never written as 0.
+	inputs, byes             atomic.Int64
+	tracksInputs, tracksByes bool
 	// The wire rate kept is the one measured at the highest peer count
 	// seen (docs/metrics.md: a drained server must not report 0).
 	lastAt                    time.Time
@@ -61,6 +66,21 @@ func (f *File) CountOut(n int) { f.out.Add(int64(n)); f.pktsOut.Add(1) }
 
 // CountIn counts n bytes received.
 func (f *File) CountIn(n int) { f.in.Add(int64(n)) }
+
+// TrackInputs says the server counts the inputs it applies: the file
+// writes inputs_accepted (the inputs_accepted_ratio_min gate's figure)
+// from then on. Call it before the first Write.
+func (f *File) TrackInputs() { f.tracksInputs = true }
+
+// CountInputAccepted counts one input applied to a player.
+func (f *File) CountInputAccepted() { f.inputs.Add(1) }
+
+// TrackByes says the server counts its players' goodbyes: the file writes
+// byes from then on. Call it before the first Write.
+func (f *File) TrackByes() { f.tracksByes = true }
+
+// CountBye counts one player's goodbye.
+func (f *File) CountBye() { f.byes.Add(1) }
 
 // tickHz is (ticks in the window − 1) / (newest − oldest tick start).
 func (f *File) tickHz() float64 {
@@ -105,6 +125,12 @@ func (f *File) Write(peers, entities int) error {
 		"ticks_total":    f.ticks,
 		"peers":          peers,
 		"entities":       entities,
+	}
+	if f.tracksInputs {
+		m["inputs_accepted"] = f.inputs.Load()
+	}
+	if f.tracksByes {
+		m["byes"] = f.byes.Load()
 	}
 	if f.accDt > 0 {
 		sec := f.accDt.Seconds()

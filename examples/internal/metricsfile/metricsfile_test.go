@@ -51,3 +51,43 @@ func TestFileIsReadByTheGate(t *testing.T) {
 		t.Errorf("wire_out_kbs_per_client %v at %v peers, want about 10 at the 4-peer peak", kbs, peers)
 	}
 }
+
+// TestCountsOnlyWhatTheServerTracks: inputs_accepted and byes are written
+// by a server that counts them (from 0), and left out by one that does
+// not: a server that never counted inputs must read as missing, never as
+// having applied none.
+func TestCountsOnlyWhatTheServerTracks(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		track        func(*File)
+		inputs, byes string // as written; "" absent
+	}{
+		{"untracked", func(*File) {}, "", ""},
+		{"inputs", func(f *File) { f.TrackInputs() }, "3", ""},
+		{"both", func(f *File) { f.TrackInputs(); f.TrackByes() }, "3", "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.json")
+			f := New(path, "udp")
+			tc.track(f)
+			for range 3 {
+				f.CountInputAccepted()
+			}
+			f.CountBye()
+			f.CountBye()
+			if err := f.Write(1, 1); err != nil {
+				t.Fatal(err)
+			}
+			_, raw, err := report.ReadServerTick(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(raw["inputs_accepted"]); got != tc.inputs {
+				t.Errorf("inputs_accepted %q, want %q", got, tc.inputs)
+			}
+			if got := string(raw["byes"]); got != tc.byes {
+				t.Errorf("byes %q, want %q", got, tc.byes)
+			}
+		})
+	}
+}

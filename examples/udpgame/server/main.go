@@ -2,16 +2,24 @@
 // own binary protocol (package udpgame documents it) and a
 // challenge-response join, and is written the way a team's own server would
 // be: one socket, one goroutine, a fixed tick. It knows nothing of scalegate
-// except the metrics file it writes for the gate (docs/metrics.md).
+// except how it reports itself: the metrics file it writes for the gate
+// (docs/metrics.md), a Prometheus endpoint, or both.
 //
-//	server -listen 127.0.0.1:7777 -metrics-json /tmp/tick.json [-fault half-tick]
+//	server -listen 127.0.0.1:7777 [-metrics-json /tmp/tick.json] [-prometheus-listen 127.0.0.1:9464] [-fault half-tick]
 //
 // It prints "listening on ADDR" once bound and runs until SIGINT/SIGTERM.
-// -fault half-tick is a deliberate defect for proving a gate bites: the
-// server ticks at half its rate while its players still expect the full
-// one, which the observed tick-Hz gate must catch. -fault late-inputs
-// applies every input 100 ms after it arrived, which only the input
-// latency gate sees.
+// The endpoint serves udpgame_tick_duration_seconds (histogram),
+// udpgame_players (gauge), udpgame_net_bytes_sent_total,
+// udpgame_inputs_accepted_total and udpgame_byes_total (counters) and the
+// process collector's RSS and CPU; no series names its transport, as on
+// most teams' servers (docs/metrics.md, "The transport series").
+//
+// -fault is a deliberate defect for proving a gate bites: half-tick ticks
+// at half the rate while the players still expect the full one, which the
+// observed tick-Hz gate must catch; late-inputs applies every input 100 ms
+// after it arrived, which only the input latency gate sees; ignore-inputs
+// applies none (the players still get their state), which only the
+// inputs-accepted gate sees.
 package main
 
 import (
@@ -25,6 +33,8 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,21 +44,22 @@ import (
 
 // config is the command line.
 type config struct {
-	listen, metrics, fault string
-	tickHz, maxPlayers     int
-	stateEntities          int
-	timeout                time.Duration
+	listen, metrics, prom, fault string
+	tickHz, maxPlayers           int
+	stateEntities                int
+	timeout                      time.Duration
 }
 
 func main() {
 	var c config
 	flag.StringVar(&c.listen, "listen", "127.0.0.1:7777", "UDP address to listen on (port 0: any)")
 	flag.StringVar(&c.metrics, "metrics-json", "", "write scalegate's metrics file here every 250 ms (docs/metrics.md)")
+	flag.StringVar(&c.prom, "prometheus-listen", "", "serve Prometheus metrics at http://ADDR/metrics (host:port; port 0: any)")
 	flag.IntVar(&c.tickHz, "tick-hz", 60, "simulation and state-update rate")
 	flag.IntVar(&c.maxPlayers, "max-players", 256, "players admitted at once; more are denied (server_full)")
 	flag.IntVar(&c.stateEntities, "state-entities", 32, "players in one state update, at most 255")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Second, "a player silent this long is dropped")
-	flag.StringVar(&c.fault, "fault", "", "a deliberate defect: half-tick (tick at half -tick-hz), late-inputs (apply each input 100 ms late)")
+	flag.StringVar(&c.fault, "fault", "", "a deliberate defect: half-tick (tick at half -tick-hz), late-inputs (apply each input 100 ms late), ignore-inputs (apply none)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -87,7 +98,7 @@ const maxQueued = 256
 type server struct {
 	c       config
 	conn    *net.UDPConn
-	m       *metricsfile.File
+	m       telemetry
 	secret  [8]byte
 	byAddr  map[netip.AddrPort]*player
 	players []*player
@@ -96,9 +107,12 @@ type server struct {
 	out     []byte
 }
 
+// faults are the -fault values.
+var faults = []string{"half-tick", "late-inputs", "ignore-inputs"}
+
 func run(ctx context.Context, c config) error {
-	if c.fault != "" && c.fault != "half-tick" && c.fault != "late-inputs" {
-		return fmt.Errorf("-fault %q: want half-tick or late-inputs", c.fault)
+	if c.fault != "" && !slices.Contains(faults, c.fault) {
+		return fmt.Errorf("-fault %q: want one of %s", c.fault, strings.Join(faults, ", "))
 	}
 	if c.tickHz < 1 || c.stateEntities < 0 || c.stateEntities > 255 {
 		return errors.New("-tick-hz must be ≥ 1 and -state-entities in 0..255")
@@ -115,11 +129,8 @@ func run(ctx context.Context, c config) error {
 	_ = conn.SetReadBuffer(4 << 20) // a tick's worth of inputs from every player lands at once
 	s := &server{c: c, conn: conn, byAddr: map[netip.AddrPort]*player{}, out: make([]byte, 0, 2048)}
 	binary.LittleEndian.PutUint64(s.secret[:], uint64(time.Now().UnixNano()))
-	if c.metrics != "" {
-		s.m = metricsfile.New(c.metrics, "udp")
-		if err := s.m.Write(0, 0); err != nil {
-			return err
-		}
+	if err := s.report(ctx); err != nil {
+		return err
 	}
 	fmt.Printf("listening on %s\n", conn.LocalAddr())
 	if c.fault != "" {
@@ -128,6 +139,25 @@ func run(ctx context.Context, c config) error {
 	err = s.loop(ctx)
 	s.shutdown()
 	return err
+}
+
+// report starts what the server says of itself: the metrics file, written
+// once before the first tick so that the gate sees the server ready, and
+// the Prometheus endpoint.
+func (s *server) report(ctx context.Context) error {
+	if s.c.metrics != "" {
+		s.m.file = metricsfile.New(s.c.metrics, "udp")
+		s.m.file.TrackInputs()
+		s.m.file.TrackByes()
+		if err := s.m.file.Write(0, 0); err != nil {
+			return err
+		}
+	}
+	if s.c.prom != "" {
+		s.m.prom = newPromMetrics()
+		return s.m.prom.serve(ctx, s.c.prom)
+	}
+	return nil
 }
 
 // loop receives until each tick is due, then ticks.
@@ -147,13 +177,10 @@ func (s *server) loop(ctx context.Context) error {
 		}
 		start := time.Now()
 		s.step(start)
-		if s.m == nil {
-			continue
-		}
-		s.m.Tick(start, time.Since(start))
-		if time.Since(lastWrite) >= 250*time.Millisecond {
+		s.m.tick(start, time.Since(start), len(s.players))
+		if s.m.file != nil && time.Since(lastWrite) >= 250*time.Millisecond {
 			lastWrite = time.Now()
-			if err := s.m.Write(len(s.players), len(s.players)); err != nil {
+			if err := s.m.file.Write(len(s.players), len(s.players)); err != nil {
 				return err
 			}
 		}
@@ -175,9 +202,7 @@ func (s *server) receive(buf []byte, deadline time.Time) error {
 		if err != nil {
 			return err
 		}
-		if s.m != nil {
-			s.m.CountIn(n)
-		}
+		s.m.received(n)
 		s.handle(buf[:n], addr, time.Now())
 	}
 }
@@ -203,16 +228,44 @@ func (s *server) handle(msg []byte, addr netip.AddrPort, now time.Time) {
 		s.join(p, addr, now)
 	case msg[0] == udpgame.Input && len(msg) == 8 && p != nil:
 		p.lastSeen = now
-		in := input{due: now, seq: binary.LittleEndian.Uint32(msg[1:]), vx: int8(msg[5]), vy: int8(msg[6])}
-		if s.c.fault == "late-inputs" {
-			in.due = now.Add(lateBy)
-		}
-		if len(p.late) < maxQueued { // a flood of inputs cannot grow the server
-			p.late = append(p.late, in)
-		}
+		s.queueInput(p, msg, now)
 	case msg[0] == udpgame.Ping && len(msg) == 5 && p != nil:
 		p.lastSeen = now
 		s.send(addr, append(append(s.out[:0], udpgame.Pong), msg[1:5]...))
+	case msg[0] == udpgame.Bye && len(msg) == 1:
+		s.bye(p, addr, now)
+	}
+}
+
+// queueInput queues one input to be applied on the tick it is due.
+func (s *server) queueInput(p *player, msg []byte, now time.Time) {
+	in := input{due: now, seq: binary.LittleEndian.Uint32(msg[1:]), vx: int8(msg[5]), vy: int8(msg[6])}
+	switch s.c.fault {
+	case "late-inputs":
+		in.due = now.Add(lateBy)
+	case "ignore-inputs":
+		return // the defect: the player still gets its state, its inputs do nothing
+	}
+	if len(p.late) < maxQueued { // a flood of inputs cannot grow the server
+		p.late = append(p.late, in)
+	}
+}
+
+// bye drops a player that said goodbye, after applying the inputs it sent
+// before, and answers it with a kick "bye". A repeated bye (its answer
+// was lost) is answered again and counted once.
+func (s *server) bye(p *player, addr netip.AddrPort, now time.Time) {
+	if p == nil {
+		s.send(addr, append(append(s.out[:0], udpgame.Kick, byte(len("bye"))), "bye"...))
+		return
+	}
+	s.apply(p, now)
+	s.m.bye()
+	for i, q := range s.players {
+		if q == p {
+			s.drop(i, "bye")
+			return
+		}
 	}
 }
 
@@ -241,7 +294,7 @@ func (s *server) step(now time.Time) {
 			i--
 			continue
 		}
-		p.apply(now)
+		s.apply(p, now)
 		p.x += int16(p.vx) / 8
 		p.y += int16(p.vy) / 8
 	}
@@ -262,13 +315,15 @@ func (s *server) step(now time.Time) {
 }
 
 // apply applies the player's inputs that are due, in the order they
-// arrived; the newest applied is what its states acknowledge. An input
-// older than one applied (reordered) is dropped.
-func (p *player) apply(now time.Time) {
+// arrived, counting each (inputs_accepted); the newest applied is what its
+// states acknowledge. An input older than one applied (reordered) is
+// dropped, and not counted.
+func (s *server) apply(p *player, now time.Time) {
 	n := 0
 	for n < len(p.late) && !p.late[n].due.After(now) {
 		if in := p.late[n]; int32(in.seq-p.ack) > 0 || p.ack == 0 {
 			p.vx, p.vy, p.ack = in.vx, in.vy, in.seq
+			s.m.inputApplied()
 		}
 		n++
 	}
@@ -285,8 +340,8 @@ func (s *server) drop(i int, reason string) {
 }
 
 func (s *server) send(addr netip.AddrPort, msg []byte) {
-	if _, err := s.conn.WriteToUDPAddrPort(msg, addr); err == nil && s.m != nil {
-		s.m.CountOut(len(msg))
+	if _, err := s.conn.WriteToUDPAddrPort(msg, addr); err == nil {
+		s.m.sent(len(msg))
 	}
 }
 
@@ -295,7 +350,7 @@ func (s *server) shutdown() {
 	for len(s.players) > 0 {
 		s.drop(0, "server_shutdown")
 	}
-	if s.m != nil {
-		_ = s.m.Write(0, 0)
+	if s.m.file != nil {
+		_ = s.m.file.Write(0, 0)
 	}
 }
