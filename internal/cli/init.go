@@ -26,12 +26,13 @@ func init() {
 
 // initFlags are scalegate init's flags.
 type initFlags struct {
-	dir, name, command, transport, patterns string
-	metrics, metricsURL, configFormat       string
-	portKey, metricsKey                     string
-	clients                                 int
-	duration                                float64
-	config                                  configFlags
+	dir, name, command, swarm, transport, patterns string
+	metrics, metricsURL, configFormat              string
+	portKey, metricsKey                            string
+	transportDeclared                              bool
+	clients                                        int
+	duration, deliveryRateHz                       float64
+	config                                         configFlags
 }
 
 // configFlags collects repeatable --config KEY=VALUE.
@@ -74,32 +75,29 @@ func configValue(v string) any {
 }
 
 func parseInitFlags(env *Env, args []string) (*initFlags, *flag.FlagSet, error) {
+	transports, err := catalog.Transports()
+	if err != nil {
+		return nil, nil, exitcode.With(exitcode.Internal, fmt.Errorf("init: %w", err))
+	}
 	f := &initFlags{config: configFlags{}}
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	fs.StringVar(&f.dir, "dir", ".", "repository root to scaffold")
 	fs.StringVar(&f.name, "name", "", "profile name (default: the directory's name)")
-	fs.StringVar(&f.command, "server-command", "", "how to start your server, as a shell would split it (no expansion); {port}, {metrics_json} and {config} are replaced for each leg")
-	fs.StringVar(&f.transport, "transport", "enet", "enet or quic: what your server speaks")
+	fs.StringVar(&f.command, "server-command", "", "how to start your server, as a shell would split it (no expansion); {port}, {metrics_json}, {metrics_port} and {config} are replaced for each leg")
+	fs.StringVar(&f.swarm, "swarm-command", "", "your own bot (docs/own-protocol.md), run in place of the built-in swarm for a server that speaks its own protocol: the program and its first arguments, as a shell would split them (no expansion); the gate adds the swarm's arguments after them. Default: the built-in swarm (load protocol v1)")
+	fs.StringVar(&f.transport, "transport", "enet", strings.Join(transports, ", ")+": what your server speaks (a server on its own protocol needs --swarm-command too)")
 	fs.IntVar(&f.clients, "clients", 32, "bots per leg")
 	fs.Float64Var(&f.duration, "duration", 30, "seconds per leg")
 	fs.StringVar(&f.patterns, "patterns", "weave,idle", "flight patterns, one leg each (comma-separated)")
+	fs.Float64Var(&f.deliveryRateHz, "delivery-rate-hz", 60, "the rate your server sends each client state at (delivery.rate_hz: every bot's state updates are measured against it)")
 	fs.StringVar(&f.metrics, "metrics", "file", "how your server reports: file (it writes the JSON metrics file of docs/metrics.md) or prometheus (its endpoint is scraped)")
 	fs.StringVar(&f.metricsURL, "metrics-url", "http://127.0.0.1:{metrics_port}/metrics", "with --metrics prometheus: the endpoint; {metrics_port} is picked per leg")
+	fs.BoolVar(&f.transportDeclared, "transport-declared", false, "with --metrics prometheus: your server exports no series naming its transport, so the profile declares it (server.metrics.transport_declared) instead of mapping one")
 	fs.StringVar(&f.configFormat, "config-format", "toml", "toml, json or yaml: the format {config} is written in")
 	fs.StringVar(&f.portKey, "port-key", "", "config key (dotted) that gets the port, when the command has {config} and no {port} (default port)")
 	fs.StringVar(&f.metricsKey, "metrics-key", "", "config key (dotted) that gets the metrics file path ({metrics_json}; default metrics_path), or with --metrics prometheus the endpoint's port ({metrics_port}; default metrics_port), when the command has {config} and not the placeholder")
 	fs.Var(f.config, "config", "a further config value, `KEY=VALUE` (repeatable): security.max_connections_per_ip=64")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `usage: scalegate init --server-command "CMD ARGS..." [--name NAME] [--transport enet|quic] [--clients N] [--duration S]
-                      [--patterns P,...] [--config-format toml|json|yaml] [--port-key KEY] [--metrics-key KEY]
-                      [--config KEY=VALUE]... [--dir DIR]
-
-Writes gates/NAME.cue (a profile for your server), baselines/ and .github/workflows/scale-gate.yml
-(the scalegate action running that profile), overwriting nothing, and prints the next three commands.
-
-options:`)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { initUsage(fs, transports) }
 	if err := parseFlags(env, fs, args); err != nil {
 		return nil, nil, err
 	}
@@ -107,6 +105,23 @@ options:`)
 		return nil, nil, exitcode.Errorf(exitcode.Usage, "init: unexpected argument %q", fs.Arg(0))
 	}
 	return f, fs, nil
+}
+
+// initUsage prints init's usage; the transports are the schema's.
+func initUsage(fs *flag.FlagSet, transports []string) {
+	fmt.Fprintf(fs.Output(), `usage: scalegate init --server-command "CMD ARGS..." [--swarm-command "BOT ARGS..."] [--name NAME]
+                      [--transport %s] [--clients N] [--duration S] [--patterns P,...]
+                      [--delivery-rate-hz HZ] [--metrics file|prometheus] [--metrics-url URL] [--transport-declared]
+                      [--config-format toml|json|yaml] [--port-key KEY] [--metrics-key KEY]
+                      [--config KEY=VALUE]... [--dir DIR]
+
+Writes gates/NAME.cue (a profile for your server), baselines/ and .github/workflows/scale-gate.yml
+(the scalegate action running that profile), overwriting nothing, and prints the next three commands.
+A server that speaks its own protocol is driven by your own bot (--swarm-command; docs/own-protocol.md).
+
+options:
+`, strings.Join(transports, "|"))
+	fs.PrintDefaults()
 }
 
 // runInit scaffolds a team's repository (internal/run/scaffold), checks the
@@ -153,17 +168,32 @@ func (f *initFlags) options(fs *flag.FlagSet) (scaffold.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	cmd, err := f.serverCommand()
+	if f.command == "" {
+		return o, errors.New("--server-command is required: how to start your server, e.g. --server-command \"./bin/server --config {config}\"")
+	}
+	cmd, err := splitCommand("server-command", f.command)
 	if err != nil {
 		return o, err
+	}
+	var swarm []string
+	if given["swarm-command"] {
+		if swarm, err = splitCommand("swarm-command", f.swarm); err != nil {
+			return o, err
+		}
+		if len(swarm) == 0 {
+			return o, errors.New("--swarm-command is empty: give your bot binary, e.g. --swarm-command ./bin/mybot, or leave the flag out for the built-in swarm")
+		}
+	}
+	if f.transportDeclared && f.metrics != "prometheus" {
+		return o, errors.New("--transport-declared goes with --metrics prometheus: the metrics file says its transport itself")
 	}
 	name, err := f.profileName()
 	if err != nil {
 		return o, err
 	}
-	o = scaffold.Options{Name: name, Command: cmd, Transport: f.transport, Clients: f.clients, DurationS: f.duration,
-		ConfigFormat: f.configFormat, Metrics: f.metrics, MetricsURL: metricsURL,
-		PortKey: f.portKey, MetricsKey: f.metricsKey, Config: f.config}
+	o = scaffold.Options{Name: name, Command: cmd, Swarm: swarm, Transport: f.transport, Clients: f.clients, DurationS: f.duration,
+		ConfigFormat: f.configFormat, Metrics: f.metrics, MetricsURL: metricsURL, TransportDeclared: f.transportDeclared,
+		DeliveryRateHz: f.deliveryRateHz, PortKey: f.portKey, MetricsKey: f.metricsKey, Config: f.config}
 	for _, p := range strings.Split(f.patterns, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			o.Patterns = append(o.Patterns, p)
@@ -196,22 +226,21 @@ func (f *initFlags) metricsEndpoint(given map[string]bool) (string, error) {
 	}
 }
 
-// serverCommand splits --server-command into argv without a shell, and
-// refuses a shell line whose tail the parser would silently drop.
-func (f *initFlags) serverCommand() ([]string, error) {
-	if f.command == "" {
-		return nil, errors.New("--server-command is required: how to start your server, e.g. --server-command \"./bin/server --config {config}\"")
-	}
+// splitCommand splits a command flag (--server-command, --swarm-command)
+// into argv as a shell would split the words, quotes and backslashes
+// included, without a shell (no $VAR, no `cmd`, no globbing), and refuses
+// a shell line whose tail the parser would silently drop.
+func splitCommand(name, line string) ([]string, error) {
 	parser := shellwords.NewParser() // no $VAR, no `cmd`: the words as written
-	cmd, err := parser.Parse(f.command)
+	cmd, err := parser.Parse(line)
 	if err != nil {
-		return nil, fmt.Errorf("--server-command %q: %w", f.command, err)
+		return nil, fmt.Errorf("--%s %q: %w", name, line, err)
 	}
 	if at := parser.Position; at >= 0 {
 		// The parser stops at a shell operator (; && | > &) and returns the
 		// words before it: the rest would be dropped without a word.
-		return nil, fmt.Errorf("--server-command %q: %q from column %d is a shell operator and what follows it: the gate runs one command, not a shell line; quote it for a shell: --server-command \"sh -c '...'\"",
-			f.command, f.command[at:], at+1)
+		return nil, fmt.Errorf("--%s %q: %q from column %d is a shell operator and what follows it: the gate runs one command, not a shell line; quote it for a shell: --%s \"sh -c '...'\"",
+			name, line, line[at:], at+1, name)
 	}
 	return cmd, nil
 }
@@ -306,6 +335,9 @@ func printNext(env *Env, dir string, o scaffold.Options, files []scaffold.File) 
 	fmt.Fprintln(w)
 	if o.Metrics == "prometheus" {
 		fmt.Fprintf(w, "\nserver.metrics.map in %s/%s.cue names the reference server's series: rename each to your\nserver's before the first run (docs/metrics.md, \"From Prometheus\").\n", scaffold.ProfileDir, name)
+	}
+	if len(o.Swarm) > 0 {
+		fmt.Fprintf(w, "\nThe gate runs your bot as %s HOST PORT --clients N ... in place of the built-in swarm:\nbuild it (and your server) before the first run (docs/own-protocol.md).\n", strings.Join(o.Swarm, " "))
 	}
 	fmt.Fprintln(w, "\nNext, from the repository root:")
 	fmt.Fprintf(w, "  1. check the profile (every mistake as file:line:col):\n       scalegate vet --profiles %s\n", scaffold.ProfileDir)

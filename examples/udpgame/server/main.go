@@ -177,7 +177,7 @@ func (s *server) loop(ctx context.Context) error {
 		}
 		start := time.Now()
 		s.step(start)
-		s.m.tick(start, time.Since(start), len(s.players))
+		s.m.tick(start, time.Since(start))
 		if s.m.file != nil && time.Since(lastWrite) >= 250*time.Millisecond {
 			lastWrite = time.Now()
 			if err := s.m.file.Write(len(s.players), len(s.players)); err != nil {
@@ -280,6 +280,7 @@ func (s *server) join(p *player, addr netip.AddrPort, now time.Time) {
 		p = &player{id: s.nextID, addr: addr, lastSeen: now}
 		s.byAddr[addr] = p
 		s.players = append(s.players, p)
+		s.m.playing(len(s.players))
 	}
 	s.send(addr, binary.LittleEndian.AppendUint16(append(s.out[:0], udpgame.Welcome), p.id))
 }
@@ -333,10 +334,11 @@ func (s *server) apply(p *player, now time.Time) {
 // drop removes player i, telling it why.
 func (s *server) drop(i int, reason string) {
 	p := s.players[i]
-	s.send(p.addr, append(append(s.out[:0], udpgame.Kick, byte(len(reason))), reason...))
 	delete(s.byAddr, p.addr)
 	s.players[i] = s.players[len(s.players)-1]
 	s.players = s.players[:len(s.players)-1]
+	s.m.playing(len(s.players)) // before the kick: whoever hears it sees the count without the player
+	s.send(p.addr, append(append(s.out[:0], udpgame.Kick, byte(len(reason))), reason...))
 }
 
 func (s *server) send(addr netip.AddrPort, msg []byte) {

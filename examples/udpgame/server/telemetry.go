@@ -24,13 +24,20 @@ type telemetry struct {
 	prom *promMetrics
 }
 
-func (t *telemetry) tick(start time.Time, work time.Duration, players int) {
+func (t *telemetry) tick(start time.Time, work time.Duration) {
 	if t.file != nil {
 		t.file.Tick(start, work)
 	}
 	if t.prom != nil {
 		t.prom.tick.Observe(work.Seconds())
-		t.prom.players.Set(float64(players))
+	}
+}
+
+// playing sets the players gauge the moment the count changes (the file
+// writes the count with its next write).
+func (t *telemetry) playing(n int) {
+	if t.prom != nil {
+		t.prom.players.Set(float64(n))
 	}
 }
 

@@ -389,10 +389,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Report.Shard = shardInfo(&cfg, start, late)
 	mon.finish(res, end)
 	fillCPU(res.Report, cpu0, cpu1)
-	res.Report.WorkerPacing = report.PacingTicker
-	if held {
-		res.Report.WorkerPacing = report.PacingHeld
-	}
+	res.Report.WorkerPacing = pacingName(held)
 	if ctx.Err() != nil {
 		res.Report.Aborted = "interrupted"
 	}
@@ -400,6 +397,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	addLeave(res.Report, &cfg, workers)
 	recordEarlyEnd(res.Report, &cfg, mon.abort, ctx.Err() != nil, start, end)
 	return res, nil
+}
+
+// pacingName is the report's worker_pacing: how the workers waited.
+func pacingName(held bool) string {
+	if held {
+		return report.PacingHeld
+	}
+	return report.PacingTicker
 }
 
 // prepare checks cfg and resolves what the run needs before anything

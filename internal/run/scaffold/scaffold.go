@@ -29,8 +29,13 @@ type Options struct {
 	// Command is the server's argv template; {port}, {metrics_json} and
 	// {config} are replaced per leg by the gate.
 	Command []string
-	// Transport is "enet" or "quic".
+	// Transport is what the server speaks: one of the schema's transports
+	// (catalog.Transports), checked when the profile is vetted.
 	Transport string
+	// Swarm is the team's own bot's argv (built with the bot package, or
+	// any program keeping docs/swarm-contract.md), run in place of the
+	// built-in swarm; empty runs the built-in swarm (load protocol v1).
+	Swarm []string
 	// Clients is the swarm size per leg; DurationS each leg's length.
 	Clients   int
 	DurationS float64
@@ -42,6 +47,13 @@ type Options struct {
 	// metrics file the server writes to {metrics_json}) or "prometheus"
 	// (its endpoint, scraped at MetricsURL, served on {metrics_port}).
 	Metrics, MetricsURL string
+	// TransportDeclared (Prometheus only): the server exports no series
+	// naming its transport, so the profile declares it
+	// (server.metrics.transport_declared) and the map has no transport.
+	TransportDeclared bool
+	// DeliveryRateHz is the rate the server sends each client state at:
+	// the profile's delivery.rate_hz, the delivery check's reference.
+	DeliveryRateHz float64
 	// PortKey and MetricsKey are dotted paths in the server's config that
 	// receive "{port}" and the metrics placeholder ("{metrics_json}", or
 	// "{metrics_port}" for Prometheus), used when Command has {config} and
@@ -122,6 +134,12 @@ func (o Options) check() error {
 	if len(o.Command) == 0 || strings.TrimSpace(o.Command[0]) == "" {
 		return errors.New("the server command is empty: give the program to run and its arguments")
 	}
+	if len(o.Swarm) > 0 && strings.TrimSpace(o.Swarm[0]) == "" {
+		return errors.New("the swarm command is empty: give your bot binary and its arguments, or none for the built-in swarm")
+	}
+	if !(o.DeliveryRateHz > 0) || math.IsInf(o.DeliveryRateHz, 0) {
+		return fmt.Errorf("delivery rate %v Hz: want the rate your server sends each client state at, e.g. 60", o.DeliveryRateHz)
+	}
 	config := o.uses("config")
 	if !config && (len(o.Config) > 0 || o.PortKey != "" || o.MetricsKey != "") {
 		return errors.New("config values are given but the server command has no {config}: add {config} where your server takes its config file")
@@ -138,6 +156,9 @@ func (o Options) checkMetrics() error {
 	case "file":
 		if o.MetricsURL != "" {
 			return errors.New("a metrics URL goes with Prometheus; the metrics file needs none")
+		}
+		if o.TransportDeclared {
+			return errors.New("a declared transport goes with Prometheus; the metrics file says its transport itself")
 		}
 	case "prometheus":
 		if !strings.HasPrefix(o.MetricsURL, "http://") && !strings.HasPrefix(o.MetricsURL, "https://") {
@@ -218,6 +239,8 @@ func (o Options) profile() ([]byte, error) {
 	if err := o.writeServer(w); err != nil {
 		return nil, err
 	}
+	o.writeSwarm(w)
+	o.writeDelivery(w)
 	o.writeGates(w)
 	out, err := format.Source([]byte(b.String()))
 	if err != nil {
@@ -271,12 +294,46 @@ func (o Options) writeServer(w func(string, ...any)) error {
 	return nil
 }
 
+// writeSwarm writes the team's own bot, when it has one.
+func (o Options) writeSwarm(w func(string, ...any)) {
+	if len(o.Swarm) == 0 {
+		return
+	}
+	w("// Your own bot (the bot package of scalegate, or any program keeping\n")
+	w("// docs/swarm-contract.md) runs in place of the built-in swarm, with the\n")
+	w("// same arguments and report (docs/own-protocol.md).\n")
+	w("swarm: command: %s\n", lit(o.Swarm))
+}
+
+// writeDelivery writes the rate the delivery check measures every bot's
+// state updates against: a protocol whose server announces no rate and
+// whose updates carry no tick has no other reference, and the check then
+// fails as unevaluable (docs/gate.md, "Delivery").
+func (o Options) writeDelivery(w func(string, ...any)) {
+	w("// The rate your server sends each client state at (a 60 Hz tick that\n")
+	w("// sends every other tick: 30). The built-in delivery check, always on,\n")
+	w("// fails a bot lost to silence, one 4 s without an update, or one under\n")
+	w("// 5 %% of this rate (docs/gate.md, \"Delivery\").\n")
+	w("delivery: rate_hz: %s\n", trimFloat(o.DeliveryRateHz))
+}
+
 // writeGates writes the gates a first profile starts with: the ones any
-// server can meet, timing advisory until the team trusts its runner.
+// server can meet, timing advisory until the team trusts its runner, and
+// the ones every shipped profile declares (the server applied the inputs
+// sent).
 func (o Options) writeGates(w func(string, ...any)) {
 	w("gates: {\n")
 	w("// Every client admitted; none refused, none dropped.\n")
 	w("admission: {}\n")
+	w("// The server applied the inputs the bots sent (a server that ignores\n")
+	if o.Metrics == "prometheus" {
+		w("// them still sends state and passes every other gate): inputs_accepted\n")
+		w("// in the map above, the inputs it applied since it started.\n")
+	} else {
+		w("// them still sends state and passes every other gate): your metrics\n")
+		w("// file must write inputs_accepted, the inputs applied since start.\n")
+	}
+	w("inputs_accepted_ratio_min: threshold: 0.95\n")
 	if o.Metrics == "prometheus" {
 		w("// The server's wire KB/s per client: wire_out_kbs over the peers (map above).\n")
 	} else {
@@ -294,11 +351,13 @@ func (o Options) writeGates(w func(string, ...any)) {
 // promMap is the mapping the scaffold starts from: the reference server's
 // series (scalegate serve --prometheus-listen, docs/metrics.md), giving
 // exactly the figures the scaffold's gates, the transport check and the
-// wire baseline read. A team renames each to its own series.
+// wire baseline read. A team renames each to its own series; transport is
+// left out when the profile declares it.
 var promMap = []struct{ figure, value string }{
 	{"tick_ms", `{histogram: "scalegate_tick_duration_seconds", scale: 1000}`},
 	{"peers", `{gauge: "scalegate_peers"}`},
 	{"wire_out_kbs", `{counter_rate: "scalegate_wire_sent_bytes_total", scale: 0.001}`},
+	{"inputs_accepted", `{gauge: "scalegate_inputs_accepted_total"}`},
 	{"transport", `{info: "scalegate_server_info", label: "transport"}`},
 }
 
@@ -309,14 +368,30 @@ func (o Options) writePrometheus(w func(string, ...any)) {
 	w("metrics: {\n")
 	w("source: \"prometheus\"\n")
 	w("url: %s\n", lit(o.MetricsURL))
+	if o.TransportDeclared {
+		w("// Your server exports no series naming its transport: the profile's\n")
+		w("// transport is taken as the server's side of the transport check\n")
+		w("// (docs/metrics.md, \"The transport series\").\n")
+		w("transport_declared: true\n")
+	}
 	w("// Which series gives each figure the gates read (docs/metrics.md, \"From\n")
 	w("// Prometheus\"). These are the reference server's series: rename each to\n")
 	w("// yours. tick_ms: the tick duration histogram (seconds × 1000); peers:\n")
 	w("// connected players; wire_out_kbs: bytes sent (× 0.001 for KB/s);\n")
-	w("// transport: an info series whose label says enet or quic. RSS and CPU come\n")
-	w("// from the process collector every client library exports.\n")
+	w("// inputs_accepted: inputs applied since start (a counter read as a gauge\n")
+	if o.TransportDeclared {
+		w("// is its total). RSS and CPU come from the process collector every\n")
+		w("// client library exports.\n")
+	} else {
+		w("// is its total); transport: an info series whose label names the\n")
+		w("// transport. RSS and CPU come from the process collector every client\n")
+		w("// library exports.\n")
+	}
 	w("map: {\n")
 	for _, f := range promMap {
+		if f.figure == "transport" && o.TransportDeclared {
+			continue
+		}
 		w("%s: %s\n", f.figure, f.value)
 	}
 	w("}\n")
@@ -435,7 +510,13 @@ func (o Options) workflow() string {
 	w("    steps:\n      - uses: actions/checkout@v4\n")
 	w("      # The gate starts your server as:\n")
 	w("      #   %s\n", strings.Join(o.Command, " "))
-	w("      # so build it in a step here, before the gate, if it is not in the repository.\n")
+	if len(o.Swarm) > 0 {
+		w("      # and your bot as:\n")
+		w("      #   %s HOST PORT --clients N ...\n", strings.Join(o.Swarm, " "))
+		w("      # so build them in a step here, before the gate, if they are not in the repository.\n")
+	} else {
+		w("      # so build it in a step here, before the gate, if it is not in the repository.\n")
+	}
 	w("      - name: scale gate (%s)\n", o.Name)
 	w("        uses: scalegate/scalegate@%s\n", o.ActionRef)
 	w("        with:\n")
@@ -518,6 +599,12 @@ func transportName(t string) string {
 		return "ENet"
 	case "quic":
 		return "QUIC"
+	case "udp":
+		return "raw UDP"
+	case "ws":
+		return "WebSocket"
+	case "wss":
+		return "WebSocket over TLS"
 	}
 	return t
 }

@@ -19,7 +19,16 @@ func base() Options {
 	return Options{Name: "mygame", Command: []string{"./bin/mygame-server", "--config", "{config}"},
 		Transport: "enet", Clients: 32, DurationS: 30, Patterns: []string{"weave", "idle"},
 		ConfigFormat: "yaml", Metrics: "file", PortKey: "port", MetricsKey: "metrics_path",
-		Config: map[string]any{"max_players": int64(48)}, ActionRef: "v0.1.0", ActionVersion: "0.1.0"}
+		Config: map[string]any{"max_players": int64(48)}, DeliveryRateHz: 60, ActionRef: "v0.1.0", ActionVersion: "0.1.0"}
+}
+
+// ownSwarm is a team's own game on its own protocol: its server measured
+// through Prometheus alone, without a transport series, and its own bot
+// (the path of docs/own-protocol.md, examples/udpgame).
+func ownSwarm(o *Options) {
+	o.Transport, o.Swarm, o.DeliveryRateHz = "udp", []string{"./bin/mybot", "--entity-type", "ship"}, 20
+	o.Metrics, o.MetricsURL, o.TransportDeclared = "prometheus", "http://127.0.0.1:{metrics_port}/metrics", true
+	o.Command, o.PortKey, o.MetricsKey, o.Config = []string{"./bin/mygame", "-listen", "127.0.0.1:{port}", "-prometheus-listen", "127.0.0.1:{metrics_port}"}, "", "", nil
 }
 
 // write renders o into a fresh directory and returns it.
@@ -63,6 +72,12 @@ func TestProfileLoads(t *testing.T) {
 		{"prometheus, a fixed endpoint", func(o *Options) {
 			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "https://game.internal:9100/metrics", ""
 		}},
+		{"own swarm, prometheus, transport declared", ownSwarm},
+		{"own swarm, prometheus, transport mapped", func(o *Options) { ownSwarm(o); o.TransportDeclared = false }},
+		{"own swarm, metrics file, ws", func(o *Options) {
+			o.Transport, o.Swarm, o.DeliveryRateHz = "ws", []string{"./bin/wsbot"}, 30.5
+		}},
+		{"own swarm, wss", func(o *Options) { o.Transport, o.Swarm = "wss", []string{"bot"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := base()
@@ -100,8 +115,32 @@ func TestProfileLoads(t *testing.T) {
 			if p.Server.Prometheus() != (o.Metrics == "prometheus") {
 				t.Errorf("server.metrics = %+v, want source %s", p.Server.Metrics, o.Metrics)
 			}
-			if o.Metrics == "prometheus" && (p.Server.Metrics.URL != o.MetricsURL || len(p.Server.Metrics.Map) != len(promMap)) {
-				t.Errorf("server.metrics = %+v, want url %s and the %d-figure map", p.Server.Metrics, o.MetricsURL, len(promMap))
+			if o.Metrics == "prometheus" {
+				want := len(promMap)
+				_, mapped := p.Server.Metrics.Map["transport"]
+				if o.TransportDeclared {
+					want--
+				}
+				if p.Server.Metrics.URL != o.MetricsURL || len(p.Server.Metrics.Map) != want || mapped == o.TransportDeclared ||
+					p.Server.TransportDeclared() != o.TransportDeclared {
+					t.Errorf("server.metrics = %+v, want url %s, the %d-figure map, transport declared %v", p.Server.Metrics, o.MetricsURL, want, o.TransportDeclared)
+				}
+			}
+			switch {
+			case len(o.Swarm) == 0 && p.Swarm != nil:
+				t.Errorf("swarm %+v, want the built-in one", p.Swarm)
+			case len(o.Swarm) > 0 && (p.Swarm == nil || strings.Join(p.Swarm.Command, " ") != strings.Join(o.Swarm, " ")):
+				t.Errorf("swarm %+v, want command %q", p.Swarm, o.Swarm)
+			}
+			// What every profile gates: admission, the inputs the server
+			// applied, the state delivered at the server's own rate.
+			for _, g := range []string{"admission", "inputs_accepted_ratio_min", "wire_kbs_max", "tick_hz_min"} {
+				if !p.Gates.Has(g) {
+					t.Errorf("gates %v lack %s", p.Gates, g)
+				}
+			}
+			if p.Delivery.RateHz != o.DeliveryRateHz {
+				t.Errorf("delivery.rate_hz %v, want %v", p.Delivery.RateHz, o.DeliveryRateHz)
 			}
 			for k, v := range o.Config {
 				got := lookup(p.Server.Config, k)
@@ -129,9 +168,12 @@ func lookup(m map[string]any, key string) any {
 // TestWorkflowLints: the workflow the scaffold writes passes actionlint
 // with no repository configuration (a team's repository has none).
 func TestWorkflowLints(t *testing.T) {
-	for _, tc := range []struct{ ref, version string }{{"v0.1.0", "0.1.0"}, {"main", ""}} {
+	for _, tc := range []struct {
+		ref, version string
+		swarm        []string
+	}{{"v0.1.0", "0.1.0", nil}, {"main", "", nil}, {"main", "", []string{"./bin/mybot", "--entity-type", "ship"}}} {
 		o := base()
-		o.ActionRef, o.ActionVersion = tc.ref, tc.version
+		o.ActionRef, o.ActionVersion, o.Swarm = tc.ref, tc.version, tc.swarm
 		dir := write(t, o)
 		cfg := filepath.Join(t.TempDir(), "actionlint.yaml")
 		if err := os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: []\n"), 0o644); err != nil {
@@ -151,6 +193,9 @@ func TestWorkflowLints(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("workflow lacks %q:\n%s", want, body)
 			}
+		}
+		if want := "#   ./bin/mybot --entity-type ship HOST PORT"; strings.Contains(body, want) != (tc.swarm != nil) {
+			t.Errorf("swarm %q: the workflow names the bot to build = %v:\n%s", tc.swarm, !(tc.swarm != nil), body)
 		}
 		if got := strings.Contains(body, "version:"); got != (tc.version != "") {
 			t.Errorf("ref %s: the workflow sets version = %v:\n%s", tc.ref, got, body)
@@ -188,6 +233,10 @@ func TestRefused(t *testing.T) {
 		{"prometheus port never told", func(o *Options) {
 			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "http://127.0.0.1:{metrics_port}/metrics", ""
 		}, "never told its metrics port"},
+		{"transport declared with the file", func(o *Options) { o.TransportDeclared = true }, "declared transport goes with Prometheus"},
+		{"blank swarm", func(o *Options) { o.Swarm = []string{""} }, "swarm command is empty"},
+		{"no delivery rate", func(o *Options) { o.DeliveryRateHz = 0 }, "delivery rate 0 Hz"},
+		{"delivery rate not a number", func(o *Options) { o.DeliveryRateHz = math.NaN() }, "delivery rate NaN Hz"},
 		{"a fixed endpoint told a port", func(o *Options) {
 			o.Metrics, o.MetricsURL, o.MetricsKey = "prometheus", "http://127.0.0.1:9100/metrics", "metrics.port"
 		}, "has no {metrics_port}, yet the server is told one"},
