@@ -21,8 +21,16 @@
 //   - Controls: encode one tick of input from the pattern's Controls.
 //
 // Optionally it is a Waiter (resend the join until answered: raw UDP loses
-// datagrams) and a Pinger (time round trips with your own ping; otherwise
-// the transport's estimate, where it has one, is the RTT).
+// datagrams), a Pinger (time round trips with your own ping; otherwise
+// the transport's estimate, where it has one, is the RTT) and a Leaver
+// (say your protocol's goodbye when the run ends: after the hold, before
+// the swarm's final read of the server's figures, so what your server
+// counts of the goodbyes is in that read). A goodbye is one method:
+//
+//	func (t *tiny) Leave(c *bot.Conn) error { return c.Send(bot.Unreliable, []byte("B")) }
+//
+// and Receive returns Msg{Kind: bot.Leaving} for the server's answer, which
+// ends the swarm's wait for it (at most a second).
 //
 // A complete bot for a game whose server speaks, over raw UDP, "J" to
 // join, "W" or "F" (full) in answer, "S" + a u32 tick per state update and
