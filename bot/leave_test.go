@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -24,15 +26,19 @@ import (
 // counts a BYE, drops the player and, when answer is set, is answered
 // "L". Every tick it writes the metrics file with its joined players
 // (peers) and the BYEs counted so far (byes), as a team's server would
-// count its clean leaves.
+// count its clean leaves; its Prometheus endpoint (prom) serves the same
+// as tiny_players, tiny_dropped_total and the bytes it sent.
 type byeServer struct {
 	conn    *net.UDPConn
 	metrics string
 	answer  bool
 	done    chan struct{}
+	prom    *httptest.Server
 
-	mu   sync.Mutex
-	byes int
+	mu      sync.Mutex
+	byes    int
+	players int
+	sent    int
 }
 
 func startByeServer(t *testing.T, answer bool) *byeServer {
@@ -45,10 +51,26 @@ func startByeServer(t *testing.T, answer bool) *byeServer {
 	if err := s.write(0, 0); err != nil {
 		t.Fatal(err)
 	}
+	s.prom = httptest.NewServer(http.HandlerFunc(s.exposition))
 	go s.serve()
-	t.Cleanup(func() { conn.Close(); <-s.done })
+	t.Cleanup(func() { conn.Close(); <-s.done; s.prom.Close() })
 	return s
 }
+
+// exposition serves the server's figures in Prometheus's text format.
+func (s *byeServer) exposition(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	players, byes, sent := s.players, s.byes, s.sent
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, "# TYPE tiny_players gauge\ntiny_players %d\n# TYPE tiny_dropped_total counter\ntiny_dropped_total %d\n"+
+		"# TYPE tiny_sent_bytes_total counter\ntiny_sent_bytes_total %d\n", players, byes, sent)
+}
+
+// promMap maps the endpoint's series: the BYEs are the players it
+// dropped (kicked), each dropped on its goodbye.
+const promMap = `{"peers": {"gauge": "tiny_players"}, "kicked": {"gauge": "tiny_dropped_total"},
+	"wire_out_kbs": {"counter_rate": "tiny_sent_bytes_total", "scale": 0.001}}`
 
 func (s *byeServer) port() string { return fmt.Sprint(s.conn.LocalAddr().(*net.UDPAddr).Port) }
 
@@ -76,6 +98,9 @@ func (s *byeServer) serve() {
 		for addr := range joined {
 			s.conn.WriteToUDPAddrPort(state, addr)
 		}
+		s.mu.Lock()
+		s.sent += len(state) * len(joined)
+		s.mu.Unlock()
 		if err := s.write(tick, len(joined)); err != nil {
 			return
 		}
@@ -86,11 +111,15 @@ func (s *byeServer) handle(joined map[netip.AddrPort]bool, msg []byte, from neti
 	switch {
 	case len(msg) == 1 && msg[0] == 'J':
 		joined[from] = true
+		s.mu.Lock()
+		s.players = len(joined)
+		s.mu.Unlock()
 		s.conn.WriteToUDPAddrPort([]byte("W"), from)
 	case len(msg) == 1 && msg[0] == 'B' && joined[from]:
 		delete(joined, from)
 		s.mu.Lock()
 		s.byes++
+		s.players = len(joined)
 		s.mu.Unlock()
 		if s.answer {
 			s.conn.WriteToUDPAddrPort([]byte("L"), from)
@@ -136,38 +165,56 @@ func (l *leaver) Receive(c *bot.Conn, msg []byte) (bot.Msg, error) {
 // hold and before the swarm's final read of the server's figures, so the
 // report's server_tick (that read) counts a BYE from every connected bot,
 // while the population the server reported stays the hold's (peers 4,
-// where the file says 0 by then). Goodbyes the server leaves unanswered
+// where the server says 0 by then), from the metrics file and from a
+// Prometheus endpoint, whose wire rate per client is then still
+// computable. Goodbyes the server leaves unanswered
 // end the wait at the timeout; a Leave that fails is counted and does not
 // fail the run.
 func TestLeaveRunsBeforeTheFinalRead(t *testing.T) {
 	const clients = 4
 	for _, tc := range []struct {
 		name                string
-		answer, fail        bool
+		answer, fail, prom  bool
 		byes, sent, answers int64
 		errs                int64
 	}{
-		{"answered", true, false, clients, clients, clients, 0},
-		{"unanswered", false, false, clients, clients, 0, 0},
-		{"leave fails", true, true, 0, 0, 0, clients},
+		{"answered", true, false, false, clients, clients, clients, 0},
+		{"answered, prometheus", true, false, true, clients, clients, clients, 0},
+		{"unanswered", false, false, false, clients, clients, 0, 0},
+		{"leave fails", true, true, false, 0, 0, 0, clients},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startByeServer(t, tc.answer)
 			path := filepath.Join(t.TempDir(), "report.json")
 			game := bot.Game{Name: "tiny-bye/1", Transport: "udp", New: func(int) bot.Protocol { return &leaver{fail: tc.fail} }}
+			args := []string{"127.0.0.1", srv.port(), "--clients", fmt.Sprint(clients), "--duration", "2", "--progress", "off",
+				"--json", path, "--assert-admission", "--server-metrics", srv.metrics}
+			if tc.prom {
+				mapPath := filepath.Join(t.TempDir(), "map.json")
+				if err := os.WriteFile(mapPath, []byte(promMap), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args[:len(args)-2], "--server-metrics-prometheus", srv.prom.URL+"/metrics", "--server-metrics-map", mapPath,
+					"--assert-max-wire-kbs", "100")
+			}
 			var stderr strings.Builder
-			code := bot.Run(context.Background(), game, []string{"127.0.0.1", srv.port(),
-				"--clients", fmt.Sprint(clients), "--duration", "2", "--progress", "off", "--json", path,
-				"--server-metrics", srv.metrics, "--assert-admission"}, io.Discard, &stderr)
+			code := bot.Run(context.Background(), game, args, io.Discard, &stderr)
 			r := readLeaveReport(t, path)
 			if code != 0 || !r.Passed || r.ClientsConnected != clients {
 				t.Fatalf("exit %d, passed %v, %d of %d connected: a goodbye must not fail the run\n%s", code, r.Passed, r.ClientsConnected, clients, stderr.String())
 			}
-			if r.ServerTick.Byes == nil || *r.ServerTick.Byes != tc.byes {
-				t.Errorf("the final read counted %s BYEs, want %d (one per connected bot, read after the goodbyes)", orNone(r.ServerTick.Byes), tc.byes)
+			byes := r.ServerTick.Byes
+			if tc.prom {
+				byes = r.ServerTick.Kicked
+			}
+			if byes == nil || *byes != tc.byes {
+				t.Errorf("the final read counted %s BYEs, want %d (one per connected bot, read after the goodbyes)", orNone(byes), tc.byes)
 			}
 			if r.ServerTick.Peers != clients {
 				t.Errorf("server_tick.peers = %d, want %d: the population is the hold's, not the server's after the goodbyes", r.ServerTick.Peers, clients)
+			}
+			if tc.prom && (r.ServerTick.WirePerClient == nil || *r.ServerTick.WirePerClient <= 0) {
+				t.Errorf("wire_out_kbs_per_client %v: the hold's peers must divide the wire rate", r.ServerTick.WirePerClient)
 			}
 			l := r.Leave
 			if l == nil || l.Sent != tc.sent || l.Answered != tc.answers || l.Errors != tc.errs || l.TimeoutMs != 1000 {
@@ -185,6 +232,10 @@ func TestLeaveRunsBeforeTheFinalRead(t *testing.T) {
 			if b, _, _ := report.ReadServerTick(srv.metrics); b == nil || (tc.byes > 0 && b.Peers != 0) {
 				t.Errorf("the server's file ends with %+v: the goodbyes never dropped its players, the test proved nothing", b)
 			}
+			if srv.mu.Lock(); tc.byes > 0 && srv.players != 0 {
+				t.Errorf("the server ends with %d players: the goodbyes never dropped them, the test proved nothing", srv.players)
+			}
+			srv.mu.Unlock()
 		})
 	}
 }
@@ -195,8 +246,10 @@ type leaveReport struct {
 	ClientsConnected int      `json:"clients_connected"`
 	Warnings         []string `json:"warnings"`
 	ServerTick       struct {
-		Peers int    `json:"peers"`
-		Byes  *int64 `json:"byes"`
+		Peers         int      `json:"peers"`
+		Byes          *int64   `json:"byes"`
+		Kicked        *int64   `json:"kicked"`
+		WirePerClient *float64 `json:"wire_out_kbs_per_client"`
 	} `json:"server_tick"`
 	Leave *report.Leave `json:"leave"`
 }
