@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/load/relay/impairment"
 	"github.com/scalegate/scalegate/internal/reports/report"
@@ -95,9 +96,23 @@ func (e *evaluator) loadHappened() {
 	why = append(why, witnessed(e.in.Witness, r)...)
 	if len(why) > 0 {
 		c.Status, c.Detail = rundir.StatusFail, strings.Join(why, "; ")+": the load this leg names did not happen"
+		if h := builtinSwarmHint(e.in.Profile, r); h != "" {
+			c.Detail += "; " + h
+		}
 	}
 	e.endedOn(&c)
 	e.add(c)
+}
+
+// builtinSwarmHint says what is most likely wrong when the built-in swarm
+// got no client into a team's own server: it speaks scalegate's load
+// protocol, and a server with a protocol of its own never answers it.
+// Without the hint the run reads "16 never connected" and no more.
+func builtinSwarmHint(p *profile.Profile, r *report.Report) string {
+	if p.Server.Kind != "custom" || p.Swarm != nil || r.ClientsConnected > 0 || r.ClientsRefused > 0 {
+		return ""
+	}
+	return "the built-in swarm speaks scalegate's load protocol v1 (docs/protocol.md); a server that speaks its own protocol needs its own bot, swarm: {command: [...]} (docs/own-protocol.md)"
 }
 
 // delivery is checked on every leg with the loadHappened: the admitted

@@ -638,3 +638,41 @@ func TestBaselineStale(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinSwarmHint: the built-in swarm against a team's own server
+// that let nobody in says it speaks scalegate's load protocol; with the
+// team's own bot, the reference server, or a client refused (an answer in
+// the protocol), it does not.
+func TestBuiltinSwarmHint(t *testing.T) {
+	const hint = "a server that speaks its own protocol needs its own bot, swarm: {command: [...]}"
+	nobody := func(r *report.Report) {
+		r.ClientsConnected, r.ClientsNeverConnected, r.SnapshotsReceived = 0, 8, 0
+		r.NeverConnectedByReason = map[string]int{"join_timeout": 8}
+	}
+	for _, tc := range []struct {
+		name   string
+		kind   string
+		swarm  *profile.Swarm
+		mutate func(*report.Report)
+		want   bool
+	}{
+		{"custom server, built-in swarm, nobody in", "custom", nil, nobody, true},
+		{"own bot", "custom", &profile.Swarm{Command: []string{"./bot"}}, nobody, false},
+		{"reference server", "reference", nil, nobody, false},
+		{"refused: the server answered", "custom", nil, func(r *report.Report) { nobody(r); r.ClientsRefused = 8 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testProfile()
+			p.Server.Kind, p.Swarm = tc.kind, tc.swarm
+			r := healthyReport(healthyTick())
+			tc.mutate(r)
+			c, ok := find(Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()}), gatetable.CheckLoad)
+			if !ok || c.Status != rundir.StatusFail {
+				t.Fatalf("load check %+v, want failed", c)
+			}
+			if got := strings.Contains(c.Detail, hint); got != tc.want {
+				t.Errorf("hint %v, want %v: %q", got, tc.want, c.Detail)
+			}
+		})
+	}
+}
