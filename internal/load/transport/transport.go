@@ -109,8 +109,12 @@ type Event struct {
 	// (Capabilities.TaggedDelivery), otherwise what the backend can tell
 	// (Capabilities.Arrives).
 	Delivery Delivery
-	// Payload is the received message. It is valid only until the callback
-	// returns: copy what you keep.
+	// Payload is the received message (EventReceive). On an
+	// EventDisconnect it is what the backend knows of why, as text, where
+	// it knows more than Data: a WebSocket close frame's reason text, or
+	// why a dial failed ("HTTP 403 Forbidden"; never the dialled URL's
+	// query or credentials). It is valid only until the callback returns:
+	// copy what you keep.
 	Payload []byte
 	// At is when the message arrived (EventReceive), where the backend
 	// knows better than the moment Service handed it over: the kernel's
@@ -213,6 +217,11 @@ type Options struct {
 	// system's roots (a server with a self-signed certificate). QUIC
 	// clients do not verify (docs/transport-quic.md) and ignore it.
 	CAFile string
+	// Header is the HTTP request headers a WebSocket client sends with
+	// every upgrade (a cookie, an Authorization: join secrets, which the
+	// host never shows); the upgrade's own headers override these. Other
+	// backends ignore it.
+	Header map[string][]string
 	// Path is the HTTP path of a WebSocket server host's endpoint, and the
 	// path a WebSocket client uses when Connect is given "host:port"
 	// rather than a URL. Empty means "/". Other backends ignore it.

@@ -252,13 +252,14 @@ func TestTLSVerifies(t *testing.T) {
 }
 
 // A server that is not scalegate's closes with its own status codes: the
-// client's EventDisconnect carries them.
+// client's EventDisconnect carries them, and the close text as its Payload.
 func TestForeignCloseCodes(t *testing.T) {
 	for _, tc := range []struct {
 		code websocket.StatusCode
 		text string
 		want uint32
-	}{{4003, "banned", 4003}, {websocket.StatusGoingAway, "restart", 1001}, {websocket.StatusNormalClosure, "bye", 1000}, {websocket.StatusNormalClosure, "77", 77}} {
+	}{{4003, "banned", 4003}, {websocket.StatusGoingAway, "restart", 1001}, {websocket.StatusNormalClosure, "bye", 1000},
+		{websocket.StatusNormalClosure, "77", 77}, {4000, "", 4000}} {
 		t.Run(fmt.Sprintf("%d %s", tc.code, tc.text), func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -284,10 +285,105 @@ func TestForeignCloseCodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			ev := transporttest.WaitEvent(t, "disconnect", client, transporttest.IsKind(transport.EventDisconnect), client)
-			if ev.Peer != peer || ev.Data != tc.want {
-				t.Errorf("disconnect data %d, want %d", ev.Data, tc.want)
+			if ev.Peer != peer || ev.Data != tc.want || string(ev.Payload) != tc.text {
+				t.Errorf("disconnect data %d text %q, want %d %q", ev.Data, ev.Payload, tc.want, tc.text)
 			}
 		})
+	}
+}
+
+// tokenGate is an HTTP server that upgrades only a request carrying the
+// token in its query and the header, and refuses any other with 403.
+func tokenGate(t *testing.T, token, auth string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("token") != token || r.Header.Get("Authorization") != auth {
+			http.Error(w, "wrong token "+r.URL.RawQuery, http.StatusForbidden)
+			return
+		}
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		_ = c.Close(websocket.StatusNormalClosure, "")
+	})}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close(); <-done })
+	return ln.Addr().String()
+}
+
+// A dial that fails says why (the refused upgrade's HTTP status, the
+// network error) in its EventDisconnect and in LastDialError, and neither
+// shows the join secrets: the query's values, the userinfo, the headers.
+// The headers reach the server with the upgrade.
+func TestDialSecretsNeverShown(t *testing.T) {
+	const token, auth, pass = "tok-s3cret", "Bearer hdr-s3cret", "pw-s3cret"
+	gate := tokenGate(t, token, auth)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close() // a port nobody listens on
+	for _, tc := range []struct {
+		name, url, auth string
+		want            string // in the Payload; "" for a dial that connects
+	}{
+		{"admitted", "ws://" + gate + "/play?token=" + token, auth, ""},
+		{"wrong header", "ws://" + gate + "/play?token=" + token, "Bearer other", "HTTP 403 Forbidden"},
+		{"wrong token", "ws://user:" + pass + "@" + gate + "/play?room=1&token=tok-other#" + pass, auth, "HTTP 403 Forbidden"},
+		{"refused", "ws://" + closedAddr + "/play?token=" + token, auth, "connection refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := transport.Dial(Name, transport.Options{Header: map[string][]string{"Authorization": {tc.auth}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := transporttest.NewEndpoint(t, "client", h)
+			if _, err := h.Connect(tc.url, 0); err != nil {
+				t.Fatal(err)
+			}
+			ev := transporttest.WaitEvent(t, "the dial's outcome", client, transporttest.Any, client)
+			st := hostStats(client)
+			if tc.want == "" {
+				if ev.Kind != transport.EventConnect || st.DialFailures != 0 {
+					t.Fatalf("got %v (%q), last dial error %q: want the dial with the right token and header to connect", ev.Kind, ev.Payload, st.LastDialError)
+				}
+				return
+			}
+			if ev.Kind != transport.EventDisconnect || !strings.Contains(string(ev.Payload), tc.want) {
+				t.Errorf("got %v %q, want a disconnect saying %q", ev.Kind, ev.Payload, tc.want)
+			}
+			if !strings.Contains(st.LastDialError, tc.want) || !strings.Contains(st.LastDialError, "/play") {
+				t.Errorf("LastDialError %q, want it to name the path and say %q", st.LastDialError, tc.want)
+			}
+			for _, secret := range []string{token, "tok-other", "hdr-s3cret", pass} {
+				if strings.Contains(string(ev.Payload), secret) || strings.Contains(st.LastDialError, secret) {
+					t.Errorf("a secret (%s) shows: payload %q, LastDialError %q", secret, ev.Payload, st.LastDialError)
+				}
+			}
+		})
+	}
+}
+
+// Connect's own errors, for an address it refuses, do not show the query
+// either.
+func TestConnectErrorsRedact(t *testing.T) {
+	h, err := transport.Dial(Name, transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, addr := range []string{"wss://u:tok-s3cret@127.0.0.1:1/play?token=tok-s3cret", "127.0.0.1?token=tok-s3cret", "127.0.0.1:0?token=tok-s3cret"} {
+		_, err := h.Connect(addr, 0)
+		if err == nil || strings.Contains(err.Error(), "tok-s3cret") {
+			t.Errorf("Connect(%s): %v, want an error without the token", addr, err)
+		}
 	}
 }
 

@@ -18,13 +18,18 @@
 //     Reliable or Text one.
 //   - Connect takes a URL with the host's scheme ("ws://host:port/path?q",
 //     "wss://...") or "host:port" (then Options.Path). EventConnect follows
-//     the HTTP upgrade; the connect data word is not carried (the server's
-//     EventConnect has Data 0).
+//     the HTTP upgrade, which carries Options.Header; the connect data word
+//     is not carried (the server's EventConnect has Data 0). A dial that
+//     fails ends in EventDisconnect (ReasonTimeout) whose Payload says why:
+//     "HTTP 403 Forbidden" for a refused upgrade, else the network or TLS
+//     error. Neither it, nor an error, nor Stats.LastDialError shows the
+//     query's values, the userinfo or a header: a game's join secrets
+//     travel there.
 //   - Disconnect(peer, reason) writes what is queued, then a close frame
 //     with status 1000 and the reason in decimal as its text; both ends'
 //     EventDisconnect carry the reason. A close frame from a server that is
 //     not scalegate's arrives as its status code (1001 going away, a
-//     4000-4999 application code). A connection that breaks without a
+//     4000-4999 application code), with its reason text as the Payload. A connection that breaks without a
 //     close frame, or whose ping goes unanswered for Options.Timeout
 //     (default 30 s; each end pings every second, or every Timeout/3 when
 //     shorter), reports ReasonTimeout.

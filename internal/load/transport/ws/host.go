@@ -41,8 +41,9 @@ type Stats struct {
 	// handshake (wrong path, not an upgrade, bad headers) or TLS.
 	RefusedFull, Rejected uint64
 	// DialFailures counts Connects that ended before EventConnect;
-	// LastDialError is the latest one's error (its EventDisconnect carries
-	// only ReasonTimeout).
+	// LastDialError is the latest one's error, with the URL's query values
+	// and userinfo redacted (its EventDisconnect carries ReasonTimeout,
+	// and the error without the URL as its Payload).
 	DialFailures  uint64
 	LastDialError string
 }
@@ -105,6 +106,7 @@ type Host struct {
 	client *http.Client
 	tr     *http.Transport
 	scheme string
+	header http.Header // Options.Header, sent with every upgrade
 
 	// Owner-only state.
 	addr    string

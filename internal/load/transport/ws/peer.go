@@ -149,7 +149,18 @@ func (p *peer) serve(conn *websocket.Conn) {
 	if t := p.linger.Load(); t != nil {
 		t.Stop()
 	}
-	p.h.push(event{Event: transport.Event{Kind: transport.EventDisconnect, Peer: p.id, Data: p.reason(err)}, p: p})
+	p.h.push(event{Event: transport.Event{Kind: transport.EventDisconnect, Peer: p.id, Data: p.reason(err), Payload: p.closeText(err)}, p: p})
+}
+
+// closeText is the remote's close reason text when the connection ended
+// with its close frame (the EventDisconnect's Payload: a foreign server's
+// "server full" beside its 4003), nil otherwise.
+func (p *peer) closeText(err error) []byte {
+	var ce websocket.CloseError
+	if p.localReason.Load()&reasonSet != 0 || p.timedOut.Load() || !errors.As(err, &ce) || ce.Reason == "" {
+		return nil
+	}
+	return []byte(ce.Reason)
 }
 
 // read delivers messages until the connection fails or closes.
