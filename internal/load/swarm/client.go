@@ -1,10 +1,15 @@
 package swarm
 
 import (
+	"cmp"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/scalegate/scalegate/internal/guard/safetext"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/judge/stats"
 	"github.com/scalegate/scalegate/internal/load/relay"
@@ -29,7 +34,13 @@ const (
 func (p phase) terminal() bool { return p >= phaseRefused }
 
 // Reasons a client ends without a server Refuse. They key
-// disconnected_by_reason and never_connected_by_reason in the report.
+// disconnected_by_reason and never_connected_by_reason in the report. A
+// transport_timeout is the transport's own (ENet's retransmits, QUIC's
+// idle timeout, an unanswered WebSocket ping): raw UDP has none, and a
+// client there ends by the engine's clocks instead (join_timeout, silent;
+// worker.hostTimeout). A connect_error says why, where the transport knows
+// ("connect_error (HTTP 403 Forbidden)"), and a close carrying the
+// server's application code is named by it (closeReason).
 const (
 	lostTransport      = "transport_disconnect"
 	lostTimeout        = "transport_timeout"
@@ -44,6 +55,40 @@ const (
 	failProtocol       = "protocol_error"
 )
 
+// Application close codes: a WebSocket server's own (RFC 6455 7.4.2).
+const (
+	appCodeMin = 4000
+	appCodeMax = 4999
+)
+
+// maxDetail bounds the server's text in a reason, in bytes: reasons key the
+// report's *_by_reason maps and print on one line.
+const maxDetail = 64
+
+// withDetail is reason followed by what the transport said of it (a close
+// frame's text, why a dial failed) in parentheses, cut to maxDetail bytes
+// and escaped for a terminal: the server wrote it.
+func withDetail(reason string, detail []byte) string {
+	s := strings.TrimSpace(string(detail))
+	if s == "" {
+		return reason
+	}
+	if len(s) > maxDetail {
+		cut := maxDetail
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return reason + " (" + safetext.Terminal(s) + ")"
+}
+
+// closeReason names a close by the server's code and text:
+// "close_4003 (server full)".
+func closeReason(code uint32, text string) string {
+	return withDetail("close_"+strconv.FormatUint(uint64(code), 10), []byte(text))
+}
+
 // client is one synthetic player. It is owned by one worker goroutine.
 type client struct {
 	index       int
@@ -54,8 +99,9 @@ type client struct {
 	waiter      Waiter // bot, when it resends its join while waiting
 	leaver      Leaver // bot, when it says goodbye at the end of the run
 	host        transport.Host
-	addr        string       // where it connects: the server, or its relay socket
-	relay       *relay.Relay // the impairment relay, nil without one
+	addr        string              // where it connects: the server, or its relay socket
+	header      map[string][]string // what it sends with its connect (Headerer); secret
+	relay       *relay.Relay        // the impairment relay, nil without one
 	peer        transport.PeerID
 	phase       phase
 	reason      string // refuse reason or loss reason
@@ -243,21 +289,50 @@ func (c *client) onConnect(now time.Time) {
 	c.phase = phaseJoining
 }
 
+// onDisconnect ends the client when its transport did: under the reason
+// the server announced (MsgLeaving), why its connect failed, what the
+// server's close code says, or the transport's timeout or loss.
 func (c *client) onDisconnect(ev transport.Event, now time.Time) {
-	if c.phase.terminal() {
-		return
+	switch {
+	case c.phase.terminal():
+	case c.leaving != "":
+		c.fail(c.leaving, now)
+	case c.phase == phaseConnecting:
+		c.fail(withDetail(failConnect, ev.Payload), now)
+	case ev.Data == transport.ReasonTimeout:
+		c.fail(lostTimeout, now)
+	case !c.closed(ev.Data, string(ev.Payload), now):
+		c.fail(lostTransport, now)
 	}
-	reason := lostTransport
-	if ev.Data == transport.ReasonTimeout {
-		reason = lostTimeout
+}
+
+// closed ends the client for a close that carried the server's code, as
+// its CloseReader says or by the engine's rule, and reports whether it
+// did. The rule: an application code (4000-4999) before admission is a
+// refusal (the server answered the join with it: 4003 "server full"),
+// after it the loss's reason, named by closeReason either way; any other
+// code is left to the caller.
+func (c *client) closed(code uint32, text string, now time.Time) bool {
+	own := closeReason(code, text)
+	if cr, ok := c.bot.(CloseReader); ok {
+		switch m := cr.Closed(code, text); {
+		case m.Kind == MsgRefused && c.phase == phaseJoining:
+			c.end(phaseRefused, cmp.Or(m.Reason, own), now)
+			return true
+		case (m.Kind == MsgRefused || m.Kind == MsgLeaving) && m.Reason != "":
+			c.fail(m.Reason, now)
+			return true
+		}
 	}
 	switch {
-	case c.leaving != "":
-		reason = c.leaving
-	case c.phase == phaseConnecting:
-		reason = failConnect
+	case code < appCodeMin || code > appCodeMax:
+		return false
+	case c.phase == phaseJoining:
+		c.end(phaseRefused, own, now)
+	default:
+		c.fail(own, now)
 	}
-	c.fail(reason, now)
+	return true
 }
 
 // onMessage hands one server message to the protocol and counts what it

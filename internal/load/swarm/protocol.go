@@ -42,6 +42,23 @@ func target(p Protocol, index int, hostport string) string {
 	return hostport
 }
 
+// Headerer is a Protocol whose clients send their own request headers
+// when they connect (ws and wss: the HTTP upgrade's; other transports have
+// none): a cookie or an Authorization per bot. nil sends none. The values
+// are join secrets: the engine never shows them.
+type Headerer interface {
+	Header(index int) map[string][]string
+}
+
+// header is what client index sends with its connect: p's Header when it
+// has one.
+func header(p Protocol, index int) map[string][]string {
+	if h, ok := p.(Headerer); ok {
+		return h.Header(index)
+	}
+	return nil
+}
+
 // WorkerProtocol makes one worker's bots and holds what they share (v1:
 // the snapshot body decoders, which are costly to make and not safe for
 // concurrent use).
@@ -117,6 +134,19 @@ type Leaver interface {
 // asked for each part by type.
 type Parts interface {
 	Parts() (Pinger, Waiter, Leaver)
+}
+
+// CloseReader is a Bot that says what the server's close meant. When the
+// connection ends with the server's code (the transport's disconnect
+// reason, not 0: a WebSocket close status with its reason text, ENet's
+// disconnect data with none), the engine calls Closed before it counts
+// the client's end. MsgRefused, before admission, ends the client refused
+// under Msg.Reason (the engine's own reason when empty); MsgRefused after
+// it, and MsgLeaving, name the end (never connected, or lost) by
+// Msg.Reason. Any other Msg, an empty Reason there, or a Bot without
+// Closed leaves the end to the engine's rule (client.closed).
+type CloseReader interface {
+	Closed(code uint32, text string) Msg
 }
 
 // Conn is how a Bot sends outside Input: the join, a challenge response,

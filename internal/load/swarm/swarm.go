@@ -543,6 +543,7 @@ func buildWorkers(cfg *Config, factories map[string]PatternFactory, b transport.
 			c.stretch = make([]stretchAcc, len(sts))
 		}
 		c.addr = target(cfg.protocol(), i, c.addr)
+		c.header = header(cfg.protocol(), i)
 		w.add(c)
 	}
 	return workers

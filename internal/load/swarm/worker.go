@@ -24,8 +24,11 @@ type worker struct {
 	// clients disconnect; it returns when Run releases the workers.
 	park func()
 	// leave is what the clients' goodbyes came to (a Leaver protocol).
-	leave    leaveTally
-	backend  transport.Backend
+	leave   leaveTally
+	backend transport.Backend
+	// idle is the timeout its clients' hosts are dialled with
+	// (hostTimeout).
+	idle     time.Duration
 	clients  []*client
 	interval time.Duration
 
@@ -135,6 +138,7 @@ func newWorker(id int, cfg *Config, b transport.Backend, interval time.Duration)
 		latHist:       stats.NewHistogram(),
 		stateInterval: stats.NewHistogram(),
 	}
+	w.idle = hostTimeout(cfg, b)
 	if cfg.PingHz > 0 {
 		w.pingEvery = time.Duration(float64(time.Second) / cfg.PingHz)
 	}
@@ -363,6 +367,21 @@ func (w *worker) onBatchEvent(item int, at time.Time, ev transport.Event) {
 	}
 }
 
+// hostTimeout is the idle timeout a client's host is dialled with. Where
+// the backend has a handshake it is the swarm's own (--timeout-s): the
+// transport's timeout is a real one there (ENet's retransmits, a
+// WebSocket ping nobody answers). Raw UDP has none; its host only forgets
+// a peer it heard nothing from, which would end a client as
+// transport_timeout when the server never answered its join (join_timeout)
+// or fell silent (silent). There the host's timeout lies past both of the
+// engine's clocks, so they name what happened.
+func hostTimeout(cfg *Config, b transport.Backend) time.Duration {
+	if b == nil || b.Capabilities().Handshake {
+		return cfg.Timeout
+	}
+	return max(cfg.Timeout, cfg.ConnectTimeout) + time.Second
+}
+
 // start creates the client's own host (its own UDP socket) and connects.
 func (w *worker) start(c *client, now time.Time) {
 	if err := w.fds.take(); err != nil {
@@ -370,7 +389,7 @@ func (w *worker) start(c *client, now time.Time) {
 		c.end(phaseFailed, failDial, now)
 		return
 	}
-	h, err := w.backend.Dial(transport.Options{Timeout: w.cfg.Timeout})
+	h, err := w.backend.Dial(transport.Options{Timeout: w.idle, Header: c.header})
 	if err != nil {
 		w.harnessFail(err, true)
 		c.end(phaseFailed, failDial, now)
