@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/load/swarm"
@@ -90,6 +91,30 @@ type Waiter interface {
 // report (leave.errors) and never fails the run.
 type Leaver interface {
 	Leave(c *Conn) error
+}
+
+// CloseReader is a Protocol that says what the server's close means, for
+// a server that refuses or drops a player by closing the connection with a
+// code rather than with a message: a WebSocket close frame's status and
+// reason text (4003 "server full"), ENet's disconnect data (reason "").
+// The swarm calls Closed from the bot's worker goroutine when the
+// connection ends with a code (never for a timeout or a broken
+// connection, and not on raw UDP, which has no close). Return
+//
+//   - Msg{Kind: Refused, Reason: r} to count a close before admission as
+//     refused under r (refused_by_reason); after admission it is a loss
+//     under r;
+//   - Msg{Kind: Leaving, Reason: r} to count the bot's end under r: never
+//     connected before admission, disconnected after;
+//   - the zero Msg to leave it to the swarm's rule.
+//
+// The swarm's rule, for a Protocol without Closed too: an application code
+// (4000–4999) before admission is a refusal and after it a loss, both
+// under "close_CODE (text)" ("close_4003 (server full)": the text cut to 64
+// bytes, control characters escaped); any other code is
+// transport_disconnect.
+type CloseReader interface {
+	Closed(code uint32, reason string) Msg
 }
 
 // Delivery is how a message travels. What each one means depends on the
@@ -216,7 +241,11 @@ type Game struct {
 	// whole run, 0 … clients−1, the same in every shard).
 	New func(index int) Protocol
 	// Transport is --transport's default when the command line gives
-	// none: "enet", "quic", "udp", "ws" or "wss". Empty: "enet".
+	// none: "enet", "quic", "udp", "ws" or "wss". Empty: "enet". The bot
+	// speaks only the transports it imports (bot/transport/udp and its
+	// siblings): name this one by its package's Name (udp.Name) and the
+	// import is there. A --transport the binary does not link exits 2,
+	// naming the import to add.
 	Transport string
 	// ConnectData is the word ENet's connect carries (your server may
 	// check it); other transports have none.
@@ -226,7 +255,14 @@ type Game struct {
 	// front of it): for ws and wss a URL with the bot's own path and query,
 	// e.g. "ws://" + hostport + "/play?token=" + tokens[index]; for the
 	// other transports host:port. Nil dials hostport (ws: the path "/").
+	// The query's values and any userinfo never show in the report, the
+	// terminal or an error.
 	Target func(index int, hostport string) string
+	// Header, when set, is the HTTP headers bot index sends with its
+	// WebSocket upgrade (ws and wss; other transports have none): a
+	// cookie, an Authorization. The upgrade's own headers (Upgrade,
+	// Sec-WebSocket-*) override these. Their values never show anywhere.
+	Header func(index int) http.Header
 }
 
 // Conn is one bot's way to its server, for what it sends outside Controls:

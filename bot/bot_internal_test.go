@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +173,60 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// closeProto is a Protocol that is a CloseReader answering msg.
+type closeProto struct {
+	stateProto
+	msg Msg
+}
+
+func (p *closeProto) Closed(uint32, string) Msg { return p.msg }
+
+// TestAdapterCarriesClose: the engine gets a CloseReader's Refused and
+// Leaving with their reason; any other answer, and a protocol without
+// Closed, is the zero Msg: the engine's own rule.
+func TestAdapterCarriesClose(t *testing.T) {
+	for _, tc := range []struct {
+		p    Protocol
+		want swarm.Msg
+	}{
+		{&stateProto{}, swarm.Msg{}},
+		{&pingWaitProto{}, swarm.Msg{}},
+		{&closeProto{msg: Msg{Kind: Refused, Reason: "server_full"}}, swarm.Msg{Kind: swarm.MsgRefused, Reason: "server_full"}},
+		{&closeProto{msg: Msg{Kind: Leaving, Reason: "kicked"}}, swarm.Msg{Kind: swarm.MsgLeaving, Reason: "kicked"}},
+		{&closeProto{msg: Msg{Kind: State, Reason: "x", Tick: 3}}, swarm.Msg{}},
+	} {
+		cr, ok := newAdapter(tc.p).(swarm.CloseReader)
+		if !ok {
+			t.Fatalf("%T: the adapter is no CloseReader", tc.p)
+		}
+		if got := cr.Closed(4003, "server full"); got != tc.want {
+			t.Errorf("%T answering %+v: engine got %+v, want %+v", tc.p, tc.p, got, tc.want)
+		}
+	}
+}
+
+// TestMissingTransportNamesItsPackage: each transport a bot can ask for
+// names the package under bot/transport that links it, and that package
+// exists; a name no package links gets no hint.
+func TestMissingTransportNamesItsPackage(t *testing.T) {
+	for _, name := range []string{"enet", "quic", "udp", "ws", "wss"} {
+		hint := missingTransport(name)
+		pkg := transportPackages[name]
+		if !strings.Contains(hint, `"github.com/scalegate/scalegate/bot/transport/`+pkg+`"`) {
+			t.Errorf("%s: %q names no bot/transport package", name, hint)
+		}
+		if _, err := os.Stat(filepath.Join("transport", pkg)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if hint := missingTransport("tcp"); hint != "" {
+		t.Errorf("tcp: %q, want no hint", hint)
+	}
+	if !strings.Contains(missingTransport("enet"), "cgo") {
+		t.Error("the enet hint does not say it needs cgo")
+	}
 }
 
 // TestFlagsAreScalegateSwarms: a bot binary declares exactly the flags of

@@ -44,6 +44,7 @@
 //		"time"
 //
 //		"github.com/scalegate/scalegate/bot"
+//		"github.com/scalegate/scalegate/bot/transport/udp"
 //	)
 //
 //	type tiny struct{ lastJoin time.Duration }
@@ -76,7 +77,7 @@
 //	}
 //
 //	func main() {
-//		bot.Main(bot.Game{Name: "tiny/1", Transport: "udp", New: func(int) bot.Protocol { return &tiny{} }})
+//		bot.Main(bot.Game{Name: "tiny/1", Transport: udp.Name, New: func(int) bot.Protocol { return &tiny{} }})
 //	}
 //
 // Build it and run it as you would run `scalegate swarm`:

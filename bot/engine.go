@@ -35,6 +35,14 @@ func (p protocol) Target(index int, hostport string) string {
 	return p.g.Target(index, hostport)
 }
 
+// Header is the Game's Header, or none (swarm.Headerer).
+func (p protocol) Header(index int) map[string][]string {
+	if p.g.Header == nil {
+		return nil
+	}
+	return p.g.Header(index)
+}
+
 func (p protocol) NewWorker(cfg *swarm.Config) swarm.WorkerProtocol {
 	return &worker{g: p.g, entityType: cfg.EntityType, skipBodies: cfg.SkipBodyDecode}
 }
@@ -105,6 +113,24 @@ func (a *adapter) Parts() (swarm.Pinger, swarm.Waiter, swarm.Leaver) {
 		lv = leavePart{a, p}
 	}
 	return pg, wt, lv
+}
+
+// Closed is the protocol's CloseReader answer as the engine's
+// (swarm.CloseReader). Every adapter has it, unlike the parts Parts hands out: a
+// protocol without Closed answers the zero Msg, which is the engine's own
+// rule, so having the method changes nothing for it. Only Refused and
+// Leaving mean something to the engine here; any other Kind is the zero
+// Msg.
+func (a *adapter) Closed(code uint32, reason string) swarm.Msg {
+	cr, ok := a.p.(CloseReader)
+	if !ok {
+		return swarm.Msg{}
+	}
+	switch m := cr.Closed(code, reason); m.Kind {
+	case Refused, Leaving:
+		return swarm.Msg{Kind: swarm.MsgKind(m.Kind), Reason: m.Reason}
+	}
+	return swarm.Msg{}
 }
 
 // pingPart, waitPart and leavePart are a Pinger's, a Waiter's and a

@@ -11,9 +11,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/scalegate/scalegate/bot"
+	"github.com/scalegate/scalegate/bot/transport/udp"
 )
 
 // tiny is the bot of the package documentation.
@@ -97,7 +99,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	reportPath := filepath.Join(dir, "report.json")
 	port := fmt.Sprint(conn.LocalAddr().(*net.UDPAddr).Port)
-	game := bot.Game{Name: "tiny/1", Transport: "udp", New: func(int) bot.Protocol { return &tiny{} }}
+	game := bot.Game{Name: "tiny/1", Transport: udp.Name, New: func(int) bot.Protocol { return &tiny{} }}
 	code := bot.Run(context.Background(), game, []string{"127.0.0.1", port,
 		"--clients", "4", "--duration", "2", "--progress", "off", "--json", reportPath,
 		"--assert-admission", "--assert-min-tick-hz", "30"}, io.Discard, os.Stderr)
@@ -133,4 +135,23 @@ func Example() {
 	// server tick rate seen by every bot ≥ 30 Hz: true
 	// rtt_ms (raw UDP has no RTT, and tiny has no Ping): <nil>
 	// passed: true
+}
+
+// A bot speaks only the transports it links: this one names udp.Name, so
+// it links raw UDP. Asked for QUIC, it runs nothing, exits 2 (usage) and
+// says which import links it.
+func Example_transportNotLinked() {
+	game := bot.Game{Name: "tiny/1", Transport: udp.Name, New: func(int) bot.Protocol { return &tiny{} }}
+	var stderr strings.Builder
+	code := bot.Run(context.Background(), game, []string{"127.0.0.1", "7777", "--transport", "quic"}, io.Discard, &stderr)
+	_, msg, _ := strings.Cut(stderr.String(), "--transport: ")
+	refusal, _, _ := strings.Cut(msg, " (available")
+	_, hint, _ := strings.Cut(msg, "): ")
+	fmt.Println("exit status:", code)
+	fmt.Println(refusal)
+	fmt.Print(hint)
+	// Output:
+	// exit status: 2
+	// transport "quic" is not available in this build
+	// import "github.com/scalegate/scalegate/bot/transport/quic" in your bot to link it
 }

@@ -70,5 +70,27 @@ scalegate swarm does for the scalegate load protocol (built with the
 scalegate bot package; docs/own-protocol.md).`, g.Name),
 		Protocol:  protocol{g},
 		Transport: g.Transport,
+		Missing:   missingTransport,
 	}
+}
+
+// transportPackages maps each transport name to the package under
+// bot/transport that links it.
+var transportPackages = map[string]string{"enet": "enet", "quic": "quic", "udp": "udp", "ws": "ws", "wss": "ws"}
+
+// missingTransport says what a bot needs to speak a transport it was built
+// without: the import that links it, and what else that backend needs.
+func missingTransport(name string) string {
+	pkg, ok := transportPackages[name]
+	if !ok {
+		return ""
+	}
+	need := fmt.Sprintf("import \"github.com/scalegate/scalegate/bot/transport/%s\" in your bot to link it", pkg)
+	switch pkg {
+	case "enet":
+		need += ", and build with cgo (CGO_ENABLED=1, a C compiler and libenet: ENet is the C library)"
+	case "udp":
+		need += " (raw UDP is Linux only)"
+	}
+	return need
 }

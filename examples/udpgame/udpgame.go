@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/bot"
+	"github.com/scalegate/scalegate/bot/transport/udp"
 )
 
 // Message types (the first byte of every datagram).
@@ -50,7 +51,7 @@ const (
 // Game is the protocol as the swarm runs it: bot.Main(udpgame.Game).
 var Game = bot.Game{
 	Name:      "udpgame/3",
-	Transport: "udp",
+	Transport: udp.Name,
 	New:       func(index int) bot.Protocol { return &Bot{index: uint32(index)} },
 }
 

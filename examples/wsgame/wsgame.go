@@ -24,12 +24,13 @@ import (
 	"strconv"
 
 	"github.com/scalegate/scalegate/bot"
+	"github.com/scalegate/scalegate/bot/transport/ws"
 )
 
 // Game is the protocol as the swarm runs it: bot.Main(wsgame.Game).
 var Game = bot.Game{
 	Name:      "wsgame/1",
-	Transport: "ws",
+	Transport: ws.Name,
 	New:       func(index int) bot.Protocol { return &Bot{index: index} },
 }
 

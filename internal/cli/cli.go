@@ -20,7 +20,6 @@ import (
 
 	"github.com/scalegate/scalegate/internal/guard/safetext"
 	"github.com/scalegate/scalegate/internal/load/swarmcli"
-	_ "github.com/scalegate/scalegate/internal/load/transport/quic" // registers the "quic" backend
 	"github.com/scalegate/scalegate/internal/run/exitcode"
 	"github.com/scalegate/scalegate/internal/run/launcher"
 )

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/scalegate/scalegate/internal/load/transport"
-	_ "github.com/scalegate/scalegate/internal/load/transport/enet" // registers "enet"
 	"github.com/scalegate/scalegate/internal/reference/server"
 	"github.com/scalegate/scalegate/internal/run/exitcode"
 )

@@ -5,6 +5,10 @@
 // every bot a team builds with the public bot package (its own protocol)
 // are a Command, so the two cannot drift: the gate passes either one the
 // same arguments and reads the same report (docs/swarm-contract.md).
+//
+// It links no transport: a binary speaks the backends whose packages it
+// imports (each registers itself with package transport), so a bot that
+// speaks raw UDP does not carry cgo ENet, QUIC or WebSocket.
 package swarmcli
 
 import (
@@ -23,10 +27,6 @@ import (
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/load/swarm"
 	"github.com/scalegate/scalegate/internal/load/transport"
-	_ "github.com/scalegate/scalegate/internal/load/transport/enet" // registers "enet"
-	_ "github.com/scalegate/scalegate/internal/load/transport/quic" // registers "quic"
-	_ "github.com/scalegate/scalegate/internal/load/transport/udp"  // registers "udp" (Linux)
-	_ "github.com/scalegate/scalegate/internal/load/transport/ws"   // registers "ws" and "wss"
 	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
@@ -48,6 +48,10 @@ type Command struct {
 	Protocol swarm.Protocol
 	// Transport is --transport's default; empty: swarm.DefaultTransport.
 	Transport string
+	// Missing, when set, says what the binary lacks to speak a transport
+	// it does not link (for a bot: the package to import); it follows the
+	// --transport error. "" or nil: nothing to add.
+	Missing func(name string) string
 }
 
 // Scalegate is `scalegate swarm`.
@@ -119,7 +123,7 @@ func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if _, err := transport.Lookup(f.Cfg.Transport); err != nil {
-		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: --transport: %w", err))
+		return exitcode.With(exitcode.Usage, cmd.transportError(f.Cfg.Transport, err))
 	}
 	switch f.progress {
 	case "auto":
@@ -143,7 +147,7 @@ func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
 			return exitcode.With(exitcode.InvalidProfile, fmt.Errorf("swarm: --pattern: %w", err))
 		}
 		if errors.As(err, &ub) {
-			return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: --transport: %w", err))
+			return exitcode.With(exitcode.Usage, cmd.transportError(ub.Name, err))
 		}
 		return exitcode.With(exitcode.Usage, fmt.Errorf("swarm: %w", err))
 	}
@@ -160,6 +164,17 @@ func (cmd Command) Run(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	return outcome(res, len(failed))
+}
+
+// transportError is the usage error for a transport this binary does not
+// link, with what Missing says it needs.
+func (cmd Command) transportError(name string, err error) error {
+	if cmd.Missing != nil {
+		if need := cmd.Missing(name); need != "" {
+			return fmt.Errorf("swarm: --transport: %w: %s", err, need)
+		}
+	}
+	return fmt.Errorf("swarm: --transport: %w", err)
 }
 
 // warnFileLimit says, before the run, that the descriptor limit is below

@@ -7,9 +7,51 @@ import (
 	"testing"
 
 	"github.com/scalegate/scalegate/internal/load/swarm"
+	_ "github.com/scalegate/scalegate/internal/load/transport/ws" // registers "ws" and "wss": swarmcli itself links no transport
 	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/run/exitcode"
 )
+
+// TestUnlinkedTransportSaysWhatToLink: a --transport the binary does not
+// link is a usage error naming what it can speak and, when the command
+// says (a bot: Missing), what to add; it is never run on another.
+func TestUnlinkedTransportSaysWhatToLink(t *testing.T) {
+	link := func(name string) string {
+		if name == "nope" {
+			return "import the nope package"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		name      string
+		missing   func(string) string
+		transport string
+		want      []string
+		not       string
+	}{
+		{"with a hint", link, "nope", []string{`transport "nope" is not available in this build`, "[ws wss]", ": import the nope package"}, ""},
+		{"hint says nothing", link, "other", []string{`transport "other" is not available`}, "import"},
+		{"no hint", nil, "nope", []string{`transport "nope" is not available`}, "import"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := &Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+			cmd := Command{Name: "tinybot", Missing: tc.missing}
+			err := cmd.Run(context.Background(), env, []string{"127.0.0.1", "1", "--transport", tc.transport, "--duration", "1"})
+			if exitcode.Of(err) != exitcode.Usage || err == nil {
+				t.Fatalf("%v (exit %d), want a usage error", err, exitcode.Of(err))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not say %q", err, w)
+				}
+			}
+			if tc.not != "" && strings.Contains(err.Error(), tc.not) {
+				t.Errorf("%q says %q", err, tc.not)
+			}
+		})
+	}
+}
 
 // TestImpairmentRefusedOnWebSocket: the relay impairs datagrams; a run
 // that asks it to impair a WebSocket (TCP) is refused before it connects,
