@@ -14,20 +14,24 @@ import (
 // CGO_ENABLED=0 and links neither ENet (cgo libenet), QUIC nor WebSocket;
 // the WebSocket bot of examples/wsgame links WebSocket and neither of the
 // others. Before transports registered themselves, importing bot built
-// all three into every bot.
+// all three into every bot. Neither links what only the scalegate binary
+// needs: the sg-entities snapshot codec (zstd) or the gate's confidence
+// intervals (gonum).
 func TestBotsLinkOnlyTheirTransports(t *testing.T) {
 	const (
 		mod       = "github.com/scalegate/scalegate/"
 		enet      = mod + "internal/load/transport/enet"
 		quic      = "github.com/quic-go/quic-go"
 		websocket = "github.com/coder/websocket"
+		zstd      = "github.com/klauspost/compress"
+		gonum     = "gonum.org/v1/gonum"
 	)
 	for _, tc := range []struct {
 		pkg          string
 		want, forbid []string
 	}{
-		{"examples/udpgame/bot", []string{mod + "internal/load/transport/udp"}, []string{enet, quic, websocket}},
-		{"examples/wsgame/bot", []string{websocket}, []string{enet, quic}},
+		{"examples/udpgame/bot", []string{mod + "internal/load/transport/udp"}, []string{enet, quic, websocket, zstd, gonum}},
+		{"examples/wsgame/bot", []string{websocket}, []string{enet, quic, zstd, gonum}},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "bot")

@@ -59,7 +59,7 @@ staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # nothing to see there, so they are tested without it.
 plain_pkgs=(./cmd/scalegate ./internal/reports/compare ./internal/run/exitcode ./internal/judge/gatetable
   ./internal/reports/htmlreport ./internal/reports/junit ./internal/run/k8s ./internal/reports/merge ./internal/load/mix
-  ./internal/wire/proto ./internal/wire/snapshot ./internal/judge/stats ./internal/load/transport
+  ./internal/wire/proto ./internal/wire/snapshot ./internal/judge/stats ./internal/judge/stats/confidence ./internal/load/transport
   ./internal/testkit/workflowlint ./profiles ./schema ./tools/hostile)
 
 # Tests of race packages that run in the plain stage instead, each for its

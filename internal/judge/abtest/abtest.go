@@ -39,6 +39,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/judge/stats"
+	"github.com/scalegate/scalegate/internal/judge/stats/confidence"
 )
 
 // Defaults. TestDefaultsMeetAcceptance measures what they give over seeded
@@ -463,8 +464,8 @@ func judge(m Metric, si stats.ShiftInterval, ratio bool, medA float64) (Verdict,
 // counts what the rank test actually lost to collapsed legs. It is the
 // normal-approximation planning figure, not a claim of this run.
 func detectable(si stats.ShiftInterval, conf float64, ratio bool, medA float64) *float64 {
-	za := stats.NormalQuantile(1 - (1-conf)/2)
-	delta := (si.Hi - si.Lo) / 2 * (za + stats.NormalQuantile(DetectablePower)) / za
+	za := confidence.NormalQuantile(1 - (1-conf)/2)
+	delta := (si.Hi - si.Lo) / 2 * (za + confidence.NormalQuantile(DetectablePower)) / za
 	if ratio {
 		return ptr(toPct(delta))
 	}
@@ -484,8 +485,8 @@ func detectable(si stats.ShiftInterval, conf float64, ratio bool, medA float64) 
 // stats.MinPairs(conf). TestRoundsForAgainstTrials checks it against the
 // exact test.
 func RoundsFor(sigmaLog, shiftFrac, conf, power float64) int {
-	za := stats.NormalQuantile(1 - (1-conf)/2)
-	z := za + stats.NormalQuantile(power)
+	za := confidence.NormalQuantile(1 - (1-conf)/2)
+	z := za + confidence.NormalQuantile(power)
 	n := math.Pow(z*sigmaLog*math.Sqrt2/math.Log1p(shiftFrac), 2)/signedRankARE + za*za/2
 	return max(int(math.Ceil(n)), stats.MinPairs(conf))
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
-	"github.com/scalegate/scalegate/internal/judge/stats"
+	"github.com/scalegate/scalegate/internal/judge/stats/confidence"
 )
 
 // shape is a run-to-run distribution of a figure: draw samples one run's
@@ -21,7 +21,7 @@ type shape struct {
 func shapes() []shape {
 	return []shape{
 		{"normal", func(r *rand.Rand) float64 { return r.NormFloat64() },
-			func(x float64) float64 { return 1 - stats.NormalCDF(x) }},
+			func(x float64) float64 { return 1 - confidence.NormalCDF(x) }},
 		{"t3", func(r *rand.Rand) float64 {
 			var c float64
 			for range 3 {
@@ -50,7 +50,7 @@ func shapes() []shape {
 				if x <= 0 {
 					return 1
 				}
-				return 1 - stats.NormalCDF(math.Log(x)/0.3)
+				return 1 - confidence.NormalCDF(math.Log(x)/0.3)
 			}},
 	}
 }

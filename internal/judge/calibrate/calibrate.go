@@ -27,6 +27,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/judge/stats"
+	"github.com/scalegate/scalegate/internal/judge/stats/confidence"
 )
 
 // Defaults.
@@ -252,14 +253,14 @@ func distribution(x []float64) *Distribution {
 }
 
 func rate(fails, runs int, conf float64) *Rate {
-	lo, hi := stats.ClopperPearson(fails, runs, conf)
+	lo, hi := confidence.ClopperPearson(fails, runs, conf)
 	return &Rate{Fails: fails, Runs: runs, Rate: float64(fails) / float64(runs), Lo: lo, Hi: hi, Confidence: conf, Method: "clopper-pearson"}
 }
 
 // suggest computes the bounds over x (all present, len ≥ MinRuns).
 func suggest(x []float64, dir gatetable.Direction, opt Options) *Suggestion {
 	n := len(x)
-	k := stats.ToleranceFactor(n, 1-opt.Target, opt.Confidence)
+	k := confidence.ToleranceFactor(n, 1-opt.Target, opt.Confidence)
 	sign := 1.0
 	worst := slices.Max(x)
 	loosest := math.Max

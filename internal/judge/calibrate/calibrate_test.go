@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/judge/stats"
+	"github.com/scalegate/scalegate/internal/judge/stats/confidence"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -42,7 +43,7 @@ func TestHandMade(t *testing.T) {
 	if g.Failed != 1 || g.FalseAlarm.Fails != 1 || g.FalseAlarm.Rate != 0.2 {
 		t.Errorf("failed %d, rate %+v; want 1 of 5 (the 14 > 13.5)", g.Failed, g.FalseAlarm)
 	}
-	lo, hi := stats.ClopperPearson(1, 5, 0.95)
+	lo, hi := confidence.ClopperPearson(1, 5, 0.95)
 	if g.FalseAlarm.Lo != lo || g.FalseAlarm.Hi != hi || math.Abs(hi-0.7164) > 1e-4 {
 		t.Errorf("interval [%v, %v], want Clopper–Pearson [%v, 0.7164]", g.FalseAlarm.Lo, g.FalseAlarm.Hi, lo)
 	}
@@ -162,9 +163,9 @@ func TestSuggestionClaim(t *testing.T) {
 	}
 	shapes := []shape{
 		{"normal", func(r *rand.Rand) float64 { return 10 + r.NormFloat64() },
-			func(x float64) float64 { return 1 - stats.NormalCDF(x-10) }, true},
+			func(x float64) float64 { return 1 - confidence.NormalCDF(x-10) }, true},
 		{"log-normal σ 0.5", func(r *rand.Rand) float64 { return 10 * math.Exp(0.5*r.NormFloat64()) },
-			func(x float64) float64 { return 1 - stats.NormalCDF(math.Log(x/10)/0.5) }, true},
+			func(x float64) float64 { return 1 - confidence.NormalCDF(math.Log(x/10)/0.5) }, true},
 		{"t3", func(r *rand.Rand) float64 {
 			var c float64
 			for range 3 {

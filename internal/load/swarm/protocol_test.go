@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
+	_ "github.com/scalegate/scalegate/internal/load/swarm/bodydec/sgentities" // the engine links no body decoder: its tests decode sg-entities
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/wire/proto"
 	"github.com/scalegate/scalegate/internal/wire/snapshot"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/scalegate/scalegate/internal/load/swarm/bodydec"
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/wire/proto"
@@ -21,13 +22,19 @@ var LoadV1 Protocol = loadV1{}
 // LoadV1Name is load protocol v1's name in the report.
 const LoadV1Name = report.ProtocolLoadV1
 
+// BodyFormatOpaque is the body_format a client must not decode. Bodies of
+// any other format are decoded by the decoder registered for it (package
+// bodydec: the scalegate binary registers sg-entities), and counted as not
+// decoded, with a warning, when there is none.
+const BodyFormatOpaque = "opaque"
+
 type loadV1 struct{}
 
 func (loadV1) Name() string        { return LoadV1Name }
 func (loadV1) ConnectData() uint32 { return proto.ConnectData }
 
 func (loadV1) NewWorker(cfg *Config) WorkerProtocol {
-	return &v1Worker{skipBodies: cfg.SkipBodyDecode, entityType: cfg.EntityType, decoders: map[string]BodyDecoder{}}
+	return &v1Worker{skipBodies: cfg.SkipBodyDecode, entityType: cfg.EntityType, decoders: map[string]bodydec.Decoder{}}
 }
 
 // v1Worker holds one worker's body decoders (costly to make, not safe for
@@ -35,7 +42,7 @@ func (loadV1) NewWorker(cfg *Config) WorkerProtocol {
 type v1Worker struct {
 	skipBodies     bool
 	entityType     string
-	decoders       map[string]BodyDecoder
+	decoders       map[string]bodydec.Decoder
 	unknownFormats []string // body formats seen that no decoder handles
 	decoderErrs    []string // decoders that could not be created
 }
@@ -63,14 +70,14 @@ func (w *v1Worker) Close() {
 
 // decoderFor returns this worker's decoder for a body format, nil for
 // "opaque" and for formats no decoder is registered for (recorded).
-func (w *v1Worker) decoderFor(format string) BodyDecoder {
+func (w *v1Worker) decoderFor(format string) bodydec.Decoder {
 	if format == BodyFormatOpaque || w.skipBodies {
 		return nil
 	}
 	if d, ok := w.decoders[format]; ok {
 		return d
 	}
-	mk, ok := lookupBodyDecoder(format)
+	mk, ok := bodydec.Lookup(format)
 	if !ok {
 		w.decoders[format] = nil
 		w.unknownFormats = append(w.unknownFormats, format)
@@ -93,7 +100,7 @@ type v1Bot struct {
 	welcomed bool
 	// minor1: the server's Welcome announced v1.1 (acks and pings).
 	minor1  bool
-	decoder BodyDecoder // nil: opaque or unknown format, not decoded
+	decoder bodydec.Decoder // nil: opaque or unknown format, not decoded
 	// in is reused: a fresh &proto.Input escapes to the heap and would
 	// allocate once per client-tick. ping is reused the same way: a local
 	// array handed to Conn.Send escapes, one allocation per ping.

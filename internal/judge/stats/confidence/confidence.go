@@ -1,4 +1,9 @@
-package stats
+// Package confidence holds the judge's confidence intervals and tolerance factors.
+//
+// They are calibrate's and ab's statistics, apart from package stats
+// because they need gonum's special functions (mathext): the swarm and
+// every team's bot link package stats, and none of them needs these.
+package confidence
 
 import (
 	"math"

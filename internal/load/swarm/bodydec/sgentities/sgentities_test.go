@@ -1,14 +1,15 @@
-package swarm
+package sgentities
 
 import (
 	"errors"
 	"testing"
 
+	"github.com/scalegate/scalegate/internal/load/swarm/bodydec"
 	"github.com/scalegate/scalegate/internal/wire/snapshot"
 )
 
 // TestEntityFormatsCountAndRejectLikeDecode: both sg-entities decoders the
-// swarm registers count a valid body's entities and reject a corrupt one
+// package registers count a valid body's entities and reject a corrupt one
 // with the sentinel snapshot's Decode gives it, and they do so through
 // Check (the cheaper path the swarm is meant to run).
 func TestEntityFormatsCountAndRejectLikeDecode(t *testing.T) {
@@ -30,7 +31,7 @@ func TestEntityFormatsCountAndRejectLikeDecode(t *testing.T) {
 	}
 	defer ref.Close()
 	for _, format := range []string{snapshot.BodyFormat, snapshot.BodyFormatV1} {
-		mk, ok := lookupBodyDecoder(format)
+		mk, ok := bodydec.Lookup(format)
 		if !ok {
 			t.Fatalf("%s: no decoder registered", format)
 		}
@@ -38,8 +39,8 @@ func TestEntityFormatsCountAndRejectLikeDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := d.(entityChecker); !ok {
-			t.Errorf("%s: decoder is %T, want entityChecker (snapshot's Check)", format, d)
+		if _, ok := d.(checker); !ok {
+			t.Errorf("%s: decoder is %T, want checker (snapshot's Check)", format, d)
 		}
 		if n, err := d.Decode(0, valid); n != 3 || err != nil {
 			t.Errorf("%s: valid body: %d, %v", format, n, err)
