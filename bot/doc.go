@@ -12,6 +12,26 @@
 // (docs/swarm-contract.md), so a profile runs it in place of the built-in
 // swarm.
 //
+// Add it to your module with
+//
+//	go get github.com/scalegate/scalegate/bot@latest
+//
+// It needs Go 1.26 or later (scalegate's go.mod). This package and its
+// subpackages under bot/transport are scalegate's public Go API; nothing
+// else of the module is. docs/compatibility.md says what a version may
+// change in it: a minor version only adds (a field, an optional
+// interface, a package), so write Game, Msg and Controls literals with
+// field names.
+//
+// A bot links only the transports it imports, one package each:
+// bot/transport/udp (raw UDP), bot/transport/ws (ws and wss),
+// bot/transport/quic and bot/transport/enet (cgo, the C libenet). Naming
+// the Game's transport by its package's Name (Transport: udp.Name) is the
+// import; a bot that may also run over another imports that one too. A
+// --transport the binary does not link exits 2, naming the import to add.
+// So a raw UDP or WebSocket bot builds with CGO_ENABLED=0 and carries no
+// ENet, QUIC or WebSocket code it does not use.
+//
 // You implement Protocol, one value per bot:
 //
 //   - Connected: send your join or login once the transport is up.
@@ -22,7 +42,9 @@
 //
 // Optionally it is a Waiter (resend the join until answered: raw UDP loses
 // datagrams), a Pinger (time round trips with your own ping; otherwise
-// the transport's estimate, where it has one, is the RTT) and a Leaver
+// the transport's estimate, where it has one, is the RTT), a CloseReader
+// (say what your server's close codes mean: a WebSocket server that
+// refuses a join by closing with 4003 "server full") and a Leaver
 // (say your protocol's goodbye when the run ends: after the hold, before
 // the swarm's final read of the server's figures, so what your server
 // counts of the goodbyes is in that read). A goodbye is one method:
@@ -31,6 +53,12 @@
 //
 // and Receive returns Msg{Kind: bot.Leaving} for the server's answer, which
 // ends the swarm's wait for it (at most a second).
+//
+// Game.Target and Game.Header give each bot its own address and upgrade
+// headers: a WebSocket URL with the bot's path and join token, a cookie.
+// A server that refuses the upgrade counts the bot as never connected
+// with the HTTP status ("connect_error (HTTP 403 Forbidden)"); the query's
+// values and the headers never show in the report or on the terminal.
 //
 // A complete bot for a game whose server speaks, over raw UDP, "J" to
 // join, "W" or "F" (full) in answer, "S" + a u32 tick per state update and

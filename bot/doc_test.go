@@ -147,3 +147,38 @@ func TestOwnProtocolExcerptsMatch(t *testing.T) {
 		t.Fatal("docs/own-protocol.md marks no excerpt")
 	}
 }
+
+// TestGoVersionDocumented: the Go version a team needs, as the package
+// doc, docs/own-protocol.md and docs/compatibility.md state it, is the
+// one go.mod names (major.minor), and the docs give the go get line.
+func TestGoVersionDocumented(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ver string
+	for _, l := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			parts := strings.Split(strings.TrimSpace(v), ".")
+			ver = strings.Join(parts[:min(2, len(parts))], ".")
+		}
+	}
+	if ver == "" {
+		t.Fatal("go.mod names no go version")
+	}
+	for _, tc := range []struct{ path, version string }{
+		{"doc.go", "Go " + ver + " or later"},
+		{"../docs/own-protocol.md", "Go " + ver + " or later"},
+		{"../docs/compatibility.md", "`go.mod` names (" + ver + ")"},
+	} {
+		b, err := os.ReadFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{tc.version, "go get github.com/scalegate/scalegate/bot@latest"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s does not say %q", tc.path, want)
+			}
+		}
+	}
+}
