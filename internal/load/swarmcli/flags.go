@@ -109,7 +109,7 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.Cfg.ServerMetricsFallback, "server-metrics-fallback-format", "", "exposition `format` assumed when the endpoint sends no usable Content-Type: text | openmetrics (default: such an answer is an error)")
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series, in `seconds`")
 	fs.StringVar(&f.Cfg.EntityType, "entity-type", "builtin:debug-entity", "entity type each client asks for when it joins (load protocol v1: the Join's entity_type)")
-	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing for this many `seconds` is lost; also the transport peer timeout")
+	fs.Float64Var(&f.timeoutS, "timeout-s", swarm.DefaultTimeout.Seconds(), "a joined client hearing nothing for this many `seconds` is lost; also the transport's own peer timeout, where it has one (not raw UDP)")
 	fs.BoolVar(&f.decode, "decode-bodies", true, "decode snapshot bodies of a known body_format and count failures (false: a benchmark knob)")
 	fs.Float64Var(&f.testBusyUs, "test-busy-us", 0, "test knob: spin this many `µs` of CPU per client per worker iteration, starving the harness on purpose (the gate's harness-bound bite test)")
 	fs.BoolVar(&f.hold, "hold-threads", true, "on ENet without impairment, each worker keeps its OS thread between ticks instead of parking on a Go timer (false: a benchmark knob)")
