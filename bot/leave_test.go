@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/scalegate/scalegate/bot"
+	"github.com/scalegate/scalegate/bot/transport/udp"
 	"github.com/scalegate/scalegate/internal/reports/report"
 )
 
@@ -186,7 +187,7 @@ func TestLeaveRunsBeforeTheFinalRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startByeServer(t, tc.answer)
 			path := filepath.Join(t.TempDir(), "report.json")
-			game := bot.Game{Name: "tiny-bye/1", Transport: "udp", New: func(int) bot.Protocol { return &leaver{fail: tc.fail} }}
+			game := bot.Game{Name: "tiny-bye/1", Transport: udp.Name, New: func(int) bot.Protocol { return &leaver{fail: tc.fail} }}
 			args := []string{"127.0.0.1", srv.port(), "--clients", fmt.Sprint(clients), "--duration", "2", "--progress", "off",
 				"--json", path, "--assert-admission", "--server-metrics", srv.metrics}
 			if tc.prom {
