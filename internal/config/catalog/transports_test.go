@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -40,5 +42,26 @@ func TestTransportsAreWhatVetAccepts(t *testing.T) {
 	names[0] = "changed"
 	if again, _ := Transports(); again[0] == "changed" {
 		t.Error("Transports hands out its cache: a caller changed the next caller's answer")
+	}
+}
+
+// TestDocsNameEveryTransport: the profile reference and the transports
+// page name every transport vet accepts, so a new one is not a transport
+// a reader cannot find.
+func TestDocsNameEveryTransport(t *testing.T) {
+	names, err := Transports()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for page, quote := range map[string]string{"profiles.md": `"`, "transports.md": "`"} {
+		raw, err := os.ReadFile(filepath.Join("../../../docs", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if !strings.Contains(string(raw), quote+n+quote) {
+				t.Errorf("docs/%s does not name the transport %s%s%s", page, quote, n, quote)
+			}
+		}
 	}
 }

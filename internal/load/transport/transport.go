@@ -1,5 +1,6 @@
 // Package transport is the one interface servers and clients use to move
-// protocol messages. It is the same whatever the backend (ENet, QUIC).
+// protocol messages. It is the same whatever the backend: ENet, QUIC, raw UDP
+// or WebSocket.
 //
 // A Host is owned by exactly one goroutine: every method except Backend and
 // Addr must be called from that goroutine. The owner drives the host with
