@@ -22,6 +22,12 @@ type Encoder struct {
 	nev  int
 	bw   bitWriter
 	zenc *zstd.Encoder
+	// Version 3: the states of the body being built, the ids its events
+	// despawn, and scratch for the view it leaves (swapped with the ring
+	// slot it replaces, so rings and encoder trade storage, never allocate).
+	states   []State
+	despawns []uint32
+	view     []State
 }
 
 // NewEncoder returns an Encoder with its own zstd encoder (fastest level,
@@ -47,6 +53,7 @@ func (e *Encoder) Reset() {
 	e.raw = append(e.raw[:0], make([]byte, HeaderSize)...)
 	e.n, e.nev = 0, 0
 	e.evs = e.evs[:0]
+	e.states, e.despawns = e.states[:0], e.despawns[:0]
 	e.bw.reset(e.raw)
 }
 
@@ -55,6 +62,9 @@ func (e *Encoder) Reset() {
 func (e *Encoder) AppendEvent(ev *Event) {
 	e.evs = appendEvent(e.evs, ev)
 	e.nev++
+	if ev.Kind == EventDespawn {
+		e.despawns = append(e.despawns, ev.ID)
+	}
 }
 
 // Events is the number of events appended since Reset.
@@ -127,6 +137,12 @@ func (e *Encoder) Finish(pad []byte, compress bool) (flags uint8, body []byte) {
 	e.raw = append(e.raw, e.evs...)
 	e.raw = append(e.raw, pad...)
 	e.bw.buf = e.raw
+	return e.compress(compress)
+}
+
+// compress returns the finished raw body, or its zstd frame when compress
+// is set and the frame is smaller.
+func (e *Encoder) compress(compress bool) (flags uint8, body []byte) {
 	if !compress {
 		return 0, e.raw
 	}
@@ -155,6 +171,11 @@ type Decoder struct {
 	buf  []byte
 	recs []Record
 	evs  []Event
+	// Version 3 scratch: the states decoded, the ids despawned, the view
+	// being built (see Encoder).
+	states   []State
+	despawns []uint32
+	view     []State
 }
 
 // NewDecoder returns a Decoder whose zstd frames may not decompress beyond
@@ -203,6 +224,11 @@ func (d *Decoder) walk(flags uint8, body []byte, keep bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return d.walkRaw(raw, keep)
+}
+
+// walkRaw is walk after the zstd frame, for versions 1 and 2.
+func (d *Decoder) walkRaw(raw []byte, keep bool) (int, error) {
 	n, nev, hdr, err := parseHeader(raw)
 	if err != nil {
 		return 0, err
@@ -298,6 +324,8 @@ func parseHeader(raw []byte) (n, nev, hdr int, err error) {
 			return 0, 0, 0, fmt.Errorf("snapshot: %d bytes: %w", len(raw), ErrHeader)
 		}
 		n, pad, hdr = int(binary.LittleEndian.Uint16(raw[1:])), int(binary.LittleEndian.Uint16(raw[3:])), HeaderSizeV1
+	case VersionDelta:
+		return 0, 0, 0, fmt.Errorf("snapshot: version 3 is a delta body: it needs the snapshot's tick and a baseline ring (DecodeRing): %w", ErrVersion)
 	default:
 		return 0, 0, 0, fmt.Errorf("snapshot: version %d: %w", raw[0], ErrVersion)
 	}
