@@ -151,6 +151,18 @@ const WelcomeFlagMinor1 uint8 = 1 << 0
 // in every later Snapshot to this peer.
 const FeatureInputAcks uint8 = 1 << 0
 
+// WelcomeFlagDeltas (v1.1) is the Welcome flag by which a server says it
+// sends delta snapshot bodies (sg-entities/3) to a peer that asks with
+// FeatureSnapshotDeltas, and reads the snapshot acknowledgement in its
+// Inputs. Set only with WelcomeFlagMinor1.
+const WelcomeFlagDeltas uint8 = 1 << 1
+
+// FeatureSnapshotDeltas is the Features bit asking for delta snapshot
+// bodies. The server answers in the bodies themselves (their version byte);
+// once the client has decoded one, its Inputs carry the snapshot
+// acknowledgement (Input.HasSnapshotAck).
+const FeatureSnapshotDeltas uint8 = 1 << 1
+
 // Join is the client's first reliable message.
 type Join struct {
 	ClientIndex uint32
@@ -192,6 +204,12 @@ type Input struct {
 	Aileron  float32
 	Rudder   float32
 	Buttons  uint32
+	// HasSnapshotAck: the Input goes on with SnapshotAck, the tick of the
+	// newest Snapshot the client decoded (v1.1, only to a server that
+	// announced WelcomeFlagDeltas and sent this client a delta body). The
+	// server takes deltas against that snapshot.
+	HasSnapshotAck bool
+	SnapshotAck    uint32
 }
 
 // SnapshotHeader is the fixed part of a Snapshot; the body follows it.
@@ -215,7 +233,9 @@ func (h SnapshotHeader) BodyFlags() uint8 { return h.Flags &^ SnapshotFlagInputA
 
 // Sizes of the fixed-size messages, type byte included.
 const (
-	InputSize          = 1 + 4 + 4*4 + 4
+	InputSize = 1 + 4 + 4*4 + 4
+	// InputAckSize is an Input carrying the snapshot acknowledgement.
+	InputAckSize       = InputSize + 4
 	SnapshotHeaderSize = 1 + 4 + 1
 	PeerDelaySize      = 1 + 2
 	// SnapshotAckSize is what SnapshotFlagInputAck adds to the header.
@@ -381,7 +401,11 @@ func AppendInput(b []byte, m *Input) []byte {
 	b = appendF32(b, m.Elevator)
 	b = appendF32(b, m.Aileron)
 	b = appendF32(b, m.Rudder)
-	return appendU32(b, m.Buttons)
+	b = appendU32(b, m.Buttons)
+	if m.HasSnapshotAck {
+		b = appendU32(b, m.SnapshotAck)
+	}
+	return b
 }
 
 // AppendSnapshotHeader appends the Snapshot type, tick and flags, and the
@@ -572,16 +596,20 @@ func DecodeNotice(b []byte) (Notice, error) {
 	return m, nil
 }
 
-// DecodeInput decodes an Input into m without allocating. On error m is
-// zeroed.
+// DecodeInput decodes an Input into m without allocating: InputSize
+// bytes, or InputAckSize with the snapshot acknowledgement (whether this
+// peer may send one is the server's to judge). On error m is zeroed.
 func DecodeInput(b []byte, m *Input) error {
 	// Fast path for the hot, well-formed case; anything else goes through
 	// the reader, which names the failing field.
-	if len(b) == InputSize && Type(b[0]) == TypeInput {
+	if (len(b) == InputSize || len(b) == InputAckSize) && Type(b[0]) == TypeInput {
 		th, el, ai, ru := f32At(b, 5), f32At(b, 9), f32At(b, 13), f32At(b, 17)
 		if finite(th) && finite(el) && finite(ai) && finite(ru) {
 			*m = Input{Seq: binary.LittleEndian.Uint32(b[1:]), Throttle: th, Elevator: el,
 				Aileron: ai, Rudder: ru, Buttons: binary.LittleEndian.Uint32(b[21:])}
+			if len(b) == InputAckSize {
+				m.HasSnapshotAck, m.SnapshotAck = true, binary.LittleEndian.Uint32(b[25:])
+			}
 			return nil
 		}
 	}
@@ -592,6 +620,9 @@ func DecodeInput(b []byte, m *Input) error {
 	m.Aileron = r.f32("aileron")
 	m.Rudder = r.f32("rudder")
 	m.Buttons = r.u32("buttons")
+	if r.err == nil && len(r.b) == 4 {
+		m.HasSnapshotAck, m.SnapshotAck = true, r.u32("snapshot_ack")
+	}
 	if err := r.end(); err != nil {
 		*m = Input{}
 		return err

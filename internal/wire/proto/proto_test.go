@@ -187,6 +187,12 @@ func goldens() []golden {
 			"02 01100000 3c00 40e20100 04 656e6574 0d 73672d656e7469746965732f32 01", welcomeSpans(4, 13)),
 		// v1.1: 05 | features 1 (input acks)
 		featuresCase("features", FeatureInputAcks, "05 01"),
+		// v1.1: 05 | features 3 (input acks, snapshot deltas)
+		featuresCase("features-deltas", FeatureInputAcks|FeatureSnapshotDeltas, "05 03"),
+		// v1.1 Welcome: flags 3 (minor_1, deltas)
+		welcomeCase("welcome-deltas", Welcome{EntityID: 4097, TickHz: 60, ServerTick: 123456,
+			Transport: "enet", BodyFormat: "sg-entities/2", Flags: WelcomeFlagMinor1 | WelcomeFlagDeltas},
+			"02 01100000 3c00 40e20100 04 656e6574 0d 73672d656e7469746965732f32 03", welcomeSpans(4, 13)),
 		// v1.1: 11 | token 7; 22 | token 7
 		tokenCase("ping", TypePing, 7, "11 07000000"),
 		tokenCase("pong", TypePong, 0xdeadbeef, "22 efbeadde"),
@@ -604,6 +610,40 @@ func BenchmarkDecodeWelcome(b *testing.B) {
 	}
 }
 
+// inputAckHex is the Input golden followed by snapshot_ack 123456
+// (docs/protocol.md shows it).
+const inputAckHex = "10 e8030000 0000803f 000000bf 0000803e 00000000 05000000 40e20100"
+
+// TestInputSnapshotAck: an Input of InputAckSize bytes carries the
+// snapshot acknowledgement, encodes and decodes byte for byte, and any
+// other length past InputSize is still malformed. (Outside goldens():
+// its first InputSize bytes are a valid Input, which TestTruncated's
+// every-prefix-fails rule does not allow.)
+func TestInputSnapshotAck(t *testing.T) {
+	want := Input{Seq: 1000, Throttle: 1, Elevator: -0.5, Aileron: 0.25, Buttons: ButtonGun | ButtonAfterburner,
+		HasSnapshotAck: true, SnapshotAck: 123456}
+	b := unhex(t, inputAckHex)
+	if got := AppendInput(nil, &want); !bytes.Equal(got, b) {
+		t.Fatalf("encoded % x, want % x", got, b)
+	}
+	var m Input
+	if err := DecodeInput(b, &m); err != nil || m != want {
+		t.Fatalf("decoded %+v (%v), want %+v", m, err, want)
+	}
+	for _, n := range []int{InputSize + 1, InputSize + 3, InputAckSize + 1} {
+		long := append(bytes.Clone(b), 0, 0)[:n]
+		if err := DecodeInput(long, &m); err == nil || m != (Input{}) {
+			t.Errorf("%d bytes: decoded %+v, err %v", n, m, err)
+		}
+	}
+	// A non-finite float is malformed with the acknowledgement too.
+	bad := bytes.Clone(b)
+	copy(bad[5:], []byte{0, 0, 0xc0, 0x7f}) // throttle NaN
+	if err := DecodeInput(bad, &m); err == nil {
+		t.Error("a NaN throttle decoded")
+	}
+}
+
 // TestDocExamples keeps docs/protocol.md honest: each example it shows is
 // one of the golden vectors above, byte for byte (whitespace and backticks
 // ignored), and the QUIC control-stream example is the preamble followed by
@@ -621,7 +661,7 @@ func TestDocExamples(t *testing.T) {
 	}, string(doc))
 	inDoc := map[string]bool{"join": true, "join-empty": true, "welcome": true, "refuse": true, "notice": true,
 		"input": true, "snapshot": true, "snapshot-empty": true, "peerdelay": true,
-		"snapshot-ack": true, "features": true, "ping": true, "pong": true}
+		"snapshot-ack": true, "features": true, "ping": true, "pong": true, "features-deltas": true}
 	var join []byte
 	for _, g := range goldens() {
 		if g.name == "join" {
@@ -630,6 +670,9 @@ func TestDocExamples(t *testing.T) {
 		if inDoc[g.name] && !strings.Contains(flat, strings.ReplaceAll(g.hex, " ", "")) {
 			t.Errorf("docs/protocol.md lacks the %s example %s", g.name, g.hex)
 		}
+	}
+	if !strings.Contains(flat, strings.ReplaceAll(inputAckHex, " ", "")) {
+		t.Errorf("docs/protocol.md lacks the Input example with a snapshot_ack %s", inputAckHex)
 	}
 	// QUIC: preamble (ConnectData, u32 LE), then u16 LE length 17, then Join.
 	quic := hex.EncodeToString(binary.LittleEndian.AppendUint32(nil, ConnectData)) + "1100" + hex.EncodeToString(join)

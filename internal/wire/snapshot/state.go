@@ -32,10 +32,10 @@ const (
 // reference world: |x|, |z| ≤ 120 km, y from the terrain to 14 km, speeds
 // ≤ 480 m/s); the position step is coarser.
 const (
-	PosStepV3 = 1.0 / 8 // metres: max error 1/16 m per axis
+	PosStepV3  = 1.0 / 8 // metres: max error 1/16 m per axis
 	bitsPosXZ3 = 21
 	bitsPosY3  = 17
-	bitsFlags3 = 3 // FlagsKnown
+	bitsFlags3 = 3                  // FlagsKnown
 	velZero    = 1 << (bitsVel - 1) // the code of 0 m/s
 )
 
