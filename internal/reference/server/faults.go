@@ -31,6 +31,14 @@ type FaultConfig struct {
 	HollowSensors        bool     `toml:"hollow_sensors"`         // sensors are checked but detect nothing
 	DisableDatalink      bool     `toml:"disable_datalink"`       // no track is shared: each table is its owner's own
 	IgnoreFireButtons    bool     `toml:"ignore_fire_buttons"`    // the gun and store buttons do nothing
+	// IgnoreSnapshotAcks: the snapshot acknowledgements in Inputs are read
+	// and dropped, so a peer that asked for deltas gets full version-3
+	// bodies only: what a harness that never acknowledges costs.
+	IgnoreSnapshotAcks bool `toml:"ignore_snapshot_acks"`
+	// CorruptDeltaEveryNth: every Nth delta body built for a peer has one
+	// bit of its entity section flipped: the corruption a client must count
+	// as a decode failure, never pass.
+	CorruptDeltaEveryNth int `toml:"corrupt_delta_every_nth"`
 	// DisableCongestionControl turns the congestion controller off whatever
 	// [network] says: a server that never backs off on a bad link.
 	DisableCongestionControl bool `toml:"disable_congestion_control"`
@@ -132,6 +140,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.alloc_churn_mb_per_s", f.AllocChurnMBPerS >= 0 && f.AllocChurnMBPerS <= 4096, "must be 0..4096"},
 		{"faults.exit_after_s", f.ExitAfterS >= 0 && f.ExitAfterS <= 86400, "must be 0..86400"},
 		{"faults.snapshots_then_silent", f.SnapshotsThenSilent >= 0, "must be ≥ 0 (0 off)"},
+		{"faults.corrupt_delta_every_nth", f.CorruptDeltaEveryNth >= 0, "must be ≥ 0 (0 off)"},
 		{"faults.snapshot_interval_ms", f.SnapshotIntervalMs >= 0 && f.SnapshotIntervalMs <= 60000, "must be 0..60000"},
 		{"faults.slow_stretch.at_s", f.SlowStretch.AtS >= 0 && f.SlowStretch.AtS <= 86400, "must be 0..86400"},
 		{"faults.slow_stretch.for_s", f.SlowStretch.ForS >= 0 && f.SlowStretch.ForS <= 86400, "must be 0..86400"},
@@ -164,6 +173,8 @@ func (f *FaultConfig) Active() []string {
 	add(f.HollowSensors, "hollow_sensors", true)
 	add(f.DisableDatalink, "disable_datalink", true)
 	add(f.IgnoreFireButtons, "ignore_fire_buttons", true)
+	add(f.IgnoreSnapshotAcks, "ignore_snapshot_acks", true)
+	add(f.CorruptDeltaEveryNth > 0, "corrupt_delta_every_nth", f.CorruptDeltaEveryNth)
 	add(f.DisableCongestionControl, "disable_congestion_control", true)
 	add(f.CongestionStuckAtFloor, "congestion_stuck_at_floor", true)
 	add(f.AllocChurnMBPerS > 0, "alloc_churn_mb_per_s", f.AllocChurnMBPerS)

@@ -28,6 +28,15 @@ func (s *Server) onInput(p *peer, b []byte, now time.Time) {
 		s.malformed(p, now, 1)
 		return
 	}
+	if in := &s.input.in; in.HasSnapshotAck {
+		if !p.viewer.In.Deltas {
+			s.malformed(p, now, 1) // a snapshot ack from a peer that never asked for deltas
+			return
+		}
+		if !s.cfg.Faults.IgnoreSnapshotAcks {
+			p.viewer.In.TakeSnapshotAck(in.SnapshotAck)
+		}
+	}
 	if d := s.inputDelay(); d > 0 {
 		if len(p.delayed) < maxDelayedInputs {
 			p.delayed = append(p.delayed, delayedInput{due: now.Add(d), in: s.input.in})
@@ -86,6 +95,7 @@ func (s *Server) onFeatures(p *peer, b []byte, now time.Time) {
 	}
 	p.features = true
 	p.viewer.In.AckInputs = f&proto.FeatureInputAcks != 0
+	p.viewer.In.Deltas = f&proto.FeatureSnapshotDeltas != 0
 }
 
 // onPing answers a joined peer's Ping (v1.1) at once: the Pong is queued in

@@ -332,7 +332,7 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 		ServerTick: s.tick,
 		Transport:  s.reported,
 		BodyFormat: snapshot.BodyFormat,
-		Flags:      proto.WelcomeFlagMinor1,
+		Flags:      proto.WelcomeFlagMinor1 | proto.WelcomeFlagDeltas,
 	})
 	if err == nil {
 		err = s.send(p.id, transport.Reliable, s.msgBuf)

@@ -47,6 +47,27 @@ type Interest struct {
 	AckInputs       bool
 	HaveAck         bool
 	AckSeq, AckTick uint32
+	// Deltas: the peer asked for delta bodies (sg-entities/3, Features
+	// snapshot_deltas); HaveSnapAck and SnapAck are the newest snapshot
+	// tick it acknowledged in an Input. ring holds the views of what it
+	// was sent, the baselines a delta is taken against; nDeltas counts the
+	// deltas built (the corrupt_delta_every_nth fault's clock).
+	Deltas      bool
+	HaveSnapAck bool
+	SnapAck     uint32
+	// Delta: the last build was a delta (for tests and metrics).
+	Delta   bool
+	ring    snapshot.Ring
+	nDeltas int
+}
+
+// TakeSnapshotAck records a snapshot acknowledgement from the peer's
+// Input: the newest wins (wrap-safe), an older one arriving late is
+// ignored.
+func (in *Interest) TakeSnapshotAck(tick uint32) {
+	if !in.HaveSnapAck || int32(tick-in.SnapAck) > 0 {
+		in.HaveSnapAck, in.SnapAck = true, tick
+	}
 }
 
 // ackBytes is what the input acknowledgement adds to this peer's header.
@@ -75,8 +96,13 @@ type SnapshotParams struct {
 	PadInBudget bool
 	// Records holds every live entity's record, encoded once this tick
 	// (EncodeRecords), indexed by slot; a peer's build copies them and
-	// patches its own flag and age.
+	// patches its own flag and age. States are the same entities'
+	// version-3 codes, for the peers that take deltas.
 	Records [][snapshot.RecordSize]byte
+	States  []snapshot.State
+	// CorruptDeltaEvery (the corrupt_delta_every_nth fault): every Nth
+	// delta built for a peer has one bit of its entity section flipped.
+	CorruptDeltaEvery int
 	// Events are the recent events in the order they happened (the Sim's
 	// ring); a peer takes those since its previous build. Effects are sent
 	// within EventRadius of the peer's entity.
@@ -87,15 +113,28 @@ type SnapshotParams struct {
 // EncodeRecords encodes the record of every slot in live into recs
 // (grown to the world's slot count) using workers, and returns recs.
 func EncodeRecords(w *World, live []int32, recs [][snapshot.RecordSize]byte, run func(n, chunk int, fn func(worker, i int))) [][snapshot.RecordSize]byte {
+	recs, _ = encodeAll(w, live, recs, nil, run)
+	return recs
+}
+
+// encodeAll is EncodeRecords that also quantises every live entity's
+// version-3 state into states (grown alike) when states is non-nil.
+func encodeAll(w *World, live []int32, recs [][snapshot.RecordSize]byte, states []snapshot.State, run func(n, chunk int, fn func(worker, i int))) ([][snapshot.RecordSize]byte, []snapshot.State) {
 	if len(recs) < w.Slots() {
 		recs = append(recs, make([][snapshot.RecordSize]byte, w.Slots()-len(recs))...)
+	}
+	if states != nil && len(states) < w.Slots() {
+		states = append(states, make([]snapshot.State, w.Slots()-len(states))...)
 	}
 	run(len(live), 64, func(_, i int) {
 		var r snapshot.Record
 		w.At(live[i]).record(&r)
 		snapshot.EncodeRecord(&recs[live[i]], &r)
+		if states != nil {
+			states[live[i]] = snapshot.Quantize(&r)
+		}
 	})
-	return recs
+	return recs, states
 }
 
 // MaxRecords is how many records fit the budget after the message header
@@ -180,7 +219,7 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 		in.order = append(in.order, candidate{prio: in.staleness(s, e.ID, p.Tick) / (1 + d/priorityRefM), id: e.ID, slot: s})
 	}
 	in.InView = len(in.order)
-	room := p.maxRecords(len(in.evs), in.ackBytes()) - 1 // the own entity
+	room := p.maxRecords(len(in.evs), in.ackBytes()+in.headerExtra()) - 1 // the own entity
 	if room < len(in.order) {
 		in.order = topK(in.order, max(room, 0))
 	}
@@ -195,8 +234,7 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 		enc.AppendEvent(&in.evs[i])
 	}
 	in.Events = len(in.evs)
-	flags, body := enc.Finish(p.Pad, p.Compress)
-	in.Sent = enc.Len()
+	flags, body := in.finish(enc, p)
 	h := proto.SnapshotHeader{Tick: p.Tick, Flags: flags}
 	if in.AckInputs && in.HaveAck {
 		h.Flags |= proto.SnapshotFlagInputAck
@@ -206,8 +244,39 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	in.Msg = append(in.Msg, body...)
 }
 
+// headerExtra is what a version-3 body header adds to version 2's: a
+// delta peer's budget is reckoned as a version-2 peer's otherwise, so it is
+// sent the same entities at the same rate and the bytes a delta saves are
+// saved, not spent on more records (docs/snapshot-format.md, "Version 3").
+func (in *Interest) headerExtra() int {
+	if in.Deltas {
+		return snapshot.HeaderSizeV3 - snapshot.HeaderSize
+	}
+	return 0
+}
+
+// finish completes the body: version 2, or for a delta peer version 3
+// against its acknowledged snapshot (full when there is none or it has left
+// the ring). in.Sent is the records (or states) it carries.
+func (in *Interest) finish(enc *snapshot.Encoder, p *SnapshotParams) (uint8, []byte) {
+	if !in.Deltas {
+		in.Sent = enc.Len()
+		return enc.Finish(p.Pad, p.Compress)
+	}
+	in.Sent = enc.States()
+	corrupt := false
+	if p.CorruptDeltaEvery > 0 && in.HaveSnapAck && in.ring.Has(in.SnapAck) {
+		in.nDeltas++
+		corrupt = in.nDeltas%p.CorruptDeltaEvery == 0
+	}
+	flags, body, d := enc.FinishDelta(p.Tick, &in.ring, in.SnapAck, in.HaveSnapAck, p.Pad, p.Compress, corrupt)
+	in.Delta = d.IsDelta
+	return flags, body
+}
+
 // appendRecord appends the tick's encoded record of slot (flagged as the
-// peer's own when own, aged from this peer's last send) and marks it sent.
+// peer's own when own, aged from this peer's last send) and marks it sent:
+// a version-2 record, or a delta peer's version-3 state.
 func (in *Interest) appendRecord(enc *snapshot.Encoder, p *SnapshotParams, slot int32, id uint32, own bool) {
 	m := &in.sent[slot]
 	age := uint8(0)
@@ -219,6 +288,13 @@ func (in *Interest) appendRecord(enc *snapshot.Encoder, p *SnapshotParams, slot 
 		flags = snapshot.FlagOwn
 	}
 	*m = sentMark{id: id, tick: p.Tick}
+	if in.Deltas {
+		st := p.States[slot]
+		st.Flags |= flags
+		st.Age = age
+		enc.AppendState(&st)
+		return
+	}
 	enc.AppendEncoded(&p.Records[slot], flags, age)
 }
 

@@ -727,6 +727,8 @@ func (s *Server) buildSnapshots() {
 		Compress:    s.cfg.Network.CompressSnapshots,
 		Pad:         s.pad,
 		PadInBudget: s.padInBudget,
+
+		CorruptDeltaEvery: s.cfg.Faults.CorruptDeltaEveryNth,
 	}
 	s.sim.Build(s.due, &p)
 }

@@ -58,6 +58,7 @@ type Sim struct {
 	radius   float64
 	aiSlots  []int32
 	recs     [][snapshot.RecordSize]byte
+	states   []snapshot.State // version-3 codes by slot, when a viewer takes deltas
 	aiscr    []aiScratch
 	aiCost   time.Duration // [world] test_ai_cost_us per controller run
 	// The populated world: sensors (sensors.go), the fire path and the
@@ -208,6 +209,16 @@ func (s *Sim) AIByController() [numControllers]int {
 	return n
 }
 
+// anyDeltas reports whether a viewer takes version-3 deltas this tick.
+func anyDeltas(vs []*Viewer) bool {
+	for _, v := range vs {
+		if v.In.Deltas {
+			return true
+		}
+	}
+	return false
+}
+
 // Build runs every viewer's interest query and builds its Snapshot message
 // in parallel; worker k uses encoder k, and each viewer's output depends
 // only on the world and its own state.
@@ -219,8 +230,17 @@ func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
 	if s.InterestScale > 0 && s.InterestScale < 1 {
 		radius *= s.InterestScale
 	}
-	s.recs = EncodeRecords(s.World, s.World.Live(), s.recs, s.pool.run)
-	p.Records, p.Events, p.EventRadius = s.recs, s.ring, radius
+	var st []snapshot.State // nil: no viewer takes deltas, quantise nothing
+	if anyDeltas(vs) {
+		if st = s.states; st == nil {
+			st = []snapshot.State{}
+		}
+	}
+	s.recs, st = encodeAll(s.World, s.World.Live(), s.recs, st, s.pool.run)
+	if st != nil {
+		s.states = st
+	}
+	p.Records, p.States, p.Events, p.EventRadius = s.recs, st, s.ring, radius
 	s.pool.run(len(vs), 1, func(wk, i int) {
 		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, radius)
 		vs[i].In.Build(s.World, vs[i].Slot, s.encs[wk], p)
