@@ -51,13 +51,20 @@ var (
 	// (usually 0) would pass any ceiling without having measured anything.
 	WireKBs        = Figure{Name: "wire_kbs_per_client", Title: "wire KB/s per client", Path: "server_tick.wire_out_kbs_per_client", Unit: "KB/s", Read: wireKBs}
 	BytesPerEntity = Figure{Name: "bytes_per_entity", Title: "snapshot bytes per entity", Path: "report.snapshot_bytes_per_entity", Read: optional("report.snapshot_bytes_per_entity", "no snapshot body was decoded", func(r *report.Report) *float64 { return r.SnapshotBytesPerEntity })}
-	Entities       = gaugeFigure("entities", "server entities", true)
-	TickMsMean     = tickFigure("tick_ms_mean", "server tick ms mean", "ms", "tick_ms", "mean")
-	TickMsP50      = tickFigure("tick_ms_p50", "server tick ms p50", "ms", "tick_ms", "p50")
-	TickMsP95      = tickFigure("tick_ms_p95", "server tick ms p95", "ms", "tick_ms", "p95")
-	TickMsP99      = tickFigure("tick_ms_p99", "server tick ms p99", "ms", "tick_ms", "p99")
-	TickMsMax      = tickFigure("tick_ms_max", "server tick ms max", "ms", "tick_ms", "max")
-	SerializeMs    = tickFigure("serialize_ms_mean", "server serialize ms mean", "ms", "serialize_ms", "mean")
+	// The delta figures (sg-entities/3): bytes per entity of the full and
+	// of the delta snapshots, the share of snapshots that were deltas, and
+	// the state updates' bytes per update.
+	BytesPerEntityFull  = Figure{Name: "bytes_per_entity_full", Title: "snapshot bytes per entity, full snapshots", Path: "report.snapshot_bytes_per_entity_full", Read: optional("report.snapshot_bytes_per_entity_full", "no full snapshot was decoded", func(r *report.Report) *float64 { return r.SnapshotBytesPerEntityFull })}
+	BytesPerEntityDelta = Figure{Name: "bytes_per_entity_delta", Title: "snapshot bytes per entity, delta snapshots", Path: "report.snapshot_bytes_per_entity_delta", Read: optional("report.snapshot_bytes_per_entity_delta", "no delta snapshot was decoded", func(r *report.Report) *float64 { return r.SnapshotBytesPerEntityDelta })}
+	DeltaShare          = Figure{Name: "delta_snapshot_share", Title: "share of snapshots that were deltas", Path: "report.delta_snapshot_share", Read: optional("report.delta_snapshot_share", "no snapshot body was decoded", func(r *report.Report) *float64 { return r.DeltaSnapshotShare })}
+	BytesPerSnapshot    = Figure{Name: "bytes_per_snapshot", Title: "snapshot bytes per snapshot", Path: "report.bytes_per_snapshot", Unit: "B", Read: optional("report.bytes_per_snapshot", "no state update was received after the warm-up", func(r *report.Report) *float64 { return r.BytesPerSnapshot })}
+	Entities            = gaugeFigure("entities", "server entities", true)
+	TickMsMean          = tickFigure("tick_ms_mean", "server tick ms mean", "ms", "tick_ms", "mean")
+	TickMsP50           = tickFigure("tick_ms_p50", "server tick ms p50", "ms", "tick_ms", "p50")
+	TickMsP95           = tickFigure("tick_ms_p95", "server tick ms p95", "ms", "tick_ms", "p95")
+	TickMsP99           = tickFigure("tick_ms_p99", "server tick ms p99", "ms", "tick_ms", "p99")
+	TickMsMax           = tickFigure("tick_ms_max", "server tick ms max", "ms", "tick_ms", "max")
+	SerializeMs         = tickFigure("serialize_ms_mean", "server serialize ms mean", "ms", "serialize_ms", "mean")
 	// RSSGrowth is rss_kb − rss_startup_kb. A value ≤ 0 in either field
 	// means the server could not read its RSS on its platform:
 	// unavailable, which is missing, never "no growth".

@@ -53,12 +53,15 @@ func buildReport(cfg *Config, workers []*worker, start, end time.Time) *report.R
 type collected struct {
 	hz, kbs, conn              []float64 // one per client: bounded by the swarm's size
 	entBytes, entities, ticked int64
-	gap                        time.Duration // -1: no client had two updates
-	warned                     map[string]bool
-	svc, states, dts, rtt, pd  *stats.Histogram
-	lat, trtt                  *stats.Histogram
-	pinged, estimated          int64   // rtt samples from pings and from the transport
-	announced                  float64 // the first rate a server announced; 0 none
+	// deltaBytes and deltaEntities: entBytes and entities of the deltas;
+	// stateBytes and stateSnaps: the state updates after the warm-up.
+	deltaBytes, deltaEntities, stateBytes, stateSnaps int64
+	gap                                               time.Duration // -1: no client had two updates
+	warned                                            map[string]bool
+	svc, states, dts, rtt, pd                         *stats.Histogram
+	lat, trtt                                         *stats.Histogram
+	pinged, estimated                                 int64   // rtt samples from pings and from the transport
+	announced                                         float64 // the first rate a server announced; 0 none
 }
 
 func newCollected() *collected {
@@ -107,6 +110,10 @@ func (col *collected) addClient(c *client) {
 	}
 	col.entBytes += c.decodedBytes
 	col.entities += c.decodedEntities
+	col.deltaBytes += c.deltaBytes
+	col.deltaEntities += c.deltaEntities
+	col.stateBytes += c.snapBytes
+	col.stateSnaps += c.snaps
 	if c.snaps >= 2 && c.maxGap > col.gap {
 		col.gap = c.maxGap
 	}
@@ -128,6 +135,7 @@ func (col *collected) fill(r *report.Report) {
 		r.EntitiesPerSnapshot = nanPtr(float64(col.entities) / float64(r.SnapshotsDecoded))
 		r.SnapshotBytesPerEntity = nanPtr(float64(col.entBytes) / float64(col.entities))
 	}
+	col.fillDeltas(r)
 	r.Histograms = &report.Histograms{
 		RTTMs: nonEmpty(col.rtt), PeerDelayMs: nonEmpty(col.pd), ConnectMs: stats.HistogramOf(col.conn),
 		WorkerLoopDtMs: nonEmpty(col.dts), TickHzPerClient: stats.HistogramOf(col.hz), KBsPerClient: stats.HistogramOf(col.kbs),
@@ -154,6 +162,24 @@ func (col *collected) fill(r *report.Report) {
 	r.WorkerLoopDtMs = report.PercentilesOf(col.dts.Summary())
 	if col.gap >= 0 {
 		r.MaxSnapshotGapMs = nanPtr(float64(col.gap) / float64(time.Millisecond))
+	}
+}
+
+// fillDeltas sets the delta figures: the share of decoded snapshots that
+// were deltas and the bytes per entity of each kind.
+func (col *collected) fillDeltas(r *report.Report) {
+	r.SnapshotEntitiesDelta, r.SnapshotEntitiesFull = col.deltaEntities, col.entities-col.deltaEntities
+	if r.SnapshotsDecoded > 0 {
+		r.DeltaSnapshotShare = nanPtr(float64(r.SnapshotsDelta) / float64(r.SnapshotsDecoded))
+	}
+	if full := col.entities - col.deltaEntities; full > 0 {
+		r.SnapshotBytesPerEntityFull = nanPtr(float64(col.entBytes-col.deltaBytes) / float64(full))
+	}
+	if col.deltaEntities > 0 {
+		r.SnapshotBytesPerEntityDelta = nanPtr(float64(col.deltaBytes) / float64(col.deltaEntities))
+	}
+	if col.stateSnaps > 0 {
+		r.BytesPerSnapshot = nanPtr(float64(col.stateBytes) / float64(col.stateSnaps))
 	}
 }
 
@@ -268,6 +294,7 @@ func tallyClient(r *report.Report, c *client) {
 	r.SnapshotsReceived += c.received
 	r.SnapshotDecodeErrors += c.decodeErrors
 	r.SnapshotsDecoded += c.decoded
+	r.SnapshotsDelta += c.deltas
 }
 
 // player is the client's own row of the report's players list (w is its

@@ -166,6 +166,10 @@ type client struct {
 	// what one entity costs on the wire of the protocol (bytes_per_entity).
 	decodedBytes    int64
 	decodedEntities int64
+	// The same for the updates that were deltas (Msg.Delta), and their count.
+	deltaBytes    int64
+	deltaEntities int64
+	deltas        int64
 	// rttCounts counts the client's RTT samples in intervalBounds' buckets
 	// (nil until the first): its own p95 without keeping every sample.
 	rttCounts []uint64
@@ -399,6 +403,11 @@ func (c *client) onState(w *worker, m *Msg, bad bool, size int, now time.Time) {
 		c.decoded++
 		c.decodedBytes += int64(size)
 		c.decodedEntities += int64(m.Entities)
+		if m.Delta {
+			c.deltas++
+			c.deltaBytes += int64(size)
+			c.deltaEntities += int64(m.Entities)
+		}
 	}
 	if now.Before(w.warmEnd) {
 		return // the warm-up: counted, not measured

@@ -194,6 +194,10 @@ type Msg struct {
 	HasEntities bool
 	Tick        uint32
 	Entities    int
+	// Delta: the update was a delta against an earlier one the client
+	// acknowledged (sg-entities/3): delta_snapshot_share and the
+	// full/delta bytes per entity split on it.
+	Delta bool
 	// HasInputAck: InputAck is the number (Control.Seq) of the newest
 	// Input the server had applied when it built this state update; the
 	// first update acknowledging Input N times N's input latency.

@@ -101,6 +101,12 @@ type v1Bot struct {
 	// minor1: the server's Welcome announced v1.1 (acks and pings).
 	minor1  bool
 	decoder bodydec.Decoder // nil: opaque or unknown format, not decoded
+	// base is the client's baselines when it asked for deltas (nil
+	// otherwise); ack is the newest snapshot tick whose body left a
+	// baseline, which every Input acknowledges once hasAck.
+	base   bodydec.Baselines
+	ack    uint32
+	hasAck bool
 	// in is reused: a fresh &proto.Input escapes to the heap and would
 	// allocate once per client-tick. ping is reused the same way: a local
 	// array handed to Conn.Send escapes, one allocation per ping.
@@ -175,13 +181,18 @@ func (b *v1Bot) welcome(c Conn, msg []byte) (Msg, error) {
 		return Msg{}, errWelcomeAgain
 	}
 	b.welcomed = true
+	b.decoder = b.w.decoderFor(m.BodyFormat)
 	if m.Flags&proto.WelcomeFlagMinor1 != 0 {
 		b.minor1 = true
-		if err := c.Send(transport.Reliable, proto.AppendFeatures(nil, proto.FeatureInputAcks)); err != nil {
+		f := proto.FeatureInputAcks
+		if dd, ok := b.decoder.(bodydec.DeltaDecoder); ok && m.Flags&proto.WelcomeFlagDeltas != 0 {
+			f |= proto.FeatureSnapshotDeltas
+			b.base = dd.NewBaselines()
+		}
+		if err := c.Send(transport.Reliable, proto.AppendFeatures(nil, f)); err != nil {
 			return Msg{}, err
 		}
 	}
-	b.decoder = b.w.decoderFor(m.BodyFormat)
 	return Msg{Kind: MsgAdmitted, ServerTransport: m.Transport, BodyFormat: m.BodyFormat, AnnouncedHz: float64(m.TickHz)}, nil
 }
 
@@ -196,7 +207,16 @@ func (b *v1Bot) snapshot(msg []byte) (Msg, error) {
 	if b.decoder == nil {
 		return m, nil
 	}
-	n, err := b.decoder.Decode(h.BodyFlags(), body)
+	var n int
+	if dd, ok := b.decoder.(bodydec.DeltaDecoder); ok && b.base != nil {
+		var kept bool
+		n, m.Delta, kept, err = dd.DecodeDelta(h.BodyFlags(), body, h.Tick, b.base)
+		if kept && (!b.hasAck || int32(h.Tick-b.ack) > 0) {
+			b.ack, b.hasAck = h.Tick, true // a baseline now: acknowledge it
+		}
+	} else {
+		n, err = b.decoder.Decode(h.BodyFlags(), body)
+	}
 	if err != nil {
 		return m, err
 	}
@@ -216,6 +236,7 @@ func (b *v1Bot) Input(buf []byte, ctl *Control) ([]byte, transport.Delivery) {
 	b.in = proto.Input{
 		Seq: ctl.Seq, Throttle: ctl.Throttle, Elevator: ctl.Elevator,
 		Aileron: ctl.Aileron, Rudder: ctl.Rudder, Buttons: ctl.Buttons,
+		HasSnapshotAck: b.hasAck, SnapshotAck: b.ack,
 	}
 	return proto.AppendInput(buf, &b.in), transport.Unreliable
 }

@@ -72,7 +72,20 @@ func printFigures(w io.Writer, r *report.Report) {
 	if r.MaxSnapshotGapMs != nil {
 		fmt.Fprintf(w, "  max snapshot gap %.1f ms, snapshots %d, decode errors %d\n", *r.MaxSnapshotGapMs, r.SnapshotsReceived, r.SnapshotDecodeErrors)
 	}
+	if r.DeltaSnapshotShare != nil {
+		fmt.Fprintf(w, "  snapshot bytes %s per snapshot, %s per entity (full %s, delta %s), delta share %.1f %%\n",
+			optFigure(r.BytesPerSnapshot), optFigure(r.SnapshotBytesPerEntity), optFigure(r.SnapshotBytesPerEntityFull),
+			optFigure(r.SnapshotBytesPerEntityDelta), 100**r.DeltaSnapshotShare)
+	}
 	printPercentiles(w, "state interval", r.StateIntervalMs)
+}
+
+// optFigure prints v to two decimals, "–" when absent.
+func optFigure(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", *v)
 }
 
 // printPercentiles prints one latency line, aligned with its neighbours.

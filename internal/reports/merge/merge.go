@@ -345,6 +345,41 @@ func entityMeans(out *report.Report, picked []Input) {
 		out.EntitiesPerSnapshot = ptr(ents / snaps)
 		out.SnapshotBytesPerEntity = ptr(bytes / ents)
 	}
+	deltaMeans(out, picked)
+}
+
+// deltaMeans recombines the delta figures: counts add up, and each kind's
+// bytes per entity is weighted by the entities it is over.
+func deltaMeans(out *report.Report, picked []Input) {
+	var fullB, fullE, deltaB, deltaE, stateB, received float64
+	out.SnapshotsDelta, out.SnapshotEntitiesDelta, out.SnapshotEntitiesFull = 0, 0, 0
+	for _, s := range picked {
+		r := s.Report
+		out.SnapshotsDelta += r.SnapshotsDelta
+		out.SnapshotEntitiesDelta += r.SnapshotEntitiesDelta
+		out.SnapshotEntitiesFull += r.SnapshotEntitiesFull
+		if de := float64(r.SnapshotEntitiesDelta); r.SnapshotBytesPerEntityDelta != nil {
+			deltaB, deltaE = deltaB+*r.SnapshotBytesPerEntityDelta*de, deltaE+de
+		}
+		if fe := float64(r.SnapshotEntitiesFull); r.SnapshotBytesPerEntityFull != nil {
+			fullB, fullE = fullB+*r.SnapshotBytesPerEntityFull*fe, fullE+fe
+		}
+		if r.BytesPerSnapshot != nil {
+			stateB, received = stateB+*r.BytesPerSnapshot*float64(r.SnapshotsReceived), received+float64(r.SnapshotsReceived)
+		}
+	}
+	if out.SnapshotsDecoded > 0 {
+		out.DeltaSnapshotShare = ptr(float64(out.SnapshotsDelta) / float64(out.SnapshotsDecoded))
+	}
+	if fullE > 0 {
+		out.SnapshotBytesPerEntityFull = ptr(fullB / fullE)
+	}
+	if deltaE > 0 {
+		out.SnapshotBytesPerEntityDelta = ptr(deltaB / deltaE)
+	}
+	if received > 0 {
+		out.BytesPerSnapshot = ptr(stateB / received)
+	}
 }
 
 // serverFigures copies the server-side block (metrics file, RSS series and

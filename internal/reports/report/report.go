@@ -682,11 +682,28 @@ type Report struct {
 	// KB/s is pinned, and a fatter record shows here instead.
 	EntitiesPerSnapshot    *float64 `json:"entities_per_snapshot"`
 	SnapshotBytesPerEntity *float64 `json:"snapshot_bytes_per_entity"`
-	ProtocolErrors         int64    `json:"protocol_errors"`
-	RSSSlopeMethod         string   `json:"rss_slope_method,omitempty"`
-	ClientTicks            int64    `json:"client_ticks"`
-	HarnessCPUS            *float64 `json:"harness_cpu_s"`
-	CPUUsPerClientTick     *float64 `json:"cpu_us_per_client_tick"`
+	// SnapshotsDelta is how many of the decoded snapshots were deltas
+	// against one the client acknowledged (sg-entities/3), and
+	// SnapshotEntitiesDelta the entity records they carried
+	// (SnapshotEntitiesFull those the other decoded snapshots carried);
+	// DeltaSnapshotShare is SnapshotsDelta / SnapshotsDecoded (null when
+	// none decoded; 0 when the server sent full bodies only, as it does to
+	// a client that never acknowledges). SnapshotBytesPerEntityFull and
+	// ...Delta split snapshot_bytes_per_entity between the full and the
+	// delta snapshots (null when there were none of the kind).
+	// BytesPerSnapshot is the state updates' bytes per update received.
+	SnapshotsDelta              int64    `json:"snapshots_delta"`
+	SnapshotEntitiesDelta       int64    `json:"snapshot_entities_delta"`
+	SnapshotEntitiesFull        int64    `json:"snapshot_entities_full"`
+	DeltaSnapshotShare          *float64 `json:"delta_snapshot_share"`
+	SnapshotBytesPerEntityFull  *float64 `json:"snapshot_bytes_per_entity_full"`
+	SnapshotBytesPerEntityDelta *float64 `json:"snapshot_bytes_per_entity_delta"`
+	BytesPerSnapshot            *float64 `json:"bytes_per_snapshot"`
+	ProtocolErrors              int64    `json:"protocol_errors"`
+	RSSSlopeMethod              string   `json:"rss_slope_method,omitempty"`
+	ClientTicks                 int64    `json:"client_ticks"`
+	HarnessCPUS                 *float64 `json:"harness_cpu_s"`
+	CPUUsPerClientTick          *float64 `json:"cpu_us_per_client_tick"`
 	// WorkerPacing is how the workers waited between iterations: "held"
 	// (each kept its OS thread) or "ticker" (parked on a Go timer);
 	// "mixed" after merging shards that differed. It moves harness_cpu_s.

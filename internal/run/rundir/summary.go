@@ -191,6 +191,7 @@ func legMarkdown(l LegResult, durationS float64, icon map[Verdict]string) string
 		b.WriteString(checksMarkdown(l.Checks))
 	}
 	b.WriteString(diagnosticsMarkdown(l))
+	b.WriteString(snapshotsMarkdown(l))
 	b.WriteString(serverLogMarkdown(l.ServerLog))
 	if l.ServerCmd != "" {
 		fmt.Fprintf(&b, "Rerun this leg:\n\n%s\n", safetext.MarkdownCode("sh", l.ServerCmd+" &\n"+l.SwarmCmd))
@@ -247,6 +248,27 @@ func diagnosticsMarkdown(l LegResult) string {
 	}
 	return fmt.Sprintf("Server diagnostics (CPU %% of one core over %s; slow ticks, GC and slow sends since the server started; send queue over its last metrics write): %s\n\n",
 		window, strings.Join(parts, " · "))
+}
+
+// snapshotsMarkdown is a leg's snapshot bytes in one line: per snapshot,
+// per entity of the full and the delta snapshots, and the share of deltas
+// (a swarm that never acknowledges shows 0 % here). Legs whose bodies were
+// not decoded have none.
+func snapshotsMarkdown(l LegResult) string {
+	if l.Report == nil || l.Report.SnapshotsDecoded == 0 {
+		return ""
+	}
+	m := gatetable.FromReport(l.Report)
+	parts := make([]string, 0, 5)
+	for _, f := range []gatetable.Figure{gatetable.BytesPerSnapshot, gatetable.BytesPerEntity, gatetable.BytesPerEntityFull, gatetable.BytesPerEntityDelta} {
+		parts = append(parts, f.Title+" "+figureText(f, m))
+	}
+	share := "missing"
+	if v, err := gatetable.DeltaShare.Read(m); err == nil {
+		share = fmt.Sprintf("%.1f %%", 100*v)
+	}
+	parts = append(parts, "delta share "+share)
+	return "Snapshots: " + strings.Join(parts, " · ") + ".\n\n"
 }
 
 // queueWindow says what the send queue's mark of a block over the hold

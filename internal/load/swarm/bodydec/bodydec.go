@@ -21,6 +21,26 @@ type Decoder interface {
 	Decode(flags uint8, body []byte) (entities int, err error)
 }
 
+// DeltaDecoder is a Decoder of a format with deltas (sg-entities/3): a
+// body may be coded against a snapshot the client decoded before, so each
+// client keeps its own Baselines, and acknowledges the snapshots whose
+// bodies left one (load protocol v1.1's snapshot_ack). A client whose
+// decoder is one asks a server that offers deltas for them.
+type DeltaDecoder interface {
+	Decoder
+	// NewBaselines makes one client's empty baseline store.
+	NewBaselines() Baselines
+	// DecodeDelta decodes the body of the snapshot of tick against b,
+	// which it updates: entities as Decode, delta whether the body was a
+	// delta, and kept whether it left a baseline the client should
+	// acknowledge. A body that fails leaves b as it was.
+	DecodeDelta(flags uint8, body []byte, tick uint32, b Baselines) (entities int, delta, kept bool, err error)
+}
+
+// Baselines is one client's baseline store: opaque to the swarm, which
+// only hands it back to the DeltaDecoder that made it.
+type Baselines any
+
 var (
 	mu       sync.RWMutex
 	decoders = map[string]func() (Decoder, error){}
