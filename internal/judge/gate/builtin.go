@@ -137,6 +137,28 @@ func (e *evaluator) delivery() {
 	e.add(c)
 }
 
+// snapshotDecode is checked on every leg whose snapshot bodies the swarm
+// decoded: a body that did not decode is a server bug (a delta against a
+// baseline the client does not hold, a corrupted one, a record out of its
+// format) that no byte or rate figure shows, so one fails the leg. A leg
+// whose bodies were not decoded (an opaque format) has no such check.
+func (e *evaluator) snapshotDecode() {
+	r := e.r
+	if r.SnapshotsDecoded == 0 && r.SnapshotDecodeErrors == 0 {
+		return
+	}
+	bad := float64(r.SnapshotDecodeErrors)
+	c := rundir.Check{Gate: gatetable.CheckSnapshotDecode, Title: "snapshot bodies decoded", Level: gatetable.LevelHard,
+		Threshold: "0 decode errors", Measured: &bad,
+		MeasuredText: fmt.Sprintf("%d errors, %d decoded", r.SnapshotDecodeErrors, r.SnapshotsDecoded), Status: rundir.StatusPass}
+	if r.SnapshotDecodeErrors > 0 {
+		c.Status = rundir.StatusFail
+		c.Detail = fmt.Sprintf("%d of %d snapshot bodies did not decode (%s): the server sent bodies its announced format rejects",
+			r.SnapshotDecodeErrors, r.SnapshotDecodeErrors+r.SnapshotsDecoded, r.BodyFormat)
+	}
+	e.add(c)
+}
+
 // impaired is checked on every leg of a profile that declares an
 // impairment: the swarm ran the declared schedule through the relay, and
 // the relay actually dropped, held or duplicated datagrams. A relay that

@@ -55,6 +55,7 @@ func Evaluate(in Input) []rundir.Check {
 	e.transport()
 	e.loadHappened()
 	e.delivery()
+	e.snapshotDecode()
 	e.impaired()
 	e.shards()
 	for _, g := range gatetable.All() {

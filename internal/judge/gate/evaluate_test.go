@@ -676,3 +676,34 @@ func TestBuiltinSwarmHint(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotDecodeCheck: a leg whose bodies the swarm decoded fails on
+// one that did not decode (a corrupted delta, say); a leg whose bodies were
+// not decoded has no such check.
+func TestSnapshotDecodeCheck(t *testing.T) {
+	cases := []struct {
+		name            string
+		decoded, errors int64
+		want            rundir.Status // "" : no check
+	}{
+		{"every body decoded", 1000, 0, rundir.StatusPass},
+		{"one did not", 1000, 1, rundir.StatusFail},
+		{"none decoded, all failed", 0, 40, rundir.StatusFail},
+		{"opaque bodies", 0, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := testProfile()
+			r := healthyReport(healthyTick())
+			r.SnapshotsDecoded, r.SnapshotDecodeErrors = c.decoded, c.errors
+			checks := Evaluate(Input{SchemaValidated: true, Profile: p, Leg: p.Legs()[0], Report: r, Baseline: testBaseline()})
+			got, ok := find(checks, gatetable.CheckSnapshotDecode)
+			if !ok && c.want != "" || ok && got.Status != c.want {
+				t.Fatalf("check %+v (present %v), want %q", got, ok, c.want)
+			}
+			if c.want == rundir.StatusFail && LegVerdict(checks, Facts{}) != rundir.VerdictFailed {
+				t.Errorf("verdict %v with a decode error", LegVerdict(checks, Facts{}))
+			}
+		})
+	}
+}

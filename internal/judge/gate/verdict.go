@@ -42,7 +42,7 @@ import (
 var alwaysHard = map[string]bool{
 	gatetable.CheckReport: true, gatetable.CheckReportSchema: true, gatetable.CheckTransport: true, gatetable.CheckLoad: true, gatetable.CheckDelivery: true,
 	gatetable.CheckImpairment: true, gatetable.CheckShards: true, gatetable.CheckHarness: true, gatetable.CheckSwarmRun: true, gatetable.CheckTraceReplay: true,
-	gatetable.CheckHost: true, gatetable.CheckHarnessErrors: true, gatetable.CheckAbort: true,
+	gatetable.CheckHost: true, gatetable.CheckHarnessErrors: true, gatetable.CheckAbort: true, gatetable.CheckSnapshotDecode: true,
 }
 
 // softener is one rule of step 2: when trigger holds on a leg's checks,

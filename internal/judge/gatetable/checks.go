@@ -19,6 +19,9 @@ const (
 	CheckTraceReplay   string = "trace_replay"   // a replayed trace's inputs were accepted
 	CheckHost          string = "host"           // nothing else on the machine took the legs' CPU
 	CheckAbort         string = "abort"          // an early-abort gate ended the leg
+	// CheckSnapshotDecode: every snapshot body the swarm decoded did (a
+	// leg whose bodies were decoded; opaque bodies have no such check).
+	CheckSnapshotDecode string = "snapshot_decode"
 )
 
 // The baseline's checks, one per baselined figure.
@@ -41,5 +44,5 @@ const CheckHistory string = "history"
 // BuiltinChecks returns every built-in check ID (a new slice each call).
 func BuiltinChecks() []string {
 	return []string{CheckReport, CheckReportSchema, CheckTransport, CheckLoad, CheckDelivery, CheckImpairment,
-		CheckShards, CheckHarness, CheckHarnessErrors, CheckSwarmRun, CheckSwarmAssert, CheckTraceReplay, CheckHost, CheckAbort}
+		CheckShards, CheckHarness, CheckHarnessErrors, CheckSwarmRun, CheckSwarmAssert, CheckTraceReplay, CheckHost, CheckAbort, CheckSnapshotDecode}
 }
