@@ -159,6 +159,8 @@ type World struct {
 type Network struct {
 	CompressSnapshots bool `json:"compress_snapshots"`
 	CongestionControl bool `json:"congestion_control"`
+	// SnapshotDeltas offers sg-entities/3 deltas to clients that ask.
+	SnapshotDeltas bool `json:"snapshot_deltas"`
 }
 
 // Sweep multiplies legs by client count × entity count × sim worker

@@ -93,6 +93,9 @@ type NetworkConfig struct {
 	// CongestionControl runs the per-peer congestion controller
 	// (congestion.go); off, every peer gets a snapshot every tick.
 	CongestionControl bool `toml:"congestion_control"`
+	// SnapshotDeltas offers delta bodies (sg-entities/3) in Welcome and
+	// sends them to the peers that ask; off, every peer gets version 2.
+	SnapshotDeltas bool `toml:"snapshot_deltas"`
 }
 
 // MetricsConfig is [metrics].
@@ -162,7 +165,7 @@ func DefaultConfig() Config {
 			SensorCheckHz:       10,
 			TestProjectileTTLS:  3,
 		},
-		Network: NetworkConfig{CompressSnapshots: true, CongestionControl: true},
+		Network: NetworkConfig{CompressSnapshots: true, CongestionControl: true, SnapshotDeltas: true},
 		Metrics: MetricsConfig{TickJSONIntervalMs: 1000, SlowTickMs: 0},
 	}
 }

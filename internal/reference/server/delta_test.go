@@ -137,3 +137,32 @@ func TestSnapshotAckWithoutDeltasIsMalformed(t *testing.T) {
 		t.Errorf("malformed %d, accepted %d", ts.met.malformed, ts.met.inputsAccepted)
 	}
 }
+
+// TestSnapshotDeltasOff: with [network] snapshot_deltas = false the Welcome
+// offers no deltas and a peer that asks all the same gets version 2.
+func TestSnapshotDeltasOff(t *testing.T) {
+	ts := newTestServer(t, func(cfg *Config) { cfg.Network.SnapshotDeltas = false })
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, ""))
+	ts.step()
+	w, err := proto.DecodeWelcome(ts.h.messagesOf(1, proto.TypeWelcome)[0])
+	if err != nil || w.Flags != proto.WelcomeFlagMinor1 {
+		t.Fatalf("welcome flags %#x (%v), want minor_1 alone", w.Flags, err)
+	}
+	ts.h.recv(1, proto.AppendFeatures(nil, proto.FeatureInputAcks|proto.FeatureSnapshotDeltas))
+	ts.step()
+	dec, err := snapshot.NewDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	for _, m := range ts.h.messagesOf(1, proto.TypeSnapshot) {
+		h, body, _ := proto.DecodeSnapshot(m)
+		if _, err := dec.Check(h.BodyFlags(), body); err != nil { // Check refuses version 3
+			t.Fatalf("a snapshot that is not version 2: %v", err)
+		}
+	}
+	if ts.viewers[0].In.Deltas {
+		t.Error("a peer takes deltas the server does not offer")
+	}
+}

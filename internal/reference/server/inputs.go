@@ -95,7 +95,8 @@ func (s *Server) onFeatures(p *peer, b []byte, now time.Time) {
 	}
 	p.features = true
 	p.viewer.In.AckInputs = f&proto.FeatureInputAcks != 0
-	p.viewer.In.Deltas = f&proto.FeatureSnapshotDeltas != 0
+	// A peer asking a server that did not offer deltas keeps version 2.
+	p.viewer.In.Deltas = f&proto.FeatureSnapshotDeltas != 0 && s.cfg.Network.SnapshotDeltas
 }
 
 // onPing answers a joined peer's Ping (v1.1) at once: the Pong is queued in

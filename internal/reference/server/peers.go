@@ -332,7 +332,7 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 		ServerTick: s.tick,
 		Transport:  s.reported,
 		BodyFormat: snapshot.BodyFormat,
-		Flags:      proto.WelcomeFlagMinor1 | proto.WelcomeFlagDeltas,
+		Flags:      s.welcomeFlags(),
 	})
 	if err == nil {
 		err = s.send(p.id, transport.Reliable, s.msgBuf)
@@ -340,6 +340,14 @@ func (s *Server) onJoin(p *peer, b []byte, now time.Time) {
 	if err != nil {
 		s.log.Printf("peer %d: send welcome: %v", p.id, err)
 	}
+}
+
+// welcomeFlags are v1.1, and deltas when [network] snapshot_deltas offers them.
+func (s *Server) welcomeFlags() uint8 {
+	if s.cfg.Network.SnapshotDeltas {
+		return proto.WelcomeFlagMinor1 | proto.WelcomeFlagDeltas
+	}
+	return proto.WelcomeFlagMinor1
 }
 
 // malformed counts n dropped messages and kicks a peer that sent

@@ -128,8 +128,9 @@ func BuiltinConfig(p *profile.Profile, leg profile.Leg, port int, metricsPath, p
 			"connect_rate_limit_window_s": 1,
 			"max_connections_per_ip":      maxPeers, // all bots share 127.0.0.1
 		},
-		"world":   world,
-		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots, "congestion_control": p.Network.CongestionControl},
+		"world": world,
+		"network": map[string]any{"compress_snapshots": p.Network.CompressSnapshots, "congestion_control": p.Network.CongestionControl,
+			"snapshot_deltas": p.Network.SnapshotDeltas},
 		"metrics": map[string]any{"tick_json_path": metricsPath, "tick_json_interval_ms": p.Server.TickJSONIntervalMs},
 		"admin":   map[string]any{"socket": AdminSocket(filepath.Dir(metricsPath))},
 	}
