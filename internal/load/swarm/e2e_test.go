@@ -127,6 +127,11 @@ func TestE2EReferenceServer64Clients(t *testing.T) {
 	if r.SnapshotDecodeErrors != 0 || r.SnapshotsDecoded == 0 || r.BodyFormat != snapshot.BodyFormat {
 		t.Errorf("body %q: decoded %d, decode errors %d", r.BodyFormat, r.SnapshotsDecoded, r.SnapshotDecodeErrors)
 	}
+	// The server offers deltas and the swarm acknowledges: after each
+	// client's first full body, its snapshots are deltas, and cheaper.
+	if d, f, dl := r.DeltaSnapshotShare, r.SnapshotBytesPerEntityFull, r.SnapshotBytesPerEntityDelta; d == nil || *d < 0.9 || f == nil || dl == nil || *dl >= *f {
+		t.Errorf("deltas: share %v, bytes per entity full %v delta %v", fptr(d), fptr(f), fptr(dl))
+	}
 	if r.Transport != "enet" || r.ServerTransport != "enet" {
 		t.Errorf("transport %q server_transport %q", r.Transport, r.ServerTransport)
 	}
@@ -233,4 +238,11 @@ func TestE2EInterruptedExit130(t *testing.T) {
 	if code != int(exitcode.Interrupted) || r.Aborted == "" || r.Passed {
 		t.Errorf("exit %d aborted %q passed %v; want 130, aborted, not passed", code, r.Aborted, r.Passed)
 	}
+}
+
+func fptr(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
 }
