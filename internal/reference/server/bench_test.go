@@ -48,6 +48,36 @@ func BenchmarkSnapshotBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkSnapshotBuildDelta is BenchmarkSnapshotBuild for a peer that
+// takes sg-entities/3 deltas and acknowledges every snapshot by the next
+// build (the world does not move between builds: deltas of unchanged
+// states, the cheapest case).
+func BenchmarkSnapshotBuildDelta(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("inview=%d/budget=1200", n), func(b *testing.B) {
+			w, own := denseWorld(n, 1, 9000, 1)
+			g := NewGrid(8000)
+			g.Rebuild(w, w.Live())
+			enc, _ := snapshot.NewEncoder()
+			v := &Viewer{Slot: own[0]}
+			v.In.Deltas = true
+			v.In.Sense(w, g, v.Slot, 1e6)
+			p := &SnapshotParams{BudgetBytes: 1200, Compress: true}
+			p.Records, p.States = encodeAll(w, w.Live(), nil, []snapshot.State{}, serialRun)
+			b.ReportAllocs()
+			tick, bytes := uint32(0), 0
+			for b.Loop() {
+				tick++
+				p.Tick = tick
+				v.In.Build(w, v.Slot, enc, p)
+				v.In.TakeSnapshotAck(tick)
+				bytes += len(v.In.Msg)
+			}
+			b.ReportMetric(float64(bytes)/float64(b.N), "msgB/op")
+		})
+	}
+}
+
 // BenchmarkTick is a whole tick minus the network: AI, integration,
 // spatial rebuilds, collision, interest for 128 peers, and 128 snapshot
 // builds, at 1 and 2 workers, with 0 and 2000 AI entities spread as the
