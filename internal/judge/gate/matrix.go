@@ -13,14 +13,14 @@ import (
 // (each phase's mean), its p99, what the world held, what a snapshot paid
 // per entity, and the CPU the server burnt; then what the wire carried:
 // payload KB/s per client, bytes per snapshot, bytes per entity of full and
-// delta snapshots and the share of deltas (an idle pattern's row is the
-// idle floor).
+// delta snapshots, the share of deltas, and the idle floor (a leg of
+// bots flying gatetable.StationaryPattern).
 func MatrixFigures() []gatetable.Figure { return slices.Clone(matrixFigures) }
 
 // matrixFigures backs MatrixFigures; never handed out itself, so no caller can change it.
 var matrixFigures = append(append([]gatetable.Figure{}, gatetable.TickPhases()...),
 	gatetable.TickMsP99, gatetable.Entities, gatetable.BytesPerEntity, gatetable.CPUPctMean,
-	gatetable.KBsMean, gatetable.BytesPerSnapshot, gatetable.BytesPerEntityFull, gatetable.BytesPerEntityDelta, gatetable.DeltaShare)
+	gatetable.KBsMean, gatetable.BytesPerSnapshot, gatetable.BytesPerEntityFull, gatetable.BytesPerEntityDelta, gatetable.DeltaShare, gatetable.IdleFloor)
 
 // Matrix builds the sweep matrix of a run whose profile sweeps (nil
 // otherwise): one row per leg in run order, each figure read through the

@@ -40,7 +40,7 @@ func TestMatrix(t *testing.T) {
 		res.Legs = append(res.Legs, rundir.LegResult{Leg: l, Verdict: LegVerdict(checks, Facts{}), Checks: checks, Report: r})
 	}
 	m := Matrix(res)
-	if m == nil || strings.Join(m.Axes, ",") != "entity_count,snapshot_budget_bytes" || len(m.Rows) != 2 || len(m.Columns) != len(gatetable.TickPhases())+9 {
+	if m == nil || strings.Join(m.Axes, ",") != "entity_count,snapshot_budget_bytes" || len(m.Rows) != 2 || len(m.Columns) != len(gatetable.TickPhases())+10 {
 		t.Fatalf("matrix %+v", m)
 	}
 	col := func(name string) int {
@@ -56,7 +56,8 @@ func TestMatrix(t *testing.T) {
 	if r0.LegID != "weave_e0_b1200" || strings.Join(r0.Point, ",") != "0,1200" || *r0.Values[col("entities")] != 8 ||
 		*r0.Values[col("tick_ms_p99")] != 2.5 || *r0.Values[col("sensing_ms_mean")] != 0.25 || *r0.Values[col("cpu_pct_mean")] != 61.5 ||
 		*r0.Values[col("bytes_per_entity")] != 17.25 || r0.Values[col("ai_ms_mean")] != nil ||
-		*r0.Values[col("bytes_per_entity_delta")] != 8.5 || *r0.Values[col("delta_snapshot_share")] != 0.98 {
+		*r0.Values[col("bytes_per_entity_delta")] != 8.5 || *r0.Values[col("delta_snapshot_share")] != 0.98 ||
+		r0.Values[col("idle_floor_kbs")] != nil { // a weave leg is no idle floor
 		t.Errorf("row 0 %+v", r0)
 	}
 	for i, v := range r1.Values {
@@ -71,9 +72,9 @@ func TestMatrix(t *testing.T) {
 	}
 	b, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 3 || lines[0] != "leg,pattern,entity_count,snapshot_budget_bytes,verdict,maintenance_ms_mean,sensing_ms_mean,integrate_ms_mean,ai_ms_mean,collision_ms_mean,serialize_ms_mean,other_ms_mean,tick_ms_p99,entities,bytes_per_entity,cpu_pct_mean,kbs_mean,bytes_per_snapshot,bytes_per_entity_full,bytes_per_entity_delta,delta_snapshot_share" ||
-		lines[1] != "weave_e0_b1200,weave,0,1200,passed,,0.25,,,,,,2.5,8,17.25,61.5,60,420,19.5,8.5,0.98" ||
-		lines[2] != "weave_e2000_b1200,weave,2000,1200,launch failure,,,,,,,,,,,,,,,," {
+	if len(lines) != 3 || lines[0] != "leg,pattern,entity_count,snapshot_budget_bytes,verdict,maintenance_ms_mean,sensing_ms_mean,integrate_ms_mean,ai_ms_mean,collision_ms_mean,serialize_ms_mean,other_ms_mean,tick_ms_p99,entities,bytes_per_entity,cpu_pct_mean,kbs_mean,bytes_per_snapshot,bytes_per_entity_full,bytes_per_entity_delta,delta_snapshot_share,idle_floor_kbs" ||
+		lines[1] != "weave_e0_b1200,weave,0,1200,passed,,0.25,,,,,,2.5,8,17.25,61.5,60,420,19.5,8.5,0.98," ||
+		lines[2] != "weave_e2000_b1200,weave,2000,1200,launch failure,,,,,,,,,,,,,,,,," {
 		t.Errorf("matrix.csv:\n%s", b)
 	}
 	md := rundir.Markdown(res)

@@ -58,13 +58,19 @@ var (
 	BytesPerEntityDelta = Figure{Name: "bytes_per_entity_delta", Title: "snapshot bytes per entity, delta snapshots", Path: "report.snapshot_bytes_per_entity_delta", Read: optional("report.snapshot_bytes_per_entity_delta", "no delta snapshot was decoded", func(r *report.Report) *float64 { return r.SnapshotBytesPerEntityDelta })}
 	DeltaShare          = Figure{Name: "delta_snapshot_share", Title: "share of snapshots that were deltas", Path: "report.delta_snapshot_share", Read: optional("report.delta_snapshot_share", "no snapshot body was decoded", func(r *report.Report) *float64 { return r.DeltaSnapshotShare })}
 	BytesPerSnapshot    = Figure{Name: "bytes_per_snapshot", Title: "snapshot bytes per snapshot", Path: "report.bytes_per_snapshot", Unit: "B", Read: optional("report.bytes_per_snapshot", "no state update was received after the warm-up", func(r *report.Report) *float64 { return r.BytesPerSnapshot })}
-	Entities            = gaugeFigure("entities", "server entities", true)
-	TickMsMean          = tickFigure("tick_ms_mean", "server tick ms mean", "ms", "tick_ms", "mean")
-	TickMsP50           = tickFigure("tick_ms_p50", "server tick ms p50", "ms", "tick_ms", "p50")
-	TickMsP95           = tickFigure("tick_ms_p95", "server tick ms p95", "ms", "tick_ms", "p95")
-	TickMsP99           = tickFigure("tick_ms_p99", "server tick ms p99", "ms", "tick_ms", "p99")
-	TickMsMax           = tickFigure("tick_ms_max", "server tick ms max", "ms", "tick_ms", "max")
-	SerializeMs         = tickFigure("serialize_ms_mean", "server serialize ms mean", "ms", "serialize_ms", "mean")
+	// IdleFloor is the wire KB/s per client of a leg whose every client
+	// flew StationaryPattern: what the server sends a client whose own
+	// entity changes only along the line a delta predicts (an aircraft
+	// cannot hover; constant controls are its stationary state). Missing
+	// on any other leg.
+	IdleFloor   = Figure{Name: "idle_floor_kbs", Title: "idle floor: wire KB/s per client, every bot flying " + StationaryPattern, Path: "server_tick.wire_out_kbs_per_client when report.pattern_counts is " + StationaryPattern + " alone", Unit: "KB/s", Read: idleFloor}
+	Entities    = gaugeFigure("entities", "server entities", true)
+	TickMsMean  = tickFigure("tick_ms_mean", "server tick ms mean", "ms", "tick_ms", "mean")
+	TickMsP50   = tickFigure("tick_ms_p50", "server tick ms p50", "ms", "tick_ms", "p50")
+	TickMsP95   = tickFigure("tick_ms_p95", "server tick ms p95", "ms", "tick_ms", "p95")
+	TickMsP99   = tickFigure("tick_ms_p99", "server tick ms p99", "ms", "tick_ms", "p99")
+	TickMsMax   = tickFigure("tick_ms_max", "server tick ms max", "ms", "tick_ms", "max")
+	SerializeMs = tickFigure("serialize_ms_mean", "server serialize ms mean", "ms", "serialize_ms", "mean")
 	// RSSGrowth is rss_kb − rss_startup_kb. A value ≤ 0 in either field
 	// means the server could not read its RSS on its platform:
 	// unavailable, which is missing, never "no growth".
@@ -302,6 +308,17 @@ func tickHz(at func(*report.MinMeanMax) float64) func(*Metrics) (float64, error)
 		}
 		return 0, errors.New(scoped(m, "report.observed_server_tick_hz") + " missing (" + noTwoSnapshots + ")")
 	}
+}
+
+// StationaryPattern is the swarm pattern whose legs give the idle floor:
+// straight and level at constant controls.
+const StationaryPattern = "level"
+
+func idleFloor(m *Metrics) (float64, error) {
+	if pc := m.Report.PatternCounts; len(pc) != 1 || pc[StationaryPattern] == 0 {
+		return 0, errors.New(scoped(m, "report.pattern_counts") + " missing (not every client flew " + StationaryPattern + ": the idle floor is a leg of stationary bots)")
+	}
+	return wireKBs(m)
 }
 
 func kbs(at func(*report.MeanMax) float64) func(*Metrics) (float64, error) {

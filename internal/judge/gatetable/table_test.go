@@ -189,3 +189,31 @@ func TestBuiltinChecksAreNotGates(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestIdleFloor: the idle floor is the wire rate of a leg whose every
+// client flew the stationary pattern, and missing (saying why) on any
+// other leg, mixed ones included.
+func TestIdleFloor(t *testing.T) {
+	cases := []struct {
+		name     string
+		patterns map[string]int
+		want     float64 // 0: missing
+	}{
+		{"every bot level", map[string]int{"level": 8}, 70},
+		{"weave", map[string]int{"weave": 8}, 0},
+		{"level and weave", map[string]int{"level": 4, "weave": 4}, 0},
+		{"no pattern counts", nil, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := metricsWith(tickJSON, func(r *report.Report) { r.PatternCounts = c.patterns })
+			v, err := IdleFloor.Read(m)
+			switch {
+			case c.want == 0 && (err == nil || !strings.Contains(err.Error(), "stationary")):
+				t.Errorf("read %v (%v), want missing naming the stationary pattern", v, err)
+			case c.want != 0 && (err != nil || v != c.want):
+				t.Errorf("read %v (%v), want %v", v, err, c.want)
+			}
+		})
+	}
+}

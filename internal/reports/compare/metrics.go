@@ -23,6 +23,7 @@ var metrics = []gatetable.Figure{
 	gatetable.BytesPerEntityDelta,
 	gatetable.DeltaShare,
 	gatetable.BytesPerSnapshot,
+	gatetable.IdleFloor,
 	gatetable.Entities,
 	gatetable.TickMsMean,
 	gatetable.TickMsP99,

@@ -268,6 +268,9 @@ func snapshotsMarkdown(l LegResult) string {
 		share = fmt.Sprintf("%.1f %%", 100*v)
 	}
 	parts = append(parts, "delta share "+share)
+	if v, err := gatetable.IdleFloor.Read(m); err == nil {
+		parts = append(parts, fmt.Sprintf("idle floor (every bot flying %s) %s KB/s per client", gatetable.StationaryPattern, gatetable.FormatNumber(v)))
+	}
 	return "Snapshots: " + strings.Join(parts, " · ") + ".\n\n"
 }
 
