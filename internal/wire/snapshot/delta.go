@@ -140,7 +140,8 @@ type Delta struct {
 // ring holds it (and it is under 65536 ticks old), else a full body. The
 // view this body leaves the peer with is pushed into ring. corrupt flips
 // one bit of a delta's entity section (the fault), after the view was
-// taken from the true states. Compression and pad are as Finish's.
+// taken from the true states. Pad is as Finish's; compress applies to a
+// full body only (a delta is always raw).
 func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, pad []byte, compress, corrupt bool) (flags uint8, body []byte, d Delta) {
 	if len(e.states) > math.MaxUint16 || e.nev > math.MaxUint16 || len(pad) > math.MaxUint16 {
 		panic(fmt.Sprintf("snapshot: body too large (%d states, %d events, %d pad bytes)", len(e.states), e.nev, len(pad)))
@@ -169,7 +170,11 @@ func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, 
 	e.bw.buf = e.raw
 	e.view = mergeView(e.view, base, e.states, e.despawns, tick)
 	e.view = ring.push(tick, e.view)
-	flags, body = e.compress(compress)
+	// A delta is sent raw: zstd won on none of 601 delta bodies of a
+	// pr-like client (mean 272 bytes, bit-packed residuals), so trying it
+	// would only cost the server a frame per peer per tick. A full body is
+	// tried as version 2 is.
+	flags, body = e.compress(compress && !d.IsDelta)
 	return flags, body, d
 }
 
