@@ -72,6 +72,16 @@ type bitReader struct {
 }
 
 func (r *bitReader) refill() {
+	if r.i+8 <= len(r.b) {
+		// Eight bytes at once; only the whole bytes that fit are counted.
+		// The bits loaded past them are the stream's own, and the next
+		// refill ORs the same bytes into the same places.
+		r.acc |= binary.LittleEndian.Uint64(r.b[r.i:]) << r.n
+		adv := (63 - r.n) >> 3
+		r.i += int(adv)
+		r.n += adv * 8
+		return
+	}
 	for r.n <= 56 && r.i < len(r.b) {
 		r.acc |= uint64(r.b[r.i]) << r.n
 		r.i++
@@ -79,14 +89,23 @@ func (r *bitReader) refill() {
 	}
 }
 
-// read returns the next n bits (n ≤ 32).
+// read returns the next n bits (n ≤ 32). Small enough to inline: the
+// refill and the end of the stream are readSlow's.
 func (r *bitReader) read(n uint) uint64 {
 	if r.n < n {
-		r.refill()
-		if r.n < n {
-			r.bad, r.acc, r.n = true, 0, 0
-			return 0
-		}
+		return r.readSlow(n)
+	}
+	v := r.acc & (1<<n - 1)
+	r.acc >>= n
+	r.n -= n
+	return v
+}
+
+func (r *bitReader) readSlow(n uint) uint64 {
+	r.refill()
+	if r.n < n {
+		r.bad, r.acc, r.n = true, 0, 0
+		return 0
 	}
 	v := r.acc & (1<<n - 1)
 	r.acc >>= n
@@ -95,7 +114,8 @@ func (r *bitReader) read(n uint) uint64 {
 }
 
 // readEG reads an order-k Exp-Golomb code; a prefix longer than 32 − k
-// zeros (a value beyond 33 bits: no field is that wide) is bad.
+// zeros (a value beyond 33 bits: no field is that wide) is bad. The whole
+// code is usually in the accumulator already and comes out in one shift.
 func (r *bitReader) readEG(k uint) uint64 {
 	if r.n < 33 {
 		r.refill()
@@ -105,9 +125,15 @@ func (r *bitReader) readEG(k uint) uint64 {
 		r.bad, r.acc, r.n = true, 0, 0
 		return 0
 	}
+	m := z + k
+	if all := z + 1 + m; all <= r.n && all < 64 {
+		v := r.acc >> (z + 1) & (1<<m - 1)
+		r.acc >>= all
+		r.n -= all
+		return (1<<m | v) - 1<<k
+	}
 	r.acc >>= z + 1
 	r.n -= z + 1
-	m := z + k
 	return (1<<m | r.read(m)) - 1<<k
 }
 

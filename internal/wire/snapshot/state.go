@@ -182,22 +182,21 @@ func mergeView(dst []State, base []State, msg []State, despawned []uint32, tick 
 	dst = dst[:0]
 	i := 0
 	for j := range msg {
-		for i < len(base) && base[i].ID < msg[j].ID {
-			dst = keepBase(dst, &base[i], despawned, tick)
+		k := i
+		for k < len(base) && base[k].ID < msg[j].ID {
+			k++
+		}
+		dst = keepRun(dst, base[i:k], despawned, tick)
+		if i = k; i < len(base) && base[i].ID == msg[j].ID {
 			i++
 		}
-		if i < len(base) && base[i].ID == msg[j].ID {
-			i++
-		}
-		if !slices.Contains(despawned, msg[j].ID) {
+		if len(despawned) == 0 || !slices.Contains(despawned, msg[j].ID) {
 			s := msg[j]
 			s.Tick, s.Age = tick, 0
 			dst = append(dst, s)
 		}
 	}
-	for ; i < len(base); i++ {
-		dst = keepBase(dst, &base[i], despawned, tick)
-	}
+	dst = keepRun(dst, base[i:], despawned, tick)
 	if len(dst) > MaxViewStates {
 		dst = dst[:0]
 		for j := range msg {
@@ -211,11 +210,24 @@ func mergeView(dst []State, base []State, msg []State, despawned []uint32, tick 
 	return dst
 }
 
-func keepBase(dst []State, s *State, despawned []uint32, tick uint32) []State {
-	if tick-s.Tick >= ViewKeepTicks || slices.Contains(despawned, s.ID) {
-		return dst
+// keepRun appends the states of run (base states no message state
+// replaces) that neither expired nor were despawned. Most runs lose
+// nothing: they are copied whole, which is what keeps a view's merge, once
+// per snapshot per peer on both sides, near a memmove of the view.
+func keepRun(dst []State, run []State, despawned []uint32, tick uint32) []State {
+	whole := len(despawned) == 0
+	for k := 0; whole && k < len(run); k++ {
+		whole = tick-run[k].Tick < ViewKeepTicks
 	}
-	return append(dst, *s)
+	if whole {
+		return append(dst, run...)
+	}
+	for k := range run {
+		if tick-run[k].Tick < ViewKeepTicks && !slices.Contains(despawned, run[k].ID) {
+			dst = append(dst, run[k])
+		}
+	}
+	return dst
 }
 
 // lookup finds id in the sorted states from index *i on, advancing *i past
