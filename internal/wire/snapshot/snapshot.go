@@ -15,6 +15,12 @@
 // proto.SnapshotFlagZstd, the whole body is one zstd frame of those bytes.
 // The Decoder also reads version 1 ("sg-entities/1": a 5-byte header without
 // event_count, no events), which older servers send.
+//
+// Version 3 ("sg-entities/3", delta.go and state.go) carries quantised
+// entity states, each coded against the view the peer's acknowledged
+// snapshot left it with; server and client keep a Ring of recent views
+// each, and a state hash turns a delta decoded against the wrong one into
+// a decode error.
 package snapshot
 
 import (
