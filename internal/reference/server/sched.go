@@ -269,6 +269,9 @@ func (in *Interest) finish(enc *snapshot.Encoder, p *SnapshotParams) (uint8, []b
 		in.nDeltas++
 		corrupt = in.nDeltas%p.CorruptDeltaEvery == 0
 	}
+	if in.HaveSnapAck {
+		enc.Release(&in.ring, in.SnapAck) // views older than the ack are no baseline any more
+	}
 	flags, body, d := enc.FinishDelta(p.Tick, &in.ring, in.SnapAck, in.HaveSnapAck, p.Pad, p.Compress, corrupt)
 	in.Delta = d.IsDelta
 	return flags, body

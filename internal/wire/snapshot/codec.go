@@ -28,6 +28,9 @@ type Encoder struct {
 	states   []State
 	despawns []uint32
 	view     []State
+	// free is view storage released from peers' rings (Release), reused
+	// before any new slice is made.
+	free [][]State
 }
 
 // NewEncoder returns an Encoder with its own zstd encoder (fastest level,

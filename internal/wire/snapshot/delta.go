@@ -161,6 +161,16 @@ type Delta struct {
 	Corrupted bool
 }
 
+// Release drops the views of ring older than ack, the snapshot the peer
+// acknowledged last, keeping their storage for this Encoder's next views.
+// A server calls it once an acknowledgement arrives: acknowledgements
+// only move forward, so no older view can become a baseline again, and a
+// peer's ring then holds the views of one round trip (on loopback 2–4)
+// instead of RingSize.
+func (e *Encoder) Release(ring *Ring, ack uint32) {
+	e.free = ring.release(ack, e.free)
+}
+
 // FinishDelta completes a version-3 body of tick from the appended states
 // and events: a delta against the view of tick ack in ring when hasAck and
 // ring holds it (and it is under 65536 ticks old), else a full body. The
@@ -194,6 +204,9 @@ func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, 
 	e.raw = append(e.raw, e.evs...)
 	e.raw = append(e.raw, pad...)
 	e.bw.buf = e.raw
+	if e.view == nil && len(e.free) > 0 { // storage a released view left
+		e.view, e.free = e.free[len(e.free)-1], e.free[:len(e.free)-1]
+	}
 	e.view = mergeView(e.view, base, e.states, e.despawns, tick)
 	e.view = ring.push(tick, e.view)
 	// A delta is sent raw: zstd won on none of 601 delta bodies of a

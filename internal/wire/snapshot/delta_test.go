@@ -491,3 +491,43 @@ func BenchmarkDeltaCheckPR(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(snaps)), "ns/snapshot")
 }
+
+// TestReleaseHoldsOneRoundTrip: once a peer acknowledged a snapshot, the
+// views before it are no baseline any more; Release drops them, the server
+// ring then holds the views of one round trip, deltas still decode, and
+// the storage circulates without allocating.
+func TestReleaseHoldsOneRoundTrip(t *testing.T) {
+	l := newLink(t)
+	f := newFlight(48, 13)
+	const lag = 3
+	run := func(tick uint32) {
+		f.step()
+		ack, has := tick-lag, tick > lag
+		if has {
+			l.enc.Release(&l.sent, ack)
+		}
+		flags, body, d := l.send(f.recs, tick, ack, has, false)
+		if d.IsDelta != has {
+			t.Fatalf("tick %d: delta %v, want %v", tick, d.IsDelta, has)
+		}
+		if _, _, err := l.dec.CheckRing(flags, body, tick, &l.got); err != nil {
+			t.Fatalf("tick %d: %v", tick, err)
+		}
+	}
+	tick := uint32(1)
+	for ; tick < 3*RingSize; tick++ {
+		run(tick)
+	}
+	held := 0
+	for i := range l.sent.views {
+		if l.sent.views[i].states != nil {
+			held++
+		}
+	}
+	if held != lag+1 || l.sent.Has(tick-lag-2) || !l.sent.Has(tick-lag-1) {
+		t.Errorf("the server ring holds %d views, want %d (the acknowledged one and after)", held, lag+1)
+	}
+	if n := testing.AllocsPerRun(200, func() { run(tick); tick++ }); n != 0 {
+		t.Errorf("%.1f allocations per snapshot with releases", n)
+	}
+}

@@ -173,12 +173,33 @@ func (r *Ring) push(tick uint32, states []State) []State {
 	return old[:0]
 }
 
+// release invalidates the views older than tick (wrap-safe) and appends
+// their storage to free: a server whose client has acknowledged tick will
+// never take an older baseline (acknowledgements only move forward), so
+// only the views from tick on need holding. It returns free.
+func (r *Ring) release(tick uint32, free [][]State) [][]State {
+	for i := range r.views {
+		v := &r.views[i]
+		if v.valid && int32(v.tick-tick) < 0 {
+			v.valid = false
+		}
+		if !v.valid && v.states != nil {
+			free = append(free, v.states[:0])
+			v.states = nil
+		}
+	}
+	return free
+}
+
 // mergeView writes into dst (reset) the view after a snapshot of tick that
 // carried msg (sorted by ID) against base (nil: a full snapshot): base's
 // states that are neither carried, nor despawned, nor older than
 // ViewKeepTicks, and every carried state stamped with tick. A merge beyond
 // MaxViewStates keeps msg alone. Server and client run this same code.
 func mergeView(dst []State, base []State, msg []State, despawned []uint32, tick uint32) []State {
+	if n := len(base) + len(msg); cap(dst) < n {
+		dst = make([]State, 0, n+n/4) // once per slice, not a doubling per view it grows through
+	}
 	dst = dst[:0]
 	i := 0
 	for j := range msg {
