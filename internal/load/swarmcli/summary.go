@@ -73,7 +73,7 @@ func printFigures(w io.Writer, r *report.Report) {
 		fmt.Fprintf(w, "  max snapshot gap %.1f ms, snapshots %d, decode errors %d\n", *r.MaxSnapshotGapMs, r.SnapshotsReceived, r.SnapshotDecodeErrors)
 	}
 	if r.DeltaSnapshotShare != nil {
-		fmt.Fprintf(w, "  snapshot bytes %s per snapshot, %s per entity (full %s, delta %s), delta share %.1f %%\n",
+		fmt.Fprintf(w, "  snapshots %s B each, %s B/entity (full %s, delta %s), %.1f %% deltas\n",
 			optFigure(r.BytesPerSnapshot), optFigure(r.SnapshotBytesPerEntity), optFigure(r.SnapshotBytesPerEntityFull),
 			optFigure(r.SnapshotBytesPerEntityDelta), 100**r.DeltaSnapshotShare)
 	}
