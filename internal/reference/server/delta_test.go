@@ -126,6 +126,25 @@ func TestDeltaSnapshots(t *testing.T) {
 	}
 }
 
+// TestFutureSnapshotAckIgnored: an ack of a tick the server has not
+// reached is no snapshot it sent; it is ignored, and the peer's real acks
+// keep its deltas coming.
+func TestFutureSnapshotAckIgnored(t *testing.T) {
+	ts := newTestServer(t, nil)
+	cl := newDeltaClient(t, ts, true, true)
+	for i := 0; i < 10; i++ {
+		cl.tick()
+	}
+	ts.h.recv(1, proto.AppendInput(nil, &proto.Input{Seq: 100, HasSnapshotAck: true, SnapshotAck: ts.tick + 1000}))
+	before := cl.deltas
+	for i := 0; i < 20; i++ {
+		cl.tick()
+	}
+	if cl.deltas-before < 18 || cl.fails != 0 {
+		t.Errorf("%d deltas of 20 after a future ack, %d failures", cl.deltas-before, cl.fails)
+	}
+}
+
 // TestSnapshotAckWithoutDeltasIsMalformed: a 29-byte Input from a peer
 // that never asked for deltas is counted malformed, not applied.
 func TestSnapshotAckWithoutDeltasIsMalformed(t *testing.T) {

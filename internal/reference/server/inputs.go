@@ -33,7 +33,9 @@ func (s *Server) onInput(p *peer, b []byte, now time.Time) {
 			s.malformed(p, now, 1) // a snapshot ack from a peer that never asked for deltas
 			return
 		}
-		if !s.cfg.Faults.IgnoreSnapshotAcks {
+		// An ack of a tick not yet built is no snapshot this server sent:
+		// taken, it would release every view the peer's deltas need.
+		if !s.cfg.Faults.IgnoreSnapshotAcks && int32(s.tick-in.SnapshotAck) >= 0 {
 			p.viewer.In.TakeSnapshotAck(in.SnapshotAck)
 		}
 	}
