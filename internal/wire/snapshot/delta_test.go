@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -529,5 +530,84 @@ func TestReleaseHoldsOneRoundTrip(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { run(tick); tick++ }); n != 0 {
 		t.Errorf("%.1f allocations per snapshot with releases", n)
+	}
+}
+
+// TestDeltaRejectsNonCanonical: a delta entity that flags a field changed
+// but leaves it equal decodes to the same states as the canonical body,
+// with a matching hash; the decoder still refuses it, so one content has
+// one encoding (what FuzzDecodeDelta's re-encode check relies on).
+func TestDeltaRejectsNonCanonical(t *testing.T) {
+	l := newLink(t)
+	f := newFlight(1, 14)
+	f.step()
+	flags, body, _ := l.send(f.recs, 10, 0, false, false)
+	if _, _, err := l.dec.CheckRing(flags, body, 10, &l.got); err != nil {
+		t.Fatal(err)
+	}
+	base := l.got.find(10).states[0]
+	want := base // what each body below decodes to: the prediction, unchanged
+	for k := range want.Pos {
+		want.Pos[k] = uint32(predict(&base, k, 1))
+	}
+	cases := []struct {
+		name  string
+		write func(w *bitWriter)
+	}{
+		{"position flagged, zero residuals", func(w *bitWriter) {
+			w.write(maskPos, bitsMask)
+			for range 3 {
+				w.writeEG(0, kPos)
+			}
+		}},
+		{"velocity flagged, unchanged", func(w *bitWriter) {
+			w.write(maskVel, bitsMask)
+			for range 3 {
+				w.writeEG(0, kVel)
+			}
+		}},
+		{"orientation flagged, unchanged", func(w *bitWriter) {
+			w.write(maskQuat, bitsMask)
+			w.write(1, 1)
+			for range 3 {
+				w.writeEG(0, kQuat)
+			}
+		}},
+		{"orientation whole, same q_index", func(w *bitWriter) {
+			w.write(maskQuat, bitsMask)
+			w.write(0, 1)
+			w.write(base.Quat, 32)
+		}},
+		{"type and flags flagged, unchanged", func(w *bitWriter) {
+			w.write(maskMeta, bitsMask)
+			w.write(uint32(base.Type), bitsType)
+			w.write(uint32(base.Flags), bitsFlags3)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var w bitWriter
+			w.reset(append([]byte(nil), zeroHeaderV3[:]...))
+			w.writeEG(uint64(want.ID-1), kGap)
+			w.writeEG(0, kAge)
+			c.write(&w)
+			raw := w.flush()
+			putHeaderV3(raw, 1, hashFinal(stateHash(hashSeed(11, 1), &want)), 1, 0, 0)
+			_, _, err := l.dec.CheckRing(0, raw, 11, cloneRing(&l.got))
+			if !errors.Is(err, ErrDelta) || !strings.Contains(err.Error(), "equal") && !strings.Contains(err.Error(), "zero") && !strings.Contains(err.Error(), "unchanged") {
+				t.Errorf("err %v, want a non-canonical ErrDelta", err)
+			}
+		})
+	}
+	// The canonical form of the same content (mask 0) decodes.
+	var w bitWriter
+	w.reset(append([]byte(nil), zeroHeaderV3[:]...))
+	w.writeEG(uint64(want.ID-1), kGap)
+	w.writeEG(0, kAge)
+	w.write(0, bitsMask)
+	raw := w.flush()
+	putHeaderV3(raw, 1, hashFinal(stateHash(hashSeed(11, 1), &want)), 1, 0, 0)
+	if _, delta, err := l.dec.CheckRing(0, raw, 11, cloneRing(&l.got)); err != nil || !delta {
+		t.Errorf("the canonical body: delta %v, %v", delta, err)
 	}
 }
