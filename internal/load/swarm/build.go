@@ -62,6 +62,10 @@ type collected struct {
 	lat, trtt                                         *stats.Histogram
 	pinged, estimated                                 int64   // rtt samples from pings and from the transport
 	announced                                         float64 // the first rate a server announced; 0 none
+	// linkHeader is the IP/UDP bytes of each datagram where every message
+	// is one (transport.Capabilities.MessageDatagram); 0 elsewhere, and
+	// the players then carry no link_kbs.
+	linkHeader int
 }
 
 func newCollected() *collected {
@@ -75,6 +79,9 @@ func newCollected() *collected {
 func (col *collected) addWorker(r *report.Report, w *worker) {
 	if r.Transport == "" {
 		r.Transport = w.spoken
+	}
+	if w.backend.Capabilities().MessageDatagram {
+		col.linkHeader = report.LinkHeaderBytes(isIPv6(w.cfg.Addr))
 	}
 	col.dts.Merge(w.dtHist)
 	col.rtt.Merge(w.rttHist)
@@ -97,7 +104,11 @@ func (col *collected) addWorker(r *report.Report, w *worker) {
 	}
 	for _, c := range w.clients {
 		tallyClient(r, c)
-		r.Players = append(r.Players, c.player(w))
+		p := c.player(w)
+		if col.linkHeader > 0 {
+			p.LinkKBs = nanPtr(c.linkKBs(col.linkHeader))
+		}
+		r.Players = append(r.Players, p)
 		col.addClient(c)
 	}
 }
@@ -128,6 +139,7 @@ func (col *collected) fill(r *report.Report) {
 		r.ObservedServerTickHz = &report.MinMeanMax{Min: lo, Mean: mean, Max: hi}
 	}
 	r.InputsPerSPerClient = report.InputRates(r.Players)
+	r.DownstreamLinkKBsPerClient = report.LinkKBsOf(r.Players)
 	if _, mean, hi, ok := stats.MinMeanMax(col.kbs); ok {
 		r.DownstreamKBsPerClient = &report.MeanMax{Mean: mean, Max: hi}
 	}

@@ -3,6 +3,7 @@ package swarm
 import (
 	"cmp"
 	"math"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -556,6 +557,22 @@ func (c *client) tickHz() float64 {
 // update after the first, per second from the first to the last.
 func (c *client) kbs() float64 {
 	return spanRate(c.snaps, float64(c.snapBytes-c.firstBytes), c.firstSnapAt, c.lastSnapAt) / 1000
+}
+
+// linkKBs is kbs with header bytes more per state update: the state
+// updates' KB/s on the link where each is one datagram.
+func (c *client) linkKBs(header int) float64 {
+	return spanRate(c.snaps, float64(c.snapBytes-c.firstBytes)+float64(header)*float64(c.snaps-1), c.firstSnapAt, c.lastSnapAt) / 1000
+}
+
+// isIPv6 reports whether addr (host:port or host) names an IPv6 host.
+func isIPv6(addr string) bool {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.To4() == nil
 }
 
 // spanRate is delta per second from first to last, NaN when fewer than two

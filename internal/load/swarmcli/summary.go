@@ -51,6 +51,9 @@ func printFigures(w io.Writer, r *report.Report) {
 	if k := r.DownstreamKBsPerClient; k != nil {
 		fmt.Fprintf(w, "  downstream KB/s per client mean %.2f max %.2f\n", k.Mean, k.Max)
 	}
+	if k := r.DownstreamLinkKBsPerClient; k != nil {
+		fmt.Fprintf(w, "  on the link (IP/UDP headers included) mean %.2f max %.2f\n", k.Mean, k.Max)
+	}
 	rtt := "rtt"
 	if r.RTTSource != "" {
 		rtt += " (" + r.RTTSource + ")"

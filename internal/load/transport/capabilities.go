@@ -40,6 +40,12 @@ type Capabilities struct {
 	// RTT: the backend measures a round trip (Host.RTT > 0 once traffic
 	// flowed). False: RTT is always 0, never a guess.
 	RTT bool
+	// MessageDatagram: every message is one datagram and nothing else (no
+	// framing, no acknowledgements of the backend's own), so the receiver
+	// can count the link's IP and UDP headers from the messages it got:
+	// raw UDP. False where the backend adds datagrams or bytes the
+	// receiver does not see as messages.
+	MessageDatagram bool
 }
 
 // Arrives is the Event.Delivery a receiver reports for a message sent with

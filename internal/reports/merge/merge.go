@@ -310,6 +310,7 @@ func finish(out *report.Report, picked []Input) error {
 	// client index order, as one process would.
 	slices.SortFunc(out.Players, func(a, b report.Player) int { return a.Index - b.Index })
 	out.InputsPerSPerClient = report.InputRates(out.Players)
+	out.DownstreamLinkKBsPerClient = report.LinkKBsOf(out.Players)
 	// Delivery is its players' (every shard lists its own), with the rate
 	// the server announced to the first shard that says one.
 	var announced *float64

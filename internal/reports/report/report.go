@@ -478,6 +478,10 @@ type Player struct {
 	// InputsPerS is the rate of the client's Inputs from its first to its
 	// latest (null with fewer than two).
 	InputsPerS *float64 `json:"inputs_per_s"`
+	// LinkKBs (additive) is KBs with the IP and UDP headers each state
+	// update carried on the link (LinkHeaderBytes): reported only where
+	// every message is one datagram (raw UDP), so the harness knows them.
+	LinkKBs *float64 `json:"link_kbs,omitempty"`
 	// Delivery (additive): UpdatesPerS is the client's state updates per
 	// second over its joined time after the warm-up (from its admission,
 	// or the warm-up's end, to its loss or the run's end), null when that
@@ -626,10 +630,13 @@ type Report struct {
 	ClientsNeverConnected  int            `json:"clients_never_connected"`
 	ObservedServerTickHz   *MinMeanMax    `json:"observed_server_tick_hz"`
 	DownstreamKBsPerClient *MeanMax       `json:"downstream_kbs_per_client"`
-	RTTMs                  *Percentiles   `json:"rtt_ms"`
-	PeerDelayMs            *Percentiles   `json:"peer_delay_ms"`
-	ConnectMs              *Percentiles   `json:"connect_ms"`
-	WorkerLoopDtMs         *Percentiles   `json:"worker_loop_dt_ms"`
+	// DownstreamLinkKBsPerClient (additive) spans the players' link_kbs:
+	// payload plus IP/UDP headers, on raw UDP only (LinkKBsOf).
+	DownstreamLinkKBsPerClient *MeanMax     `json:"downstream_link_kbs_per_client,omitempty"`
+	RTTMs                      *Percentiles `json:"rtt_ms"`
+	PeerDelayMs                *Percentiles `json:"peer_delay_ms"`
+	ConnectMs                  *Percentiles `json:"connect_ms"`
+	WorkerLoopDtMs             *Percentiles `json:"worker_loop_dt_ms"`
 	// ServiceIntervalMs is, per joined client, the time between two
 	// consecutive services of its host (its Input send and receive drain):
 	// the loop period when the harness keeps every client on time, however
@@ -1034,6 +1041,31 @@ func WriteJSONAtomic(path string, v any) error {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
 	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// LinkHeaderBytes is what IP and UDP add to each datagram on the link:
+// 20 + 8 bytes over IPv4, 40 + 8 over IPv6 (no IP options, no tunnel).
+func LinkHeaderBytes(ipv6 bool) int {
+	if ipv6 {
+		return 48
+	}
+	return 28
+}
+
+// LinkKBsOf spans the players' link_kbs, nil when none has one: the one
+// rule of the swarm's report and of the merge of shards.
+func LinkKBsOf(players []Player) *MeanMax {
+	var v []float64
+	for _, p := range players {
+		if p.LinkKBs != nil {
+			v = append(v, *p.LinkKBs)
+		}
+	}
+	_, mean, hi, ok := stats.MinMeanMax(v)
+	if !ok {
+		return nil
+	}
+	return &MeanMax{Mean: mean, Max: hi}
 }
 
 // InputRates is the min, mean and max of the players' inputs_per_s, nil

@@ -192,6 +192,7 @@ func legMarkdown(l LegResult, durationS float64, icon map[Verdict]string) string
 	}
 	b.WriteString(diagnosticsMarkdown(l))
 	b.WriteString(snapshotsMarkdown(l))
+	b.WriteString(linkMarkdown(l))
 	b.WriteString(serverLogMarkdown(l.ServerLog))
 	if l.ServerCmd != "" {
 		fmt.Fprintf(&b, "Rerun this leg:\n\n%s\n", safetext.MarkdownCode("sh", l.ServerCmd+" &\n"+l.SwarmCmd))
@@ -248,6 +249,20 @@ func diagnosticsMarkdown(l LegResult) string {
 	}
 	return fmt.Sprintf("Server diagnostics (CPU %% of one core over %s; slow ticks, GC and slow sends since the server started; send queue over its last metrics write): %s\n\n",
 		window, strings.Join(parts, " · "))
+}
+
+// linkMarkdown is what the state updates cost on the link where the swarm
+// can know it (raw UDP: each message one datagram, report
+// downstream_link_kbs_per_client), beside their payload. A team's server
+// reports its own wire figure, which may or may not count the headers.
+func linkMarkdown(l LegResult) string {
+	if l.Report == nil || l.Report.DownstreamLinkKBsPerClient == nil || l.Report.DownstreamKBsPerClient == nil {
+		return ""
+	}
+	f := gatetable.FormatNumber
+	link, pay := l.Report.DownstreamLinkKBsPerClient, l.Report.DownstreamKBsPerClient
+	return fmt.Sprintf("On the link (as the bots received it, IP and UDP headers included): %s KB/s per client (max %s), of which payload %s.\n\n",
+		f(link.Mean), f(link.Max), f(pay.Mean))
 }
 
 // snapshotsMarkdown is a leg's snapshot bytes in one line: per snapshot,

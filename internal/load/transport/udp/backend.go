@@ -19,7 +19,7 @@ func (backend) Name() string { return Name }
 
 // Capabilities: datagrams and nothing more (see the package doc).
 func (backend) Capabilities() transport.Capabilities {
-	return transport.Capabilities{Datagram: true}
+	return transport.Capabilities{Datagram: true, MessageDatagram: true}
 }
 
 // InlineIO reports true: a host reads and writes its socket only inside
