@@ -80,7 +80,7 @@ func (col *collected) addWorker(r *report.Report, w *worker) {
 	if r.Transport == "" {
 		r.Transport = w.spoken
 	}
-	if w.backend.Capabilities().MessageDatagram {
+	if w.backend != nil && w.backend.Capabilities().MessageDatagram {
 		col.linkHeader = report.LinkHeaderBytes(isIPv6(w.cfg.Addr))
 	}
 	col.dts.Merge(w.dtHist)
