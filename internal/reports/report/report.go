@@ -1055,27 +1055,20 @@ func LinkHeaderBytes(ipv6 bool) int {
 // LinkKBsOf spans the players' link_kbs, nil when none has one: the one
 // rule of the swarm's report and of the merge of shards.
 func LinkKBsOf(players []Player) *MeanMax {
-	var v []float64
-	for _, p := range players {
-		if p.LinkKBs != nil {
-			v = append(v, *p.LinkKBs)
-		}
-	}
-	_, mean, hi, ok := stats.MinMeanMax(v)
-	if !ok {
+	s := playerSpan(players, func(p Player) *float64 { return p.LinkKBs })
+	if s == nil {
 		return nil
 	}
-	return &MeanMax{Mean: mean, Max: hi}
+	return &MeanMax{Mean: s.Mean, Max: s.Max}
 }
 
-// InputRates is the min, mean and max of the players' inputs_per_s, nil
-// when no player sent two Inputs. The swarm and the shard merge both use
-// it, so a merged run's figure is its players', not an average of shards.
-func InputRates(players []Player) *MinMeanMax {
+// playerSpan is the min, mean and max of one per-player figure over the
+// players that have it, nil when none does.
+func playerSpan(players []Player, of func(Player) *float64) *MinMeanMax {
 	var v []float64
 	for _, p := range players {
-		if p.InputsPerS != nil {
-			v = append(v, *p.InputsPerS)
+		if x := of(p); x != nil {
+			v = append(v, *x)
 		}
 	}
 	lo, mean, hi, ok := stats.MinMeanMax(v)
@@ -1083,6 +1076,13 @@ func InputRates(players []Player) *MinMeanMax {
 		return nil
 	}
 	return &MinMeanMax{Min: lo, Mean: mean, Max: hi}
+}
+
+// InputRates is the min, mean and max of the players' inputs_per_s, nil
+// when no player sent two Inputs. The swarm and the shard merge both use
+// it, so a merged run's figure is its players', not an average of shards.
+func InputRates(players []Player) *MinMeanMax {
+	return playerSpan(players, func(p Player) *float64 { return p.InputsPerS })
 }
 
 // ReportIndentDepth is how deep WriteReportAtomic indents a report: the
