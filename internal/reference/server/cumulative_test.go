@@ -156,3 +156,40 @@ func TestStdoutFlood(t *testing.T) {
 
 // safeBuffer is a bytes.Buffer written by flood and read after it returned.
 type safeBuffer struct{ bytes.Buffer }
+
+// TestEveryWriteCarriesWireTraffic: two interval writes a few ticks apart,
+// both inside one 30-tick sampling period, still differ in the cumulative
+// wire counters. A hold shorter than the sampling period (a short smoke leg
+// whose connects ramped slowly) otherwise reads no wire traffic at all, and
+// its wire gate is unevaluable on a healthy server.
+func TestEveryWriteCarriesWireTraffic(t *testing.T) {
+	for _, prom := range []bool{false, true} {
+		t.Run(map[bool]string{false: "file", true: "prometheus"}[prom], func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.json")
+			ts := newTestServer(t, func(c *Config) { c.Metrics.TickJSONPath = path })
+			if prom {
+				// The exporter takes the traffic every tick and the file
+				// sums those samples: the same rule must hold.
+				ts.prom = newPromExport(ts.reported)
+			}
+			ts.h.wire = transport.WireRates{Interval: 100 * time.Millisecond, BytesOutPerSec: 10000, DatagramsOutPerSec: 60}
+			ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+			ts.h.recv(1, joinMsg(t, "x"))
+			var seen []float64
+			for range 3 {
+				for range 5 {
+					ts.step()
+				}
+				ts.writeInterval()
+				st, _ := readRaw(t, path)
+				if st.Cumulative == nil || st.Cumulative.WireS == nil {
+					t.Fatalf("write %d carries no wire_s", len(seen)+1)
+				}
+				seen = append(seen, *st.Cumulative.WireS)
+			}
+			if !(seen[0] > 0 && seen[1] > seen[0] && seen[2] > seen[1]) {
+				t.Fatalf("cumulative wire_s over three writes 5 ticks apart: %v, want strictly growing", seen)
+			}
+		})
+	}
+}

@@ -489,9 +489,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.runTick(now, late)
 		s.pacer.Ran()
 		if time.Since(s.lastWrite) >= interval {
-			if err := s.WriteMetrics(); err != nil {
-				s.log.Printf("metrics: %v", err)
-			}
+			s.writeInterval()
 		}
 		s.drainAdmin()
 		if ctx.Err() != nil {
@@ -699,24 +697,45 @@ func (s *Server) recordTick(start time.Time, total time.Duration, ph *[numPhases
 
 // sampleWireAndPublish takes the tick's wire sample and, with Prometheus on,
 // publishes the exposition: the exporter needs the traffic every tick, the
-// metrics file only every wireSampleTicks.
+// metrics file at least every wireSampleTicks and at every write
+// (takeWireSample).
 func (s *Server) sampleWireAndPublish(total time.Duration) {
 	if s.prom != nil {
 		// The Prometheus byte counters take the traffic every tick, so a
 		// rate over a scrape window is exact to a tick at its edges; the
-		// metrics file still keeps 30-tick intervals, the same samples
-		// summed.
+		// metrics file keeps longer intervals, the same samples summed.
 		r := s.host.WireRates()
 		s.prom.addWire(r)
 		s.wirePending.add(r)
-		if s.tick%wireSampleTicks == 0 {
-			s.met.keepWire(s.wirePending.rates(), len(s.viewers))
-			s.wirePending = wireAcc{}
-		}
 		s.prom.publish(s, total)
-	} else if s.tick%wireSampleTicks == 0 {
-		s.met.sampleWire(s.host, len(s.viewers))
 	}
+	if s.tick%wireSampleTicks == 0 {
+		s.takeWireSample()
+	}
+}
+
+// writeInterval is the loop's periodic write: the wire interval open since
+// the last sample is closed first, so every write carries the traffic up to
+// it.
+func (s *Server) writeInterval() {
+	s.takeWireSample()
+	if err := s.WriteMetrics(); err != nil {
+		s.log.Printf("metrics: %v", err)
+	}
+}
+
+// takeWireSample closes the metrics file's current wire interval. The loop
+// calls it before every write as well as every wireSampleTicks: the file's
+// cumulative wire counters must move between any two writes that a hold
+// spans, or a hold shorter than the sampling period (a short smoke leg on a
+// loaded machine) reads no wire traffic at all.
+func (s *Server) takeWireSample() {
+	if s.prom == nil {
+		s.met.sampleWire(s.host, len(s.viewers))
+		return
+	}
+	s.met.keepWire(s.wirePending.rates(), len(s.viewers))
+	s.wirePending = wireAcc{}
 }
 
 // buildSnapshots builds every joined peer's snapshot in parallel.
