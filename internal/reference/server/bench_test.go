@@ -255,3 +255,52 @@ func weaponsSchedule(sim *Sim, vs []*Viewer, tick uint32) {
 }
 
 func frac(x float64) float64 { return x - math.Floor(x) }
+
+// BenchmarkTickDelta is the reference profiles' world (128 sensor-fighter
+// peers, 512 loiter AI within 20 km) ticked whole, with version-2 peers and
+// with delta peers that acknowledge every snapshot three ticks late (a
+// loopback round trip at 60 Hz), so the cost deltas add to the serialize
+// phase is measured beside the cost they replace.
+func BenchmarkTickDelta(b *testing.B) {
+	for _, deltas := range []bool{false, true} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("deltas=%v/peers=128/ai=512/workers=%d", deltas, workers), func(b *testing.B) {
+				cfg := DefaultConfig()
+				cfg.World.TestSpawnAICount = 512
+				cfg.World.TestSpawnSpreadKm = 20
+				sim, vs := benchSim(b, &cfg, workers, TypeSensorFighter)
+				for _, v := range vs {
+					v.In.Deltas = deltas
+				}
+				var ph [numPhases]time.Duration
+				tick, bytes := uint32(0), 0
+				step := func() {
+					tick++
+					tm := timer{at: time.Now(), sum: &ph}
+					sim.Tick = tick
+					sim.Simulate(&tm)
+					sim.Sense(&tm)
+					sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
+					tm.lap(PhaseSerialize)
+					for _, v := range vs {
+						bytes += len(v.In.Msg)
+						if tick > 3 {
+							v.In.TakeSnapshotAck(tick - 3)
+						}
+					}
+				}
+				for range 2 * TickHz {
+					step()
+				}
+				ph, bytes = [numPhases]time.Duration{}, 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					step()
+				}
+				reportPhases(b, &ph)
+				b.ReportMetric(float64(bytes)/float64(b.N)/128, "msgB/peer")
+			})
+		}
+	}
+}

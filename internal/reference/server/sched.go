@@ -221,7 +221,9 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	in.InView = len(in.order)
 	room := p.maxRecords(len(in.evs), in.ackBytes()+in.headerExtra()) - 1 // the own entity
 	if room < len(in.order) {
-		in.order = topK(in.order, max(room, 0))
+		// A delta body is written in id order whatever the order here,
+		// so a delta peer needs only which candidates win, not their order.
+		in.order = topK(in.order, max(room, 0), !in.Deltas)
 	}
 	enc.Reset()
 	if room >= 0 {
@@ -322,10 +324,11 @@ func before(a, b *candidate) bool {
 }
 
 // topK moves the k candidates that go out first to the front of c, in
-// order, and returns them. A min-heap of the best k seen (its root the
-// worst of them) rejects most candidates with one comparison, so the cost
-// is O(n log k) rather than a full sort's O(n log n).
-func topK(c []candidate, k int) []candidate {
+// order (in heap order when ordered is false), and returns them. A
+// min-heap of the best k seen (its root the worst of them) rejects most
+// candidates with one comparison, so the cost is O(n log k) rather than a
+// full sort's O(n log n).
+func topK(c []candidate, k int, ordered bool) []candidate {
 	if k == 0 {
 		return c[:0]
 	}
@@ -338,6 +341,9 @@ func topK(c []candidate, k int) []candidate {
 			h[0], c[i] = c[i], h[0]
 			siftDown(h, 0)
 		}
+	}
+	if !ordered {
+		return h
 	}
 	slices.SortFunc(h, func(a, b candidate) int {
 		switch {

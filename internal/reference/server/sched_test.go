@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -330,7 +331,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			return 0
 		})
 		k := rng.IntN(n + 1)
-		got := topK(slices.Clone(c), k)
+		got := topK(slices.Clone(c), k, true)
 		for i := range got {
 			if got[i].prio != want[i].prio || got[i].id != want[i].id {
 				t.Fatalf("trial %d n %d k %d: position %d got %+v want %+v", trial, n, k, i, got[i], want[i])
@@ -338,6 +339,15 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		}
 		if len(got) != k {
 			t.Fatalf("len %d want %d", len(got), k)
+		}
+		// Unordered (a delta peer's): the same set, any order.
+		set := topK(slices.Clone(c), k, false)
+		byID := func(a, b candidate) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.prio, b.prio)) }
+		slices.SortFunc(set, byID)
+		sortedWant := slices.Clone(want[:k])
+		slices.SortFunc(sortedWant, byID)
+		if !slices.Equal(set, sortedWant) {
+			t.Fatalf("trial %d n %d k %d: unordered set %v, want %v", trial, n, k, set, sortedWant)
 		}
 	}
 }

@@ -28,6 +28,10 @@ type Encoder struct {
 	states   []State
 	despawns []uint32
 	view     []State
+	// order and sorted are sortStates' scratch: sort keys, and the states
+	// permuted into id order.
+	order  []uint64
+	sorted []State
 	// free is view storage released from peers' rings (Release), reused
 	// before any new slice is made.
 	free [][]State

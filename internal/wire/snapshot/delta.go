@@ -57,6 +57,10 @@ func (w *bitWriter) writeEG(u uint64, k uint) {
 	v := u + 1<<k
 	n := uint(bits.Len64(v))
 	z := n - k - 1
+	if 2*n-k-1 <= 32 { // the common case: the whole code in one write
+		w.write(uint32(1<<z|(v&^(1<<(n-1)))<<(z+1)), 2*n-k-1)
+		return
+	}
 	w.writeLong(1<<z, z+1)
 	w.writeLong(v&^(1<<(n-1)), n-1)
 }
@@ -182,7 +186,7 @@ func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, 
 	if len(e.states) > math.MaxUint16 || e.nev > math.MaxUint16 || len(pad) > math.MaxUint16 {
 		panic(fmt.Sprintf("snapshot: body too large (%d states, %d events, %d pad bytes)", len(e.states), e.nev, len(pad)))
 	}
-	slices.SortFunc(e.states, func(a, b State) int { return int(int64(a.ID) - int64(b.ID)) })
+	e.sortStates()
 	var base []State
 	if hasAck && ack != tick && tick-ack <= math.MaxUint16 {
 		if v := ring.find(ack); v != nil {
@@ -215,6 +219,24 @@ func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, 
 	// tried as version 2 is.
 	flags, body = e.compress(compress && !d.IsDelta)
 	return flags, body, d
+}
+
+// sortStates puts the appended states in id order. It sorts 8-byte keys
+// (id, index) and permutes the states once, instead of sorting the states
+// themselves through a comparison function: a third of what FinishDelta
+// cost the server (BenchmarkTickDelta) was that sort. Ids are unique, so
+// the order is the same either way.
+func (e *Encoder) sortStates() {
+	e.order = e.order[:0]
+	for i := range e.states {
+		e.order = append(e.order, uint64(e.states[i].ID)<<32|uint64(i))
+	}
+	slices.Sort(e.order)
+	e.sorted = e.sorted[:0]
+	for _, k := range e.order {
+		e.sorted = append(e.sorted, e.states[uint32(k)])
+	}
+	e.states, e.sorted = e.sorted, e.states
 }
 
 func putHeaderV3(b []byte, back uint16, hash uint32, n, ev, pad int) {
