@@ -136,6 +136,18 @@ type Parts interface {
 	Parts() (Pinger, Waiter, Leaver)
 }
 
+// Acker is a Bot whose Inputs acknowledge state updates (load protocol
+// v1.1's snapshot acknowledgement: a delta server takes each client's
+// baseline from it). AckDue reports an acknowledgement newer than the one
+// the last Input carried. On a tick the pattern sends no Input, the engine
+// then sends one holding the controls last sent, as a real client's input
+// stream would: a pattern that rarely sends (idle: one a second) would
+// otherwise leave the server's baselines a second old, past its ring, and
+// be sent full snapshots no real player gets.
+type Acker interface {
+	AckDue() bool
+}
+
 // CloseReader is a Bot that says what the server's close meant. When the
 // connection ends with the server's code (the transport's disconnect
 // reason, not 0: a WebSocket close status with its reason text, ENet's

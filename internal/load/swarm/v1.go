@@ -107,6 +107,9 @@ type v1Bot struct {
 	base   bodydec.Baselines
 	ack    uint32
 	hasAck bool
+	// sent is the acknowledgement the last Input carried (AckDue).
+	sent    uint32
+	hasSent bool
 	// in is reused: a fresh &proto.Input escapes to the heap and would
 	// allocate once per client-tick. ping is reused the same way: a local
 	// array handed to Conn.Send escapes, one allocation per ping.
@@ -232,7 +235,11 @@ func (b *v1Bot) Ping(c Conn, token uint32) error {
 	return c.Send(transport.Unreliable, proto.AppendPing(b.ping[:0], token))
 }
 
+// AckDue implements Acker: a baseline newer than the last Input named.
+func (b *v1Bot) AckDue() bool { return b.hasAck && (!b.hasSent || b.sent != b.ack) }
+
 func (b *v1Bot) Input(buf []byte, ctl *Control) ([]byte, transport.Delivery) {
+	b.sent, b.hasSent = b.ack, b.hasAck
 	b.in = proto.Input{
 		Seq: ctl.Seq, Throttle: ctl.Throttle, Elevator: ctl.Elevator,
 		Aileron: ctl.Aileron, Rudder: ctl.Rudder, Buttons: ctl.Buttons,
