@@ -99,7 +99,7 @@ type client struct {
 	pinger      Pinger // bot, when it measures round trips itself
 	waiter      Waiter // bot, when it resends its join while waiting
 	leaver      Leaver // bot, when it says goodbye at the end of the run
-	acker       Acker  // bot, when its Inputs acknowledge state updates
+	acker       Acker  // bot, when its Inputs acknowledge state updates and the pattern acksEveryUpdate
 	host        transport.Host
 	addr        string              // where it connects: the server, or its relay socket
 	header      map[string][]string // what it sends with its connect (Headerer); secret
@@ -202,7 +202,9 @@ type client struct {
 
 func newClient(index int, patternName string, p Pattern, slot time.Time, bot Bot) *client {
 	c := &client{index: index, patternName: patternName, pattern: p, slot: slot, bot: bot, connectMs: math.NaN(), lastRTT: math.NaN()}
-	c.acker, _ = bot.(Acker)
+	if _, ok := p.(acksEveryUpdate); ok {
+		c.acker, _ = bot.(Acker)
+	}
 	if p, ok := bot.(Parts); ok {
 		c.pinger, c.waiter, c.leaver = p.Parts()
 		return c
@@ -513,8 +515,8 @@ func (c *client) inputsPerS() float64 {
 
 // buildInput encodes this tick's Input into the worker's scratch buffer, or
 // returns nil when the pattern or the protocol sends none. On a tick the
-// pattern sends none, an Acker with an acknowledgement due still sends one,
-// holding the last controls. The bytes are valid until the next call;
+// pattern sends none, a pattern that acksEveryUpdate with an Acker's
+// acknowledgement due still sends one, holding the last controls. The bytes are valid until the next call;
 // pendingInput says one was built.
 func (c *client) buildInput(w *worker, now time.Time) ([]byte, transport.Delivery) {
 	ctl := &w.ctl // a local passed to an interface method would escape

@@ -100,7 +100,7 @@ func TestBotAcknowledgesDeltas(t *testing.T) {
 // TestIdleClientAcknowledgesEverySnapshot: a client whose pattern sends
 // one Input a second (idle) still sends an Input for every new baseline
 // it decoded, holding the controls it last sent, and none when nothing new
-// is to be acknowledged. Without it the server's baselines were up to a
+// is to be acknowledged; a trace replay's stream is left as recorded. Without it the server's baselines were up to a
 // second old, past its 32-view ring: on reference-enet's idle leg half of
 // the snapshots went out full (delta share 0.51, 18.6 B per entity against
 // 7.2 on weave).
@@ -142,4 +142,20 @@ func TestIdleClientAcknowledgesEverySnapshot(t *testing.T) {
 			t.Fatalf("tick %d: a second Input with nothing new to acknowledge", tick)
 		}
 	}
+	// A replay sends its recording's stream unchanged, acknowledgement due
+	// or not: the server must record exactly the records replayed.
+	r := newClient(1, "trace", silent{}, start, b)
+	r.welcomedAt = start
+	if _, err := b.Receive(conn, v3Snapshot(t, enc, &srv, 110, 109, true)); err != nil || !b.AckDue() {
+		t.Fatalf("tick 110: %v, ack due %v", err, b.AckDue())
+	}
+	if msg, _ := r.buildInput(wk, at(110)); msg != nil {
+		t.Fatal("a pattern that sends nothing (a replay between records) sent an Input to acknowledge")
+	}
 }
+
+// silent is a pattern that sends no Input, as a trace replay between its
+// records.
+type silent struct{}
+
+func (silent) Control(float64, *Control) bool { return false }

@@ -113,6 +113,19 @@ func (p aggressive) Control(t float64, c *Control) bool {
 // heard from; a kicked swarm would measure nothing.
 type idle struct{ lastS int64 }
 
+// acksEveryUpdate is a Pattern whose client sends an Input for every state
+// update it has to acknowledge, on the ticks the pattern itself sends none
+// (client.buildInput, Acker). idle is one: a real client's input stream
+// goes out every tick whatever its pilot does, and one Input a second would
+// leave a delta server's baselines past its ring. A trace replay is not: it
+// sends the recording's input stream exactly, at the recorded client's
+// own rate.
+type acksEveryUpdate interface {
+	acksEveryUpdate()
+}
+
+func (*idle) acksEveryUpdate() {}
+
 // Control implements Pattern.
 func (p *idle) Control(t float64, c *Control) bool {
 	s := int64(math.Floor(t))

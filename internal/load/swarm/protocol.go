@@ -139,11 +139,11 @@ type Parts interface {
 // Acker is a Bot whose Inputs acknowledge state updates (load protocol
 // v1.1's snapshot acknowledgement: a delta server takes each client's
 // baseline from it). AckDue reports an acknowledgement newer than the one
-// the last Input carried. On a tick the pattern sends no Input, the engine
-// then sends one holding the controls last sent, as a real client's input
-// stream would: a pattern that rarely sends (idle: one a second) would
-// otherwise leave the server's baselines a second old, past its ring, and
-// be sent full snapshots no real player gets.
+// the last Input carried. On a tick the idle pattern sends no Input, the
+// engine then sends one holding the controls last sent, as a real client's
+// input stream would: one Input a second would otherwise leave the server's
+// baselines a second old, past its ring, and be sent full snapshots no real
+// player gets. A trace replay sends its recording's stream unchanged.
 type Acker interface {
 	AckDue() bool
 }
