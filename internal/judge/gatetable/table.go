@@ -184,6 +184,9 @@ type Gate struct {
 	// Windowed: the gate takes window_s (the width of the window it
 	// slides); it is not forwarded to the swarm.
 	Windowed bool
+	// Own: the gate is on a figure the profile declares (declared.go),
+	// not an entry of the table.
+	Own bool
 }
 
 // Outcome is one gate evaluated against one threshold.

@@ -24,6 +24,10 @@ type Config struct {
 	Map Map
 	// Start is the run's start: window times are reported relative to it.
 	Start time.Time
+	// Own are the profile's own figures (gatetable.OwnFigure), by name:
+	// scraped like mapped figures, written as objects of their statistics
+	// (own.go).
+	Own Map
 }
 
 // figure is one resolved mapping entry.
@@ -37,6 +41,7 @@ type figure struct {
 	scale     float64
 	quantiles []string // histogram/summary: explicit fields, nil = all
 	def       bool     // from the defaults
+	own       bool     // a profile's own figure (Config.Own)
 }
 
 // track is what a Source keeps of one figure across scrapes.
@@ -103,17 +108,24 @@ func New(cfg Config) (*Source, error) {
 	if err := cfg.Map.Validate(); err != nil {
 		return nil, err
 	}
+	if err := validateOwn(cfg.Own); err != nil {
+		return nil, err
+	}
 	full := cfg.Map.WithDefaults()
+	for name, f := range cfg.Own {
+		full[name] = f
+	}
 	s := &Source{sc: cfg.Scraper, start: cfg.Start}
 	for _, name := range sortedKeys(full) {
 		f := full[name]
+		_, own := cfg.Own[name]
 		k, metric, _ := f.kind()
 		scale := 1.0
 		if f.Scale != nil {
 			scale = *f.Scale
 		}
 		s.figs = append(s.figs, figure{name: name, kind: k, metric: metric, sel: selectorString(metric, f.Labels),
-			labels: f.Labels, label: f.Label, scale: scale, quantiles: f.Quantiles, def: cfg.Map.IsDefault(name)})
+			labels: f.Labels, label: f.Label, scale: scale, quantiles: f.Quantiles, def: cfg.Map.IsDefault(name) && !own, own: own})
 	}
 	s.tracks = make([]track, len(s.figs))
 	return s, nil
@@ -378,6 +390,9 @@ func (s *Source) compute(base, end *snap, hold bool) *Block {
 			s.histogram(b, d, f, t, eb, ee, span)
 		case Summary:
 			s.summary(b, d, f, t, eb, ee, span)
+		}
+		if f.own {
+			b.ownShape(f, d)
 		}
 	}
 	s.derive(b)

@@ -130,6 +130,9 @@ type Hold struct {
 	// start (0: none asked): when End says the server honoured it, the
 	// send queue's mark covers the hold.
 	ResetToken int64
+	// Own are the profile's own figures read from the file, by name
+	// (own.go); their gauges' extremes are in Extremes under the name.
+	Own map[string]FileFigure
 }
 
 // Compute is End's fields with every figure the cumulative state allows
@@ -155,6 +158,7 @@ func Compute(h Hold) map[string]json.RawMessage {
 		info.UptimeFromS, info.UptimeToS = ptr(round3(b.UptimeS)), ptr(round3(e.UptimeS))
 		w.figures(b, e, h)
 	}
+	w.own(h)
 	slices.Sort(info.Figures)
 	w.set(Key, info)
 	return out
