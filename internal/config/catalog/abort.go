@@ -28,7 +28,7 @@ func (c *checker) checkAbort() {
 		if spec.AbortAfterS == nil {
 			field = "gates." + name + ".abort_margin_pct"
 		}
-		g, known := gatetable.Lookup(name)
+		g, known := gatetable.LookupWith(name, c.ownFigures(), c.metricsSource())
 		switch {
 		case !known:
 			continue

@@ -354,6 +354,7 @@ func (c *checker) crossCheck() {
 	c.checkImpairment()
 	c.checkGatePhases()
 	c.checkMetrics()
+	c.checkOwnFigures()
 	c.checkAbort()
 }
 

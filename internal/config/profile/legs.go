@@ -250,7 +250,7 @@ func (p *Profile) AbortRules(leg Leg, strict bool) []gatetable.AbortRule {
 	}
 	var out []gatetable.AbortRule
 	tier := p.EffectiveTier(strict)
-	for _, g := range gatetable.All() {
+	for _, g := range p.GateList() {
 		spec, declared := p.Gates[g.Name]
 		if !declared || !g.CanAbort() || spec.Phase != "" {
 			continue

@@ -60,6 +60,9 @@ type Profile struct {
 	// so (nil: only gates that opt in themselves); see AbortRules.
 	AbortOnBreach *AbortPolicy `json:"abort_on_breach,omitempty"`
 	Gates         Gates        `json:"gates"`
+	// Figures are the team's own figures (docs/metrics.md, "Your own
+	// figures"): each statistic they offer is a gate Gates can name.
+	Figures gatetable.OwnFigures `json:"figures,omitempty"`
 	// WarmupS is the first seconds of the hold (after the connect ramp)
 	// left out of every windowed figure, the swarm's and the reference
 	// server's tick statistics (the report's warmup_s).
@@ -144,6 +147,29 @@ func (s Server) TransportDeclared() bool { return s.Metrics != nil && s.Metrics.
 // Prometheus reports whether the server's metrics come from its
 // Prometheus endpoint.
 func (s Server) Prometheus() bool { return s.Metrics != nil && s.Metrics.Source == "prometheus" }
+
+// MetricsSource is where the server's metrics come from: "prometheus"
+// or "file" (gatetable.SourceFile, SourcePrometheus).
+func (s Server) MetricsSource() string {
+	if s.Prometheus() {
+		return gatetable.SourcePrometheus
+	}
+	return gatetable.SourceFile
+}
+
+// GateList is every gate the profile can name, in the summary's order:
+// the gate table's, then those on its own figures (read from its metrics
+// source). Whatever walks the declared gates walks this list, so a gate
+// on an own figure is evaluated, forwarded, compared and recorded where a
+// table gate is.
+func (p *Profile) GateList() []gatetable.Gate {
+	return gatetable.AllWith(p.Figures, p.Server.MetricsSource())
+}
+
+// LookupGate finds a gate of GateList by name.
+func (p *Profile) LookupGate(name string) (gatetable.Gate, bool) {
+	return gatetable.LookupWith(name, p.Figures, p.Server.MetricsSource())
+}
 
 // World holds the built-in server's [world] knobs. Optional knobs are kept
 // as a map so only what the profile set reaches the server's config.

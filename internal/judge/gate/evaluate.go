@@ -58,7 +58,7 @@ func Evaluate(in Input) []rundir.Check {
 	e.snapshotDecode()
 	e.impaired()
 	e.shards()
-	for _, g := range gatetable.All() {
+	for _, g := range in.Profile.GateList() {
 		if spec, ok := in.Profile.Gates[g.Name]; ok {
 			e.declared(g, spec)
 		}
@@ -75,7 +75,16 @@ func Evaluate(in Input) []rundir.Check {
 		e.add(traceCheck(e.r, nil))
 	}
 	e.schema()
-	return soften(e.out)
+	return soften(e.out, e.isTiming)
+}
+
+// isTiming is isTiming with the profile's own figures: a gate on one
+// declared timing is a timing check.
+func (e *evaluator) isTiming(c rundir.Check) bool {
+	if g, ok := e.in.Profile.LookupGate(c.Gate); ok && g.Own {
+		return g.Timing
+	}
+	return isTiming(c)
 }
 
 // unreadReport: without a report nothing is evaluable. Every declared gate
@@ -108,7 +117,7 @@ func declaredGates(p *profile.Profile) []string {
 	if p.Shards > 1 {
 		names = append(names, gatetable.CheckShards)
 	}
-	for _, g := range gatetable.All() {
+	for _, g := range p.GateList() {
 		if p.Gates.Has(g.Name) && g.Source != gatetable.AcrossTransports {
 			names = append(names, g.Name)
 		}

@@ -54,6 +54,9 @@ type softener struct {
 	covers   func(rundir.Check) bool
 	note     string
 	builtins map[string]bool
+	// timing: the rule covers the timing checks (soften's timing), in
+	// place of covers.
+	timing bool
 }
 
 // hostBusy triggers on the host check of a leg whose machine other
@@ -73,7 +76,7 @@ var softeners = []softener{
 	// timing figure (it shares the CPU with the swarm) cannot say whether
 	// the server or the harness was slow. Byte counts, admission and the
 	// rest are facts whatever the harness did.
-	{trigger: inconclusive("harness"), covers: isTiming,
+	{trigger: inconclusive("harness"), timing: true,
 		note: "harness-bound leg: a timing failure here cannot be attributed to the server"},
 	// A report of part of the load (shards missing or given twice): a
 	// failure measured under less load than the leg names says neither
@@ -84,7 +87,7 @@ var softeners = []softener{
 	// profile allows, so a timing figure describes the machine, not the
 	// server. A passing timing gate stays passed: noise cannot make a slow
 	// server look fast enough to matter.
-	{trigger: hostBusy, covers: isTiming,
+	{trigger: hostBusy, timing: true,
 		note: "the host was busy with other work: a timing failure here cannot be attributed to the server"},
 	// The swarm could not start part of its clients itself (no socket, no
 	// descriptor: gatetable.HarnessShort) and the server refused and lost
@@ -109,14 +112,20 @@ func inconclusive(gate string) func([]rundir.Check) bool {
 	}
 }
 
-// soften applies every softener to the checks (step 2) and returns them.
-func soften(checks []rundir.Check) []rundir.Check {
+// soften applies every softener to the checks (step 2) and returns them;
+// timing says which checks read a timing figure (isTiming, and the
+// profile's own figures declared timing).
+func soften(checks []rundir.Check, timing func(rundir.Check) bool) []rundir.Check {
 	for _, s := range softeners {
 		if !s.trigger(checks) {
 			continue
 		}
+		covers := s.covers
+		if s.timing {
+			covers = timing
+		}
 		for i, c := range checks {
-			if c.Status != rundir.StatusFail || alwaysHard[c.Gate] && !s.builtins[c.Gate] || !s.covers(c) {
+			if c.Status != rundir.StatusFail || alwaysHard[c.Gate] && !s.builtins[c.Gate] || !covers(c) {
 				continue
 			}
 			if c.Level != rundir.LevelHard {

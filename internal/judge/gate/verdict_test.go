@@ -46,7 +46,7 @@ func TestSoftenLeavesAlwaysHardAndUnevaluable(t *testing.T) {
 		{Gate: "wire_kbs_max", Level: gatetable.LevelHard, Status: rundir.StatusFail},
 		{Gate: "swarm_assert", Title: "swarm assert-min-tick-hz", Level: gatetable.LevelHard, Status: rundir.StatusFail},
 		{Gate: "transport", Level: gatetable.LevelHard, Status: rundir.StatusFail},
-	})
+	}, isTiming)
 	want := []rundir.Status{rundir.StatusInconclusive, rundir.StatusInconclusive, rundir.StatusUnevaluable,
 		rundir.StatusFail, rundir.StatusInconclusive, rundir.StatusFail}
 	for i, c := range checks {

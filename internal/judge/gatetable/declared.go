@@ -233,7 +233,7 @@ func (d OwnFigure) parse(name, stat, bound, source string) (Gate, error) {
 	all := ownStats[kind]
 	switch {
 	case !slices.Contains(all, stat):
-		return Gate{}, fmt.Errorf("%s has no statistic %q: it is a %s (%s %s), which offers %s%s", name, stat, kind, source, where, strings.Join(all, ", "), kindHint(stat, kind))
+		return Gate{}, fmt.Errorf("%s has no statistic %q: it is a %s (%s: %s), which offers %s%s", name, stat, kind, source, where, strings.Join(all, ", "), kindHint(stat, kind))
 	case !slices.Contains(d.Offered(source), stat):
 		return Gate{}, fmt.Errorf("figure %s does not offer %s: its stats are %s (add %q to figures.%s.stats)", name, stat, strings.Join(d.Offered(source), ", "), stat, name)
 	case bound != d.bound():

@@ -72,7 +72,7 @@ func figures(res *rundir.RunResult, legs []rundir.LegResult, base *baseline.Comm
 	meta := map[string]Value{}
 	for _, l := range legs {
 		for _, c := range l.Checks {
-			g, ok := gatetable.Lookup(c.Gate)
+			g, ok := res.Profile.LookupGate(c.Gate)
 			if !ok || g.Measure == nil || c.Measured == nil || g.Source == gatetable.AcrossTransports {
 				continue
 			}

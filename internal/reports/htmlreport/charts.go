@@ -268,8 +268,11 @@ type threshold struct {
 // when the profile does not declare it there.
 func gateThreshold(run *Run, l *Leg, name string) *threshold {
 	p := run.Summary.Profile
-	g, ok := gatetable.Lookup(name)
-	if p == nil || !ok {
+	if p == nil {
+		return nil
+	}
+	g, ok := p.LookupGate(name)
+	if !ok {
 		return nil
 	}
 	y, ok := p.GateThreshold(g, l.Result.Leg)

@@ -33,7 +33,7 @@ type figureGate struct {
 func figureGates(p *profile.Profile, strict bool) (out []figureGate, judged []string) {
 	tier := p.EffectiveTier(strict)
 	for _, leg := range p.Legs() {
-		for _, g := range gatetable.All() {
+		for _, g := range p.GateList() {
 			spec, ok := p.Gates[g.Name]
 			if !ok {
 				continue
