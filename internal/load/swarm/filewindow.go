@@ -19,6 +19,7 @@ import (
 type fileWindow struct {
 	start, holdAt time.Time
 	path          string // the metrics file (reset requests go beside it)
+	own           map[string]serverwindow.FileFigure
 
 	prev       *report.Cumulative
 	prevInHold bool
@@ -38,7 +39,7 @@ type fileWindow struct {
 }
 
 func newFileWindow(cfg *Config, start time.Time) *fileWindow {
-	return &fileWindow{start: start, holdAt: cfg.holdStart(start), path: cfg.ServerMetrics}
+	return &fileWindow{start: start, holdAt: cfg.holdStart(start), path: cfg.ServerMetrics, own: cfg.OwnFile}
 }
 
 // observe takes one reading at now and returns its step since the
@@ -61,6 +62,7 @@ func (w *fileWindow) observe(now time.Time, st *report.ServerTick, raw map[strin
 	}
 	if w.base != nil && inGame {
 		w.extremes.Add(raw)
+		w.extremes.AddOwn(raw, w.own)
 		w.readings++
 		if w.prevInHold && step.CPUPct != nil && (w.busiest == nil || *step.CPUPct > *w.busiest) {
 			w.busiest = step.CPUPct
@@ -124,13 +126,14 @@ func (w *fileWindow) removeResetRequest() {
 // hold is the server block over the hold, ending at the final reading.
 func (w *fileWindow) hold(endAt time.Time, st *report.ServerTick, raw map[string]json.RawMessage) (map[string]json.RawMessage, []string) {
 	end := serverwindow.Reading{At: endAt.Sub(w.start).Seconds(), Raw: raw, Tick: st}
-	h := serverwindow.Hold{End: end, ResetToken: w.token}
+	h := serverwindow.Hold{End: end, ResetToken: w.token, Own: w.own}
 	var warns []string
 	switch {
 	case w.base != nil && w.base.At < end.At:
 		h.Base, h.InHold = *w.base, true
 		ex := w.extremes
 		ex.Add(raw)
+		ex.AddOwn(raw, w.own)
 		h.Extremes, h.Readings = ex, w.readings+1
 		busiest := w.busiest
 		if s := serverwindow.StepBetween(w.prev, st.Cumulative); w.prevInHold && s.CPUPct != nil && (busiest == nil || *s.CPUPct > *busiest) {
@@ -146,6 +149,7 @@ func (w *fileWindow) hold(endAt time.Time, st *report.ServerTick, raw map[string
 		}
 		var ex serverwindow.Extremes
 		ex.Add(raw)
+		ex.AddOwn(raw, w.own)
 		h.Extremes, h.Readings = ex, 1
 		warns = append(warns, fmt.Sprintf("server metrics: no reading between the last connect slot and the end of the run; the figures cover t=%.1f–%.1f s, ramp included", h.Base.At, end.At))
 	}

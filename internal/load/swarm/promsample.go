@@ -77,7 +77,7 @@ type promSampler struct {
 func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
 	src, err := promsource.New(promsource.Config{
 		Scraper: promsource.Scraper{URL: cfg.ServerMetricsPrometheus, Fallback: cfg.ServerMetricsFallback},
-		Map:     cfg.ServerMetricsMap, Start: start,
+		Map:     cfg.ServerMetricsMap, Start: start, Own: cfg.OwnPrometheus,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server metrics map: %w", err)

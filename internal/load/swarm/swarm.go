@@ -36,6 +36,7 @@ import (
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/sources/promsource"
+	"github.com/scalegate/scalegate/internal/sources/serverwindow"
 )
 
 // Defaults of Config's zero values.
@@ -128,6 +129,12 @@ type Config struct {
 	ServerMetricsPrometheus string
 	ServerMetricsMap        promsource.Map
 	ServerMetricsFallback   string
+	// OwnFile and OwnPrometheus are the profile's own figures (--server-
+	// figures) from the source this swarm reads: the metrics file's JSON
+	// paths or the endpoint's series. Each is computed over the hold into
+	// server_tick.NAME.
+	OwnFile       map[string]serverwindow.FileFigure
+	OwnPrometheus promsource.Map
 	// Protocol is the game protocol the clients speak; nil is load
 	// protocol v1 (LoadV1).
 	Protocol Protocol

@@ -65,6 +65,8 @@ type Flags struct {
 	memProf    string
 	// promMap is --server-metrics-map (the Prometheus mapping file).
 	promMap string
+	// ownFigures is --server-figures (the profile's own figures).
+	ownFigures string
 	// abortOn are the --abort-on-breach values, in order.
 	abortOn []string
 	// warmupS is --warmup-s (Cfg.Warmup).
@@ -105,6 +107,7 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.JSONPath, "json", "", "write the JSON report to `path`")
 	fs.StringVar(&f.Cfg.ServerMetrics, "server-metrics", "", "server metrics `source` to sample and embed as server_tick: a file path or an http(s) URL ([metrics] http_listen)")
 	fs.StringVar(&f.Cfg.ServerMetricsPrometheus, "server-metrics-prometheus", "", "scrape the server's Prometheus `URL` (text or OpenMetrics) instead of a metrics file, and embed the figures over the hold as server_tick (docs/metrics.md, \"From Prometheus\")")
+	fs.StringVar(&f.ownFigures, "server-figures", "", "JSON `file` of the profile's own figures (its figures: block): each is computed over the hold from the source this swarm reads (the metrics file or --server-metrics-prometheus) into server_tick.NAME")
 	fs.StringVar(&f.promMap, "server-metrics-map", "", "JSON `file` mapping server_tick figures to the endpoint's series (with --server-metrics-prometheus; without it only rss_kb and cpu_pct, from process_*)")
 	fs.StringVar(&f.Cfg.ServerMetricsFallback, "server-metrics-fallback-format", "", "exposition `format` assumed when the endpoint sends no usable Content-Type: text | openmetrics (default: such an answer is an error)")
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series, in `seconds`")
@@ -216,6 +219,9 @@ func (f *Flags) finish(env *Env, pos []string) error {
 		return err
 	}
 	if err := f.loadPromMap(); err != nil {
+		return err
+	}
+	if err := f.loadOwnFigures(); err != nil {
 		return err
 	}
 	f.setDurations()

@@ -44,6 +44,9 @@ type Options struct {
 	Shard, StartAt string
 	// Progress is the --progress mode ("" for the swarm's default).
 	Progress string
+	// FiguresFile holds the profile's own figures (--server-figures; ""
+	// when it declares none).
+	FiguresFile string
 }
 
 // Prometheus is a server metrics source scraped from a Prometheus
@@ -73,6 +76,9 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 		if pm.Fallback != "" {
 			args = append(args, "--server-metrics-fallback-format", pm.Fallback)
 		}
+	}
+	if o.FiguresFile != "" {
+		args = append(args, "--server-figures", o.FiguresFile)
 	}
 	args = append(args, "--rss-sample-interval-s", fmtFlag(p.RSSSampleIntervalS))
 	switch {

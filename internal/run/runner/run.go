@@ -510,6 +510,12 @@ func (r *legRun) swarmSpec(port int, o swarmcmd.Options) (launcher.Spec, error) 
 	if o.Report == "" {
 		o.Report = r.report
 	}
+	if len(p.Figures) > 0 {
+		o.FiguresFile = filepath.Join(r.res.Dir, "figures.json")
+		if err := report.WriteJSONAtomic(o.FiguresFile, p.Figures); err != nil {
+			return launcher.Spec{}, fmt.Errorf("own figures: %w", err)
+		}
+	}
 	if len(p.Impairment) > 0 {
 		o.ImpairmentFile = filepath.Join(r.res.Dir, "impairment.json")
 		if err := report.WriteJSONAtomic(o.ImpairmentFile, p.Impairment); err != nil {
