@@ -20,6 +20,7 @@ type FaultConfig struct {
 	RSSStepKB            int      `toml:"rss_step_kb"`            // one-off allocation of this size…
 	RSSStepAtS           float64  `toml:"rss_step_at_s"`          // …this many seconds after start
 	ExtraTickMs          float64  `toml:"extra_tick_ms"`          // busy work added to every tick
+	SlowIntegrateMs      float64  `toml:"slow_integrate_ms"`      // busy work added to every tick's integrate phase
 	RefuseEveryNthJoin   int      `toml:"refuse_every_nth_join"`  // Refuse(server_full) every Nth valid Join
 	InflateSnapshotBytes int      `toml:"inflate_snapshot_bytes"` // incompressible padding per snapshot body
 	ReportTransport      string   `toml:"report_transport"`       // lie about the transport in Welcome and metrics
@@ -129,6 +130,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.rss_step_kb", f.RSSStepKB >= 0 && f.RSSStepKB <= 4<<20, "must be 0..4194304"},
 		{"faults.rss_step_at_s", f.RSSStepAtS >= 0 && f.RSSStepAtS <= 86400, "must be 0..86400"},
 		{"faults.extra_tick_ms", f.ExtraTickMs >= 0 && f.ExtraTickMs <= 1000, "must be 0..1000"},
+		{"faults.slow_integrate_ms", f.SlowIntegrateMs >= 0 && f.SlowIntegrateMs <= 1000, "must be 0..1000"},
 		{"faults.refuse_every_nth_join", f.RefuseEveryNthJoin >= 0, "must be ≥ 0 (0 off)"},
 		{"faults.inflate_snapshot_bytes", f.InflateSnapshotBytes >= 0 && f.InflateSnapshotBytes <= 65535, "must be 0..65535"},
 		{"faults.report_transport", len(f.ReportTransport) <= 255, "must be at most 255 bytes"},
@@ -162,6 +164,7 @@ func (f *FaultConfig) Active() []string {
 	add(f.RSSStepKB > 0, "rss_step_kb", f.RSSStepKB)
 	add(f.RSSStepKB > 0, "rss_step_at_s", f.RSSStepAtS)
 	add(f.ExtraTickMs > 0, "extra_tick_ms", f.ExtraTickMs)
+	add(f.SlowIntegrateMs > 0, "slow_integrate_ms", f.SlowIntegrateMs)
 	add(f.RefuseEveryNthJoin > 0, "refuse_every_nth_join", f.RefuseEveryNthJoin)
 	add(f.InflateSnapshotBytes > 0, "inflate_snapshot_bytes", f.InflateSnapshotBytes)
 	add(f.ReportTransport != "", "report_transport", f.ReportTransport)

@@ -67,6 +67,9 @@ type metrics struct {
 type cumulative struct {
 	tick     *stats.LogLinear // tick work times, ms
 	phaseSum [numPhases]float64
+	// phase are each phase's times, ms (the file's cumulative.phase_ms):
+	// what a profile's own figure on one phase reads over the hold.
+	phase [numPhases]*stats.LogLinear
 	// lfS integrates the governor's load_factor over wall time: each tick
 	// start adds the factor in force since the previous one.
 	lfS       float64
@@ -89,6 +92,7 @@ func newMetrics() *metrics {
 	}
 	for i := range m.phase {
 		m.phase[i] = stats.NewWindow(WindowTicks)
+		m.cum.phase[i] = stats.NewLogLinear()
 	}
 	return m
 }
@@ -109,6 +113,7 @@ func (m *metrics) record(start time.Time, total time.Duration, ph *[numPhases]ti
 	for i, d := range ph {
 		m.phase[i].Add(ms(d))
 		m.cum.phaseSum[i] += ms(d)
+		m.cum.phase[i].Record(ms(d))
 	}
 }
 
@@ -424,6 +429,7 @@ func (m *metrics) cumulative(in snapshotInputs) *report.Cumulative {
 		Ticks:            m.ticksTotal,
 		TickMs:           c.tick.Snapshot(),
 		PhaseMsSum:       map[string]float64{},
+		PhaseMs:          map[string]*stats.Buckets{},
 		SlowTicks:        ptr(m.slowTicks),
 		DroppedTicks:     ptr(in.dropped),
 		DegradedTicks:    ptr(in.gov.engaged),
@@ -437,6 +443,7 @@ func (m *metrics) cumulative(in snapshotInputs) *report.Cumulative {
 	}
 	for i, name := range phaseNames {
 		out.PhaseMsSum[name+"_ms"] = c.phaseSum[i]
+		out.PhaseMs[name+"_ms"] = c.phase[i].Snapshot()
 	}
 	return out
 }

@@ -40,6 +40,9 @@ var defaultPromLimits = promLimits{
 type promExport struct {
 	reg  *prometheus.Registry
 	tick prometheus.Histogram
+	// phase is each tick phase's histogram, by Phase (one child each,
+	// resolved once: an observation takes no label lookup).
+	phase [numPhases]prometheus.Observer
 
 	peers, entities, contacts, projectiles      atomic.Int64
 	fused                                       atomic.Int64
@@ -75,10 +78,17 @@ func newPromExport(transportName string) *promExport {
 	counter := func(name, help string, v func() float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, v)
 	}
+	phases := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: exposition.PhaseDuration, Buckets: exposition.TickBuckets(),
+		Help: "Each tick phase's work time, by phase (the metrics file's phase timings, e.g. integrate_ms: the flight model).",
+	}, []string{exposition.PhaseLabel})
+	for i, name := range phaseNames {
+		p.phase[i] = phases.WithLabelValues(name)
+	}
 	i := func(a *atomic.Int64) func() float64 { return func() float64 { return float64(a.Load()) } }
 	f := func(a *atomicFloat) func() float64 { return a.load }
 	p.reg.MustRegister(
-		p.tick,
+		p.tick, phases,
 		gauge(exposition.Peers, "Joined peers (with an entity) at the last tick (the file's peers).", i(&p.peers)),
 		gauge(exposition.Entities, "Live entities at the last tick (the file's entities).", i(&p.entities)),
 		gauge(exposition.Contacts, "Contact-table entries summed over every sensor owner (the file's contacts).", i(&p.contacts)),
@@ -114,10 +124,13 @@ func newPromExport(transportName string) *promExport {
 	return p
 }
 
-// publish is the loop's once-a-tick update: one histogram observation and
-// a few atomic stores, nothing per peer.
-func (p *promExport) publish(s *Server, total time.Duration) {
+// publish is the loop's once-a-tick update: one histogram observation per
+// phase and the tick, and a few atomic stores, nothing per peer.
+func (p *promExport) publish(s *Server, total time.Duration, ph *[numPhases]time.Duration) {
 	p.tick.Observe(total.Seconds())
+	for i, d := range ph {
+		p.phase[i].Observe(d.Seconds())
+	}
 	p.peers.Store(int64(len(s.viewers)))
 	p.entities.Store(int64(s.sim.World.Len()))
 	p.contacts.Store(int64(s.sim.ContactEntries))

@@ -620,7 +620,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 		s.tickDelta(&base, &td)
 		s.slowTick(total, late, &ph, build, send, &td)
 	}
-	s.sampleWireAndPublish(total)
+	s.sampleWireAndPublish(total, &ph)
 	s.tick++
 }
 
@@ -699,7 +699,7 @@ func (s *Server) recordTick(start time.Time, total time.Duration, ph *[numPhases
 // publishes the exposition: the exporter needs the traffic every tick, the
 // metrics file at least every wireSampleTicks and at every write
 // (takeWireSample).
-func (s *Server) sampleWireAndPublish(total time.Duration) {
+func (s *Server) sampleWireAndPublish(total time.Duration, ph *[numPhases]time.Duration) {
 	if s.prom != nil {
 		// The Prometheus byte counters take the traffic every tick, so a
 		// rate over a scrape window is exact to a tick at its edges; the
@@ -707,7 +707,7 @@ func (s *Server) sampleWireAndPublish(total time.Duration) {
 		r := s.host.WireRates()
 		s.prom.addWire(r)
 		s.wirePending.add(r)
-		s.prom.publish(s, total)
+		s.prom.publish(s, total, ph)
 	}
 	if s.tick%wireSampleTicks == 0 {
 		s.takeWireSample()

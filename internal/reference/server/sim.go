@@ -61,6 +61,9 @@ type Sim struct {
 	states   []snapshot.State // version-3 codes by slot, when a viewer takes deltas
 	aiscr    []aiScratch
 	aiCost   time.Duration // [world] test_ai_cost_us per controller run
+	// integrateCost is the slow_integrate_ms fault: CPU spun inside the
+	// integrate phase every tick.
+	integrateCost time.Duration
 	// The populated world: sensors (sensors.go), the fire path and the
 	// projectile pool (weapons.go).
 	sensorHz      float64
@@ -132,6 +135,7 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 	s.churnRate, s.churnTTL = w.TestProjectileRate, uint32(math.Round(cfg.ProjectileTTL()*TickHz))
 	s.spreadKm, s.aglM = w.TestSpawnSpreadKm, w.TestSpawnAGLM
 	s.aiCost = time.Duration(w.TestAICostUs * float64(time.Microsecond))
+	s.integrateCost = time.Duration(cfg.Faults.SlowIntegrateMs * float64(time.Millisecond))
 	s.World.SpawnLoiterers(w.TestSpawnAICount, w.TestSpawnSpreadKm, w.TestSpawnAGLM, w.TestSpawnEntityType)
 	s.World.AssignControllers(m, w.TestSpawnAICount)
 	return s, nil
@@ -183,6 +187,9 @@ func (s *Sim) Simulate(t *timer) {
 		e.Collided = false
 		integrate(e)
 	})
+	if s.integrateCost > 0 {
+		busyWork(s.integrateCost)
+	}
 	t.lap(PhaseIntegrate)
 	s.collide.Rebuild(w, live)
 	t.lap(PhaseMaintenance)

@@ -190,6 +190,10 @@ type Cumulative struct {
 	// field name ("ai_ms"): a phase's mean over a window is its
 	// difference over the ticks'.
 	PhaseMsSum map[string]float64 `json:"phase_ms_sum,omitempty"`
+	// PhaseMs is each tick phase's times as bucket counts, by the phase's
+	// field name: no built-in figure reads it; a profile's own figure can
+	// (a physics step's p99 over the hold).
+	PhaseMs map[string]*stats.Buckets `json:"phase_ms,omitempty"`
 	// CPUS is the process's user+system CPU time in seconds.
 	CPUS *float64 `json:"cpu_s,omitempty"`
 	// Tick counters: over the slow-tick line, dropped by the loop's

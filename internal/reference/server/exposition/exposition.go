@@ -41,6 +41,12 @@ const (
 	WireSentDatagrams  = "scalegate_wire_sent_datagrams_total"          // datagrams out, as a rate
 	Info               = "scalegate_server_info"                        // transport, as its label
 	InfoTransportLabel = "transport"
+	// PhaseDuration is each tick phase's work time, a histogram with the
+	// phase's name under PhaseLabel ("integrate"): no built-in figure
+	// reads it; a profile's own figure can (docs/metrics.md, "Your own
+	// figures"). The file's cumulative.phase_ms holds the same.
+	PhaseDuration = "scalegate_phase_duration_seconds"
+	PhaseLabel    = "phase"
 )
 
 // TickBuckets returns the tick duration histogram's upper bounds in
