@@ -22,6 +22,7 @@ type fileWindow struct {
 	own           map[string]serverwindow.FileFigure
 
 	prev       *report.Cumulative
+	prevRead   *serverwindow.Reading // the previous reading (own figures' steps)
 	prevInHold bool
 	first      *serverwindow.Reading
 	base       *serverwindow.Reading
@@ -42,13 +43,26 @@ func newFileWindow(cfg *Config, start time.Time) *fileWindow {
 	return &fileWindow{start: start, holdAt: cfg.holdStart(start), path: cfg.ServerMetrics, own: cfg.OwnFile}
 }
 
+// fileStep is a reading's share of its timeline row: the built-in step
+// and the own figures over the second.
+type fileStep struct {
+	serverwindow.Step
+	Own map[string]float64
+}
+
 // observe takes one reading at now and returns its step since the
 // previous one (the timeline row's server share). inGame: it was taken
 // before the bots began to leave; one taken after moves the counters but
 // not the gauges' extremes.
-func (w *fileWindow) observe(now time.Time, st *report.ServerTick, raw map[string]json.RawMessage, inGame bool) serverwindow.Step {
+func (w *fileWindow) observe(now time.Time, st *report.ServerTick, raw map[string]json.RawMessage, inGame bool) fileStep {
 	r := serverwindow.Reading{At: now.Sub(w.start).Seconds(), Raw: raw, Tick: st}
-	step := serverwindow.StepBetween(w.prev, st.Cumulative)
+	step := fileStep{Step: serverwindow.StepBetween(w.prev, st.Cumulative)}
+	if w.prevRead != nil {
+		step.Own = serverwindow.OwnStep(*w.prevRead, r, w.own)
+	}
+	if len(w.own) > 0 {
+		w.prevRead = &r
+	}
 	if w.first == nil {
 		w.first = &r
 	}

@@ -159,7 +159,7 @@ func (m *monitor) readServer(ctx context.Context, now time.Time) (*serverFigures
 	// over the second since the previous reading, and its ticks are kept
 	// as a histogram: nothing between two reads goes unseen.
 	step := m.file.observe(now, st, raw, inGame)
-	f.tickHist = step.TickHist
+	f.tickHist, f.own = step.TickHist, step.Own
 	if step.CPUPct != nil {
 		f.diag.ServerCPUPct = step.CPUPct
 	}
@@ -202,6 +202,7 @@ func (m *monitor) point(now time.Time, st *serverFigures) report.TimelinePoint {
 		p.TickMsP99, p.RSSKB = st.tickP99, st.rssKB
 		p.TimelineServer = st.diag
 		p.TickHist = st.tickHist
+		p.Own = st.own
 	}
 	return p
 }

@@ -25,6 +25,8 @@ type serverFigures struct {
 	// tickHist is the server's ticks since the previous reading (nil
 	// without a cumulative or Prometheus histogram).
 	tickHist *stats.Buckets
+	// own are the profile's own figures over the second ("NAME.STAT").
+	own map[string]float64
 	// diag are the server's per-second diagnostics (CPU, wire, slow ticks,
 	// GC, send queue) from a metrics file; from a Prometheus source only
 	// the wire rate (the early-abort rule of wire_kbs_max reads it).
@@ -95,7 +97,7 @@ func (p *promSampler) sample(ctx context.Context, now time.Time) (*serverFigures
 		return nil, err
 	}
 	b := p.src.Recent()
-	f := &serverFigures{tickHist: p.src.LastStep("tick_ms")}
+	f := &serverFigures{tickHist: p.src.LastStep("tick_ms"), own: p.src.OwnStep()}
 	if v, ok := b.Phase("tick_ms", "p99"); ok {
 		f.tickP99 = &v
 	}

@@ -28,6 +28,16 @@ type timelineStore struct {
 	ticks   []uint32
 	bounds  []tickBound
 	boundAt map[tickBound]uint32
+	// own holds every row's own figures as (key, value) pairs, a key
+	// being an index into ownKeys (interned like bounds).
+	own      []ownValue
+	ownKeys  []string
+	ownKeyAt map[string]uint32
+}
+
+type ownValue struct {
+	key uint32
+	v   float64
 }
 
 type tickBound struct{ lo, hi float64 }
@@ -45,6 +55,7 @@ type compactRow struct {
 	tickAt, tickLen                                        int32 // tickLen 0: no tick histogram
 	tickSum                                                float64
 	tickCount                                              uint64
+	ownAt, ownLen                                          int32 // ownLen 0: no own figure
 }
 
 // serverFields is how many figures report.TimelineServer has
@@ -88,7 +99,27 @@ func (s *timelineStore) add(p report.TimelinePoint) {
 			s.ticks = append(s.ticks, s.bound(h.Lo[i], h.Hi[i]), uint32(min(h.N[i], math.MaxUint32)))
 		}
 	}
+	if len(p.Own) > 0 {
+		c.ownAt, c.ownLen = int32(len(s.own)), int32(len(p.Own))
+		for k, v := range p.Own {
+			s.own = append(s.own, ownValue{s.ownKey(k), v})
+		}
+	}
 	s.rows = append(s.rows, c)
+}
+
+// ownKey interns an own figure's "NAME.STAT".
+func (s *timelineStore) ownKey(k string) uint32 {
+	if i, ok := s.ownKeyAt[k]; ok {
+		return i
+	}
+	if s.ownKeyAt == nil {
+		s.ownKeyAt = map[string]uint32{}
+	}
+	i := uint32(len(s.ownKeys))
+	s.ownKeys = append(s.ownKeys, k)
+	s.ownKeyAt[k] = i
+	return i
 }
 
 // bound interns a bucket's bounds.
@@ -144,6 +175,12 @@ func (s *timelineStore) point(c *compactRow) report.TimelinePoint {
 			h.Lo[k], h.Hi[k], h.N[k] = b.lo, b.hi, uint64(s.ticks[j+1])
 		}
 		p.TickHist = h
+	}
+	if c.ownLen > 0 {
+		p.Own = make(map[string]float64, c.ownLen)
+		for _, o := range s.own[c.ownAt : c.ownAt+c.ownLen] {
+			p.Own[s.ownKeys[o.key]] = o.v
+		}
 	}
 	return p
 }

@@ -44,6 +44,9 @@ func TestTimelineStoreRoundTrip(t *testing.T) {
 	var want []report.TimelinePoint
 	for i := range 50 {
 		p := rowAt(i)
+		if i%3 == 0 { // own figures in some rows only
+			p.Own = map[string]float64{"physics_ms.p99": float64(i) / 7, "bodies.min": float64(i)}
+		}
 		want = append(want, p)
 		s.add(p)
 	}

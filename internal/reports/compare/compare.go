@@ -154,6 +154,7 @@ func compareLeg(a, b *Run, la, lb rundir.LegResult, o Options) Leg {
 	for _, m := range metrics {
 		leg.Rows = append(leg.Rows, Row{Metric: m.Title, A: value(m, ra), B: value(m, rb)})
 	}
+	leg.Rows = append(leg.Rows, ownRows(a.Summary.Profile, b.Summary.Profile, ra, rb)...)
 	leg.Rows = append(leg.Rows, Row{Metric: "leg verdict", AText: string(la.Verdict), BText: string(lb.Verdict)})
 	leg.Rows = append(leg.Rows, gateRows(la.Checks, lb.Checks)...)
 	return leg

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/reports/report"
 )
@@ -58,4 +59,43 @@ func value(f gatetable.Figure, r *report.Report) *float64 {
 	}
 	v, _ := f.Value(gatetable.FromReport(r))
 	return v
+}
+
+// ownRows are the rows of the profiles' own figures: every statistic
+// either run's profile declares (docs/metrics.md, "Your own figures"),
+// read through its gate's reader, so a figure one run does not have
+// compares as missing.
+func ownRows(pa, pb *profile.Profile, ra, rb *report.Report) []Row {
+	var rows []Row
+	seen := map[string]bool{}
+	for _, p := range []*profile.Profile{pa, pb} {
+		if p == nil {
+			continue
+		}
+		for _, g := range p.Figures.OwnGates(p.Server.MetricsSource()) {
+			if seen[g.Title] {
+				continue
+			}
+			seen[g.Title] = true
+			title := g.Title
+			if g.Unit != "" {
+				title += " " + g.Unit
+			}
+			rows = append(rows, Row{Metric: title, A: ownValue(g, ra), B: ownValue(g, rb)})
+		}
+	}
+	return rows
+}
+
+// ownValue reads an own figure's statistic of a leg's report; nil when
+// the report or the figure is missing.
+func ownValue(g gatetable.Gate, r *report.Report) *float64 {
+	if r == nil {
+		return nil
+	}
+	v, err := g.Measure(gatetable.FromReport(r))
+	if err != nil {
+		return nil
+	}
+	return &v
 }

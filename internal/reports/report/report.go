@@ -377,6 +377,11 @@ type TimelinePoint struct {
 	// worst-window gates slide over. Absent when the server keeps no
 	// cumulative histogram or it restarted in between.
 	TickHist *stats.Buckets `json:"tick_hist,omitempty"`
+	// Own are the profile's own figures over the second since the
+	// previous row, by "NAME.STAT" ("physics_ms.p99"): a histogram's
+	// quantiles of the second's observations, a gauge's reading, a
+	// counter's increase and rate. Absent: not measured that second.
+	Own map[string]float64 `json:"own,omitempty"`
 	// The host's figures of the same second (Host.Series joined in by the gate; the swarm
 	// does not measure them), absent when not measured that second. timeline.csv carries
 	// them as host_other_cores, host_steal_pct and host_cpu_pressure_avg10.

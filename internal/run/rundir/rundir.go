@@ -115,7 +115,12 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 		return fmt.Errorf("timeline.csv: %w", err)
 	}
 	w := csv.NewWriter(bufio.NewWriter(f))
-	_ = w.Write(timelineColumns)
+	own := ownColumns(tl)
+	head := slices.Clone(timelineColumns)
+	for _, k := range own {
+		head = append(head, OwnColumnPrefix+k)
+	}
+	_ = w.Write(head)
 	for _, p := range tl {
 		var dt *float64
 		if p.WorkerDtP99 > 0 { // 0: no worker iteration that second
@@ -128,6 +133,13 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 			row = append(row, optCSV(*v.V))
 		}
 		row = append(row, optCSV(p.InputLatencyP95Ms))
+		for _, k := range own {
+			var v *float64
+			if x, ok := p.Own[k]; ok {
+				v = &x
+			}
+			row = append(row, optCSV(v))
+		}
 		_ = w.Write(row)
 	}
 	w.Flush()
@@ -136,6 +148,26 @@ func WriteTimelineCSV(path string, tl []report.TimelinePoint) error {
 		return fmt.Errorf("timeline.csv: %w", err)
 	}
 	return f.Close()
+}
+
+// OwnColumnPrefix starts the timeline.csv column of an own figure's
+// statistic ("own:physics_ms.p99"), after the fixed columns.
+const OwnColumnPrefix = "own:"
+
+// ownColumns are the own figures' statistics any row has, sorted.
+func ownColumns(tl []report.TimelinePoint) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range tl {
+		for k := range p.Own {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // WritePlayersCSV writes one row per client of a report: its pattern, how

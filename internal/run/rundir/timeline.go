@@ -63,6 +63,19 @@ func parseTimelineCSV(r io.Reader) ([]report.TimelinePoint, []string, error) {
 		return nil, nil, fmt.Errorf("header: %w", err)
 	}
 	want := timelineColumns
+	all := head
+	n := len(all)
+	for i, h := range all {
+		if strings.HasPrefix(h, OwnColumnPrefix) {
+			n = i
+			break
+		}
+	}
+	head = all[:n:n]
+	own, err := ownHeader(all[n:])
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(head) < len(timelineColumnsV1) || len(head) > len(want) || strings.Join(head, ",") != strings.Join(want[:len(head)], ",") {
 		return nil, nil, fmt.Errorf("header %q, want %q (or, from older runs, a prefix of it of at least %d columns)",
 			strings.Join(head, ","), strings.Join(want, ","), len(timelineColumnsV1))
@@ -76,10 +89,13 @@ func parseTimelineCSV(r io.Reader) ([]report.TimelinePoint, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(rec) != len(head) {
-			return nil, nil, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head))
+		if len(rec) != len(head)+len(own.names) {
+			return nil, nil, fmt.Errorf("line %d: wrong number of fields: %d, the header has %d", line, len(rec), len(head)+len(own.names))
 		}
-		p, err := timelineRow(head, rec)
+		p, err := timelineRow(head, rec[:len(head)])
+		if err == nil {
+			p.Own, err = own.read(rec[len(head):])
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -134,4 +150,40 @@ func timelineRow(head, rec []string) (report.TimelinePoint, error) {
 		*f.V = cell(f.Name)
 	}
 	return p, errors.Join(errs...)
+}
+
+// ownCols are the own figures' columns after the fixed ones.
+type ownCols struct{ names []string }
+
+// ownHeader reads the own columns ("own:NAME.STAT"); any other column
+// after the first of them is an error.
+func ownHeader(cols []string) (ownCols, error) {
+	var o ownCols
+	for _, c := range cols {
+		k, ok := strings.CutPrefix(c, OwnColumnPrefix)
+		if !ok || k == "" {
+			return o, fmt.Errorf("header: column %q after the own figures' columns: want %sNAME.STAT", c, OwnColumnPrefix)
+		}
+		o.names = append(o.names, k)
+	}
+	return o, nil
+}
+
+// read is a row's own figures (an empty cell is not measured).
+func (o ownCols) read(rec []string) (map[string]float64, error) {
+	var out map[string]float64
+	for i, k := range o.names {
+		if rec[i] == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(rec[i], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s%s: %w", OwnColumnPrefix, k, err)
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[k] = v
+	}
+	return out, nil
 }

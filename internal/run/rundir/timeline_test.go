@@ -1,8 +1,12 @@
 package rundir
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scalegate/scalegate/internal/reports/report"
 )
 
 func TestParseTimelineCSV(t *testing.T) {
@@ -74,4 +78,40 @@ func FuzzParseTimelineCSV(f *testing.F) {
 			t.Fatalf("rows returned with an error: %v", err)
 		}
 	})
+}
+
+// TestTimelineCSVOwnFigures: the profile's own figures are columns
+// "own:NAME.STAT" after the fixed ones, written and read back; an empty
+// cell is a second without the figure; a foreign column among them is
+// refused.
+func TestTimelineCSVOwnFigures(t *testing.T) {
+	p99, bodies := 4.25, 12.0
+	tl := []report.TimelinePoint{
+		{TS: 1, Own: map[string]float64{"physics_ms.p99": p99}},
+		{TS: 2, Own: map[string]float64{"physics_ms.p99": p99 * 2, "bodies.min": bodies}},
+		{TS: 3},
+	}
+	path := filepath.Join(t.TempDir(), "timeline.csv")
+	if err := WriteTimelineCSV(path, tl); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(b), "\n")
+	if !strings.HasSuffix(head, ",input_latency_p95_ms,own:bodies.min,own:physics_ms.p99") {
+		t.Fatalf("header %q", head)
+	}
+	got, err := ParseTimelineCSV(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Own["physics_ms.p99"] != p99 || len(got[0].Own) != 1 || got[1].Own["bodies.min"] != bodies || got[2].Own != nil {
+		t.Fatalf("rows %+v", got)
+	}
+	bad := strings.Replace(string(b), "own:bodies.min,own:physics_ms.p99", "own:bodies.min,extra", 1)
+	if _, err := ParseTimelineCSV(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `column "extra" after the own figures' columns`) {
+		t.Fatalf("foreign column: %v", err)
+	}
 }

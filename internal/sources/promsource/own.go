@@ -113,3 +113,30 @@ func (s *Source) OwnFigures() []string {
 	slices.Sort(out)
 	return out
 }
+
+// OwnStep is the own figures over the last two scrapes (a timeline row's
+// second), "NAME.STAT" → value; nil before two scrapes.
+func (s *Source) OwnStep() map[string]float64 {
+	if s.prev == nil || s.last == nil {
+		return nil
+	}
+	b := s.compute(s.prev, s.last, false)
+	var out map[string]float64
+	for i, f := range s.figs {
+		if !f.own {
+			continue
+		}
+		obj := b.Phases[f.name]
+		if r := s.last.figs[i].r; f.kind == Gauge && r.err == "" {
+			// The second's reading, not the run's extremes.
+			obj = map[string]float64{"min": r.value * f.scale, "max": r.value * f.scale}
+		}
+		for stat, v := range obj {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[f.name+"."+stat] = v
+		}
+	}
+	return out
+}

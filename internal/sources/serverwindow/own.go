@@ -268,3 +268,35 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// OwnStep is the own figures over the second between two readings (a
+// timeline row's), flattened to "NAME.STAT": each computed as over the
+// hold, a gauge at cur's reading; nil when none could be.
+func OwnStep(prev, cur Reading, own map[string]FileFigure) map[string]float64 {
+	if len(own) == 0 {
+		return nil
+	}
+	var ex Extremes
+	ex.AddOwn(cur.Raw, own)
+	w := &writer{out: map[string]json.RawMessage{}, info: &Info{}}
+	w.own(Hold{Base: prev, End: cur, Own: own, Extremes: ex})
+	return Flatten(w.out)
+}
+
+// Flatten turns objects of statistics by name into "NAME.STAT" → value.
+func Flatten(objs map[string]json.RawMessage) map[string]float64 {
+	var out map[string]float64
+	for name, raw := range objs {
+		var obj map[string]float64
+		if json.Unmarshal(raw, &obj) != nil {
+			continue
+		}
+		for stat, v := range obj {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[name+"."+stat] = v
+		}
+	}
+	return out
+}
