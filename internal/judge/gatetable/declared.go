@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/sources/promsource"
 	"github.com/scalegate/scalegate/internal/sources/serverwindow"
 )
@@ -151,6 +152,12 @@ func (d OwnFigure) OwnGate(name, stat, source string) Gate {
 		g.Tier, g.Timing = StrictOnly, true
 	}
 	g.Measure = func(m *Metrics) (float64, error) { return m.Tick(name, stat) }
+	// The second's own figure (timeline[].own): what early abort watches.
+	key := name + "." + stat
+	g.PerSecond = func(p report.TimelinePoint) (float64, bool) {
+		v, ok := p.Own[key]
+		return v, ok
+	}
 	return g
 }
 

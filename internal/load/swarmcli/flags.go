@@ -65,8 +65,10 @@ type Flags struct {
 	memProf    string
 	// promMap is --server-metrics-map (the Prometheus mapping file).
 	promMap string
-	// ownFigures is --server-figures (the profile's own figures).
+	// ownFigures is --server-figures (the profile's own figures), and
+	// ownDecl what it declares.
 	ownFigures string
+	ownDecl    gatetable.OwnFigures
 	// abortOn are the --abort-on-breach values, in order.
 	abortOn []string
 	// warmupS is --warmup-s (Cfg.Warmup).
@@ -136,36 +138,51 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 
 // parseAbort resolves the --abort-on-breach values against the asserts:
 // each names a gate that can end a run early and whose assert is on (its
-// threshold is the assert's).
+// threshold is the assert's), or a gate on one of the profile's own
+// figures (--server-figures), which has no assert and names its
+// threshold as the value's fourth part.
 func (f *Flags) parseAbort() error {
 	f.Cfg.Abort = nil
 	for _, v := range f.abortOn {
-		parts := strings.Split(v, ":")
-		g, ok := gatetable.Lookup(parts[0])
-		if len(parts) < 2 || len(parts) > 3 || !ok {
-			return fmt.Errorf("swarm: --abort-on-breach %q: want GATE:AFTER_S[:MARGIN_PCT], GATE one of %s", v, strings.Join(gatetable.Abortable(), ", "))
-		}
-		after, err := strconv.Atoi(parts[1])
+		r, err := f.abortRule(v)
 		if err != nil {
-			return fmt.Errorf("swarm: --abort-on-breach %q: AFTER_S %q is not a whole number of seconds", v, parts[1])
+			return err
 		}
-		margin := float64(gatetable.DefaultAbortMarginPct)
-		if len(parts) == 3 {
-			if margin, err = strconv.ParseFloat(parts[2], 64); err != nil {
-				return fmt.Errorf("swarm: --abort-on-breach %q: MARGIN_PCT %q is not a number", v, parts[2])
-			}
-		}
-		thr, on := f.Asserts[g.Name]
-		if !on && g.CanAbort() {
-			return fmt.Errorf("swarm: --abort-on-breach %s needs --%s: the threshold it watches is the assert's", g.Name, g.Flag)
-		}
-		r := gatetable.AbortRule{Gate: g, Threshold: thr, AfterS: after, MarginPct: margin}
 		if err := r.Validate(); err != nil {
 			return fmt.Errorf("swarm: --abort-on-breach %q: %w", v, err)
 		}
 		f.Cfg.Abort = append(f.Cfg.Abort, r)
 	}
 	return nil
+}
+
+// abortRule reads one --abort-on-breach value.
+func (f *Flags) abortRule(v string) (gatetable.AbortRule, error) {
+	parts := strings.Split(v, ":")
+	g, ok := gatetable.LookupWith(parts[0], f.ownDecl, f.ownSource())
+	if len(parts) < 2 || len(parts) > 4 || !ok || len(parts) == 4 != g.Own {
+		return gatetable.AbortRule{}, fmt.Errorf("swarm: --abort-on-breach %q: want GATE:AFTER_S[:MARGIN_PCT], GATE one of %s, or OWN_GATE:AFTER_S:MARGIN_PCT:THRESHOLD for a gate on a figure of --server-figures", v, strings.Join(gatetable.Abortable(), ", "))
+	}
+	after, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return gatetable.AbortRule{}, fmt.Errorf("swarm: --abort-on-breach %q: AFTER_S %q is not a whole number of seconds", v, parts[1])
+	}
+	margin := float64(gatetable.DefaultAbortMarginPct)
+	if len(parts) >= 3 {
+		if margin, err = strconv.ParseFloat(parts[2], 64); err != nil {
+			return gatetable.AbortRule{}, fmt.Errorf("swarm: --abort-on-breach %q: MARGIN_PCT %q is not a number", v, parts[2])
+		}
+	}
+	thr, on := f.Asserts[g.Name]
+	switch {
+	case g.Own:
+		if thr, err = strconv.ParseFloat(parts[3], 64); err != nil {
+			return gatetable.AbortRule{}, fmt.Errorf("swarm: --abort-on-breach %q: THRESHOLD %q is not a number", v, parts[3])
+		}
+	case !on && g.CanAbort():
+		return gatetable.AbortRule{}, fmt.Errorf("swarm: --abort-on-breach %s needs --%s: the threshold it watches is the assert's", g.Name, g.Flag)
+	}
+	return gatetable.AbortRule{Gate: g, Threshold: thr, AfterS: after, MarginPct: margin}, nil
 }
 
 // Parse parses `[host] [port] [options]` (positionals may come before,

@@ -31,10 +31,7 @@ func (f *Flags) loadOwnFigures() error {
 	if err != nil {
 		return fmt.Errorf("swarm: --server-figures %s: %w", f.ownFigures, err)
 	}
-	source := gatetable.SourceFile
-	if f.Cfg.ServerMetricsPrometheus != "" {
-		source = gatetable.SourcePrometheus
-	}
+	source := f.ownSource()
 	var errs []error
 	for _, e := range ds.Check(source) {
 		errs = append(errs, e)
@@ -42,6 +39,7 @@ func (f *Flags) loadOwnFigures() error {
 	if len(errs) > 0 {
 		return fmt.Errorf("swarm: --server-figures %s: %w", f.ownFigures, errors.Join(errs...))
 	}
+	f.ownDecl = ds
 	for name, d := range ds {
 		if source == gatetable.SourcePrometheus {
 			if f.Cfg.OwnPrometheus == nil {
@@ -70,4 +68,13 @@ func parseOwnFigures(b []byte) (gatetable.OwnFigures, error) {
 		return nil, errors.New("trailing data after the JSON object")
 	}
 	return ds, nil
+}
+
+// ownSource is the metrics source this swarm reads: which source of an
+// own figure it computes.
+func (f *Flags) ownSource() string {
+	if f.Cfg.ServerMetricsPrometheus != "" {
+		return gatetable.SourcePrometheus
+	}
+	return gatetable.SourceFile
 }

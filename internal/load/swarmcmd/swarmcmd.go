@@ -152,7 +152,12 @@ func AssertFlags(p *profile.Profile, leg profile.Leg, strict bool) []string {
 func AbortFlags(p *profile.Profile, leg profile.Leg, strict bool) []string {
 	var out []string
 	for _, r := range p.AbortRules(leg, strict) {
-		out = append(out, "--abort-on-breach", r.Gate.Name+":"+strconv.Itoa(r.AfterS)+":"+fmtFlag(r.MarginPct))
+		v := r.Gate.Name + ":" + strconv.Itoa(r.AfterS) + ":" + fmtFlag(r.MarginPct)
+		if r.Gate.Own {
+			// No assert flag carries an own gate's threshold: the value does.
+			v += ":" + fmtFlag(r.Threshold)
+		}
+		out = append(out, "--abort-on-breach", v)
 	}
 	return out
 }
