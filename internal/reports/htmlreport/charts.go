@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -93,7 +94,55 @@ func legCharts(run *Run, l *Leg) []Chart {
 		charts = append(charts, timeChart(l, "Input latency p95 (Inputs acknowledged in each second: send to the first snapshot acknowledging it)", "ms",
 			series(func(p report.TimelinePoint) float64 { return opt(p.InputLatencyP95Ms) }), gate(gatetable.InputLatencyP95Gate)))
 	}
+	charts = append(charts, ownCharts(run, l, series, gate)...)
 	return append(charts, diagCharts(l, series, gate)...)
+}
+
+// ownCharts are one chart per figure the profile declares (docs/metrics.md,
+// "Your own figures"): each second's statistic its gate reads (the first
+// it offers when no gate reads one), from the timeline's own columns,
+// with the gate's threshold.
+func ownCharts(run *Run, l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) []Chart {
+	p := run.Summary.Profile
+	if p == nil {
+		return nil
+	}
+	var out []Chart
+	src := p.Server.MetricsSource()
+	for _, name := range sortedFigureNames(p.Figures) {
+		d := p.Figures[name]
+		offered := d.Offered(src)
+		if len(offered) == 0 {
+			continue
+		}
+		stat := offered[0]
+		for _, s := range offered {
+			if p.Gates.Has(d.OwnGateName(name, s)) {
+				stat = s
+				break
+			}
+		}
+		key := name + "." + stat
+		xy := series(func(pt report.TimelinePoint) float64 {
+			if v, ok := pt.Own[key]; ok {
+				return v
+			}
+			return math.NaN()
+		})
+		title := fmt.Sprintf("%s %s each second (your figure: %s)", name, stat, d.OwnGate(name, stat, src).Metric)
+		out = append(out, timeChart(l, title, d.Unit, xy, gate(d.OwnGateName(name, stat))))
+	}
+	return out
+}
+
+// sortedFigureNames are a profile's own figures' names in order.
+func sortedFigureNames(fs gatetable.OwnFigures) []string {
+	out := make([]string, 0, len(fs))
+	for k := range fs {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // hasInputLatency reports whether any second of the timeline timed an
