@@ -126,3 +126,64 @@ func cueBlocks(md string) []string {
 		md = md[j+3:]
 	}
 }
+
+// TestOwnFigureDocExamplesVet: every profile block of docs/metrics.md's
+// "Your own figures" section vets, and every line of its block of vet's
+// messages is what vet says of the mistakes it names.
+func TestOwnFigureDocExamplesVet(t *testing.T) {
+	raw, err := os.ReadFile("../../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## Your own figures\n")
+	if !ok {
+		t.Fatal(`docs/metrics.md has no "## Your own figures" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	const head = "name: \"m\"\ndescription: \"d\"\ntransport: \"enet\"\nclients: 4\nduration_s: 2\npatterns: [\"weave\"]\nbaselined: false\n"
+	blocks := cueBlocks(section)
+	if len(blocks) < 4 {
+		t.Fatalf("%d cue blocks in the section; the file, the kinds, the Prometheus and the reference server examples were expected", len(blocks))
+	}
+	for i, block := range blocks {
+		if err := vetSource(t, head+block); err != nil {
+			t.Errorf("cue block %d does not vet:\n%s\n%s", i+1, block, FormatError(err))
+		}
+	}
+	// The messages block: each line is vet's own for the gate it names,
+	// on the section's first two blocks' figures.
+	_, msgs, ok := strings.Cut(section, "```text\n")
+	if !ok {
+		t.Fatal("the section has no block of vet's messages")
+	}
+	msgs, _, _ = strings.Cut(msgs, "```")
+	wrong := head + `figures: {
+	physics_ms: {unit: "ms", better: "lower", stats: ["p50", "p99", "max"], file: histogram: "physics.step_ms"}
+	bodies: {unit: "", better: "higher", file: gauge: "world.bodies"}
+}
+gates: {physcs_ms_p99_max: threshold: 4, bodies_p99_min: threshold: 4, physics_ms_p95_max: threshold: 4, physics_ms_p99_min: threshold: 4}
+`
+	err = vetSource(t, wrong)
+	if err == nil {
+		t.Fatal("the mistakes vetted")
+	}
+	got := FormatError(err)
+	for _, line := range strings.Split(strings.TrimSpace(msgs), "\n") {
+		if !strings.Contains(got, line) {
+			t.Errorf("vet does not say %q; it says:\n%s", line, got)
+		}
+	}
+}
+
+// vetSource vets one profile's source as profile m.
+func vetSource(t *testing.T, src string) error {
+	t.Helper()
+	dir := t.TempDir()
+	writeProfile(t, dir, "m", src)
+	cat, err := NewCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = cat.Load("m")
+	return err
+}
