@@ -66,6 +66,9 @@ func mergeRow(ts float64, ps []report.TimelinePoint) (report.TimelinePoint, erro
 		if m.TickHist == nil {
 			m.TickHist = p.TickHist.Clone() // the server's: the first shard that read it
 		}
+		if m.Own == nil && len(p.Own) > 0 {
+			m.Own = maps.Clone(p.Own) // the server's too
+		}
 		m.RSSKB = fold(m.RSSKB, p.RSSKB, never)
 		if !m.TimelineServer.Measured() {
 			// The server's figures are one server's: any shard that read

@@ -71,6 +71,9 @@ func (o *Options) Validate() error {
 	if o.Profile.Server.Prometheus() {
 		errs = append(errs, fmt.Errorf("profile %s reads its server's metrics from Prometheus: the pods cannot carry the mapping file yet; gate the merged report with the metrics file's URL (--server-metrics, [metrics] http_listen)", o.Profile.Name))
 	}
+	if len(o.Profile.Figures) > 0 {
+		errs = append(errs, fmt.Errorf("profile %s declares its own figures (figures:): the pods cannot carry the figures file yet; gate it with `scalegate` on one machine", o.Profile.Name))
+	}
 	if err := validServer(o.Server); err != nil {
 		errs = append(errs, err)
 	}
