@@ -3,6 +3,8 @@ package swarmcli
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -163,6 +165,57 @@ func TestAbortOnBreachFlag(t *testing.T) {
 		{[]string{"--assert-min-tick-hz", "30", "--abort-on-breach", "nope:3"}, "GATE one of wire_kbs_max, kbs_max, tick_hz_min"},
 	} {
 		_, err := Scalegate.Parse(env, append([]string{"127.0.0.1", "7777"}, tc.args...))
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v (exit %d), want a usage error with %q", tc.args, err, exitcode.Of(err), tc.want)
+		}
+	}
+}
+
+// --server-figures: the profile's own figures, the source this swarm reads
+// of each kept for the monitor; a gate on one can end a run early with its
+// threshold in the --abort-on-breach value (it has no assert).
+func TestServerFiguresFlag(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", `{"physics_ms": {"unit": "ms", "better": "lower",
+		"file": {"histogram": "cumulative.phase_ms.integrate_ms"},
+		"prometheus": {"histogram": "scalegate_phase_duration_seconds", "labels": {"phase": "integrate"}, "scale": 1000}}}`)
+	env := &Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: func(string) string { return "" }}
+	f, err := Scalegate.Parse(env, []string{"127.0.0.1", "7777", "--server-metrics", "m.json", "--server-figures", good,
+		"--abort-on-breach", "physics_ms_p99_max:2:20:4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Cfg.OwnFile["physics_ms"].Histogram != "cumulative.phase_ms.integrate_ms" || f.Cfg.OwnPrometheus != nil {
+		t.Errorf("file source: own %+v, prometheus %+v", f.Cfg.OwnFile, f.Cfg.OwnPrometheus)
+	}
+	if a := f.Cfg.Abort; len(a) != 1 || a[0].Gate.Name != "physics_ms_p99_max" || a[0].Threshold != 4 || a[0].AfterS != 2 {
+		t.Errorf("abort rules %+v", a)
+	}
+	f, err = Scalegate.Parse(env, []string{"127.0.0.1", "7777", "--server-metrics-prometheus", "http://127.0.0.1:9/metrics", "--server-figures", good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Cfg.OwnPrometheus["physics_ms"].Histogram != "scalegate_phase_duration_seconds" || f.Cfg.OwnFile != nil {
+		t.Errorf("prometheus source: own %+v, file %+v", f.Cfg.OwnPrometheus, f.Cfg.OwnFile)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--server-figures", write("unknown.json", `{"x_ms": {"unit": "ms", "better": "lower", "fle": {}}}`)}, `unknown field "fle"`},
+		{[]string{"--server-figures", write("nofile.json", `{"x_ms": {"unit": "ms", "better": "lower", "prometheus": {"gauge": "x"}}}`)}, "figures.x_ms: declares no file source"},
+		{[]string{"--server-figures", good, "--abort-on-breach", "physics_ms_p99_max:2:20"}, "OWN_GATE:AFTER_S:MARGIN_PCT:THRESHOLD"},
+		{[]string{"--server-figures", good, "--abort-on-breach", "physics_ms_p99_max:2:20:x"}, `THRESHOLD "x"`},
+		{[]string{"--assert-min-tick-hz", "30", "--abort-on-breach", "tick_hz_min:3:20:30"}, "want GATE:AFTER_S[:MARGIN_PCT]"},
+	} {
+		_, err := Scalegate.Parse(env, append([]string{"127.0.0.1", "7777", "--server-metrics", "m.json"}, tc.args...))
 		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v (exit %d), want a usage error with %q", tc.args, err, exitcode.Of(err), tc.want)
 		}

@@ -3,6 +3,7 @@ package k8s
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,6 +172,13 @@ func TestValidateRefusesWhatWouldRideAlong(t *testing.T) {
 		{func(o *Options) { o.Namespace = "Load Tests" }, `--namespace "Load Tests"`},
 		{func(o *Options) { o.CPU = "lots" }, `--cpu "lots"`},
 		{func(o *Options) { o.CPU = "-1" }, `--cpu "-1"`},
+		// The pods cannot carry the figures file: its figures would be
+		// declared and never measured.
+		{func(o *Options) {
+			p := *o.Profile
+			p.Figures = gatetable.OwnFigures{"physics_ms": {Better: "lower"}}
+			o.Profile = &p
+		}, "declares its own figures"},
 	} {
 		o := testOptions()
 		tc.edit(&o)
