@@ -3,7 +3,6 @@ package k8s
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/scalegate/scalegate/internal/config/profile"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
 )
 
 func testOptions() Options {
