@@ -471,6 +471,32 @@ func TestExtraTickFaultCostsTime(t *testing.T) {
 	}
 }
 
+// The slow_integrate_ms fault costs CPU inside the integrate phase (the
+// flight model), and the phase's cumulative histogram, the file's
+// cumulative.phase_ms.integrate_ms that a team's own figure reads over the
+// hold, has it; the other phases' do not.
+func TestSlowIntegrateFaultCostsThePhase(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.Faults.SlowIntegrateMs = 4 })
+	ts.step()
+	if s := ts.met.phase[PhaseIntegrate].Summary(); s.Max < 4 {
+		t.Fatalf("busy work not attributed to integrate_ms: %+v", s)
+	}
+	cum := ts.met.cumulative(snapshotInputs{gov: ts.gov})
+	h := cum.PhaseMs["integrate_ms"]
+	if h == nil || h.Count != 1 {
+		t.Fatalf("cumulative.phase_ms.integrate_ms %+v, want the one tick", h)
+	}
+	if lo, _, _, ok := h.MaxBound(); !ok || lo < 3.9 {
+		t.Fatalf("integrate_ms histogram's longest tick from %v ms, want the 4 ms spin", lo)
+	}
+	if h := cum.PhaseMs["ai_ms"]; h == nil || h.Count != 1 {
+		t.Fatalf("cumulative.phase_ms.ai_ms %+v: every phase is kept", h)
+	}
+	if !slices.Contains(ts.cfg.Faults.Active(), "slow_integrate_ms=4") {
+		t.Fatalf("faults %v do not list slow_integrate_ms", ts.cfg.Faults.Active())
+	}
+}
+
 // The exit_after_s fault stops the server dead once its time since the
 // bind has come, and not before: Run returns a *CrashFault (no shutdown).
 func TestExitAfterFaultCrashes(t *testing.T) {
