@@ -22,6 +22,15 @@ var matrixFigures = append(append([]gatetable.Figure{}, gatetable.TickPhases()..
 	gatetable.TickMsP99, gatetable.Entities, gatetable.BytesPerEntity, gatetable.CPUPctMean,
 	gatetable.KBsMean, gatetable.BytesPerSnapshot, gatetable.BytesPerEntityFull, gatetable.BytesPerEntityDelta, gatetable.DeltaShare, gatetable.IdleFloor)
 
+// matrixFiguresOf are the matrix's columns for p: the profile's own tick
+// phases (figures with phase: true) follow the built-in ones.
+func matrixFiguresOf(p *profile.Profile) []gatetable.Figure {
+	n := len(gatetable.TickPhases())
+	out := slices.Clone(matrixFigures[:n])
+	out = append(out, p.Figures.OwnPhases(p.Server.MetricsSource())...)
+	return append(out, matrixFigures[n:]...)
+}
+
 // Matrix builds the sweep matrix of a run whose profile sweeps (nil
 // otherwise): one row per leg in run order, each figure read through the
 // gate table from the leg's report, missing where the leg has none.
@@ -31,18 +40,23 @@ func Matrix(r *rundir.RunResult) *rundir.SweepMatrix {
 		return nil
 	}
 	m := &rundir.SweepMatrix{Axes: sweepAxes(p)}
-	for _, f := range matrixFigures {
-		m.Columns = append(m.Columns, rundir.MatrixColumn{Name: f.Name, Title: f.Title, Unit: f.Unit})
+	figs := matrixFiguresOf(p)
+	own := map[string]bool{}
+	for _, f := range p.Figures.OwnPhases(p.Server.MetricsSource()) {
+		own[f.Name] = true
+	}
+	for _, f := range figs {
+		m.Columns = append(m.Columns, rundir.MatrixColumn{Name: f.Name, Title: f.Title, Unit: f.Unit, OwnPhase: own[f.Name]})
 	}
 	for _, l := range r.Legs {
 		row := rundir.MatrixRow{LegID: l.Leg.ID, Pattern: l.Leg.PatternLabel(), Verdict: l.Verdict,
-			Values: make([]*float64, len(matrixFigures))}
+			Values: make([]*float64, len(figs))}
 		for _, a := range m.Axes {
 			row.Point = append(row.Point, axisValue(p, l.Leg, a))
 		}
 		if l.Report != nil {
 			fm := gatetable.FromReport(l.Report)
-			for i, f := range matrixFigures {
+			for i, f := range figs {
 				row.Values[i], _ = f.Value(fm)
 			}
 		}

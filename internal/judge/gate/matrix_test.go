@@ -9,6 +9,7 @@ import (
 	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/run/rundir"
+	"github.com/scalegate/scalegate/internal/sources/serverwindow"
 )
 
 // A sweep reads as one matrix: a row per sweep point with its axes, the
@@ -84,5 +85,44 @@ func TestMatrix(t *testing.T) {
 	p.Sweep = nil
 	if Matrix(res) != nil {
 		t.Error("a profile without a sweep has no matrix")
+	}
+}
+
+// A profile's own tick phases (figures with phase: true) are matrix
+// columns after the built-in phases, each the figure's mean per tick from
+// its object in server_tick; a figure that is not a phase is not one.
+func TestMatrixOwnPhases(t *testing.T) {
+	p := testProfile()
+	p.Baselined = false
+	p.Sweep = &profile.Sweep{EntityCounts: []int{0}}
+	p.Figures = gatetable.OwnFigures{
+		"physics_ms": {Unit: "ms", Better: "lower", Phase: true, File: &serverwindow.FileFigure{Histogram: "physics.step_ms"}},
+		"netcode_ms": {Unit: "ms", Better: "lower", Phase: true, File: &serverwindow.FileFigure{Summary: "netcode_ms"}},
+		"bodies":     {Better: "higher", File: &serverwindow.FileFigure{Gauge: "bodies"}},
+	}
+	l := p.Legs()[0]
+	tick := healthyTick()
+	tick["physics_ms"] = map[string]any{"mean": 1.25, "p99": 3}
+	r := healthyReport(tick)
+	res := &rundir.RunResult{Profile: p, Legs: []rundir.LegResult{{Leg: l, Report: r}}}
+	m := Matrix(res)
+	n := len(gatetable.TickPhases())
+	if m == nil || len(m.Columns) != len(gatetable.TickPhases())+12 {
+		t.Fatalf("matrix %+v", m)
+	}
+	if c := m.Columns[n]; c.Name != "netcode_ms_mean" || !c.OwnPhase || c.Unit != "ms" {
+		t.Errorf("column %d %+v, want the own phase netcode_ms", n, c)
+	}
+	if c := m.Columns[n+1]; c.Name != "physics_ms_mean" || !c.OwnPhase {
+		t.Errorf("column %d %+v, want the own phase physics_ms", n+1, c)
+	}
+	if v := m.Rows[0].Values[n+1]; v == nil || *v != 1.25 {
+		t.Errorf("physics_ms mean %v, want 1.25", v)
+	}
+	if v := m.Rows[0].Values[n]; v != nil {
+		t.Errorf("netcode_ms mean %v: the leg has none, it is missing", *v)
+	}
+	if h := strings.Join(m.MatrixHeader(), ","); !strings.Contains(h, "netcode_ms_mean,physics_ms_mean") {
+		t.Errorf("matrix.csv header %s", h)
 	}
 }

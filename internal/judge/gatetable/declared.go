@@ -42,6 +42,10 @@ type OwnFigure struct {
 	// (advisory in the pr tier unless a level is declared) and a failure
 	// on a harness-bound leg is inconclusive.
 	Timing bool `json:"timing,omitempty"`
+	// Phase: the figure is one of the tick's phases, under the team's own
+	// name: its mean per tick is drawn beside the built-in phases in
+	// report.html and is a column of a sweep's matrix (OwnPhases).
+	Phase bool `json:"phase,omitempty"`
 	// File is where the metrics file holds it: a JSON path under its kind.
 	File *serverwindow.FileFigure `json:"file,omitempty"`
 	// Prometheus is the series it is scraped from: a selector under its
@@ -170,6 +174,22 @@ func (ds OwnFigures) OwnGates(source string) []Gate {
 		for _, stat := range d.Offered(source) {
 			out = append(out, d.OwnGate(name, stat, source))
 		}
+	}
+	return out
+}
+
+// OwnPhases are the figures declared tick phases read from source, by
+// name: each one's mean, read like the built-in phases (TickPhases).
+func (ds OwnFigures) OwnPhases(source string) []Figure {
+	var out []Figure
+	for _, name := range sortedNames(ds) {
+		d := ds[name]
+		kind, where, ok := d.Source(source)
+		if !d.Phase || !ok || !slices.Contains(ownStats[kind], "mean") {
+			continue
+		}
+		out = append(out, Figure{Name: name + "_mean", Title: name, Path: fmt.Sprintf("server_tick.%s.mean (%s: %s %s)", name, source, kind, where), Unit: d.Unit,
+			Read: func(m *Metrics) (float64, error) { return m.Tick(name, "mean") }})
 	}
 	return out
 }

@@ -65,6 +65,9 @@ func (ds OwnFigures) Check(source string) []*DeclError {
 			add(at, "declares no %s source, and the profile reads its server's metrics from %s: add %s: {...}", source, source, source)
 		}
 		d.checkSources(at, add)
+		if kind, where, ok := d.Source(source); ok && d.Phase && !slices.Contains(ownStats[kind], "mean") {
+			add(at+".phase", "a tick phase is drawn and listed by its mean per tick, which a %s (%s: %s) does not give: a phase is a histogram or a summary", kind, source, where)
+		}
 	}
 	return out
 }

@@ -112,6 +112,7 @@ func TestOwnFiguresCheck(t *testing.T) {
 		{"x_ms", OwnFigure{Better: "lower", File: &serverwindow.FileFigure{Histogram: "a b"}}, SourceFile, `figures.x_ms.file: "a b" is not a JSON path`},
 		{"x_ms", OwnFigure{Better: "lower", Prometheus: &promsource.Figure{Info: "b", Label: "v"}}, SourcePrometheus, "figures.x_ms.prometheus: an own figure is a number"},
 		{"x_ms", OwnFigure{Better: "lower", File: &serverwindow.FileFigure{}}, SourceFile, "figures.x_ms.file: names no kind"},
+		{"x_ms", OwnFigure{Better: "lower", Phase: true, File: &serverwindow.FileFigure{Gauge: "a"}}, SourceFile, "figures.x_ms.phase: a tick phase is drawn and listed by its mean per tick, which a gauge (file: a) does not give"},
 	} {
 		var got []string
 		for _, e := range (OwnFigures{tc.name: tc.d}).Check(tc.source) {

@@ -84,7 +84,7 @@ func legCharts(run *Run, l *Leg) []Chart {
 		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) }), gate(gatetable.TickHzMinGate)),
 		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(kbsPerClient), nil),
 		tickChart(run, l, series, gate),
-		phaseChart(l),
+		phaseChart(run, l),
 		rssChart(l),
 		timeChart(l, "Swarm worker loop dt p99 (max over workers)", "ms", dt, nil),
 		timeChart(l, "Swarm service interval mean per client (the input period when the harness keeps up)", "ms",
@@ -566,7 +566,7 @@ func (s shade) DataRange() (xmin, xmax, ymin, ymax float64) {
 // the metrics file as read at the end of the run, each phase read through
 // the gate table (gatetable.TickPhases()): a phase the server does not
 // report is missing, named in the note, never drawn as a 0 ms bar.
-func phaseChart(l *Leg) Chart {
+func phaseChart(run *Run, l *Leg) Chart {
 	c := Chart{Title: "Server tick phases, mean ms (end of run)"}
 	m := l.Server
 	if m == nil {
@@ -578,7 +578,12 @@ func phaseChart(l *Leg) Chart {
 	}
 	var vals plotter.Values
 	var names, missing []string
-	for _, f := range gatetable.TickPhases() {
+	phases := gatetable.TickPhases()
+	if p := run.Summary.Profile; p != nil {
+		// The team's own phases, under their names, after the built-in ones.
+		phases = append(phases, p.Figures.OwnPhases(p.Server.MetricsSource())...)
+	}
+	for _, f := range phases {
 		v, err := f.Read(m)
 		if err != nil {
 			missing = append(missing, f.Title)

@@ -97,6 +97,10 @@ func matrixMarkdown(m *SweepMatrix) string {
 func phaseNames(m *SweepMatrix) string {
 	var names []string
 	for _, c := range m.Columns {
+		if c.OwnPhase {
+			names = append(names, c.Title+" (the profile's own)")
+			continue
+		}
 		for _, f := range gatetable.TickPhases() {
 			if f.Name == c.Name {
 				names = append(names, f.Title)

@@ -209,6 +209,9 @@ type MatrixColumn struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
 	Unit  string `json:"unit,omitempty"`
+	// OwnPhase: a tick phase the profile declares (figures: NAME: {phase:
+	// true}), its mean per tick.
+	OwnPhase bool `json:"own_phase,omitempty"`
 }
 
 // MatrixRow is one leg: its sweep point (its value on each of

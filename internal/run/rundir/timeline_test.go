@@ -115,3 +115,12 @@ func TestTimelineCSVOwnFigures(t *testing.T) {
 		t.Fatalf("foreign column: %v", err)
 	}
 }
+
+// The matrix's note names the profile's own phase columns beside the
+// built-in ones.
+func TestMatrixNoteNamesOwnPhases(t *testing.T) {
+	m := &SweepMatrix{Columns: []MatrixColumn{{Name: "ai_ms_mean", Title: "ai", Unit: "ms"}, {Name: "physics_ms_mean", Title: "physics_ms", Unit: "ms", OwnPhase: true}}}
+	if got := phaseNames(m); got != "ai, physics_ms (the profile's own)" {
+		t.Errorf("phase names %q", got)
+	}
+}
