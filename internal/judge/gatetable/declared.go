@@ -228,7 +228,11 @@ func sortedNames[V any](m map[string]V) []string {
 // the nearest declared name), a statistic the figure's kind cannot give or
 // its declaration does not offer, or a bound against its direction.
 func ParseOwnGate(gate string, ds OwnFigures, source string) (Gate, error) {
-	for _, name := range sortedNames(ds) {
+	// The longest name first: with physics and physics_ms declared,
+	// physics_ms_p99_max is a gate on physics_ms.
+	names := sortedNames(ds)
+	slices.SortStableFunc(names, func(a, b string) int { return len(b) - len(a) })
+	for _, name := range names {
 		rest, ok := strings.CutPrefix(gate, name+"_")
 		if !ok {
 			continue

@@ -16,6 +16,9 @@ func ownFixture() OwnFigures {
 			File:       &serverwindow.FileFigure{Histogram: "cumulative.phase_ms.integrate_ms"},
 			Prometheus: &promsource.Figure{Histogram: "game_physics_seconds"}},
 		"bodies":   {Better: "higher", File: &serverwindow.FileFigure{Gauge: "bodies"}},
+		// A name that is the front of another's: physics_ms_p99_max is
+		// still a gate on physics_ms.
+		"physics": {Unit: "ms", Better: "lower", File: &serverwindow.FileFigure{Histogram: "physics"}},
 		"frame_ms": {Unit: "ms", Better: "lower", Timing: true, File: &serverwindow.FileFigure{Summary: "frame_ms"}},
 	}
 }
@@ -30,12 +33,13 @@ func TestParseOwnGate(t *testing.T) {
 		{"physics_ms_p99_max", SourceFile, ""},
 		{"physics_ms_p50_max", SourcePrometheus, ""},
 		{"bodies_min_min", SourceFile, ""},
-		{"physcs_ms_p99_max", SourceFile, "no gate physcs_ms_p99_max: not a built-in gate, and no declared figure it is a gate on (declared figures: bodies, frame_ms, physics_ms; a gate on one is NAME_STAT_max or NAME_STAT_min); did you mean physics_ms_p99_max?"},
+		{"physcs_ms_p99_max", SourceFile, "no gate physcs_ms_p99_max: not a built-in gate, and no declared figure it is a gate on (declared figures: bodies, frame_ms, physics, physics_ms; a gate on one is NAME_STAT_max or NAME_STAT_min); did you mean physics_ms_p99_max?"},
 		{"bodies_p99_min", SourceFile, `bodies has no statistic "p99": it is a gauge (file: bodies), which offers min, max; p99 needs a histogram or a summary`},
 		{"physics_ms_p95_max", SourceFile, `figure physics_ms does not offer p95: its stats are p50, p99 (add "p95" to figures.physics_ms.stats)`},
 		{"physics_ms_p99_min", SourceFile, "figure physics_ms is better lower, so a gate on it is a ceiling: physics_ms_p99_max, not physics_ms_p99_min"},
 		{"bodies_min_max", SourceFile, "figure bodies is better higher, so a gate on it is a floor: bodies_min_min, not bodies_min_max"},
 		{"bodies_min_min", SourcePrometheus, "figure bodies declares no prometheus source, and the profile reads its server's metrics from prometheus"},
+		{"physics_p50_max", SourceFile, ""},
 		{"physics_ms_min_max", SourceFile, `physics_ms has no statistic "min": it is a histogram (file: cumulative.phase_ms.integrate_ms), which offers mean, p50, p90, p95, p99, max; min needs a summary or a gauge`},
 	} {
 		g, err := ParseOwnGate(tc.gate, ds, tc.source)
