@@ -129,4 +129,17 @@ func TestOwnFiguresCheck(t *testing.T) {
 	if errs := ownFixture().Check(SourceFile); len(errs) != 0 {
 		t.Errorf("the fixture is valid from the file: %v", errs)
 	}
+	// A summary is the server's own window, and the summary says so.
+	m := FromReport(&report.Report{ServerTick: json.RawMessage(`{"frame_ms": {"p99": 9}, "ticks_sampled": 600, "window_s": 10,
+		"hold": {"from_s": 1, "to_s": 9, "span_s": 8, "hold": true, "cumulative": true, "figures": ["tick_ms"], "readings": 8}}`)})
+	g, err := ParseOwnGate("frame_ms_p99_max", ownFixture(), SourceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := g.WindowRead(m); w != "the server's own window: frame_ms as the server wrote it (a summary, not over the hold)" {
+		t.Errorf("a summary's window %q", w)
+	}
+	if errs := ownFixture().Check(SourceFile); len(errs) != 0 {
+		t.Errorf("the fixture is valid from the file: %v", errs)
+	}
 }

@@ -110,7 +110,13 @@ func (g Gate) WindowRead(m *Metrics) string {
 func (g Gate) serverWindowRead(m *Metrics, span string) string {
 	var own []string
 	for _, f := range g.ServerFields {
-		if !m.OverHold(f) {
+		switch {
+		case m.OverHold(f):
+		case g.Own:
+			// A team's summary: its window is whatever the server kept.
+			name, _, _ := strings.Cut(f, ".")
+			return "the server's own window: " + name + " as the server wrote it (a summary, not over the hold)"
+		default:
 			own = append(own, fileWindow(m, f))
 		}
 	}
