@@ -34,7 +34,7 @@ func Capacity(r *rundir.RunResult) []rundir.CapacityCurve {
 			byGroup[g] = c
 			order = append(order, g)
 		}
-		c.Points = append(c.Points, capacityPoint(l))
+		c.Points = append(c.Points, capacityPoint(l, timingIn(r.Profile)))
 	}
 	out := make([]rundir.CapacityCurve, 0, len(order))
 	for _, g := range order {
@@ -46,7 +46,7 @@ func Capacity(r *rundir.RunResult) []rundir.CapacityCurve {
 	return out
 }
 
-func capacityPoint(l rundir.LegResult) rundir.CapacityPoint {
+func capacityPoint(l rundir.LegResult, timing func(rundir.Check) bool) rundir.CapacityPoint {
 	pt := rundir.CapacityPoint{Clients: *l.Leg.Clients, LegID: l.Leg.ID, Verdict: l.Verdict}
 	for _, c := range l.Checks {
 		if c.Gate == gatetable.CheckHarness && c.Status == rundir.StatusInconclusive {
@@ -57,7 +57,7 @@ func capacityPoint(l rundir.LegResult) rundir.CapacityPoint {
 		// On a harness-bound leg a timing figure describes the swarm: a
 		// hard one is already inconclusive, and an advisory one (a sweep
 		// often declares its figures advisory) is no knee either.
-		if (c.Status == rundir.StatusFail || c.Status == rundir.StatusUnevaluable) && !(pt.HarnessBound && c.Status == rundir.StatusFail && isTiming(c)) {
+		if (c.Status == rundir.StatusFail || c.Status == rundir.StatusUnevaluable) && !(pt.HarnessBound && c.Status == rundir.StatusFail && timing(c)) {
 			pt.Failed = append(pt.Failed, c.Gate)
 		}
 	}

@@ -78,13 +78,18 @@ func Evaluate(in Input) []rundir.Check {
 	return soften(e.out, e.isTiming)
 }
 
-// isTiming is isTiming with the profile's own figures: a gate on one
-// declared timing is a timing check.
-func (e *evaluator) isTiming(c rundir.Check) bool {
-	if g, ok := e.in.Profile.LookupGate(c.Gate); ok && g.Own {
-		return g.Timing
+// isTiming is isTiming with the profile's own figures (timingIn).
+func (e *evaluator) isTiming(c rundir.Check) bool { return timingIn(e.in.Profile)(c) }
+
+// timingIn is isTiming with p's own figures: a gate on one declared
+// timing is a timing check.
+func timingIn(p *profile.Profile) func(rundir.Check) bool {
+	return func(c rundir.Check) bool {
+		if g, ok := p.LookupGate(c.Gate); ok && g.Own {
+			return g.Timing
+		}
+		return isTiming(c)
 	}
-	return isTiming(c)
 }
 
 // unreadReport: without a report nothing is evaluable. Every declared gate

@@ -5,6 +5,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/run/rundir"
+	"github.com/scalegate/scalegate/internal/sources/serverwindow"
 )
 
 // TestLegVerdictPrecedence pins the order written at the top of
@@ -53,5 +54,23 @@ func TestSoftenLeavesAlwaysHardAndUnevaluable(t *testing.T) {
 		if c.Status != want[i] {
 			t.Errorf("%s: %s, want %s", c.Gate, c.Status, want[i])
 		}
+	}
+}
+
+// TestSoftenOwnTimingFigure: a harness-bound leg softens a failed gate on
+// a figure the profile declares timing, and only that one of its own.
+func TestSoftenOwnTimingFigure(t *testing.T) {
+	p := testProfile()
+	p.Figures = gatetable.OwnFigures{
+		"physics_ms": {Unit: "ms", Better: "lower", Timing: true, File: &serverwindow.FileFigure{Histogram: "physics.step_ms"}},
+		"bodies":     {Better: "higher", File: &serverwindow.FileFigure{Gauge: "bodies"}},
+	}
+	checks := soften([]rundir.Check{
+		{Gate: "harness", Level: gatetable.LevelHard, Status: rundir.StatusInconclusive},
+		{Gate: "physics_ms_p99_max", Level: gatetable.LevelHard, Status: rundir.StatusFail},
+		{Gate: "bodies_min_min", Level: gatetable.LevelHard, Status: rundir.StatusFail},
+	}, timingIn(p))
+	if checks[1].Status != rundir.StatusInconclusive || checks[2].Status != rundir.StatusFail {
+		t.Errorf("statuses %s %s, want inconclusive (timing) and fail", checks[1].Status, checks[2].Status)
 	}
 }
