@@ -15,10 +15,10 @@ func ownFixture() OwnFigures {
 		"physics_ms": {Unit: "ms", Better: "lower", Stats: []string{"p50", "p99"},
 			File:       &serverwindow.FileFigure{Histogram: "cumulative.phase_ms.integrate_ms"},
 			Prometheus: &promsource.Figure{Histogram: "game_physics_seconds"}},
-		"bodies":   {Better: "higher", File: &serverwindow.FileFigure{Gauge: "bodies"}},
+		"bodies": {Better: "higher", File: &serverwindow.FileFigure{Gauge: "bodies"}},
 		// A name that is the front of another's: physics_ms_p99_max is
 		// still a gate on physics_ms.
-		"physics": {Unit: "ms", Better: "lower", File: &serverwindow.FileFigure{Histogram: "physics"}},
+		"physics":  {Unit: "ms", Better: "lower", File: &serverwindow.FileFigure{Histogram: "physics"}},
 		"frame_ms": {Unit: "ms", Better: "lower", Timing: true, File: &serverwindow.FileFigure{Summary: "frame_ms"}},
 	}
 }
