@@ -183,6 +183,10 @@ type Decoder struct {
 	states   []State
 	despawns []uint32
 	view     []State
+	// pad is the zero-padded copy of an entity section decodeView reads;
+	// slow counts the version-3 bodies it left to the reference path.
+	pad  []byte
+	slow int
 }
 
 // NewDecoder returns a Decoder whose zstd frames may not decompress beyond

@@ -386,24 +386,46 @@ func (d *Decoder) walkV3(raw []byte, tick uint32, ring *Ring, keep bool) (int, b
 		}
 		base = v.states
 	}
-	h, err := d.readStates(raw[HeaderSizeV3:HeaderSizeV3+ents], n, base, tick)
-	if err != nil {
-		return 0, false, err
+	sec, evs := raw[HeaderSizeV3:HeaderSizeV3+ents], raw[HeaderSizeV3+ents:]
+	if d.eventsV3(evs, nev, keep) == nil {
+		if h, ok := d.decodeView(sec, n, base, tick, keep); ok && hashFinal(h) == want {
+			return d.pushView(tick, ring, keep, n), back > 0, nil
+		}
 	}
-	if got := hashFinal(h); got != want {
-		return 0, false, fmt.Errorf("snapshot: tick %d: states hash to %08x, body says %08x: %w", tick, got, want, ErrDelta)
-	}
-	if err := d.eventsV3(raw[HeaderSizeV3+ents:], nev, keep); err != nil {
-		return 0, false, err
-	}
-	d.view = mergeView(d.view, base, d.states, d.despawns, tick)
+	// Not accepted by the fast path: the reference path gives the verdict
+	// and names the error.
+	d.recs, d.evs = d.recs[:0], d.evs[:0]
+	d.slow++
+	return d.walkV3Ref(sec, evs, n, nev, base, tick, want, ring, keep, back > 0)
+}
+
+// pushView pushes the view decodeView built into ring and, when keep,
+// materialises the records; it returns n.
+func (d *Decoder) pushView(tick uint32, ring *Ring, keep bool, n int) int {
 	d.view = ring.push(tick, d.view)
 	if keep {
 		for i := range d.states {
 			d.recs = append(d.recs, d.states[i].Record())
 		}
 	}
-	return n, back > 0, nil
+	return n
+}
+
+// walkV3Ref is walkV3's reference path: readStates, the hash, the events,
+// then mergeView, each error named as it is found.
+func (d *Decoder) walkV3Ref(sec, evs []byte, n, nev int, base []State, tick, want uint32, ring *Ring, keep, delta bool) (int, bool, error) {
+	h, err := d.readStates(sec, n, base, tick)
+	if err != nil {
+		return 0, false, err
+	}
+	if got := hashFinal(h); got != want {
+		return 0, false, fmt.Errorf("snapshot: tick %d: states hash to %08x, body says %08x: %w", tick, got, want, ErrDelta)
+	}
+	if err := d.eventsV3(evs, nev, keep); err != nil {
+		return 0, false, err
+	}
+	d.view = mergeView(d.view, base, d.states, d.despawns, tick)
+	return d.pushView(tick, ring, keep, n), delta, nil
 }
 
 // eventsV3 checks the events as version 2 does and gathers the despawns,

@@ -1,0 +1,62 @@
+package snapshot
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// clientStream is the bodies one client of a 128-client reference world
+// receives: 128 entities in view, 48 carried per snapshot (round robin, as
+// a binding budget spreads them), each a delta against the snapshot the
+// client acknowledged two ticks before.
+func clientStream(tb testing.TB, ticks int) (flags []uint8, bodies [][]byte) {
+	l := newLink(tb)
+	f := newFlight(128, 21)
+	for tick := uint32(1); tick <= uint32(ticks); tick++ {
+		f.step()
+		l.enc.Reset()
+		for i := 0; i < 48; i++ {
+			s := Quantize(&f.recs[(int(tick)*48+i)%len(f.recs)])
+			l.enc.AppendState(&s)
+		}
+		fl, body, _ := l.enc.FinishDelta(tick, &l.sent, tick-2, tick > 2, nil, true, false)
+		flags, bodies = append(flags, fl), append(bodies, bytes.Clone(body))
+	}
+	return flags, bodies
+}
+
+// BenchmarkRingDecode is the swarm's per-snapshot decode in a worker: each
+// of `clients` clients, in turn, decodes the same tick's delta (48 entities
+// against a view of 128) against its own ring, so the rings compete for the
+// cache as they do in a worker of 128 or 256 clients. One decoder serves
+// them all, as one serves a worker.
+func BenchmarkRingDecode(b *testing.B) {
+	flags, bodies := clientStream(b, 4*RingSize)
+	for _, clients := range []int{1, 128, 256} {
+		b.Run(fmt.Sprintf("clients-%d", clients), func(b *testing.B) {
+			d, err := NewDecoder()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			rings := make([]Ring, clients)
+			snaps := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range rings {
+					rings[i].Reset() // storage kept: a client's ring in steady state
+				}
+				for t := range bodies {
+					for i := range rings {
+						if _, _, err := d.CheckRing(flags[t], bodies[t], uint32(t+1), &rings[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					snaps += clients
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(snaps), "ns/client-snapshot")
+		})
+	}
+}
