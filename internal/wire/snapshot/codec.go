@@ -184,9 +184,11 @@ type Decoder struct {
 	despawns []uint32
 	view     []State
 	// pad is the zero-padded copy of an entity section decodeView reads;
-	// slow counts the version-3 bodies it left to the reference path.
-	pad  []byte
-	slow int
+	// slow counts the version-3 bodies it left to the reference path, and
+	// refOnly skips it (tests hold the two paths equal).
+	pad     []byte
+	slow    int
+	refOnly bool
 }
 
 // NewDecoder returns a Decoder whose zstd frames may not decompress beyond

@@ -387,7 +387,7 @@ func (d *Decoder) walkV3(raw []byte, tick uint32, ring *Ring, keep bool) (int, b
 		base = v.states
 	}
 	sec, evs := raw[HeaderSizeV3:HeaderSizeV3+ents], raw[HeaderSizeV3+ents:]
-	if d.eventsV3(evs, nev, keep) == nil {
+	if !d.refOnly && d.eventsV3(evs, nev, keep) == nil {
 		if h, ok := d.decodeView(sec, n, base, tick, keep); ok && hashFinal(h) == want {
 			return d.pushView(tick, ring, keep, n), back > 0, nil
 		}

@@ -77,13 +77,13 @@ func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep 
 	h = hashSeed(tick, n)
 	prev, bi := uint64(0), 0
 	for i := 0; i < n; i++ {
-		gap, p1 := egAt(b, pos, kGap)
-		age, p2 := egAt(b, p1, kAge)
+		r := at(b, pos)
+		gap, r, ok1 := r.fresh(b).eg(kGap)
+		age, r, ok2 := r.fresh(b).eg(kAge)
 		id := prev + gap + 1
-		if p1-pos > 57 || p2-p1 > 57 || id > math.MaxUint32 || age > math.MaxUint8 {
+		if !ok1 || !ok2 || id > math.MaxUint32 || age > math.MaxUint8 {
 			return 0, false
 		}
-		pos = p2
 		k := bi
 		for k < len(base) && uint64(base[k].ID) < id {
 			k++
@@ -92,10 +92,11 @@ func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep 
 		bi = k
 		var s State
 		if bi < len(base) && uint64(base[bi].ID) == id {
-			pos, ok = fastDelta(b, pos, &base[bi], &s, tick-base[bi].Tick)
+			r, ok = fastDelta(b, r, &base[bi], &s, tick-base[bi].Tick)
+			pos = r.pos
 			bi++
 		} else {
-			pos, ok = fastFull(b, pos, &s), true
+			pos, ok = fastFull(b, r.pos, &s), true
 		}
 		// checkState's rules, on every state as the reference path.
 		if !ok || pos > end || s.Type == 0 || !quatCodesValid(s.Quat>>20&1023, s.Quat>>10&1023, s.Quat&1023) {
@@ -137,6 +138,51 @@ func containsID(ids []uint32, id uint32) bool {
 	return false
 }
 
+// win is a window on the stream: w holds the bits from pos on, n of them
+// read from b (the rest zero). Codes are read out of w by shifts, and b
+// is loaded again only when a code does not fit what is left: once or
+// twice per entity instead of once per field, which shortens the chain of
+// dependent operations from one code to the next to a bit count and a
+// shift.
+type win struct {
+	w   uint64
+	n   uint
+	pos uint
+}
+
+// at is a fresh window at pos: 57 bits, what one load guarantees.
+func at(b []byte, pos uint) win { return win{peekAt(b, pos), 57, pos} }
+
+// take consumes n ≤ 57 bits of r (which holds them).
+func (r win) take(n uint) win { return win{r.w >> (n & 63), r.n - n, r.pos + n} }
+
+// fresh is r, or a new window at its position when r holds under 32 bits.
+func (r win) fresh(b []byte) win {
+	if r.n < 32 {
+		return at(b, r.pos)
+	}
+	return r
+}
+
+// eg reads an order-k code (egAt's) from r's bits; ok is false when r
+// holds too few: after fresh, a code of over 32 bits may be refused (the
+// reference path reads it). Shift counts are masked as egAt's. Split from
+// fresh so that both inline.
+func (r win) eg(k uint) (uint64, win, bool) {
+	z := uint(bits.TrailingZeros64(r.w|1<<63)) + 1
+	all := 2*z - 1 + k
+	m := (z - 1 + k) & 63
+	return (1<<m | r.w>>(z&63)&(1<<m-1)) - 1<<(k&63), win{r.w >> (all & 63), r.n - all, r.pos + all}, all <= r.n
+}
+
+// fixedW reads n ≤ 32 bits from r, reloading when it holds fewer.
+func fixedW(b []byte, r win, n uint) (uint64, win) {
+	if n > r.n {
+		r = at(b, r.pos)
+	}
+	return r.w & (1<<(n&63) - 1), r.take(n)
+}
+
 // fastFull is readFull at pos; it returns the position after the state.
 func fastFull(b []byte, pos uint, s *State) uint {
 	w := peekAt(b, pos)
@@ -152,81 +198,80 @@ func fastFull(b []byte, pos uint, s *State) uint {
 	return pos + 3*bitsVel + bitsType + bitsFlags3
 }
 
-// fastDelta is readDelta at pos: a field the mask leaves unchanged keeps
+// fastDelta is readDelta from r: a field the mask leaves unchanged keeps
 // b's value; a field sent must differ from it and stay in range. It
-// returns the position after the state, and ok false to refuse it.
-func fastDelta(b []byte, pos uint, base, s *State, dt uint32) (uint, bool) {
+// returns the window after the state, and ok false to refuse it.
+func fastDelta(b []byte, r win, base, s *State, dt uint32) (win, bool) {
 	s.Quat, s.Vel, s.Type, s.Flags = base.Quat, base.Vel, base.Type, base.Flags
-	mask := peekAt(b, pos) & (1<<bitsMask - 1)
-	pos += bitsMask
+	mask, r := fixedW(b, r, bitsMask)
 	var res [3]int64
 	if mask&maskPos != 0 {
 		for k := range res {
-			u, next := egAt(b, pos, kPos)
-			if next-pos > 57 {
-				return pos, false
+			u, next, ok := r.fresh(b).eg(kPos)
+			if !ok {
+				return r, false
 			}
-			res[k], pos = unzigzag(u), next
+			res[k], r = unzigzag(u), next
 		}
 		if res == [3]int64{} {
-			return pos, false
+			return r, false
 		}
 	}
 	for k, n := range posBits {
 		p := predict(base, k, dt) + res[k]
 		if uint64(p) >= 1<<n { // also p < 0
-			return pos, false
+			return r, false
 		}
 		s.Pos[k] = uint32(p)
 	}
 	if mask&maskVel != 0 {
 		for k := range s.Vel {
-			u, next := egAt(b, pos, kVel)
+			u, next, ok := r.fresh(b).eg(kVel)
 			v := int64(base.Vel[k]) + unzigzag(u)
-			if next-pos > 57 || uint64(v) >= 1<<bitsVel {
-				return pos, false
+			if !ok || uint64(v) >= 1<<bitsVel {
+				return r, false
 			}
-			s.Vel[k], pos = uint16(v), next
+			s.Vel[k], r = uint16(v), next
 		}
 		if s.Vel == base.Vel {
-			return pos, false
+			return r, false
 		}
 	}
 	if mask&maskQuat != 0 {
 		var ok bool
-		if pos, ok = fastQuat(b, pos, base, s); !ok {
-			return pos, false
+		if r, ok = fastQuat(b, r, base, s); !ok {
+			return r, false
 		}
 	}
 	if mask&maskMeta != 0 {
-		w := peekAt(b, pos)
+		var w uint64
+		w, r = fixedW(b, r, bitsType+bitsFlags3)
 		s.Type, s.Flags = uint8(w), uint8(w>>bitsType&(1<<bitsFlags3-1))
-		pos += bitsType + bitsFlags3
 		if s.Type == base.Type && s.Flags == base.Flags {
-			return pos, false
+			return r, false
 		}
 	}
-	return pos, true
+	return r, true
 }
 
-// fastQuat is readQuat at pos.
-func fastQuat(b []byte, pos uint, base, s *State) (uint, bool) {
-	w := peekAt(b, pos)
-	if w&1 == 0 {
-		s.Quat = uint32(w >> 1)
-		return pos + 33, s.Quat>>30 != base.Quat>>30
+// fastQuat is readQuat from r.
+func fastQuat(b []byte, r win, base, s *State) (win, bool) {
+	whole, r := fixedW(b, r, 1)
+	if whole == 0 {
+		q, r := fixedW(b, r, 32)
+		s.Quat = uint32(q)
+		return r, s.Quat>>30 != base.Quat>>30
 	}
-	pos++
 	q := base.Quat &^ (1<<30 - 1)
 	for sh := 20; sh >= 0; sh -= 10 {
-		u, next := egAt(b, pos, kQuat)
+		u, next, ok := r.fresh(b).eg(kQuat)
 		c := int64(base.Quat>>sh&1023) + unzigzag(u)
-		if next-pos > 57 || uint64(c) > 1023 {
-			return pos, false
+		if !ok || uint64(c) > 1023 {
+			return r, false
 		}
 		q |= uint32(c) << sh
-		pos = next
+		r = next
 	}
 	s.Quat = q
-	return pos, q != base.Quat
+	return r, q != base.Quat
 }
