@@ -65,6 +65,7 @@ func egAt(b []byte, pos, k uint) (v uint64, next uint) {
 // (nil: a full body) into d.view, the view the snapshot of tick leaves
 // (despawned: d.despawns), and into d.states when keep. It returns their
 // hash, and ok false when it does not accept the section (see above).
+// Each state is decoded in place, in the view's next slot.
 func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep bool) (h uint64, ok bool) {
 	d.pad = append(append(d.pad[:0], sec...), zeroPad[:]...)
 	b := d.pad
@@ -72,55 +73,78 @@ func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep 
 	if need := len(base) + n; cap(d.view) < need {
 		d.view = make([]State, 0, need+need/4) // as mergeView
 	}
-	dst := d.view[:0]
+	dst := d.view[:0] // never beyond len(base) + n: no append below reallocates
 	d.states = d.states[:0]
 	h = hashSeed(tick, n)
 	prev, bi := uint64(0), 0
 	for i := 0; i < n; i++ {
-		r := at(b, pos)
-		gap, r, ok1 := r.fresh(b).eg(kGap)
-		age, r, ok2 := r.fresh(b).eg(kAge)
-		id := prev + gap + 1
-		if !ok1 || !ok2 || id > math.MaxUint32 || age > math.MaxUint8 {
+		id, age, r, ok := readHead(b, pos, prev)
+		if !ok {
 			return 0, false
 		}
-		k := bi
-		for k < len(base) && uint64(base[k].ID) < id {
-			k++
-		}
-		dst = keepRun(dst, base[bi:k], d.despawns, tick)
-		bi = k
-		var s State
+		dst, bi = d.keepBelow(dst, base, bi, id, tick)
+		dst = dst[:len(dst)+1]
+		s := &dst[len(dst)-1]
 		if bi < len(base) && uint64(base[bi].ID) == id {
-			r, ok = fastDelta(b, r, &base[bi], &s, tick-base[bi].Tick)
+			r, ok = fastDelta(b, r, &base[bi], s, tick-base[bi].Tick)
 			pos = r.pos
 			bi++
 		} else {
-			pos, ok = fastFull(b, r.pos, &s), true
+			pos, ok = fastFull(b, r.pos, s), true
 		}
 		// checkState's rules, on every state as the reference path.
 		if !ok || pos > end || s.Type == 0 || !quatCodesValid(s.Quat>>20&1023, s.Quat>>10&1023, s.Quat&1023) {
 			return 0, false
 		}
-		s.ID, s.Age = uint32(id), uint8(age)
-		// stateHash, written out so that it inlines.
-		h = mix(h, uint64(s.ID)|uint64(s.Pos[0])<<32)
-		h = mix(h, uint64(s.Pos[1])|uint64(s.Pos[2])<<32)
-		h = mix(h, uint64(s.Quat)|uint64(s.Vel[0])<<32|uint64(s.Vel[1])<<48)
-		h = mix(h, uint64(s.Vel[2])|uint64(s.Type)<<16|uint64(s.Flags)<<24|uint64(s.Age)<<32)
+		s.ID, s.Age, s.Tick = uint32(id), uint8(age), 0 // the slot's old tick: as readStates's
+		h = hashState(h, s)
 		if keep {
-			d.states = append(d.states, s)
+			d.states = append(d.states, *s)
 		}
-		if len(d.despawns) == 0 || !containsID(d.despawns, s.ID) {
-			s.Tick, s.Age = tick, 0
-			dst = append(dst, s)
+		if s.Tick, s.Age = tick, 0; len(d.despawns) > 0 && containsID(d.despawns, s.ID) {
+			dst = dst[:len(dst)-1]
 		}
 		prev = id
 	}
-	dst = keepRun(dst, base[bi:], d.despawns, tick)
+	dst, _ = d.keepBelow(dst, base, bi, math.MaxUint32+1, tick)
 	d.view = dst
 	// The section ends with under a byte of zero bits (bitReader.rest).
 	return h, end-pos < 8 && peekAt(b, pos) == 0 && len(dst) <= MaxViewStates
+}
+
+// readHead reads an entity's id gap and age at pos; ok is false for a
+// code the fast path refuses or an id or age out of range.
+func readHead(b []byte, pos uint, prev uint64) (id, age uint64, r win, ok bool) {
+	r = at(b, pos)
+	gap, r, ok1 := r.eg(kGap) // a fresh window holds both codes when each fits 28 bits
+	age, r, ok2 := r.eg(kAge)
+	id = prev + gap + 1
+	return id, age, r, ok1 && ok2 && id <= math.MaxUint32 && age <= math.MaxUint8
+}
+
+// keepBelow appends to dst the states of base from bi on with ids below
+// id that the view keeps (keepRun's rule), and returns the index of the
+// first base state at or after id. A run with nothing expired and no
+// despawn, nearly all of them, is checked in the same pass that finds its
+// end and copied whole.
+func (d *Decoder) keepBelow(dst, base []State, bi int, id uint64, tick uint32) ([]State, int) {
+	k, stale := bi, false
+	for k < len(base) && uint64(base[k].ID) < id {
+		stale = stale || tick-base[k].Tick >= ViewKeepTicks
+		k++
+	}
+	if stale || len(d.despawns) > 0 {
+		return keepRun(dst, base[bi:k], d.despawns, tick), k
+	}
+	return append(dst, base[bi:k]...), k
+}
+
+// hashState is stateHash, written out in words so that it inlines.
+func hashState(h uint64, s *State) uint64 {
+	h = mix(h, uint64(s.ID)|uint64(s.Pos[0])<<32)
+	h = mix(h, uint64(s.Pos[1])|uint64(s.Pos[2])<<32)
+	h = mix(h, uint64(s.Quat)|uint64(s.Vel[0])<<32|uint64(s.Vel[1])<<48)
+	return mix(h, uint64(s.Vel[2])|uint64(s.Type)<<16|uint64(s.Flags)<<24|uint64(s.Age)<<32)
 }
 
 // mix is one word of stateHash's.
