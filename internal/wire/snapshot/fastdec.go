@@ -26,39 +26,24 @@ import (
 // FuzzFastDecodeMatchesReference holds it to that.
 
 // fastPad is the zero padding after the copy of an entity section: one
-// entity's worst case the fast path reads (11 codes of ≤ 57 bits and 45
-// fixed bits, 86 bytes) plus an 8-byte load, from a start inside the
-// section.
+// entity's worst case the fast path reads (11 codes of ≤ 57 bits and 16
+// fixed bits, 81 bytes) plus an 8-byte load, from a start inside the
+// section (decodeView stops at an entity that ends past it).
 const fastPad = 128
 
 var zeroPad [fastPad]byte
 
-// The fast path reads a zero-padded copy of the section at a bit
-// position kept in a local variable (a register: a position stored
-// through a pointer put a store and a load on every code's critical path).
-// Every read is one unaligned 8-byte load and a shift; reads past the
-// section's end return zero bits, and the caller compares the position
-// with the section's length once per entity.
+// The fast path reads a zero-padded copy of the section through windows
+// (win) held in local variables, in registers: a reader stored through a
+// pointer put a store and a load on every code's critical path. A load is
+// one unaligned 8-byte read and a shift; reads past the section's end
+// return zero bits, and decodeView compares the position with the
+// section's length once per entity.
 
 // peekAt returns at least 57 bits of b from bit pos.
 func peekAt(b []byte, pos uint) uint64 {
 	i := pos >> 3
 	return binary.LittleEndian.Uint64(b[i:i+8:i+8]) >> (pos & 7)
-}
-
-// egAt reads the order-k Exp-Golomb code at pos (bitReader.readEG's) and
-// returns it with the position after it. A code longer than 57 bits (one
-// load's window; it covers every code readEG rejects, a prefix over
-// 32 − k zeros) is the caller's to refuse: next − pos > 57.
-//
-// Every shift count is masked to 6 bits: the compiler then emits a bare
-// shift, not Go's ≥ 64 handling (three instructions a shift). Counts only
-// reach 64 for a code of 127 bits or more, whose value is never used.
-func egAt(b []byte, pos, k uint) (v uint64, next uint) {
-	w := peekAt(b, pos)
-	z := uint(bits.TrailingZeros64(w | 1<<63)) // ≤ 63: w = 0 is a code of 127+ bits, refused
-	m := (z + k) & 63
-	return (1<<m | w>>((z+1)&63)&(1<<m-1)) - 1<<(k&63), pos + 2*z + 1 + k
 }
 
 // decodeView decodes the n states of the entity section sec against base
@@ -188,10 +173,14 @@ func (r win) fresh(b []byte) win {
 	return r
 }
 
-// eg reads an order-k code (egAt's) from r's bits; ok is false when r
-// holds too few: after fresh, a code of over 32 bits may be refused (the
-// reference path reads it). Shift counts are masked as egAt's. Split from
-// fresh so that both inline.
+// eg reads an order-k code (bitReader.readEG's) from r's bits; ok is
+// false when r holds too few: after fresh, a code of over 32 bits may be
+// refused (the reference path reads it), and every code readEG rejects (a
+// prefix over 32 − k zeros) is. Split from fresh so that both inline.
+//
+// Every shift count is masked to 6 bits: the compiler then emits a bare
+// shift, not Go's ≥ 64 handling (three instructions a shift). Counts only
+// reach 64 for a code refused anyway, whose value is never used.
 func (r win) eg(k uint) (uint64, win, bool) {
 	z := uint(bits.TrailingZeros64(r.w|1<<63)) + 1
 	all := 2*z - 1 + k
