@@ -238,15 +238,8 @@ func fastDelta(b []byte, r win, base, s *State, dt uint32) (win, bool) {
 		s.Pos[k] = uint32(p)
 	}
 	if mask&maskVel != 0 {
-		for k := range s.Vel {
-			u, next, ok := r.fresh(b).eg(kVel)
-			v := int64(base.Vel[k]) + unzigzag(u)
-			if !ok || uint64(v) >= 1<<bitsVel {
-				return r, false
-			}
-			s.Vel[k], r = uint16(v), next
-		}
-		if s.Vel == base.Vel {
+		var ok bool
+		if r, ok = fastVel(b, r, base, s); !ok {
 			return r, false
 		}
 	}
@@ -265,6 +258,19 @@ func fastDelta(b []byte, r win, base, s *State, dt uint32) (win, bool) {
 		}
 	}
 	return r, true
+}
+
+// fastVel is readVel from r.
+func fastVel(b []byte, r win, base, s *State) (win, bool) {
+	for k := range s.Vel {
+		u, next, ok := r.fresh(b).eg(kVel)
+		v := int64(base.Vel[k]) + unzigzag(u)
+		if !ok || uint64(v) >= 1<<bitsVel {
+			return r, false
+		}
+		s.Vel[k], r = uint16(v), next
+	}
+	return r, s.Vel != base.Vel
 }
 
 // fastQuat is readQuat from r.
