@@ -100,7 +100,8 @@ func TestBotAcknowledgesDeltas(t *testing.T) {
 // TestIdleClientAcknowledgesEverySnapshot: a client whose pattern sends
 // one Input a second (idle) still sends an Input for every new baseline
 // it decoded, holding the controls it last sent, and none when nothing new
-// is to be acknowledged; a trace replay's stream is left as recorded. Without it the server's baselines were up to a
+// is to be acknowledged, at most one per ackInterval; a trace replay's
+// stream is left as recorded. Without it the server's baselines were up to a
 // second old, past its 32-view ring: on reference-enet's idle leg half of
 // the snapshots went out full (delta share 0.51, 18.6 B per entity against
 // 7.2 on weave).
@@ -129,11 +130,16 @@ func TestIdleClientAcknowledgesEverySnapshot(t *testing.T) {
 	}
 	var srv snapshot.Ring
 	at := func(tick uint32) time.Time { return start.Add(time.Duration(tick-99) * time.Second / 60) }
-	for tick := uint32(100); tick < 110; tick++ {
+	sent := 0
+	for tick := uint32(100); tick < 130; tick++ {
 		if _, err := b.Receive(conn, v3Snapshot(t, enc, &srv, tick, tick-1, tick > 100)); err != nil {
 			t.Fatalf("tick %d: %v", tick, err)
 		}
 		msg, _ := c.buildInput(wk, at(tick))
+		if msg == nil {
+			continue // within ackInterval of the last Input
+		}
+		sent++
 		var in proto.Input
 		if err := proto.DecodeInput(msg, &in); err != nil || !in.HasSnapshotAck || in.SnapshotAck != tick || in.Throttle != 0.5 {
 			t.Fatalf("tick %d: Input %+v (%v), want one acknowledging %d and holding throttle 0.5", tick, in, err, tick)
@@ -142,14 +148,18 @@ func TestIdleClientAcknowledgesEverySnapshot(t *testing.T) {
 			t.Fatalf("tick %d: a second Input with nothing new to acknowledge", tick)
 		}
 	}
+	// 30 ticks (0.5 s) at one Input per ackInterval (3 ticks): 10.
+	if sent != 10 {
+		t.Fatalf("%d acknowledging Inputs over 30 ticks, want 10 (one per %v)", sent, ackInterval)
+	}
 	// A replay sends its recording's stream unchanged, acknowledgement due
 	// or not: the server must record exactly the records replayed.
 	r := newClient(1, "trace", silent{}, start, b)
 	r.welcomedAt = start
-	if _, err := b.Receive(conn, v3Snapshot(t, enc, &srv, 110, 109, true)); err != nil || !b.AckDue() {
-		t.Fatalf("tick 110: %v, ack due %v", err, b.AckDue())
+	if _, err := b.Receive(conn, v3Snapshot(t, enc, &srv, 130, 129, true)); err != nil || !b.AckDue() {
+		t.Fatalf("tick 130: %v, ack due %v", err, b.AckDue())
 	}
-	if msg, _ := r.buildInput(wk, at(110)); msg != nil {
+	if msg, _ := r.buildInput(wk, at(130)); msg != nil {
 		t.Fatal("a pattern that sends nothing (a replay between records) sent an Input to acknowledge")
 	}
 }
