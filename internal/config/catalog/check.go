@@ -13,6 +13,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/scalegate/scalegate/internal/config/profile"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/load/relay/impairment"
 	"github.com/scalegate/scalegate/internal/load/swarm/hold"
 	"github.com/scalegate/scalegate/internal/load/transport"
@@ -274,12 +275,7 @@ func suggest(label string, allowed map[string]cue.Value, where string) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	best, bestD := "", len(label)/3+2
-	for _, n := range names {
-		if d := editDistance(label, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
+	best := gatetable.Nearest(label, names)
 	switch {
 	case best != "":
 		return " (did you mean " + best + "?)"
@@ -287,27 +283,6 @@ func suggest(label string, allowed map[string]cue.Value, where string) string {
 		return " (" + where + " has: " + strings.Join(names, ", ") + ")"
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance, for "did you mean".
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // concrete is the value at path if it is concrete and error-free: the

@@ -316,12 +316,7 @@ func unknownOwnGate(gate string, ds OwnFigures) error {
 			}
 		}
 	}
-	best, bestD := "", len(gate)/3+2
-	for _, n := range names {
-		if dist := editDistance(gate, n); dist < bestD {
-			best, bestD = n, dist
-		}
-	}
+	best := Nearest(gate, names)
 	declared := "no figures are declared"
 	if len(ds) > 0 {
 		declared = "declared figures: " + strings.Join(sortedNames(ds), ", ")
@@ -331,6 +326,19 @@ func unknownOwnGate(gate string, ds OwnFigures) error {
 		msg += "; did you mean " + best + "?"
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// Nearest is the candidate closest to name by edit distance, for a "did
+// you mean": "" when none is within a third of name's length (plus 2).
+// vet's field suggestions and the own-gate names share it.
+func Nearest(name string, candidates []string) string {
+	best, bestD := "", len(name)/3+2
+	for _, n := range candidates {
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
 }
 
 // editDistance is the Levenshtein distance, for "did you mean".
