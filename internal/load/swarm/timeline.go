@@ -109,31 +109,25 @@ func (s *timelineStore) add(p report.TimelinePoint) {
 }
 
 // ownKey interns an own figure's "NAME.STAT".
-func (s *timelineStore) ownKey(k string) uint32 {
-	if i, ok := s.ownKeyAt[k]; ok {
-		return i
-	}
-	if s.ownKeyAt == nil {
-		s.ownKeyAt = map[string]uint32{}
-	}
-	i := uint32(len(s.ownKeys))
-	s.ownKeys = append(s.ownKeys, k)
-	s.ownKeyAt[k] = i
-	return i
-}
+func (s *timelineStore) ownKey(k string) uint32 { return intern(&s.ownKeyAt, &s.ownKeys, k) }
 
 // bound interns a bucket's bounds.
 func (s *timelineStore) bound(lo, hi float64) uint32 {
-	b := tickBound{lo, hi}
-	if i, ok := s.boundAt[b]; ok {
+	return intern(&s.boundAt, &s.bounds, tickBound{lo, hi})
+}
+
+// intern is k's index in list, appending it (and indexing it in at) the
+// first time it is seen.
+func intern[K comparable](at *map[K]uint32, list *[]K, k K) uint32 {
+	if i, ok := (*at)[k]; ok {
 		return i
 	}
-	if s.boundAt == nil {
-		s.boundAt = map[tickBound]uint32{}
+	if *at == nil {
+		*at = map[K]uint32{}
 	}
-	i := uint32(len(s.bounds))
-	s.bounds = append(s.bounds, b)
-	s.boundAt[b] = i
+	i := uint32(len(*list))
+	*list = append(*list, k)
+	(*at)[k] = i
 	return i
 }
 
