@@ -409,7 +409,7 @@ func (m *monitor) finish(res *Result, end time.Time) {
 	r := res.Report
 	r.Timeline = m.timeline.points()
 	if m.prom != nil {
-		r.ServerMetricsPath = m.cfg.ServerMetricsPrometheus
+		r.ServerMetricsPath = m.prom.src.URL()
 		m.prom.finish(res, r)
 		m.fitRSS(r)
 		return

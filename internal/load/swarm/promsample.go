@@ -11,6 +11,7 @@ import (
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/judge/stats"
 	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/sources/promql"
 	"github.com/scalegate/scalegate/internal/sources/promsource"
 	"github.com/scalegate/scalegate/internal/sources/serverwindow"
 )
@@ -70,6 +71,9 @@ type promSampler struct {
 	mu     sync.Mutex
 	src    *promsource.Source
 	holdAt time.Time // every client of the run has had its connect slot
+	// query, when the series are read through a Prometheus server, has it
+	// compute the figures over the hold (promsource.Source.FinalQuery).
+	query promsource.Querier
 
 	final    *promsource.Block // captured while every client was connected
 	finalErr error
@@ -77,15 +81,28 @@ type promSampler struct {
 }
 
 func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
-	src, err := promsource.New(promsource.Config{
+	pc := promsource.Config{
 		Scraper: promsource.Scraper{URL: cfg.ServerMetricsPrometheus, Fallback: cfg.ServerMetricsFallback},
-		Map:     cfg.ServerMetricsMap, Start: start, Own: cfg.OwnPrometheus,
-	})
+		Map:     cfg.ServerMetricsMap, Start: start, Own: cfg.OwnPrometheus, Labels: cfg.ServerMetricsLabels,
+	}
+	var q promsource.Querier
+	if cfg.ServerMetricsPromQL != "" {
+		c, err := promql.New(cfg.ServerMetricsPromQL)
+		if err != nil {
+			return nil, fmt.Errorf("server metrics: %w", err)
+		}
+		pc.Fetcher, q = promql.NewSeries(c, promsource.Plan(pc)), c
+	}
+	src, err := promsource.New(pc)
 	if err != nil {
 		return nil, fmt.Errorf("server metrics map: %w", err)
 	}
-	return &promSampler{src: src, holdAt: cfg.holdStart(start), defaults: cfg.ServerMetricsMap}, nil
+	return &promSampler{src: src, query: q, holdAt: cfg.holdStart(start), defaults: cfg.ServerMetricsMap}, nil
 }
+
+// finalQueryTimeout bounds the Prometheus server's evaluation of the
+// figures over the hold (a few queries per figure).
+const finalQueryTimeout = 30 * time.Second
 
 // sample scrapes once and returns the trailing window's figures for the
 // timeline row.
@@ -141,7 +158,13 @@ func (p *promSampler) captureFinal(now time.Time) {
 		p.finalErr = err
 		return
 	}
-	p.final = p.src.Final()
+	if p.query == nil {
+		p.final = p.src.Final()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), finalQueryTimeout)
+	defer cancel()
+	p.final = p.src.FinalQuery(ctx, p.query)
 }
 
 // fetch scrapes once, bounded by promScrapeTimeout and ctx, without mu.

@@ -129,6 +129,12 @@ type Config struct {
 	ServerMetricsPrometheus string
 	ServerMetricsMap        promsource.Map
 	ServerMetricsFallback   string
+	// ServerMetricsPromQL is a Prometheus server to ask for the server's
+	// series instead of scraping it (internal/sources/promql): the same
+	// mapping, read through PromQL, with ServerMetricsLabels selecting
+	// this server's series among all Prometheus holds.
+	ServerMetricsPromQL string
+	ServerMetricsLabels map[string]string
 	// OwnFile and OwnPrometheus are the profile's own figures (--server-
 	// figures) from the source this swarm reads: the metrics file's JSON
 	// paths or the endpoint's series. Each is computed over the hold into
@@ -313,12 +319,21 @@ func (c *Config) metricsErrors() []error {
 	if c.ServerMetrics != "" && c.ServerMetricsPrometheus != "" {
 		errs = append(errs, errors.New("server metrics: give a metrics file/URL or a Prometheus endpoint, not both"))
 	}
-	if c.ServerMetricsPrometheus != "" {
-		if !report.IsMetricsURL(c.ServerMetricsPrometheus) {
-			errs = append(errs, fmt.Errorf("server metrics: the Prometheus endpoint %q is not an http(s) URL", c.ServerMetricsPrometheus))
-		}
+	if c.ServerMetricsPromQL != "" && (c.ServerMetrics != "" || c.ServerMetricsPrometheus != "") {
+		errs = append(errs, errors.New("server metrics: give one source: a metrics file/URL, a Prometheus endpoint or a Prometheus server to query"))
+	}
+	if c.ServerMetricsPrometheus != "" && !report.IsMetricsURL(c.ServerMetricsPrometheus) {
+		errs = append(errs, fmt.Errorf("server metrics: the Prometheus endpoint %q is not an http(s) URL", c.ServerMetricsPrometheus))
+	}
+	if c.ServerMetricsPromQL != "" && !report.IsMetricsURL(c.ServerMetricsPromQL) {
+		errs = append(errs, fmt.Errorf("server metrics: the Prometheus server %q is not an http(s) URL", c.ServerMetricsPromQL))
+	}
+	if c.promSource() {
 		if err := c.ServerMetricsMap.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("server metrics map: %w", err))
+		}
+		if err := promsource.ValidateLabels(c.ServerMetricsLabels); err != nil {
+			errs = append(errs, fmt.Errorf("server metrics %w", err))
 		}
 	}
 	for _, r := range c.Abort {
@@ -335,6 +350,12 @@ func (c *Config) metricsErrors() []error {
 		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
 	}
 	return errs
+}
+
+// promSource reports whether the server's series are read through
+// Prometheus: its endpoint scraped, or a Prometheus server queried.
+func (c *Config) promSource() bool {
+	return c.ServerMetricsPrometheus != "" || c.ServerMetricsPromQL != ""
 }
 
 // Result is a finished run: the report plus the parsed server metrics the
@@ -366,7 +387,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	start, late := waitStart(ctx, cfg.StartAt)
 	cpu0 := processCPU()
 	var prom *promSampler
-	if cfg.ServerMetricsPrometheus != "" {
+	if cfg.promSource() {
 		if prom, err = newPromSampler(&cfg, start); err != nil {
 			return nil, err
 		}

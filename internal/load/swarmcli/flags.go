@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,7 +112,9 @@ func (cmd Command) NewFlagSet(f *Flags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.Cfg.ServerMetrics, "server-metrics", "", "server metrics `source` to sample and embed as server_tick: a file path or an http(s) URL ([metrics] http_listen)")
 	fs.StringVar(&f.Cfg.ServerMetricsPrometheus, "server-metrics-prometheus", "", "scrape the server's Prometheus `URL` (text or OpenMetrics) instead of a metrics file, and embed the figures over the hold as server_tick (docs/metrics.md, \"From Prometheus\")")
 	fs.StringVar(&f.ownFigures, "server-figures", "", "JSON `file` of the profile's own figures (its figures: block): each is computed over the hold from the source this swarm reads (the metrics file or --server-metrics-prometheus) into server_tick.NAME")
-	fs.StringVar(&f.promMap, "server-metrics-map", "", "JSON `file` mapping server_tick figures to the endpoint's series (with --server-metrics-prometheus; without it only rss_kb and cpu_pct, from process_*)")
+	fs.StringVar(&f.Cfg.ServerMetricsPromQL, "server-metrics-promql", "", "ask the Prometheus server at `URL` for the server's series instead of scraping it (the same mapping, read through PromQL; the figures over the hold are its increase, rate and histogram_quantile: docs/metrics.md, \"PromQL\")")
+	fs.Var(labelFlag{&f.Cfg.ServerMetricsLabels}, "server-metrics-label", "`name=value` every mapped series must carry (repeatable): this server's series among all a Prometheus server holds (pod=game-0)")
+	fs.StringVar(&f.promMap, "server-metrics-map", "", "JSON `file` mapping server_tick figures to the endpoint's series (with --server-metrics-prometheus or --server-metrics-promql; without it only rss_kb and cpu_pct, from process_*)")
 	fs.StringVar(&f.Cfg.ServerMetricsFallback, "server-metrics-fallback-format", "", "exposition `format` assumed when the endpoint sends no usable Content-Type: text | openmetrics (default: such an answer is an error)")
 	fs.Float64Var(&f.rssS, "rss-sample-interval-s", swarm.DefaultRSSSampleInterval.Seconds(), "server RSS sampling interval into rss_series, in `seconds`")
 	fs.StringVar(&f.Cfg.EntityType, "entity-type", "builtin:debug-entity", "entity type each client asks for when it joins (load protocol v1: the Join's entity_type)")
@@ -320,8 +324,8 @@ func (f *Flags) loadPromMap() error {
 	if f.promMap == "" {
 		return nil
 	}
-	if f.Cfg.ServerMetricsPrometheus == "" {
-		return errors.New("swarm: --server-metrics-map goes with --server-metrics-prometheus")
+	if f.Cfg.ServerMetricsPrometheus == "" && f.Cfg.ServerMetricsPromQL == "" {
+		return errors.New("swarm: --server-metrics-map goes with --server-metrics-prometheus or --server-metrics-promql")
 	}
 	var err error
 	if f.Cfg.ServerMetricsMap, err = promsource.LoadMap(f.promMap); err != nil {
@@ -406,5 +410,34 @@ func (p pingHz) Set(s string) error {
 		v = -1
 	}
 	*p.v = v
+	return nil
+}
+
+// labelFlag is --server-metrics-label name=value, repeatable.
+type labelFlag struct{ m *map[string]string }
+
+func (l labelFlag) String() string {
+	if l.m == nil || *l.m == nil {
+		return ""
+	}
+	parts := make([]string, 0, len(*l.m))
+	for _, k := range slices.Sorted(maps.Keys(*l.m)) {
+		parts = append(parts, k+"="+(*l.m)[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l labelFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q: want name=value", s)
+	}
+	if *l.m == nil {
+		*l.m = map[string]string{}
+	}
+	if _, dup := (*l.m)[k]; dup {
+		return fmt.Errorf("%q: label %s given twice", s, k)
+	}
+	(*l.m)[k] = v
 	return nil
 }

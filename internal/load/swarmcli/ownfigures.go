@@ -73,7 +73,7 @@ func parseOwnFigures(b []byte) (gatetable.OwnFigures, error) {
 // ownSource is the metrics source this swarm reads: which source of an
 // own figure it computes.
 func (f *Flags) ownSource() string {
-	if f.Cfg.ServerMetricsPrometheus != "" {
+	if f.Cfg.ServerMetricsPrometheus != "" || f.Cfg.ServerMetricsPromQL != "" {
 		return gatetable.SourcePrometheus
 	}
 	return gatetable.SourceFile

@@ -77,6 +77,9 @@ func (e *ScrapeError) Error() string { return "scrape " + e.URL + ": " + e.Err.E
 // Unwrap returns the cause.
 func (e *ScrapeError) Unwrap() error { return e.Err }
 
+// Origin is the endpoint's URL.
+func (s *Scraper) Origin() string { return s.URL }
+
 // Fetch scrapes the endpoint once: anything but a 200 with a body that
 // parses in the format its Content-Type names is an error naming the URL.
 // It returns the families and the format parsed.
@@ -170,7 +173,7 @@ func scrapeDeadline(ctx context.Context, c *http.Client, start time.Time) time.T
 // process_* defaults do not hold readiness up (a server without them
 // leaves rss_kb and cpu_pct missing, which their gates report). The error
 // names the URL and each series that is not there.
-func Ready(ctx context.Context, s *Scraper, m Map) error {
+func Ready(ctx context.Context, s Fetcher, m Map) error {
 	fams, _, err := s.Fetch(ctx)
 	if err != nil {
 		return err
@@ -188,7 +191,7 @@ func Ready(ctx context.Context, s *Scraper, m Map) error {
 		}
 	}
 	if len(errs) > 0 {
-		return &ScrapeError{URL: s.URL, Err: errors.Join(errs...)}
+		return &ScrapeError{URL: s.Origin(), Err: errors.Join(errs...)}
 	}
 	return nil
 }

@@ -15,10 +15,23 @@ import (
 // row means the same thing from either source.
 const RecentWindow = 10 * time.Second
 
+// Fetcher reads every series a mapping names, once: a Scraper reads the
+// endpoint itself; package promql asks a Prometheus server that scrapes
+// it (the route of a server only Prometheus can reach).
+type Fetcher interface {
+	// Fetch returns the series and the format they came in.
+	Fetch(ctx context.Context) (Families, string, error)
+	// Origin is where the series are read from (a URL), as the figures
+	// and errors name it.
+	Origin() string
+}
+
 // Config is one Source.
 type Config struct {
-	// Scraper reaches the endpoint.
+	// Scraper reaches the endpoint, unless Fetcher is set.
 	Scraper Scraper
+	// Fetcher, when set, reads the series instead of Scraper.
+	Fetcher Fetcher
 	// Map is the mapping (validated by New); the process_* defaults are
 	// added for the figures it does not name.
 	Map Map
@@ -28,6 +41,69 @@ type Config struct {
 	// scraped like mapped figures, written as objects of their statistics
 	// (own.go).
 	Own Map
+	// Labels are matchers every figure's series must also carry (its own
+	// labels win on a clash): the one server, among the many a Prometheus
+	// server scrapes, whose figures these are ({pod: "game-0"}).
+	Labels map[string]string
+}
+
+// ValidateLabels checks Config.Labels: label names PromQL can select
+// (le and quantile belong to buckets and quantiles, not to series).
+func ValidateLabels(labels map[string]string) error {
+	for _, k := range sortedKeys(labels) {
+		if !labelNameRe.MatchString(k) || k == "le" || k == "quantile" {
+			return fmt.Errorf("labels.%s: not a label that selects a series (a Prometheus label name, not le or quantile)", k)
+		}
+	}
+	return nil
+}
+
+// merged is the mapping a Source reads: m with the defaults, the own
+// figures and labels added to each.
+func merged(m, own Map, labels map[string]string) Map {
+	full := m.WithDefaults()
+	for name, f := range own {
+		full[name] = f
+	}
+	if len(labels) == 0 {
+		return full
+	}
+	for name, f := range full {
+		l := make(map[string]string, len(labels)+len(f.Labels))
+		for k, v := range labels {
+			l[k] = v
+		}
+		for k, v := range f.Labels {
+			l[k] = v
+		}
+		f.Labels = l
+		full[name] = f
+	}
+	return full
+}
+
+// Series is one series a mapping reads: how, which metric, and the
+// labels that select it.
+type Series struct {
+	Kind   Kind
+	Metric string
+	Labels map[string]string
+}
+
+// Plan lists the series a Source built from cfg reads (defaults, own
+// figures and Labels merged as New merges them), sorted by figure name:
+// what a Fetcher other than a scrape must fetch.
+func Plan(cfg Config) []Series {
+	full := merged(cfg.Map, cfg.Own, cfg.Labels)
+	out := make([]Series, 0, len(full))
+	for _, name := range sortedKeys(full) {
+		k, metric, err := full[name].kind()
+		if err != nil {
+			continue
+		}
+		out = append(out, Series{Kind: k, Metric: metric, Labels: full[name].Labels})
+	}
+	return out
 }
 
 // figure is one resolved mapping entry.
@@ -86,7 +162,7 @@ type figSnap struct {
 // Source turns successive scrapes of one endpoint into server_tick
 // figures. Not safe for concurrent use: the swarm's monitor owns it.
 type Source struct {
-	sc     Scraper
+	sc     Fetcher
 	figs   []figure
 	tracks []track
 	start  time.Time
@@ -111,11 +187,15 @@ func New(cfg Config) (*Source, error) {
 	if err := validateOwn(cfg.Own); err != nil {
 		return nil, err
 	}
-	full := cfg.Map.WithDefaults()
-	for name, f := range cfg.Own {
-		full[name] = f
+	if err := ValidateLabels(cfg.Labels); err != nil {
+		return nil, err
 	}
-	s := &Source{sc: cfg.Scraper, start: cfg.Start}
+	full := merged(cfg.Map, cfg.Own, cfg.Labels)
+	var fe Fetcher = &cfg.Scraper
+	if cfg.Fetcher != nil {
+		fe = cfg.Fetcher
+	}
+	s := &Source{sc: fe, start: cfg.Start}
 	for _, name := range sortedKeys(full) {
 		f := full[name]
 		_, own := cfg.Own[name]
@@ -131,8 +211,8 @@ func New(cfg Config) (*Source, error) {
 	return s, nil
 }
 
-// URL is the endpoint scraped.
-func (s *Source) URL() string { return s.sc.URL }
+// URL is where the series are read from (Fetcher.Origin).
+func (s *Source) URL() string { return s.sc.Origin() }
 
 // Sample scrapes the endpoint at time at and records what the windows
 // need. inHold says the hold has begun (every client of the run has had
@@ -350,13 +430,7 @@ func (s *Source) Recent() *Block {
 // compute renders the figures over [base, end].
 func (s *Source) compute(base, end *snap, hold bool) *Block {
 	span := end.at.Sub(base.at).Seconds()
-	b := &Block{
-		URL: s.sc.URL, Format: s.format,
-		Numbers: map[string]float64{}, Counts: map[string]bool{}, Phases: map[string]map[string]float64{},
-		Strings: map[string]string{}, Missing: map[string]string{}, Details: map[string]*Detail{},
-		Window: WindowInfo{FromS: round3(base.at.Sub(s.start).Seconds()), ToS: round3(end.at.Sub(s.start).Seconds()),
-			SpanS: round3(span), Hold: hold},
-	}
+	b := s.newBlock(base.at, end.at, hold)
 	for i := range s.figs {
 		f, t := &s.figs[i], &s.tracks[i]
 		d := &Detail{Kind: f.kind, Series: f.sel, Scale: f.scale, Default: f.def}
@@ -397,6 +471,17 @@ func (s *Source) compute(base, end *snap, hold bool) *Block {
 	}
 	s.derive(b)
 	return b
+}
+
+// newBlock is an empty block over [base, end].
+func (s *Source) newBlock(from, to time.Time, hold bool) *Block {
+	return &Block{
+		URL: s.sc.Origin(), Format: s.format,
+		Numbers: map[string]float64{}, Counts: map[string]bool{}, Phases: map[string]map[string]float64{},
+		Strings: map[string]string{}, Missing: map[string]string{}, Details: map[string]*Detail{},
+		Window: WindowInfo{FromS: round3(from.Sub(s.start).Seconds()), ToS: round3(to.Sub(s.start).Seconds()),
+			SpanS: round3(to.Sub(from).Seconds()), Hold: hold},
+	}
 }
 
 // counter fills a counter_rate figure (the increase per second) or a
@@ -443,10 +528,8 @@ func (f *figure) wants(field string, all []string) bool {
 	return slices.Contains(f.quantiles, field)
 }
 
-// histogram fills a histogram figure: quantiles from the bucket increases
-// over the window, interpolated as histogram_quantile does, each with the
-// bucket it lies in; max as the upper bound of the highest bucket that
-// gained observations; mean from _sum and _count.
+// histogram fills a histogram figure from the scrapes: the bucket
+// increases over the window (fillHistogram).
 func (s *Source) histogram(b *Block, d *Detail, f *figure, t *track, eb, ee figSnap, span float64) {
 	inc, why := s.increase(b, f, t, eb, ee, span)
 	if why != "" {
@@ -454,9 +537,20 @@ func (s *Source) histogram(b *Block, d *Detail, f *figure, t *track, eb, ee figS
 		return
 	}
 	n := len(t.upper)
-	cum, sum, cnt := inc[:n], inc[n], inc[n+1]
-	d.Observations, d.Resets = ptr(cnt), t.resets
+	d.Resets = t.resets
 	d.totalObservations = ee.r.count
+	fillHistogram(b, d, f, t.upper, inc[:n], inc[n], inc[n+1], nil)
+}
+
+// fillHistogram fills a histogram figure from its buckets' increases over
+// the window (upper bounds ascending to +Inf, cumulative counts) and the
+// increases of _sum and _count: quantiles interpolated as PromQL's
+// histogram_quantile does, each with the bucket it lies in; max as the
+// upper bound of the highest bucket that gained observations; mean from
+// _sum and _count. value, when set, gives a quantile's value instead (the
+// Prometheus server's own histogram_quantile), placed in its bucket.
+func fillHistogram(b *Block, d *Detail, f *figure, upper, cum []float64, sum, cnt float64, value func(q float64) (float64, error)) {
+	d.Observations = ptr(cnt)
 	if !(cnt > 0) {
 		b.Missing[f.name] = fmt.Sprintf("%s: no observations in the window (t=%.1f–%.1f s)", f.sel, b.Window.FromS, b.Window.ToS)
 		return
@@ -471,7 +565,7 @@ func (s *Source) histogram(b *Block, d *Detail, f *figure, t *track, eb, ee figS
 		case "mean":
 			out[field] = sum / cnt * f.scale
 		case "max":
-			lo, hi, above, ok := stats.HistogramMaxBound(t.upper, cum)
+			lo, hi, above, ok := stats.HistogramMaxBound(upper, cum)
 			switch {
 			case !ok:
 				miss(field, fmt.Sprintf("%s: no bucket gained observations", f.sel))
@@ -482,19 +576,43 @@ func (s *Source) histogram(b *Block, d *Detail, f *figure, t *track, eb, ee figS
 				d.bound(field, lo*f.scale, hi*f.scale)
 			}
 		default:
-			q := stats.HistogramQuantile(quantileQ[field], t.upper, cum)
+			q := stats.HistogramQuantile(quantileQ[field], upper, cum)
 			switch {
 			case q.AboveFinite:
-				miss(field, fmt.Sprintf("%s: the %s lies above the highest finite bucket bound %g (%g of %g observations are above it): unbounded", f.sel, field, q.Lo, q.Count-cumAt(t.upper, cum, q.Lo), q.Count))
+				miss(field, fmt.Sprintf("%s: the %s lies above the highest finite bucket bound %g (%g of %g observations are above it): unbounded", f.sel, field, q.Lo, q.Count-cumAt(upper, cum, q.Lo), q.Count))
+				continue
 			case !q.OK:
 				miss(field, fmt.Sprintf("%s: no %s from these buckets", f.sel, field))
-			default:
-				out[field] = q.Value * f.scale
-				d.bound(field, q.Lo*f.scale, q.Hi*f.scale)
+				continue
 			}
+			v, lo, hi := q.Value, q.Lo, q.Hi
+			if value != nil {
+				pv, err := value(quantileQ[field])
+				if err != nil {
+					miss(field, err.Error())
+					continue
+				}
+				v = pv
+				lo, hi = bucketAround(upper, pv)
+			}
+			out[field] = v * f.scale
+			d.bound(field, lo*f.scale, hi*f.scale)
 		}
 	}
 	b.Phases[f.name] = out
+}
+
+// bucketAround is the bucket (lo, hi] holding v.
+func bucketAround(upper []float64, v float64) (lo, hi float64) {
+	for i, u := range upper {
+		if v <= u {
+			if i > 0 {
+				lo = upper[i-1]
+			}
+			return lo, u
+		}
+	}
+	return upper[len(upper)-1], math.Inf(1)
 }
 
 // cumAt is the cumulative count at bound le.
@@ -507,18 +625,29 @@ func cumAt(upper, cum []float64, le float64) float64 {
 	return 0
 }
 
-// summary fills a summary figure: its quantiles as exported at the end of
-// the window, its mean from the increase of _sum and _count.
+// summary fills a summary figure from the scrapes (fillSummary).
 func (s *Source) summary(b *Block, d *Detail, f *figure, t *track, eb, ee figSnap, span float64) {
-	out := map[string]float64{}
 	d.totalObservations = ee.r.count
+	var inc []float64
+	why := ""
 	if f.wants("mean", []string{"mean"}) {
-		inc, why := s.increase(b, f, t, eb, ee, span)
+		inc, why = s.increase(b, f, t, eb, ee, span)
+		d.Resets = t.resets
+	}
+	fillSummary(b, d, f, ee.r.quant, inc, why)
+}
+
+// fillSummary fills a summary figure: its quantiles as exported at the
+// end of the window (quant), its mean from the increase of _sum and
+// _count over it (inc, or why there is none).
+func fillSummary(b *Block, d *Detail, f *figure, quant map[float64]float64, inc []float64, why string) {
+	out := map[string]float64{}
+	if f.wants("mean", []string{"mean"}) {
 		switch {
 		case why != "":
 			b.Missing[f.name+".mean"] = why
 		case inc[1] > 0:
-			d.Observations, d.Resets = ptr(inc[1]), t.resets
+			d.Observations = ptr(inc[1])
 			out["mean"] = inc[0] / inc[1] * f.scale
 		default:
 			d.Observations = ptr(inc[1])
@@ -527,14 +656,14 @@ func (s *Source) summary(b *Block, d *Detail, f *figure, t *track, eb, ee figSna
 	}
 	for _, field := range []string{"min", "p50", "p90", "p95", "p99", "max"} {
 		q := quantileQ[field]
-		v, exported := ee.r.quant[q]
+		v, exported := quant[q]
 		switch {
 		case f.quantiles == nil && !exported:
 			continue
 		case !slices.Contains(f.quantiles, field) && f.quantiles != nil:
 			continue
 		case !exported:
-			b.Missing[f.name+"."+field] = fmt.Sprintf("%s exports no quantile %g (it has %v)", f.sel, q, sortedQuantiles(ee.r.quant))
+			b.Missing[f.name+"."+field] = fmt.Sprintf("%s exports no quantile %g (it has %v)", f.sel, q, sortedQuantiles(quant))
 		case math.IsNaN(v):
 			b.Missing[f.name+"."+field] = fmt.Sprintf("%s quantile %g is NaN: no observations in the summary's own window", f.sel, q)
 		default:
