@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/scalegate/scalegate/internal/testkit/livetest"
+	"github.com/scalegate/scalegate/internal/testkit/promtest"
 )
 
 // TestMain makes this test binary double as the scalegate executable:
@@ -76,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"jsonnum":      cmdJSONNum,
 			"jsondelta":    cmdJSONDelta,
 			"linewidth":    cmdLineWidth,
+			"prometheus":   cmdPrometheus,
 		},
 	})
 }
@@ -440,4 +442,24 @@ func buildExample(game, part string) (string, error) {
 	}
 	exampleBins.done[key] = err
 	return out, err
+}
+
+// cmdPrometheus: prometheus TARGETSFILE starts a real Prometheus (Debian's,
+// 1 s scrape interval, on loopback) that discovers its targets from
+// TARGETSFILE (file_sd, the gate's server.metrics.targets_file), sets
+// $PROMETHEUS_URL for the script and stops when the script ends.
+func cmdPrometheus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: prometheus TARGETSFILE")
+	}
+	dir := ts.MkAbs("prometheus")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		ts.Fatalf("%v", err)
+	}
+	s, stop, err := promtest.Run(dir, promtest.Options{TargetsFile: ts.MkAbs(args[0])})
+	if err != nil {
+		ts.Fatalf("prometheus: %v", err)
+	}
+	ts.Defer(stop)
+	ts.Setenv("PROMETHEUS_URL", s.URL)
 }

@@ -5,12 +5,13 @@ import (
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 )
 
-// metricsSource is the profile's server.metrics.source ("file" when
-// unset): which source of an own figure its legs read.
+// metricsSource is which source of an own figure the profile's legs
+// read: its prometheus series under server.metrics.source "prometheus" or
+// "promql" (the same series, scraped or queried), else its file path.
 func (c *checker) metricsSource() string {
 	if v, ok := c.concrete("server.metrics.source"); ok {
-		if s, _ := v.String(); s == gatetable.SourcePrometheus {
-			return s
+		if s, _ := v.String(); s == "prometheus" || s == "promql" {
+			return gatetable.SourcePrometheus
 		}
 	}
 	return gatetable.SourceFile

@@ -32,6 +32,17 @@ func TestVetPrometheusSource(t *testing.T) {
 		{"transport declared and mapped", head + strings.Replace(custom, "%s", okMap+`, transport_declared: true`, 1), "server.metrics.transport_declared: the map reads the server's transport from a series"},
 		{"transport declared with the file", head + "server: metrics: {source: \"file\", transport_declared: true}\n", "server.metrics.transport_declared: goes with source \"prometheus\""},
 		{"bad entry", head + strings.Replace(custom, "%s", `url: "http://x/m", map: {transport: {info: "i", label: "transport"}, bogus_figure: {gauge: "g"}}`, 1), "server.metrics.map.bogus_figure"},
+		// PromQL: the same mapping under queries, labels with placeholders.
+		{"promql ok", head + promqlSource(`labels: {pod: "{pod}", scalegate_leg: "{leg}"}, pod: "game-0", queries: {tick_ms: {histogram: "t", scale: 1000}, transport: {info: "i", label: "transport"}}`) + "gates: tick_ms_p99_max: threshold: 16\n", ""},
+		{"promql reference server", head + "server: metrics: {source: \"promql\", url: \"http://127.0.0.1:9090\", targets_file: \"/tmp/t.json\", labels: {leg: \"{leg}\"}}\n", ""},
+		{"promql without url", head + "server: metrics: {source: \"promql\"}\n", "server.metrics: a promql source needs url: the Prometheus server to query"},
+		{"promql without queries", head + promqlSource(`pod: "p"`), "server.metrics: a custom server's PromQL source needs queries"},
+		{"promql map", head + promqlSource(`map: {transport: {info: "i", label: "transport"}}, queries: {transport: {info: "i", label: "transport"}}`), "server.metrics.map: goes with source \"prometheus\"; source \"promql\" reads none"},
+		{"queries with prometheus", head + strings.Replace(custom, "%s", okMap+`, queries: {}`, 1), "server.metrics.queries: goes with source \"promql\"; source \"prometheus\" reads none"},
+		{"promql pod unset", head + promqlSource(`labels: {pod: "{pod}"}, queries: {transport: {info: "i", label: "transport"}}`), "server.metrics.labels.pod: {pod} has no value (set server.metrics.pod)"},
+		{"promql unknown placeholder", head + promqlSource(`queries: {transport: {info: "i", label: "transport", labels: {job: "{job}"}}}`), "server.metrics.queries.transport.labels.job: unknown placeholder {job}"},
+		{"promql gate the queries cannot feed", head + promqlSource(`queries: {transport: {info: "i", label: "transport"}}`) + "gates: entities_min: threshold: 1\n", "gates.entities_min: gate entities_min reads server_tick.entities, which the Prometheus mapping cannot produce"},
+		{"promql bad entry", head + promqlSource(`queries: {transport: {info: "i", label: "transport"}, bogus_figure: {gauge: "g"}}`), "server.metrics.queries.bogus_figure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -49,6 +60,11 @@ func TestVetPrometheusSource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// promqlSource is a custom server's "promql" source with the given fields.
+func promqlSource(fields string) string {
+	return "server: {kind: \"custom\", command: [\"srv\", \"{port}\"]\n\tmetrics: {source: \"promql\", url: \"http://127.0.0.1:9090\", " + fields + "}}\n"
 }
 
 // TestVetRefusesImpairedWebSocket: the impairment relay impairs datagrams;

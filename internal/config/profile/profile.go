@@ -123,15 +123,29 @@ type Server struct {
 }
 
 // ServerMetrics is a server's metrics source: "file" (the JSON metrics
-// file) or "prometheus" (its endpoint at URL, read through Map).
+// file), "prometheus" (its endpoint at URL, read through Map) or "promql"
+// (a Prometheus server at URL that scrapes it, read through Queries).
 type ServerMetrics struct {
 	Source string `json:"source"`
 	// URL may hold {metrics_port}; empty for the reference server (its
-	// own /metrics).
+	// own /metrics). For "promql", the Prometheus server's root.
 	URL string `json:"url,omitempty"`
 	// Map is the figure → series mapping as the profile wrote it
 	// (promsource.ParseMap reads it); nil for the reference server's own.
 	Map map[string]any `json:"map,omitempty"`
+	// Queries is a "promql" source's mapping, the same shape as Map; nil
+	// for the reference server's own.
+	Queries map[string]any `json:"queries,omitempty"`
+	// Labels are matchers every series of a "promql" source must carry:
+	// the leg's server among all Prometheus scrapes. Values may hold
+	// {leg} and {pod}, as may the labels of Queries.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Pod is the value of {pod}.
+	Pod string `json:"pod,omitempty"`
+	// TargetsFile, for "promql", is a Prometheus file_sd file the runner
+	// writes each leg's server endpoint into, with Labels: how a
+	// Prometheus on the gate's machine finds a port picked per leg.
+	TargetsFile string `json:"targets_file,omitempty"`
 	// FallbackFormat is the exposition format assumed when the endpoint
 	// sends no usable Content-Type.
 	FallbackFormat string `json:"fallback_format,omitempty"`
@@ -144,9 +158,15 @@ type ServerMetrics struct {
 // transport instead of reading it (server.metrics.transport_declared).
 func (s Server) TransportDeclared() bool { return s.Metrics != nil && s.Metrics.TransportDeclared }
 
-// Prometheus reports whether the server's metrics come from its
-// Prometheus endpoint.
-func (s Server) Prometheus() bool { return s.Metrics != nil && s.Metrics.Source == "prometheus" }
+// Prometheus reports whether the server's metrics are Prometheus series:
+// scraped from its endpoint, or queried from a Prometheus server (PromQL).
+func (s Server) Prometheus() bool {
+	return s.Metrics != nil && (s.Metrics.Source == "prometheus" || s.Metrics.Source == "promql")
+}
+
+// PromQL reports whether the server's series are queried from a
+// Prometheus server rather than scraped.
+func (s Server) PromQL() bool { return s.Metrics != nil && s.Metrics.Source == "promql" }
 
 // MetricsSource is where the server's metrics come from: "prometheus"
 // or "file" (gatetable.SourceFile, SourcePrometheus).

@@ -10,6 +10,8 @@
 package swarmcmd
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/scalegate/scalegate/internal/config/profile"
@@ -52,8 +54,12 @@ type Options struct {
 // Prometheus is a server metrics source scraped from a Prometheus
 // endpoint: its URL, the JSON mapping file, and the exposition format
 // assumed when the endpoint sends no usable Content-Type ("" for none).
+// With PromQL, URL is a Prometheus server queried instead, and Labels
+// pick the server's series among all it holds.
 type Prometheus struct {
 	URL, MapFile, Fallback string
+	PromQL                 bool
+	Labels                 map[string]string
 }
 
 // Args is the swarm's arguments after the `swarm` subcommand.
@@ -72,10 +78,7 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 		args = append(args, "--server-metrics", o.ServerMetrics)
 	}
 	if pm := o.Prometheus; pm != nil {
-		args = append(args, "--server-metrics-prometheus", pm.URL, "--server-metrics-map", pm.MapFile)
-		if pm.Fallback != "" {
-			args = append(args, "--server-metrics-fallback-format", pm.Fallback)
-		}
+		args = append(args, pm.args()...)
 	}
 	if o.FiguresFile != "" {
 		args = append(args, "--server-figures", o.FiguresFile)
@@ -180,3 +183,19 @@ func DeliveryFlags(d gatetable.DeliveryPolicy) []string {
 }
 
 func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// args are the swarm flags of the source.
+func (pm *Prometheus) args() []string {
+	if pm.PromQL {
+		args := []string{"--server-metrics-promql", pm.URL, "--server-metrics-map", pm.MapFile}
+		for _, k := range slices.Sorted(maps.Keys(pm.Labels)) {
+			args = append(args, "--server-metrics-label", k+"="+pm.Labels[k])
+		}
+		return args
+	}
+	args := []string{"--server-metrics-prometheus", pm.URL, "--server-metrics-map", pm.MapFile}
+	if pm.Fallback != "" {
+		args = append(args, "--server-metrics-fallback-format", pm.Fallback)
+	}
+	return args
+}

@@ -17,6 +17,7 @@ package k8s
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -30,6 +31,9 @@ import (
 
 	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/load/swarmcmd"
+	"github.com/scalegate/scalegate/internal/reference/server/exposition"
+	"github.com/scalegate/scalegate/internal/sources/promql"
+	"github.com/scalegate/scalegate/internal/sources/promsource"
 )
 
 // Report markers: the lines around the report a pod prints to its log.
@@ -68,8 +72,16 @@ func (o *Options) Validate() error {
 	if strings.TrimSpace(o.Image) == "" {
 		errs = append(errs, errors.New("--image is required (build it from the Dockerfile at the repository root)"))
 	}
-	if o.Profile.Server.Prometheus() {
-		errs = append(errs, fmt.Errorf("profile %s reads its server's metrics from Prometheus: the pods cannot carry the mapping file yet; gate the merged report with the metrics file's URL (--server-metrics, [metrics] http_listen)", o.Profile.Name))
+	if o.Profile.Server.Prometheus() && !o.Profile.Server.PromQL() {
+		errs = append(errs, fmt.Errorf("profile %s scrapes its server's Prometheus endpoint, which a per-pod endpoint makes unreachable from the Job: query the Prometheus that scrapes it instead (server.metrics.source \"promql\", docs/metrics.md \"PromQL\"), or give the metrics file's URL (--server-metrics, [metrics] http_listen)", o.Profile.Name))
+	}
+	if o.Profile.Server.PromQL() && o.ServerMetrics != "" {
+		errs = append(errs, fmt.Errorf("--server-metrics: profile %s reads its server through PromQL (server.metrics.url); give one source", o.Profile.Name))
+	}
+	if o.Profile.Server.PromQL() {
+		if _, err := o.promqlSource(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(o.Profile.Figures) > 0 {
 		errs = append(errs, fmt.Errorf("profile %s declares its own figures (figures:): the pods cannot carry the figures file yet; gate it with `scalegate` on one machine", o.Profile.Name))
@@ -137,8 +149,68 @@ func (o *Options) JobName() string {
 // pod script's.
 func (o *Options) swarmArgs() []string {
 	host, port, _ := net.SplitHostPort(o.Server)
-	return swarmcmd.Args(o.Profile, o.Leg, swarmcmd.Options{Host: host, Port: port, ServerMetrics: o.ServerMetrics,
-		Progress: "plain", Shard: "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards), StartAt: o.StartAt.UTC().Format(time.RFC3339)})
+	so := swarmcmd.Options{Host: host, Port: port, ServerMetrics: o.ServerMetrics,
+		Progress: "plain", Shard: "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards), StartAt: o.StartAt.UTC().Format(time.RFC3339)}
+	if src, err := o.promqlSource(); err == nil && src != nil {
+		so.Prometheus = &swarmcmd.Prometheus{URL: o.Profile.Server.Metrics.URL, MapFile: queriesMount + "/" + queriesKey, PromQL: true, Labels: src.labels}
+	}
+	return swarmcmd.Args(o.Profile, o.Leg, so)
+}
+
+// The PromQL mapping rides in a ConfigMap mounted into every pod.
+const (
+	queriesMount = "/etc/scalegate"
+	queriesKey   = "queries.json"
+)
+
+// promqlSrc is a PromQL profile's source as the pods read it: the mapping
+// (the reference server's unless the profile gives one) and the labels,
+// {leg} and {pod} filled.
+type promqlSrc struct {
+	queries []byte
+	labels  map[string]string
+}
+
+// promqlSource resolves the profile's PromQL source; nil without one.
+func (o *Options) promqlSource() (*promqlSrc, error) {
+	if !o.Profile.Server.PromQL() {
+		return nil, nil
+	}
+	sm := o.Profile.Server.Metrics
+	m := exposition.Map()
+	if sm.Queries != nil {
+		b, err := json.Marshal(sm.Queries)
+		if err != nil {
+			return nil, fmt.Errorf("server.metrics.queries: %w", err)
+		}
+		if m, err = promsource.ParseMap(b); err != nil {
+			return nil, fmt.Errorf("server.metrics.queries: %w", err)
+		}
+	}
+	m, labels, err := promql.Resolve(m, sm.Labels, map[string]string{promql.VarLeg: o.Leg.ID, promql.VarPod: sm.Pod})
+	if err != nil {
+		return nil, fmt.Errorf("server.metrics: %w", err)
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &promqlSrc{queries: b, labels: labels}, nil
+}
+
+// configMap carries a PromQL profile's mapping to the pods; nil without
+// one.
+func (o *Options) configMap(labels map[string]string) map[string]any {
+	src, err := o.promqlSource()
+	if err != nil || src == nil {
+		return nil
+	}
+	meta := map[string]any{"name": o.JobName() + "-queries", "labels": labels}
+	if o.Namespace != "" {
+		meta["namespace"] = o.Namespace
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+		"data": map[string]string{queriesKey: string(src.queries)}}
 }
 
 // podReport is where the pod's swarm writes its report.
@@ -190,6 +262,12 @@ func Manifests(o Options) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString(header(&o))
+	if cm := o.configMap(labels); cm != nil {
+		if err := encodeYAML(&b, cm); err != nil {
+			return nil, err
+		}
+		b.WriteString("---\n")
+	}
 	if err := encodeYAML(&b, job); err != nil {
 		return nil, err
 	}
@@ -213,21 +291,21 @@ func (o *Options) podTemplate(labels map[string]string) map[string]any {
 	if cpu == "" {
 		cpu = "1"
 	}
-	return map[string]any{
-		"metadata": map[string]any{"labels": labels},
-		"spec": map[string]any{
-			"restartPolicy": "Never",
-			"containers": []any{map[string]any{
-				"name":    "swarm",
-				"image":   o.Image,
-				"command": []string{"/bin/sh", "-c", podScript, "scalegate-shard"},
-				"args":    o.swarmArgs(),
-				"resources": map[string]any{
-					"requests": map[string]string{"cpu": cpu, "memory": "256Mi"},
-				},
-			}},
+	container := map[string]any{
+		"name":    "swarm",
+		"image":   o.Image,
+		"command": []string{"/bin/sh", "-c", podScript, "scalegate-shard"},
+		"args":    o.swarmArgs(),
+		"resources": map[string]any{
+			"requests": map[string]string{"cpu": cpu, "memory": "256Mi"},
 		},
 	}
+	spec := map[string]any{"restartPolicy": "Never", "containers": []any{container}}
+	if o.Profile.Server.PromQL() {
+		container["volumeMounts"] = []any{map[string]any{"name": "queries", "mountPath": queriesMount, "readOnly": true}}
+		spec["volumes"] = []any{map[string]any{"name": "queries", "configMap": map[string]any{"name": o.JobName() + "-queries"}}}
+	}
+	return map[string]any{"metadata": map[string]any{"labels": labels}, "spec": spec}
 }
 
 // encodeYAML appends v to b as YAML, indented two spaces as Kubernetes

@@ -16,6 +16,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
+	"github.com/scalegate/scalegate/internal/sources/promsource"
 )
 
 func testOptions() Options {
@@ -190,5 +191,84 @@ func TestValidateRefusesWhatWouldRideAlong(t *testing.T) {
 	o.Server, o.Namespace, o.CPU = "10.0.0.5:7777", "load-tests", "500m"
 	if err := o.Validate(); err != nil {
 		t.Errorf("plain values refused: %v", err)
+	}
+}
+
+// TestManifestsPromQL: a profile that reads its server through PromQL
+// renders a ConfigMap with the mapping ({leg} and {pod} filled) beside the
+// Job, each strictly a Kubernetes API object; every pod mounts it and its
+// swarm queries the profile's Prometheus with the labels. A profile that
+// scrapes the endpoint itself is refused, naming the PromQL route.
+func TestManifestsPromQL(t *testing.T) {
+	o := testOptions()
+	o.ServerMetrics = ""
+	o.Profile.Server.Metrics = &profile.ServerMetrics{Source: "promql", URL: "http://prometheus.monitoring:9090", Pod: "game-0",
+		Labels: map[string]string{"pod": "{pod}", "scalegate_leg": "{leg}"},
+		Queries: map[string]any{"tick_ms": map[string]any{"histogram": "game_tick_seconds", "scale": 1000},
+			"transport": map[string]any{"info": "game_build_info", "label": "transport", "labels": map[string]any{"pod": "{pod}"}}}}
+	b, err := Manifests(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := bytes.Split(b, []byte("\n---\n"))
+	if len(docs) != 2 {
+		t.Fatalf("%d documents, want a ConfigMap and the Job:\n%s", len(docs), b)
+	}
+	var cm corev1.ConfigMap
+	strictDecode(t, docs[0], &cm)
+	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Name != "scalegate-pr-weave-queries" || cm.Namespace != "load" {
+		t.Errorf("configmap %s %s %s/%s", cm.APIVersion, cm.Kind, cm.Namespace, cm.Name)
+	}
+	m, err := promsource.ParseMap([]byte(cm.Data["queries.json"]))
+	if err != nil {
+		t.Fatalf("the ConfigMap's mapping: %v\n%s", err, cm.Data["queries.json"])
+	}
+	if got := m["transport"].Labels["pod"]; got != "game-0" {
+		t.Errorf("transport's pod label %q, want {pod} filled with game-0", got)
+	}
+	job := decodeJob(t, docs[1])
+	pod := job.Spec.Template.Spec
+	c := pod.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"--server-metrics-promql http://prometheus.monitoring:9090 --server-metrics-map /etc/scalegate/queries.json",
+		"--server-metrics-label pod=game-0 --server-metrics-label scalegate_leg=weave"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if strings.Contains(args, "--server-metrics ") {
+		t.Errorf("args %q also name the metrics file source", args)
+	}
+	if len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != cm.Name ||
+		len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != pod.Volumes[0].Name || c.VolumeMounts[0].MountPath != "/etc/scalegate" {
+		t.Errorf("pod does not mount the ConfigMap at /etc/scalegate: volumes %+v mounts %+v", pod.Volumes, c.VolumeMounts)
+	}
+
+	o.Profile.Server.Metrics = &profile.ServerMetrics{Source: "prometheus"}
+	if _, err := Manifests(o); err == nil || !strings.Contains(err.Error(), `server.metrics.source "promql"`) {
+		t.Errorf("a scraped Prometheus source: %v, want a refusal naming the PromQL route", err)
+	}
+	o.Profile.Server.Metrics = &profile.ServerMetrics{Source: "promql", URL: "http://p:9090", Labels: map[string]string{"pod": "{pod}"}}
+	if _, err := Manifests(o); err == nil || !strings.Contains(err.Error(), "{pod} has no value") {
+		t.Errorf("{pod} without pod: %v, want refused", err)
+	}
+}
+
+// strictDecode decodes one YAML document into a Kubernetes API type,
+// refusing unknown fields.
+func strictDecode(t *testing.T, doc []byte, into any) {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("not YAML: %v\n%s", err, doc)
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		t.Fatalf("not a strict %T: %v\n%s", into, err, doc)
 	}
 }

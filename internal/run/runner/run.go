@@ -176,6 +176,12 @@ func (r *legRun) run(ctx context.Context) {
 		r.notRun(err)
 		return
 	}
+	withdraw, err := r.announceTarget()
+	if err != nil {
+		r.notRun(err)
+		return
+	}
+	defer withdraw()
 	host, err := startHostWatch(ctx)
 	if err != nil {
 		r.notRun(err)
@@ -505,7 +511,8 @@ func (r *legRun) swarmSpec(port int, o swarmcmd.Options) (launcher.Spec, error) 
 	o.Host, o.Port, o.ServerMetrics, o.Strict, o.Asserts = "127.0.0.1", strconv.Itoa(port), r.metrics, r.o.Strict, true
 	if r.prom != nil {
 		o.ServerMetrics = ""
-		o.Prometheus = &swarmcmd.Prometheus{URL: r.prom.url, MapFile: r.prom.mapPath, Fallback: r.prom.fallback}
+		o.Prometheus = &swarmcmd.Prometheus{URL: r.prom.url, MapFile: r.prom.mapPath, Fallback: r.prom.fallback,
+			PromQL: r.prom.client != nil, Labels: r.prom.labels}
 	}
 	if o.Report == "" {
 		o.Report = r.report

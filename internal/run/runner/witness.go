@@ -46,7 +46,7 @@ func (r *legRun) newWitness(port int) (*witness, error) {
 	wt.w.Server.Source = r.metrics
 	if r.prom != nil {
 		wt.w.MetricsSource, wt.w.Server.Source = r.prom.url, r.prom.url
-		src, err := promsource.New(promsource.Config{Scraper: promsource.Scraper{URL: r.prom.url, Fallback: r.prom.fallback}, Map: r.prom.m, Start: time.Now()})
+		src, err := promsource.New(promsource.Config{Fetcher: r.prom.fetcher(), Map: r.prom.m, Labels: r.prom.labels, Start: time.Now()})
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ package promtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -39,26 +40,38 @@ type Server struct {
 	Log string
 }
 
-// binary finds prometheus: $PROMETHEUS, else on PATH.
-func binary(t testing.TB) string {
-	t.Helper()
+// Binary finds prometheus: $PROMETHEUS, else on PATH; the error names
+// how to install it.
+func Binary() (string, error) {
 	if p := os.Getenv("PROMETHEUS"); p != "" {
-		return p
+		return p, nil
 	}
 	if p, err := exec.LookPath("prometheus"); err == nil {
-		return p
+		return p, nil
 	}
-	t.Fatal("no prometheus on PATH: run scripts/test.sh, or SCALEGATE_NEED_PROMETHEUS=1 bash scripts/deps.sh, " +
+	return "", errors.New("no prometheus on PATH: run scripts/test.sh, or SCALEGATE_NEED_PROMETHEUS=1 bash scripts/deps.sh, " +
 		"which install Debian's prometheus with apt-get; or set PROMETHEUS=/path/to/prometheus")
-	return ""
 }
 
-// config is prometheus.yml: every target its own static group with its
-// labels, scraped every second.
-func config(targets []Target) string {
+// Options say what Prometheus scrapes.
+type Options struct {
+	// Targets are scraped as listed.
+	Targets []Target
+	// TargetsFile, when set, is a file_sd file it watches (re-read at
+	// once on change, and every second): the gate's runner writes each
+	// leg's server there (server.metrics.targets_file).
+	TargetsFile string
+}
+
+// config is prometheus.yml: one job, every target its own static group
+// with its labels, scraped every second.
+func config(o Options) string {
 	var b strings.Builder
-	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: game\n    static_configs:\n")
-	for _, tg := range targets {
+	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: game\n")
+	if len(o.Targets) > 0 {
+		b.WriteString("    static_configs:\n")
+	}
+	for _, tg := range o.Targets {
 		fmt.Fprintf(&b, "      - targets: [%q]\n", tg.Addr)
 		if len(tg.Labels) > 0 {
 			b.WriteString("        labels:\n")
@@ -67,18 +80,34 @@ func config(targets []Target) string {
 			}
 		}
 	}
+	if o.TargetsFile != "" {
+		fmt.Fprintf(&b, "    file_sd_configs:\n      - files: [%q]\n        refresh_interval: 1s\n", o.TargetsFile)
+	}
 	return b.String()
 }
 
-// Start runs Prometheus scraping targets and waits until it is ready. It
-// is stopped (SIGTERM, then SIGKILL after 5 s) when the test ends.
+// Start runs Prometheus for the test and waits until it is ready; it is
+// stopped when the test ends. It fails the test when it cannot start.
 func Start(t testing.TB, targets []Target) *Server {
 	t.Helper()
-	bin := binary(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config(targets)), 0o644); err != nil {
+	s, stop, err := Run(t.TempDir(), Options{Targets: targets})
+	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return s
+}
+
+// Run starts Prometheus with its config, data and log under dir, and
+// waits until it is ready. stop ends it (SIGTERM, then SIGKILL after 5 s).
+func Run(dir string, o Options) (s *Server, stop func(), err error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(config(o)), 0o644); err != nil {
+		return nil, nil, err
 	}
 	// A port picked free can be taken before Prometheus binds it: then it
 	// exits at once, and another port is tried.
@@ -86,15 +115,15 @@ func Start(t testing.TB, targets []Target) *Server {
 	for try := range 3 {
 		port, err := freePort()
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), Log: filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", try))}
-		if lastErr = s.run(t, bin, cfg, filepath.Join(dir, fmt.Sprintf("data-%d", try)), port); lastErr == nil {
-			return s
+		var stop func()
+		if stop, lastErr = s.run(bin, cfg, filepath.Join(dir, fmt.Sprintf("data-%d", try)), port); lastErr == nil {
+			return s, stop, nil
 		}
 	}
-	t.Fatalf("prometheus did not start: %v", lastErr)
-	return nil
+	return nil, nil, fmt.Errorf("prometheus did not start: %w", lastErr)
 }
 
 func freePort() (int, error) {
@@ -108,10 +137,10 @@ func freePort() (int, error) {
 
 // run starts the process and waits for /-/ready; on failure the process
 // is gone and the error quotes its log's tail.
-func (s *Server) run(t testing.TB, bin, cfg, data string, port int) error {
+func (s *Server) run(bin, cfg, data string, port int) (func(), error) {
 	logf, err := os.Create(s.Log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+data,
 		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port), "--log.level=warn")
@@ -119,7 +148,7 @@ func (s *Server) run(t testing.TB, bin, cfg, data string, port int) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("%s: %w", bin, err)
+		return nil, fmt.Errorf("%s: %w", bin, err)
 	}
 	done := make(chan struct{})
 	var waitErr error
@@ -139,10 +168,9 @@ func (s *Server) run(t testing.TB, bin, cfg, data string, port int) error {
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
 		}
-		return fmt.Errorf("%w; its log: %s", err, tail)
+		return nil, fmt.Errorf("%w; its log: %s", err, tail)
 	}
-	t.Cleanup(stop)
-	return nil
+	return stop, nil
 }
 
 // waitReady polls /-/ready until 200, the process exits, or 60 s pass.
