@@ -67,6 +67,10 @@ func (c *Client) Query(ctx context.Context, expr string, at time.Time) (model.Ve
 	if err != nil {
 		return nil, fmt.Errorf("prometheus %s: %w", c.url, err)
 	}
+	if v == nil {
+		// An answer with no data at all ({}), which the client passes on.
+		return nil, fmt.Errorf("prometheus %s: %s gave no result", c.url, expr)
+	}
 	vec, ok := v.(model.Vector)
 	if !ok {
 		return nil, fmt.Errorf("prometheus %s: %s gave a %s, not an instant vector", c.url, expr, v.Type())
