@@ -50,6 +50,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The report's browser test (internal/reports/htmlreport) needs Chromium.
 export SCALEGATE_NEED_CHROMIUM=1
+# The PromQL tests start Debian's prometheus (internal/testkit/promtest).
+export SCALEGATE_NEED_PROMETHEUS=1
 source scripts/deps.sh
 export PATH=/usr/local/go/bin:$PATH
 

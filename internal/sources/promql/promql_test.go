@@ -16,7 +16,7 @@ func TestExpand(t *testing.T) {
 	vars := map[string]string{VarLeg: "weave", VarPod: "game-0"}
 	for _, tc := range []struct {
 		in, want, err string
-		vars         map[string]string
+		vars          map[string]string
 	}{
 		{in: "{leg}", want: "weave", vars: vars},
 		{in: "x-{pod}-{leg}", want: "x-game-0-weave", vars: vars},
@@ -125,7 +125,7 @@ func (s staticFetcher) Origin() string { return "static" }
 func TestQueryRefusesWhatIsNotAVector(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, want string
-		status            int
+		status           int
 	}{
 		{"scalar", `{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}`, "gave a scalar, not an instant vector", 200},
 		{"bad query", `{"status":"error","errorType":"bad_data","error":"parse error: unexpected end"}`, "parse error: unexpected end", 400},
