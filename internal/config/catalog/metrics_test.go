@@ -203,3 +203,27 @@ func vetSource(t *testing.T, src string) error {
 	_, _, err = cat.Load("m")
 	return err
 }
+
+// TestPromQLDocExamplesVet: every cue block of docs/metrics.md's "PromQL"
+// section vets as a profile.
+func TestPromQLDocExamplesVet(t *testing.T) {
+	raw, err := os.ReadFile("../../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## PromQL\n")
+	if !ok {
+		t.Fatal(`docs/metrics.md has no "## PromQL" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	const head = "name: \"m\"\ndescription: \"d\"\ntransport: \"enet\"\nclients: 4\nduration_s: 2\npatterns: [\"weave\"]\nbaselined: false\n"
+	blocks := cueBlocks(section)
+	if len(blocks) < 2 {
+		t.Fatalf("%d cue blocks in the section; the custom server's and the targets_file examples were expected", len(blocks))
+	}
+	for i, block := range blocks {
+		if err := vetSource(t, head+block+"gates: {tick_ms_p99_max: threshold: 16, entities_min: threshold: 1}\n"); err != nil {
+			t.Errorf("cue block %d does not vet:\n%s\n%s", i+1, block, FormatError(err))
+		}
+	}
+}
