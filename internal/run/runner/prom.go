@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -32,6 +33,9 @@ type promLeg struct {
 	client  *promql.Client
 	labels  map[string]string
 	targets string
+	// own are the profile's own figures' series: readiness waits for them
+	// as for the mapping's.
+	own promsource.Map
 }
 
 // preparePrometheus picks the leg's metrics port, resolves the URL (the
@@ -61,6 +65,14 @@ func (r *legRun) preparePrometheus() error {
 		}
 		if pl.m, err = promsource.ParseMap(b); err != nil {
 			return fmt.Errorf("server.metrics.%s: %w", field, err)
+		}
+	}
+	for name, d := range r.o.Profile.Figures {
+		if d.Prometheus != nil {
+			if pl.own == nil {
+				pl.own = promsource.Map{}
+			}
+			pl.own[name] = *d.Prometheus
 		}
 	}
 	if r.o.Profile.Server.PromQL() {
@@ -96,7 +108,15 @@ func (pl *promLeg) fetcher() promsource.Fetcher {
 	if pl.client == nil {
 		return &promsource.Scraper{URL: pl.url, Fallback: pl.fallback}
 	}
-	return promql.NewSeries(pl.client, promsource.Plan(promsource.Config{Map: pl.m, Labels: pl.labels}))
+	return promql.NewSeries(pl.client, promsource.Plan(promsource.Config{Map: pl.m, Own: pl.own, Labels: pl.labels}))
+}
+
+// awaited is what readiness waits for: the mapping's series and the own
+// figures'.
+func (pl *promLeg) awaited() promsource.Map {
+	m := maps.Clone(pl.m)
+	maps.Copy(m, pl.own)
+	return m
 }
 
 // announceTarget writes a "promql" leg's server endpoint into the
@@ -154,7 +174,7 @@ func (r *legRun) ready() launcher.ReadyContextFunc {
 		if answered.IsZero() {
 			answered = time.Now()
 		}
-		err = promsource.Ready(ctx, fe, r.prom.m)
+		err = promsource.Ready(ctx, fe, r.prom.awaited())
 		if err != nil && time.Since(answered) >= seriesGrace {
 			fmt.Fprintf(r.o.Progress, "scalegate: leg %s: %v; still absent %s after the endpoint answered: the gates reading them will be unevaluable\n", r.leg.ID, err, seriesGrace)
 			return nil
