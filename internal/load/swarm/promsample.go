@@ -72,8 +72,12 @@ type promSampler struct {
 	src    *promsource.Source
 	holdAt time.Time // every client of the run has had its connect slot
 	// query, when the series are read through a Prometheus server, has it
-	// compute the figures over the hold (promsource.Source.FinalQuery).
-	query promsource.Querier
+	// compute the figures over the hold (promsource.Source.FinalQuery);
+	// series are the series read each second; stale that the final
+	// reading came before Prometheus scraped the server again.
+	query  promsource.Querier
+	series *promql.Series
+	stale  bool
 
 	final    *promsource.Block // captured while every client was connected
 	finalErr error
@@ -85,19 +89,50 @@ func newPromSampler(cfg *Config, start time.Time) (*promSampler, error) {
 		Scraper: promsource.Scraper{URL: cfg.ServerMetricsPrometheus, Fallback: cfg.ServerMetricsFallback},
 		Map:     cfg.ServerMetricsMap, Start: start, Own: cfg.OwnPrometheus, Labels: cfg.ServerMetricsLabels,
 	}
-	var q promsource.Querier
+	p := &promSampler{holdAt: cfg.holdStart(start), defaults: cfg.ServerMetricsMap}
 	if cfg.ServerMetricsPromQL != "" {
 		c, err := promql.New(cfg.ServerMetricsPromQL)
 		if err != nil {
 			return nil, fmt.Errorf("server metrics: %w", err)
 		}
-		pc.Fetcher, q = promql.NewSeries(c, promsource.Plan(pc)), c
+		p.series, p.query = promql.NewSeries(c, promsource.Plan(pc)), c
+		pc.Fetcher = p.series
 	}
 	src, err := promsource.New(pc)
 	if err != nil {
 		return nil, fmt.Errorf("server metrics map: %w", err)
 	}
-	return &promSampler{src: src, query: q, holdAt: cfg.holdStart(start), defaults: cfg.ServerMetricsMap}, nil
+	p.src = src
+	return p, nil
+}
+
+// promqlFreshWait bounds how long the final reading through Prometheus
+// waits for a scrape of the server taken after the workers parked. Until
+// then Prometheus holds what it scraped up to a scrape interval earlier,
+// short of the last Inputs (inputs_accepted read 0.88 of those sent on a
+// healthy 8 s leg at a 1 s interval). It is short of ENet's 5 s peer
+// timeout: the parked workers do not service their hosts meanwhile.
+const promqlFreshWait = 3 * time.Second
+
+// awaitFresh waits, up to promqlFreshWait, until Prometheus holds a
+// sample of the server taken at or after parked; false when it does not
+// in time (the figures then stop at its last scrape, and a warning says
+// so).
+func (p *promSampler) awaitFresh(parked time.Time) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), promqlFreshWait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if t, err := p.series.Newest(ctx); err == nil && !t.Before(parked) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
 }
 
 // finalQueryTimeout bounds the Prometheus server's evaluation of the
@@ -151,6 +186,13 @@ func (p *promSampler) endHold() {
 // captureFinal takes the last scrape while every client is connected and
 // fixes the figures over the hold.
 func (p *promSampler) captureFinal(now time.Time) {
+	if p.series != nil {
+		fresh := p.awaitFresh(now)
+		now = time.Now()
+		p.mu.Lock()
+		p.stale = !fresh
+		p.mu.Unlock()
+	}
 	scrape := p.fetch(context.Background())
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -225,6 +267,10 @@ func (p *promSampler) finish(res *Result, r *report.Report) {
 	if !p.final.Window.Hold {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (prometheus): no scrape between the last connect slot and the end of the run; the figures cover t=%.1f–%.1f s, ramp included",
 			p.final.Window.FromS, p.final.Window.ToS))
+	}
+	if p.stale {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (promql): %s had not scraped the server again %s after the clients stopped sending: the figures end at its last scrape, and a total since start (inputs_accepted) may miss the last Inputs; scrape the server every second or two",
+			p.src.URL(), promqlFreshWait))
 	}
 	if ok, failed, last := p.src.Scrapes(); failed > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("server metrics (prometheus): %d of %d scrapes failed, the last: %v", failed, ok+failed, last))

@@ -2,6 +2,7 @@ package promql
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -52,6 +53,20 @@ func (s *Series) Fetch(ctx context.Context) (promsource.Families, string, error)
 		return nil, "", &promsource.ScrapeError{URL: s.c.url, Err: err}
 	}
 	return s.families(v), promsource.FormatPromQL, nil
+}
+
+// Newest is the timestamp of the newest sample Prometheus holds of the
+// mapped series: when it last scraped the server.
+func (s *Series) Newest(ctx context.Context) (time.Time, error) {
+	v, err := s.c.Query(ctx, "max(timestamp("+s.expr+"))", time.Now())
+	if err != nil {
+		return time.Time{}, err
+	}
+	if len(v) != 1 {
+		return time.Time{}, fmt.Errorf("prometheus %s holds no sample of %s", s.c.url, s.expr)
+	}
+	sec := float64(v[0].Value)
+	return time.Unix(0, int64(sec*1e9)), nil
 }
 
 // unionSelector is one selector for every series of plan: their metric
