@@ -5,12 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/scalegate/scalegate/internal/guard/boundedfile"
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/testkit/livetest"
 	"github.com/scalegate/scalegate/internal/wire/proto"
@@ -137,7 +140,47 @@ type manyRun struct {
 	sendersDone         atomic.Int64
 	drained             atomic.Int64
 	unexpectedData      atomic.Int64
+	// drops0 is the kernel's count of UDP datagrams dropped for a full
+	// receive buffer before the run (dropsOK: it could be read), stopAt
+	// when the traffic window ended (unix ns; 0 before).
+	drops0  uint64
+	dropsOK bool
+	stopAt  atomic.Int64
 }
+
+// shedGrace is how long after the traffic window the drain waits for
+// unreliable messages once the kernel has dropped datagrams: the ones it
+// dropped will never come.
+const shedGrace = time.Second
+
+// kernelShed is how many UDP datagrams the kernel dropped for a full
+// receive buffer since the run began (0 where it cannot say). On loopback
+// that is the only way an unreliable message may go missing: a receiver
+// descheduled for a tick on a loaded machine (256 clients' Inputs fill
+// the server socket's buffer in about one tick). Any other loss is the
+// transport's, and fails.
+func (r *manyRun) kernelShed() uint64 {
+	if !r.dropsOK {
+		return 0
+	}
+	n, ok := kernelDrops()
+	if !ok || n < r.drops0 {
+		return 0
+	}
+	return n - r.drops0
+}
+
+// shedSettled reports whether the drain may stop waiting for unreliable
+// messages: the kernel dropped some, and shedGrace has passed since the
+// traffic window ended.
+func (r *manyRun) shedSettled() bool {
+	at := r.stopAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) >= shedGrace && r.kernelShed() > 0
+}
+
+// unreliableDrained is a flow of unreliable messages drained: all in, or
+// the rest shed by the kernel (shedSettled).
+func (r *manyRun) unreliableDrained(f *flow) bool { return f.drained() || r.shedSettled() }
 
 // Many connects cfg.Clients client hosts to one server host with distinct
 // connect data, exchanges reliable and unreliable messages at cfg.TickHz for
@@ -167,6 +210,7 @@ func Many(t *testing.T, backend string, cfg ManyConfig) ManyResult {
 		cfg: cfg, backend: backend, caps: caps, clients: make([]manyClient, cfg.Clients),
 		start: make(chan struct{}), stop: make(chan struct{}), finish: make(chan struct{}),
 	}
+	r.drops0, r.dropsOK = kernelDrops()
 	g, ctx := errgroup.WithContext(context.Background())
 	g.Go(func() error { return r.serve(ctx, server) })
 	for s := range cfg.Shards {
@@ -206,6 +250,7 @@ func (r *manyRun) coordinate(ctx context.Context) (ManyResult, error) {
 	case <-ctx.Done():
 		return res, context.Cause(ctx)
 	}
+	r.stopAt.Store(time.Now().UnixNano())
 	close(r.stop)
 	res.TrafficTime = time.Since(t1)
 	t2 := time.Now()
@@ -370,7 +415,7 @@ func (s *manyServer) tick(sending bool) error {
 // drained reports whether every client's up flows have all arrived.
 func (s *manyServer) drained() bool {
 	for i := range s.r.clients {
-		if !s.r.clients[i].upU.drained() || !s.r.clients[i].upR.drained() {
+		if !s.r.unreliableDrained(&s.r.clients[i].upU) || !s.r.clients[i].upR.drained() {
 			return false
 		}
 	}
@@ -493,7 +538,7 @@ func (r *manyRun) shard(ctx context.Context, s int, addr string) error {
 	drained := func() bool {
 		for _, c := range cs {
 			mc := &r.clients[c.i]
-			if !mc.downU.drained() || !mc.downR.drained() {
+			if !r.unreliableDrained(&mc.downU) || !mc.downR.drained() {
 				return false
 			}
 		}
@@ -553,6 +598,97 @@ func (r *manyRun) clientReceive(mc *manyClient, ev transport.Event) {
 	mc.downU.take(uint64(h.Tick), false)
 }
 
+// flowErrors compares every flow of every client and adds its counts to
+// res. An unreliable flow short of messages, nothing else wrong, is an
+// error only when the flows' shortfall together is more than shed, the
+// datagrams the kernel dropped for a full receive buffer: any other loss,
+// fault, or short reliable flow always is.
+func (r *manyRun) flowErrors(res *ManyResult, shed uint64) []error {
+	var errs []error
+	lost := uint64(0)
+	var short []error // unreliable flows short of messages, and nothing else wrong
+	for i := range r.clients {
+		c := &r.clients[i]
+		if c.connects != 1 {
+			errs = append(errs, fmt.Errorf("client %d (data %#x): server saw %d connects, want 1", i, manyDataBase+uint32(i), c.connects))
+		}
+		for _, f := range []struct {
+			name       string
+			fl         *flow
+			d          *Direction
+			unreliable bool
+		}{
+			{"up unreliable", &c.upU, &res.UpUnreliable, true}, {"up reliable", &c.upR, &res.UpReliable, false},
+			{"down unreliable", &c.downU, &res.DownUnreliable, true}, {"down reliable", &c.downR, &res.DownReliable, false},
+		} {
+			sent := f.fl.sent.Load()
+			f.d.Sent += sent
+			f.d.Received += f.fl.received
+			if f.fl.received == sent && f.fl.faults == 0 {
+				continue
+			}
+			err := fmt.Errorf("client %d %s: sent %d received %d, %d out of order/malformed/disconnect", i, f.name, sent, f.fl.received, f.fl.faults)
+			if f.unreliable && f.fl.faults == 0 && f.fl.received < sent {
+				lost += sent - f.fl.received
+				short = append(short, err)
+				continue
+			}
+			errs = append(errs, err)
+		}
+	}
+	if lost > shed {
+		errs = append(errs, fmt.Errorf("%d unreliable messages lost, %d more than the kernel dropped for a full receive buffer during the run: on loopback the transport lost them", lost, lost-shed))
+		errs = append(errs, short...)
+	}
+	return errs
+}
+
+// kernelDrops reads the kernel's count of UDP (and UDPv6) datagrams it
+// dropped for a full socket receive buffer: RcvbufErrors in
+// /proc/net/snmp and Udp6RcvbufErrors in /proc/net/snmp6. ok is false
+// where they cannot be read (not Linux): every loss then fails.
+func kernelDrops() (n uint64, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	b, err := boundedfile.ReadFile(ctx, "/proc/net/snmp", 64<<10)
+	if err != nil {
+		return 0, false
+	}
+	n, ok = snmpField(string(b), "Udp:", "RcvbufErrors")
+	if !ok {
+		return 0, false
+	}
+	if b6, err := boundedfile.ReadFile(ctx, "/proc/net/snmp6", 64<<10); err == nil {
+		for _, line := range strings.Split(string(b6), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "Udp6RcvbufErrors" {
+				if v, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+					n += v
+				}
+			}
+		}
+	}
+	return n, true
+}
+
+// snmpField reads one field of /proc/net/snmp: a header line of names
+// after prefix, then the line of values.
+func snmpField(snmp, prefix, name string) (uint64, bool) {
+	lines := strings.Split(snmp, "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(names) == 0 || names[0] != prefix || len(values) != len(names) || values[0] != prefix {
+			continue
+		}
+		for j, f := range names {
+			if f == name {
+				v, err := strconv.ParseUint(values[j], 10, 64)
+				return v, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
 // verify compares every flow after all goroutines returned (g.Wait orders
 // their writes before these reads) and logs the totals.
 func (r *manyRun) verify(t *testing.T, res *ManyResult) {
@@ -561,27 +697,10 @@ func (r *manyRun) verify(t *testing.T, res *ManyResult) {
 	if n := r.unexpectedData.Load(); n != 0 {
 		errs = append(errs, fmt.Errorf("server saw %d connects or messages from unknown connect data or peers", n))
 	}
-	for i := range r.clients {
-		c := &r.clients[i]
-		if c.connects != 1 {
-			errs = append(errs, fmt.Errorf("client %d (data %#x): server saw %d connects, want 1", i, manyDataBase+uint32(i), c.connects))
-		}
-		for _, f := range []struct {
-			name string
-			fl   *flow
-			d    *Direction
-		}{
-			{"up unreliable", &c.upU, &res.UpUnreliable}, {"up reliable", &c.upR, &res.UpReliable},
-			{"down unreliable", &c.downU, &res.DownUnreliable}, {"down reliable", &c.downR, &res.DownReliable},
-		} {
-			sent := f.fl.sent.Load()
-			f.d.Sent += sent
-			f.d.Received += f.fl.received
-			if f.fl.received != sent || f.fl.faults != 0 {
-				errs = append(errs, fmt.Errorf("client %d %s: sent %d received %d, %d out of order/malformed/disconnect",
-					i, f.name, sent, f.fl.received, f.fl.faults))
-			}
-		}
+	shed := r.kernelShed()
+	errs = append(errs, r.flowErrors(res, shed)...)
+	if lost := res.UpUnreliable.Sent - res.UpUnreliable.Received + res.DownUnreliable.Sent - res.DownUnreliable.Received; lost > 0 && lost <= shed {
+		t.Logf("%d unreliable messages missing, within the %d datagrams the kernel dropped for a full receive buffer during the run (a receiver descheduled on a loaded machine): not the transport's loss", lost, shed)
 	}
 	t.Logf("%s, %d clients: connect %v, traffic %v, drain %v", r.backend, res.Clients, res.ConnectTime.Round(time.Millisecond),
 		res.TrafficTime.Round(time.Millisecond), res.DrainTime.Round(time.Millisecond))
