@@ -401,8 +401,8 @@ func (c *checker) checkGatePhases() {
 			c.at("gates."+name+".phase", "%q is not a stretch of this profile's run (%s)", ph, strings.Join(names, ", "))
 		}
 	}
-	if gates.Has("recover_s_max") && len(sched) == 0 {
-		c.at("gates.recover_s_max", "needs an impairment: recovery is measured from the end of the last phase")
+	if gates.Has(gatetable.RecoverSGate) && len(sched) == 0 {
+		c.at("gates."+gatetable.RecoverSGate, "needs an impairment: recovery is measured from the end of the last phase")
 	}
 }
 

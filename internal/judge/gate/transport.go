@@ -37,9 +37,9 @@ const sameRate = 0.02
 // failure.
 func TransportOverhead(r *rundir.RunResult, strict bool) []rundir.Check {
 	p := r.Profile
-	g, ok := gatetable.Lookup("transport_overhead_kbs_max")
+	g := gatetable.MustLookup(gatetable.TransportOverheadGate)
 	spec, declared := p.Gates[g.Name]
-	if !ok || !declared || spec.Threshold == nil {
+	if !declared || spec.Threshold == nil {
 		return nil
 	}
 	level, why := g.LevelIn(spec.Level, p.EffectiveTier(strict))

@@ -76,12 +76,12 @@ var softeners = []softener{
 	// timing figure (it shares the CPU with the swarm) cannot say whether
 	// the server or the harness was slow. Byte counts, admission and the
 	// rest are facts whatever the harness did.
-	{trigger: inconclusive("harness"), timing: true,
+	{trigger: inconclusive(gatetable.CheckHarness), timing: true,
 		note: "harness-bound leg: a timing failure here cannot be attributed to the server"},
 	// A report of part of the load (shards missing or given twice): a
 	// failure measured under less load than the leg names says neither
 	// pass nor fail.
-	{trigger: inconclusive("shards"), covers: func(rundir.Check) bool { return true },
+	{trigger: inconclusive(gatetable.CheckShards), covers: func(rundir.Check) bool { return true },
 		note: "measured on part of the load (shards incomplete)"},
 	// A busy host: other processes used more of the machine than the
 	// profile allows, so a timing figure describes the machine, not the
@@ -96,8 +96,8 @@ var softeners = []softener{
 	// own doing, so it is softened too, with the delivery check that fails
 	// beside it when no client was admitted (the built-ins any rule may
 	// touch, and only here). Exit 3, naming the limit hit.
-	{trigger: inconclusive("harness_errors"), covers: func(rundir.Check) bool { return true },
-		note: "the swarm could not start all its clients itself (harness errors): a failure on part of the load cannot be attributed to the server", builtins: map[string]bool{"load": true, "delivery": true}},
+	{trigger: inconclusive(gatetable.CheckHarnessErrors), covers: func(rundir.Check) bool { return true },
+		note: "the swarm could not start all its clients itself (harness errors): a failure on part of the load cannot be attributed to the server", builtins: map[string]bool{gatetable.CheckLoad: true, gatetable.CheckDelivery: true}},
 }
 
 // inconclusive triggers on the named check being inconclusive.

@@ -249,21 +249,41 @@ func (g Gate) SwarmUsage() string {
 }
 
 // Names of the gates that code outside the table looks up by name (the
-// HTML report draws their thresholds): a constant, so a misspelt name does
-// not compile, and TestNamedGatesExist holds each to an entry of All.
+// HTML report draws their thresholds, the run-level and vet checks find
+// theirs): a constant, so a misspelt name does not compile, and
+// TestNamedGatesExist holds each to an entry of All.
 const (
 	TickP99WorstGate = "tick_ms_p99_worst_window_max"
 	TickP99Gate      = "tick_ms_p99_max"
 	TickHzMinGate    = "tick_hz_min"
 	ServerCPUGate    = "server_cpu_pct_max"
 	WireKBsGate      = "wire_kbs_max"
+	// KBsMaxGate's per-second figure is report.html's payload chart.
+	KBsMaxGate = "kbs_max"
 	// InputLatencyP95Gate is drawn on report.html's input latency chart.
 	InputLatencyP95Gate = "input_latency_ms_p95_max"
+	// TransportOverheadGate is checked once per run (internal/judge/gate).
+	TransportOverheadGate = "transport_overhead_kbs_max"
+	// RecoverSGate needs an impairment schedule (vet says so).
+	RecoverSGate = "recover_s_max"
 )
 
 // namedGates are the constants above, for the test that holds them to All.
 func namedGates() []string {
-	return []string{TickP99WorstGate, TickP99Gate, TickHzMinGate, ServerCPUGate, WireKBsGate, InputLatencyP95Gate}
+	return []string{TickP99WorstGate, TickP99Gate, TickHzMinGate, ServerCPUGate, WireKBsGate, KBsMaxGate,
+		InputLatencyP95Gate, TransportOverheadGate, RecoverSGate}
+}
+
+// MustLookup is the table's gate of one of the constants above. A name the
+// table does not hold is a bug of the caller, so it panics rather than
+// hand back a gate that would silently draw or check nothing: any test
+// that reaches the call fails.
+func MustLookup(name string) Gate {
+	g, ok := Lookup(name)
+	if !ok {
+		panic(fmt.Sprintf("gatetable: no gate %q in the table", name))
+	}
+	return g
 }
 
 // All is every gate, in the order the summary shows them.

@@ -174,6 +174,32 @@ func TestNamedGatesExist(t *testing.T) {
 	}
 }
 
+// TestMustLookup: a named gate is its table entry; a name the table does
+// not hold panics, so a caller holding a misspelt name fails the first
+// test that reaches it instead of drawing or checking nothing.
+func TestMustLookup(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		panic bool
+	}{
+		{KBsMaxGate, false},
+		{TickP99WorstGate, false},
+		{"kbs_maxx", true},
+		{"", true},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); (r != nil) != tc.panic {
+					t.Errorf("MustLookup(%q): panic %v, want a panic: %v", tc.name, r, tc.panic)
+				}
+			}()
+			if g := MustLookup(tc.name); g.Name != tc.name {
+				t.Errorf("MustLookup(%q) = %q", tc.name, g.Name)
+			}
+		}()
+	}
+}
+
 // TestBuiltinChecksAreNotGates: a built-in check ID never shadows a
 // declarable gate or a baseline check, so summary.json's "gate" field names
 // one thing.

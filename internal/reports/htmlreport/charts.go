@@ -78,11 +78,11 @@ func legCharts(run *Run, l *Leg) []Chart {
 		}
 		return math.NaN()
 	})
-	gate := func(name string) *threshold { return gateThreshold(run, l, name) }
+	gate := func(g gatetable.Gate) *threshold { return gateThreshold(run, l, g) }
 	charts := []Chart{
 		timeChart(l, "Connected clients", "clients", series(func(p report.TimelinePoint) float64 { return float64(p.Connected) }), nil),
-		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) }), gate(gatetable.TickHzMinGate)),
-		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(kbsPerClient), nil),
+		timeChart(l, "Observed server tick-Hz (min over clients)", "Hz", series(func(p report.TimelinePoint) float64 { return opt(p.TickHzMin) }), gate(gatetable.MustLookup(gatetable.TickHzMinGate))),
+		timeChart(l, "Payload KB/s per client (mean)", "KB/s", series(kbsSecond(l)), nil),
 		tickChart(run, l, series, gate),
 		phaseChart(run, l),
 		rssChart(l),
@@ -92,7 +92,7 @@ func legCharts(run *Run, l *Leg) []Chart {
 	}
 	if hasInputLatency(tl) {
 		charts = append(charts, timeChart(l, "Input latency p95 (Inputs acknowledged in each second: send to the first snapshot acknowledging it)", "ms",
-			series(func(p report.TimelinePoint) float64 { return opt(p.InputLatencyP95Ms) }), gate(gatetable.InputLatencyP95Gate)))
+			series(func(p report.TimelinePoint) float64 { return opt(p.InputLatencyP95Ms) }), gate(gatetable.MustLookup(gatetable.InputLatencyP95Gate))))
 	}
 	charts = append(charts, ownCharts(run, l, series, gate)...)
 	return append(charts, diagCharts(l, series, gate)...)
@@ -102,7 +102,7 @@ func legCharts(run *Run, l *Leg) []Chart {
 // "Your own figures"): each second's statistic its gate reads (the first
 // it offers when no gate reads one), from the timeline's own columns,
 // with the gate's threshold.
-func ownCharts(run *Run, l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) []Chart {
+func ownCharts(run *Run, l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(gatetable.Gate) *threshold) []Chart {
 	p := run.Summary.Profile
 	if p == nil {
 		return nil
@@ -129,8 +129,9 @@ func ownCharts(run *Run, l *Leg, series func(func(report.TimelinePoint) float64)
 			}
 			return math.NaN()
 		})
-		title := fmt.Sprintf("%s %s each second (your figure: %s)", name, stat, d.OwnGate(name, stat, src).Metric)
-		out = append(out, timeChart(l, title, d.Unit, xy, gate(d.OwnGateName(name, stat))))
+		g := d.OwnGate(name, stat, src)
+		title := fmt.Sprintf("%s %s each second (your figure: %s)", name, stat, g.Metric)
+		out = append(out, timeChart(l, title, d.Unit, xy, gate(g)))
 	}
 	return out
 }
@@ -156,14 +157,35 @@ func hasInputLatency(tl []report.TimelinePoint) bool {
 	return false
 }
 
-// kbsPerClient is a second's mean payload rate per connected client; a
-// second with no client connected has no reading (NaN, a gap in the line),
-// as the gate says, not a rate of 0.
-func kbsPerClient(p report.TimelinePoint) float64 {
-	if p.Connected == 0 {
+// kbsSecond reads the payload chart's figure of a second. Where the
+// timeline says how many clients each second's mean is over (kbs_clients,
+// which the built-in swarm writes), it is the kbs_max gate's own
+// per-second reading (gatetable), so a second the gate calls no reading is
+// a gap in the line (NaN), never a rate of 0: the second a client joins,
+// before it has two state updates to count between, included. A timeline
+// without the count (timeline.csv has no such column; a report from an
+// older or another swarm) can only tell a second without a connected
+// client, which is the gap there.
+func kbsSecond(l *Leg) func(report.TimelinePoint) float64 {
+	if slices.ContainsFunc(l.Timeline, func(p report.TimelinePoint) bool { return p.KBsClients > 0 }) {
+		return perSecond(gatetable.MustLookup(gatetable.KBsMaxGate))
+	}
+	return func(p report.TimelinePoint) float64 {
+		if p.Connected == 0 {
+			return math.NaN()
+		}
+		return p.KBs
+	}
+}
+
+// perSecond is g's figure of a timeline second, NaN where g has none.
+func perSecond(g gatetable.Gate) func(report.TimelinePoint) float64 {
+	return func(p report.TimelinePoint) float64 {
+		if v, ok := g.PerSecond(p); ok {
+			return v
+		}
 		return math.NaN()
 	}
-	return p.KBs
 }
 
 // rollingTickS is the window the tick chart's rolling p99 covers when no
@@ -177,7 +199,7 @@ const rollingTickS = 10
 // the worst-window gate's when the profile declares one, and that gate's
 // worst window is shaded and named; without, it is the file's rolling p99
 // as read each second.
-func tickChart(run *Run, l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) Chart {
+func tickChart(run *Run, l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(gatetable.Gate) *threshold) Chart {
 	windowS, worst := float64(rollingTickS), (*serverwindow.Worst)(nil)
 	if spec, ok := gateSpec(run, gatetable.TickP99WorstGate); ok && spec.WindowS != nil {
 		windowS = *spec.WindowS
@@ -190,7 +212,7 @@ func tickChart(run *Run, l *Leg, series func(func(report.TimelinePoint) float64)
 	roll := serverwindow.Rolling(l.Timeline, windowS, 0.99)
 	if len(roll) == 0 {
 		return timeChart(l, "Server tick ms p99 (its file's rolling window, read each second)", "ms",
-			series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) }), gate(gatetable.TickP99Gate))
+			series(func(p report.TimelinePoint) float64 { return opt(p.TickMsP99) }), gate(gatetable.MustLookup(gatetable.TickP99Gate)))
 	}
 	xy := make(plotter.XYs, len(roll))
 	for i, p := range roll {
@@ -199,9 +221,9 @@ func tickChart(run *Run, l *Leg, series func(func(report.TimelinePoint) float64)
 			xy[i].Y = p.Value
 		}
 	}
-	thr := gate(gatetable.TickP99WorstGate)
+	thr := gate(gatetable.MustLookup(gatetable.TickP99WorstGate))
 	if thr == nil {
-		thr = gate(gatetable.TickP99Gate)
+		thr = gate(gatetable.MustLookup(gatetable.TickP99Gate))
 	}
 	var extra []span
 	if worst != nil {
@@ -230,16 +252,16 @@ func gateSpec(run *Run, name string) (profile.GateSpec, bool) {
 // from the metrics file as the swarm read it each second: its CPU and wire
 // rate as written, and its run-long counters (slow ticks, GC cycles, slow
 // sends) as per-second rates between two reads.
-func diagCharts(l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(string) *threshold) []Chart {
+func diagCharts(l *Leg, series func(func(report.TimelinePoint) float64) plotter.XYs, gate func(gatetable.Gate) *threshold) []Chart {
 	cpu := timeChart(l, "Server CPU % of one core (each second: from its cumulative CPU seconds, or its last metrics write without them)", "%",
-		series(func(p report.TimelinePoint) float64 { return opt(p.ServerCPUPct) }), gate(gatetable.ServerCPUGate))
+		series(func(p report.TimelinePoint) float64 { return opt(p.ServerCPUPct) }), gate(gatetable.MustLookup(gatetable.ServerCPUGate)))
 	cpu.Note = joinNotes(cpu.Note, cpuNote(l.Server))
 	gc := timeChart(l, "Server GC cycles per second", "cycles/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.GCCount }), nil)
 	gc.Note = joinNotes(gc.Note, figureNote(l.Server, "GC pause p99 since start (end of run)", gatetable.GCPauseP99))
 	return []Chart{
 		cpu,
 		timeChart(l, "Server wire KB/s per client (the rate the wire ceiling reads, as kept at each read)", "KB/s",
-			series(func(p report.TimelinePoint) float64 { return opt(p.WireKBsPerClient) }), gate(gatetable.WireKBsGate)),
+			series(func(p report.TimelinePoint) float64 { return opt(p.WireKBsPerClient) }), gate(gatetable.MustLookup(gatetable.WireKBsGate))),
 		timeChart(l, "Server slow ticks per second", "ticks/s", rate(l.Timeline, func(p report.TimelinePoint) *float64 { return p.SlowTicks }), nil),
 		gc,
 		timeChart(l, "Server send queue max (deepest per-peer backlog of its last metrics-write window)", "messages",
@@ -312,18 +334,17 @@ type threshold struct {
 	Note string
 }
 
-// gateThreshold is the bound the profile declares for gate name on this
-// leg, described as the leg's check shows it (bound, level, phase); nil
-// when the profile does not declare it there.
-func gateThreshold(run *Run, l *Leg, name string) *threshold {
+// gateThreshold is the bound the profile declares for gate g on this leg,
+// described as the leg's check shows it (bound, level, phase); nil when
+// the profile does not declare it there. g is the table's entry (or the
+// profile's own figure's), never a name: a chart cannot name a gate that
+// does not exist and silently draw no line.
+func gateThreshold(run *Run, l *Leg, g gatetable.Gate) *threshold {
 	p := run.Summary.Profile
 	if p == nil {
 		return nil
 	}
-	g, ok := p.LookupGate(name)
-	if !ok {
-		return nil
-	}
+	name := g.Name
 	y, ok := p.GateThreshold(g, l.Result.Leg)
 	if !ok {
 		return nil
@@ -401,7 +422,7 @@ func (h hline) DataRange() (xmin, xmax, ymin, ymax float64) {
 // it may simply not be a column there (a file written before the swarm's
 // columns were added), so the page does not claim the run never measured it.
 func unmeasured(l *Leg) string {
-	if l.TimelineSource == "timeline.csv" && l.TimelineColumns < len(rundir.TimelineColumns()) {
+	if l.TimelineSource == timelineCSV && l.TimelineColumns < len(rundir.TimelineColumns()) {
 		return "not in timeline.csv, and report.json is unreadable"
 	}
 	return "not measured in this run"

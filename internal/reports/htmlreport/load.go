@@ -62,6 +62,12 @@ type Leg struct {
 	Phases          []Phase
 }
 
+// A leg's TimelineSource: the artifact its timeline was read from.
+const (
+	timelineReport = "report.json"
+	timelineCSV    = "timeline.csv"
+)
+
 // Load reads a run directory. Only an unreadable summary.json is an error:
 // without it there is no verdict to show.
 func Load(dir string) (*Run, error) {
@@ -86,7 +92,7 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 	reportPath := filepath.Join(legDir, "report.json")
 	leg.Report, leg.ReportErr = report.ReadReport(reportPath)
 	if leg.Report != nil {
-		leg.Timeline, leg.TimelineSource = leg.Report.Timeline, "report.json"
+		leg.Timeline, leg.TimelineSource = leg.Report.Timeline, timelineReport
 		leg.Phases, leg.ReportErr = impairedPhases(reportPath, leg.Report.Phases)
 	} else {
 		csvPath := filepath.Join(legDir, "timeline.csv")
@@ -94,7 +100,7 @@ func loadLeg(dir string, lr rundir.LegResult) Leg {
 		leg.Timeline, head, leg.TimelineErr = rundir.ReadTimelineCSVColumns(csvPath)
 		leg.TimelineColumns = len(head)
 		if leg.TimelineErr == nil {
-			leg.TimelineSource = "timeline.csv"
+			leg.TimelineSource = timelineCSV
 		}
 	}
 	// The report's block is what the gates read: the final metrics file
