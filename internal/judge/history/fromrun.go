@@ -81,7 +81,7 @@ func figures(res *rundir.RunResult, legs []rundir.LegResult, base *baseline.Comm
 				name += "@" + c.Phase
 			}
 			samples[name] = append(samples[name], *c.Measured)
-			v := Value{Unit: g.Unit, Better: better(g.Dir), Level: string(c.Level)}
+			v := Value{Unit: g.Unit, Better: better(g.Dir), Level: c.Level}
 			if thr, ok := res.Profile.GateThreshold(g, l.Leg); ok {
 				v.Threshold = &thr
 			}
@@ -116,7 +116,7 @@ func baselineFigures(l rundir.LegResult, base *baseline.Committed, samples map[s
 		val := Value{Unit: f.Figure.Unit, Better: Lower}
 		for _, c := range l.Checks {
 			if c.Gate == f.Gate {
-				val.Level = string(c.Level)
+				val.Level = c.Level
 			}
 		}
 		if base != nil {

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
 )
 
 // SchemaVersion is the record format this code writes. A reader keeps
@@ -73,7 +75,7 @@ type Value struct {
 	// Level is the figure's gate level in the run ("hard", "advisory");
 	// "" for a figure recorded without a gate (the bandwidth figures of a
 	// profile that does not baseline).
-	Level string `json:"level,omitempty"`
+	Level gatetable.Level `json:"level,omitempty"`
 	// Threshold is the gate's bound and Baseline the committed baseline's
 	// reference, when there were any: the trend page draws them.
 	Threshold *float64 `json:"threshold,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/scalegate/scalegate/internal/judge/changepoint"
+	"github.com/scalegate/scalegate/internal/judge/gatetable"
 )
 
 // Filter selects series; an empty field selects all. RunnerClass matches
@@ -36,7 +37,7 @@ type Point struct {
 	ProfileHash               string
 	Accepted                  bool
 	Value                     float64
-	Level                     string
+	Level                     gatetable.Level
 	Threshold, Baseline       *float64
 }
 

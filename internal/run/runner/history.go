@@ -134,7 +134,7 @@ func judgeRecord(c *rundir.Check, g history.Gate, past []history.Record, r histo
 		if !j.Breach {
 			continue
 		}
-		if s.Points[len(s.Points)-1].Level == string(rundir.LevelHard) {
+		if s.Points[len(s.Points)-1].Level == rundir.LevelHard {
 			hard = append(hard, j.Text(g))
 		} else {
 			soft = append(soft, j.Text(g)+" (advisory: its gate is not hard)")

@@ -41,6 +41,7 @@ import (
 	"github.com/scalegate/scalegate/internal/judge/gate"
 	"github.com/scalegate/scalegate/internal/load/swarmcmd"
 	"github.com/scalegate/scalegate/internal/reports/report"
+	"github.com/scalegate/scalegate/internal/run/exitcode"
 	"github.com/scalegate/scalegate/internal/run/launcher"
 	"github.com/scalegate/scalegate/internal/run/rundir"
 )
@@ -304,8 +305,8 @@ func (r *legRun) noReportReason(code int, crash string) string {
 		return fmt.Sprintf("swarm exited %d; its report was refused: %v; see %s", code, r.reportErr, log)
 	case crash != "":
 		return fmt.Sprintf("swarm crashed (exit %d): %s; see %s", code, crash, log)
-	case code == 2:
-		return fmt.Sprintf("swarm exited 2 (a usage error, or transport %s unsupported by the swarm); see %s", r.o.Profile.TransportFor(r.leg), log)
+	case exitcode.Code(code) == exitcode.Usage:
+		return fmt.Sprintf("swarm exited %d (a usage error, or transport %s unsupported by the swarm); see %s", code, r.o.Profile.TransportFor(r.leg), log)
 	}
 	return fmt.Sprintf("swarm exited %d without a report; see %s", code, log)
 }

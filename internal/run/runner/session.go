@@ -406,7 +406,7 @@ func (s *Session) writeOutputs(res *rundir.RunResult, meta *rundir.Metadata, bas
 	if err := errors.Join(errs...); err != nil {
 		return exitcode.With(exitcode.Internal, err)
 	}
-	code := exitcode.Code(res.ExitCode)
+	code := res.ExitCode
 	if code == exitcode.OK {
 		return nil
 	}

@@ -117,13 +117,13 @@ func (w *backoff) idle() bool {
 	return true
 }
 
-// SendReceiveCases are the sizes and batches every backend's benchmark runs:
+// sendReceiveCases are the sizes and batches every backend's benchmark runs:
 // a 25-byte input one at a time, and a 200-byte snapshot 64 at a time.
-var SendReceiveCases = []struct{ Size, Batch int }{{25, 1}, {200, 1}, {200, 64}}
+var sendReceiveCases = []struct{ Size, Batch int }{{25, 1}, {200, 1}, {200, 64}}
 
-// RunSendReceive runs BenchSendReceive for every case of SendReceiveCases.
+// RunSendReceive runs BenchSendReceive for every case of sendReceiveCases.
 func RunSendReceive(b *testing.B, backend string, cfg Config) {
-	for _, c := range SendReceiveCases {
+	for _, c := range sendReceiveCases {
 		b.Run(fmt.Sprintf("bytes=%d/batch=%d", c.Size, c.Batch), func(b *testing.B) {
 			BenchSendReceive(b, backend, cfg, c.Size, c.Batch)
 		})
