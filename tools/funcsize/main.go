@@ -1,10 +1,13 @@
 // Command funcsize prints the size distribution of the Go functions under
 // the given directories. They default to "."; it reports count, median,
-// p90 and max lines per function body, tests and generated files left out,
+// p90 and max lines per function (from `func` to the closing brace, its
+// doc comment not counted), how many are over -over lines (50: the
+// project's "small functions" rule), tests and generated files left out,
 // and the largest few by name. It is how the structure work measures whether
 // functions got smaller: run it before and after a refactor and compare.
 //
 //	go run ./tools/funcsize ./internal ./cmd
+//	go run ./tools/funcsize -top 20 -over 50 ./internal
 package main
 
 import (
@@ -29,6 +32,7 @@ type fn struct {
 
 func main() {
 	top := flag.Int("top", 5, "list the N largest functions")
+	over := flag.Int("over", 50, "count the functions longer than N lines")
 	flag.Parse()
 	dirs := flag.Args()
 	if len(dirs) == 0 {
@@ -43,7 +47,7 @@ func main() {
 		}
 		all = append(all, fns...)
 	}
-	if err := report(os.Stdout, all, *top); err != nil {
+	if err := report(os.Stdout, all, *top, *over); err != nil {
 		fmt.Fprintln(os.Stderr, "funcsize:", err)
 		os.Exit(1)
 	}
@@ -108,8 +112,9 @@ func recvName(e ast.Expr) string {
 	return "?"
 }
 
-// report prints the distribution: nearest-rank percentiles over the lengths.
-func report(w io.Writer, fns []fn, top int) error {
+// report prints the distribution: nearest-rank percentiles over the
+// lengths, and how many are longer than over lines.
+func report(w io.Writer, fns []fn, top, over int) error {
 	if len(fns) == 0 {
 		return fmt.Errorf("no functions found")
 	}
@@ -118,7 +123,13 @@ func report(w io.Writer, fns []fn, top int) error {
 	for i, f := range fns {
 		lens[len(fns)-1-i] = f.lines
 	}
-	fmt.Fprintf(w, "functions %d  median %d  p90 %d  max %d lines\n", len(lens), rank(lens, 0.5), rank(lens, 0.9), lens[len(lens)-1])
+	long := 0
+	for _, n := range lens {
+		if n > over {
+			long++
+		}
+	}
+	fmt.Fprintf(w, "functions %d  median %d  p90 %d  max %d lines  over %d: %d\n", len(lens), rank(lens, 0.5), rank(lens, 0.9), lens[len(lens)-1], over, long)
 	for i := 0; i < top && i < len(fns); i++ {
 		fmt.Fprintf(w, "  %4d  %s\n", fns[i].lines, fns[i].name)
 	}

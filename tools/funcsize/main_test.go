@@ -19,12 +19,21 @@ func TestFunctionsAndReport(t *testing.T) {
 	if len(fns) != 2 || fns[0].lines != 2 || fns[1].lines != 4 || fns[1].name != "p.go:T.b" {
 		t.Fatalf("functions = %+v", fns)
 	}
-	var out bytes.Buffer
-	if err := report(&out, fns, 1); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(out.String(), "functions 2  median 2  p90 4  max 4 lines\n") {
-		t.Fatalf("report = %q", out.String())
+	for _, c := range []struct {
+		over int
+		want string
+	}{
+		{3, "functions 2  median 2  p90 4  max 4 lines  over 3: 1\n"},
+		{4, "functions 2  median 2  p90 4  max 4 lines  over 4: 0\n"},
+		{1, "functions 2  median 2  p90 4  max 4 lines  over 1: 2\n"},
+	} {
+		var out bytes.Buffer
+		if err := report(&out, fns, 1, c.over); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out.String(), c.want) {
+			t.Errorf("over %d: report = %q, want it to start %q", c.over, out.String(), c.want)
+		}
 	}
 }
 

@@ -85,10 +85,8 @@ gates: admission: {}
 `
 
 func TestProfileErrors(t *testing.T) {
-	tests := []struct {
-		name, src string
-		want      []string // every line must appear: all errors at once
-	}{
+	// every want line must appear: all errors at once
+	tests := []badProfile{
 		{"bad", `name: "bad"
 description: "x"
 tier: "nightly"
@@ -112,27 +110,48 @@ gates: wire_kbs_max: threshold: "a"
 		{"sweepbaselined", strings.Replace(strings.Replace(goodSrc, `"good"`, `"sweepbaselined"`, 1), "baselined: false", "baselined: true", 1) +
 			"sweep: {entity_counts: [0], sim_worker_threads: [1]}\n", []string{"sweepbaselined.cue:7:12: baselined: must be false in a profile with a sweep"}},
 	}
-	dir := t.TempDir()
+	_, outs := loadErrors(t, tests)
 	for _, tc := range tests {
-		writeProfile(t, dir, tc.name, tc.src)
-	}
-	c, err := NewCatalog(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range tests {
-		_, _, err := c.Load(tc.name)
-		if err == nil {
-			t.Errorf("%s: loaded without error", tc.name)
+		out, failed := outs[tc.name]
+		if !failed {
 			continue
 		}
-		out := FormatError(err)
 		for _, w := range tc.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out)
 			}
 		}
 	}
+}
+
+// badProfile is a profile's source and what loading it must say.
+type badProfile struct {
+	name, src string
+	want      []string
+}
+
+// loadErrors writes the profiles into one catalog directory, loads each
+// and returns the directory and each one's formatted error; a profile that
+// loads without one fails t and has no entry.
+func loadErrors(t *testing.T, profiles []badProfile) (dir string, outs map[string]string) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, tc := range profiles {
+		writeProfile(t, dir, tc.name, tc.src)
+	}
+	c, err := NewCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs = map[string]string{}
+	for _, tc := range profiles {
+		if _, _, err := c.Load(tc.name); err != nil {
+			outs[tc.name] = FormatError(err)
+		} else {
+			t.Errorf("%s: loaded without error", tc.name)
+		}
+	}
+	return dir, outs
 }
 
 func TestUnknownProfile(t *testing.T) {

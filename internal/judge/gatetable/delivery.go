@@ -146,7 +146,17 @@ func Delivered(r *report.Report, p DeliveryPolicy) DeliveryResult {
 		d.Text = "no client admitted"
 		return d
 	}
-	var parts []string
+	parts := d.judgeRate(r, p)
+	parts = append(parts, d.judgeGaps(r.Delivery, p)...)
+	parts = append(parts, fmt.Sprintf("%d lost to silence", silent))
+	d.Text = strings.Join(parts, ", ")
+	return d
+}
+
+// judgeRate holds the slowest client's state updates per second to
+// MinRateFraction of the reference rate (naming the reference in the
+// threshold when there is one) and returns what it measured, in words.
+func (d *DeliveryResult) judgeRate(r *report.Report, p DeliveryPolicy) []string {
 	ref, src, refErr := p.Reference(r)
 	if refErr == nil {
 		d.Threshold = fmt.Sprintf("0 lost to silence, every client ≥ %s × %s Hz = %s updates/s, gaps ≤ %s ms",
@@ -156,34 +166,43 @@ func Delivered(r *report.Report, p DeliveryPolicy) DeliveryResult {
 	switch {
 	case dl == nil:
 		d.Unread = append(d.Unread, "report.delivery missing (the swarm reported no per-client delivery figures)")
+		return nil
 	case dl.UpdatesPerS == nil:
 		d.Unread = append(d.Unread, fmt.Sprintf("report.delivery.updates_per_s missing (no admitted client was joined %gs after the warm-up)", report.MinDeliveryWindowS))
+		return nil
 	case refErr != nil:
 		d.Unread = append(d.Unread, refErr.Error())
-	default:
-		frac := dl.UpdatesPerS.Min / ref
-		d.Measured = &frac
-		parts = append(parts, fmt.Sprintf("slowest %s updates/s (%s %% of %s Hz, %s), mean %s", FormatNumber(dl.UpdatesPerS.Min), FormatNumber(frac*100), FormatNumber(ref), src, FormatNumber(dl.UpdatesPerS.Mean)))
-		if h := announcedRateHint(p, dl, ref); h != "" {
-			parts = append(parts, h)
-		}
-		if need := p.MinRateFraction * ref; dl.UpdatesPerS.Min < need {
-			d.Problems = append(d.Problems, fmt.Sprintf("client %s received %s state updates/s over its joined time, under %s × %s Hz (%s) = %s",
-				clientIndex(dl.SlowestClient), FormatNumber(dl.UpdatesPerS.Min), FormatNumber(p.MinRateFraction), FormatNumber(ref), src, FormatNumber(need)))
-		}
+		return nil
 	}
-	if dl != nil && dl.MaxGapMs != nil {
-		parts = append(parts, fmt.Sprintf("longest gap %s ms", FormatNumber(math.Round(*dl.MaxGapMs))))
-		if *dl.MaxGapMs > p.MaxGapMs {
-			d.Problems = append(d.Problems, fmt.Sprintf("client %s went %s ms without a state update, over %s ms",
-				clientIndex(dl.GapClient), FormatNumber(math.Round(*dl.MaxGapMs)), FormatNumber(p.MaxGapMs)))
-		}
-	} else if dl != nil {
+	frac := dl.UpdatesPerS.Min / ref
+	d.Measured = &frac
+	parts := []string{fmt.Sprintf("slowest %s updates/s (%s %% of %s Hz, %s), mean %s", FormatNumber(dl.UpdatesPerS.Min), FormatNumber(frac*100), FormatNumber(ref), src, FormatNumber(dl.UpdatesPerS.Mean))}
+	if h := announcedRateHint(p, dl, ref); h != "" {
+		parts = append(parts, h)
+	}
+	if need := p.MinRateFraction * ref; dl.UpdatesPerS.Min < need {
+		d.Problems = append(d.Problems, fmt.Sprintf("client %s received %s state updates/s over its joined time, under %s × %s Hz (%s) = %s",
+			clientIndex(dl.SlowestClient), FormatNumber(dl.UpdatesPerS.Min), FormatNumber(p.MinRateFraction), FormatNumber(ref), src, FormatNumber(need)))
+	}
+	return parts
+}
+
+// judgeGaps holds the longest time any admitted client went without a
+// state update to MaxGapMs and returns it, in words (nothing when the
+// report has no delivery figures: judgeRate said so).
+func (d *DeliveryResult) judgeGaps(dl *report.Delivery, p DeliveryPolicy) []string {
+	switch {
+	case dl == nil:
+		return nil
+	case dl.MaxGapMs == nil:
 		d.Unread = append(d.Unread, "report.delivery.max_gap_ms missing (no admitted client had joined time after the warm-up)")
+		return nil
 	}
-	parts = append(parts, fmt.Sprintf("%d lost to silence", silent))
-	d.Text = strings.Join(parts, ", ")
-	return d
+	if *dl.MaxGapMs > p.MaxGapMs {
+		d.Problems = append(d.Problems, fmt.Sprintf("client %s went %s ms without a state update, over %s ms",
+			clientIndex(dl.GapClient), FormatNumber(math.Round(*dl.MaxGapMs)), FormatNumber(p.MaxGapMs)))
+	}
+	return []string{fmt.Sprintf("longest gap %s ms", FormatNumber(math.Round(*dl.MaxGapMs)))}
 }
 
 // tickRateSuspect is how little of an announced rate even the fastest

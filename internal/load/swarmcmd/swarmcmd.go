@@ -62,7 +62,9 @@ type Prometheus struct {
 	Labels                 map[string]string
 }
 
-// Args is the swarm's arguments after the `swarm` subcommand.
+// Args is the swarm's arguments after the `swarm` subcommand: the load,
+// where the swarm reads and writes, the load's shape, then how the run is
+// judged and placed. The order is the command line's, kept stable.
 func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 	args := []string{o.Host, o.Port,
 		"--clients", strconv.Itoa(p.ClientsFor(leg)),
@@ -71,6 +73,18 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 		"--transport", p.TransportFor(leg),
 		"--ramp-ms", strconv.Itoa(p.RampMs),
 	}
+	args = append(args, o.fileFlags()...)
+	args = append(args, "--rss-sample-interval-s", fmtFlag(p.RSSSampleIntervalS))
+	args = append(args, patternFlag(leg, o.Pattern)...)
+	args = append(args, shapeFlags(p)...)
+	return append(args, o.runFlags(p, leg)...)
+}
+
+// fileFlags are what the swarm writes (its report) and where it reads the
+// server's figures from (a metrics file or URL, Prometheus, the profile's
+// own figures).
+func (o Options) fileFlags() []string {
+	var args []string
 	if o.Report != "" {
 		args = append(args, "--json", o.Report)
 	}
@@ -83,15 +97,25 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 	if o.FiguresFile != "" {
 		args = append(args, "--server-figures", o.FiguresFile)
 	}
-	args = append(args, "--rss-sample-interval-s", fmtFlag(p.RSSSampleIntervalS))
+	return args
+}
+
+// patternFlag is the leg's flight: its mix, else the pattern the caller
+// put in its place (a materialised trace), else the leg's pattern.
+func patternFlag(leg profile.Leg, pattern string) []string {
 	switch {
 	case leg.PatternMix != "":
-		args = append(args, "--pattern-mix", leg.PatternMix)
-	case o.Pattern != "":
-		args = append(args, "--pattern", o.Pattern)
-	default:
-		args = append(args, "--pattern", leg.Pattern)
+		return []string{"--pattern-mix", leg.PatternMix}
+	case pattern != "":
+		return []string{"--pattern", pattern}
 	}
+	return []string{"--pattern", leg.Pattern}
+}
+
+// shapeFlags are the profile's settings of the load that have defaults in
+// the swarm (a setting left at zero is not passed) and its delivery policy.
+func shapeFlags(p *profile.Profile) []string {
+	var args []string
 	if p.Threads > 0 {
 		args = append(args, "--threads", strconv.Itoa(p.Threads))
 	}
@@ -104,7 +128,14 @@ func Args(p *profile.Profile, leg profile.Leg, o Options) []string {
 	if p.WarmupS > 0 {
 		args = append(args, "--warmup-s", fmtFlag(p.WarmupS))
 	}
-	args = append(args, DeliveryFlags(p.Delivery)...)
+	return append(args, DeliveryFlags(p.Delivery)...)
+}
+
+// runFlags are the leg's impairment, the asserts and early aborts that
+// judge it from inside the swarm, how the swarm reports progress, and its
+// shard of the load.
+func (o Options) runFlags(p *profile.Profile, leg profile.Leg) []string {
+	var args []string
 	if o.ImpairmentFile != "" {
 		args = append(args, "--degrade-schedule", o.ImpairmentFile, "--degrade-seed", strconv.FormatUint(p.ImpairmentSeed, 10))
 	}

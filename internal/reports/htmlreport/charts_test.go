@@ -1,10 +1,7 @@
 package htmlreport
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,25 +45,6 @@ func TestKBsChartFollowsTheGate(t *testing.T) {
 		if ok == math.IsNaN(got) || ok && v != got {
 			t.Errorf("%s: chart %v, the gate's second %v (reading %v): they must agree", tc.name, got, v, ok)
 		}
-	}
-}
-
-// editSummary rewrites dir/summary.json through edit.
-func editSummary(t *testing.T, dir string, edit func(map[string]any)) {
-	t.Helper()
-	path := filepath.Join(dir, "summary.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum map[string]any
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
-	edit(sum)
-	b, _ = json.Marshal(sum)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -62,6 +62,25 @@ func editReport(t *testing.T, dir string, edit func(map[string]any)) {
 	}
 }
 
+// editSummary rewrites dir/summary.json through edit.
+func editSummary(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
+	path := filepath.Join(dir, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	edit(sum)
+	b, _ = json.Marshal(sum)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // render writes dir/report.html and returns it.
 func render(t *testing.T, dir string) string {
 	t.Helper()
@@ -265,26 +284,14 @@ func TestMissingArtifacts(t *testing.T) {
 // counts, the knee at 128, the tick p99 missing at 32.
 func withCapacity(t *testing.T, dir string) {
 	t.Helper()
-	path := filepath.Join(dir, "summary.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum map[string]any
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
 	pt := func(n int, v string, hz, p99 any, failed ...string) map[string]any {
 		return map[string]any{"clients": n, "leg": fmt.Sprintf("weave_c%d", n), "verdict": v, "tick_hz_min": hz,
 			"tick_ms_p99": p99, "kbs_mean": 70.1, "cpu_pct_mean": 55.5, "worker_dt_p99_ms": 3.5, "service_interval_p99_ms": 21.25, "failed": failed, "harness_bound": false}
 	}
-	sum["capacity"] = []any{map[string]any{"group": "weave", "knee": 128, "harness_limit": nil,
+	capacity := []any{map[string]any{"group": "weave", "knee": 128, "harness_limit": nil,
 		"verdict": "knee at 128 clients: tick_hz_min (last count that held: 64)",
 		"points":  []any{pt(32, "passed", 60.0, nil), pt(64, "passed", 59.8, 9.1), pt(128, "failed", 24.0, 41.0, "tick_hz_min")}}}
-	b, _ = json.Marshal(sum)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editSummary(t, dir, func(sum map[string]any) { sum["capacity"] = capacity })
 }
 
 func TestCapacityCurve(t *testing.T) {
@@ -385,22 +392,11 @@ func TestRate(t *testing.T) {
 // leg with its axes and figures, "missing" where the leg had none.
 func TestSweepMatrix(t *testing.T) {
 	dir := copyRun(t, fixture)
-	path := filepath.Join(dir, "summary.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum map[string]any
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
-	sum["matrix"] = map[string]any{"axes": []string{"entity_count", "sim_worker_threads"},
-		"columns": []any{map[string]any{"name": "ai_ms_mean", "title": "ai", "unit": "ms"}, map[string]any{"name": "cpu_pct_mean", "title": "server CPU %", "unit": "%"}},
-		"rows":    []any{map[string]any{"leg": "weave", "pattern": "weave", "point": []string{"2000", "1"}, "verdict": "passed", "values": []any{0.61, nil}}}}
-	b, _ = json.Marshal(sum)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editSummary(t, dir, func(sum map[string]any) {
+		sum["matrix"] = map[string]any{"axes": []string{"entity_count", "sim_worker_threads"},
+			"columns": []any{map[string]any{"name": "ai_ms_mean", "title": "ai", "unit": "ms"}, map[string]any{"name": "cpu_pct_mean", "title": "server CPU %", "unit": "%"}},
+			"rows":    []any{map[string]any{"leg": "weave", "pattern": "weave", "point": []string{"2000", "1"}, "verdict": "passed", "values": []any{0.61, nil}}}}
+	})
 	page := render(t, dir)
 	want := `<tr><td><a href="#leg-weave">weave</a></td><td class="num">2000</td><td class="num">1</td><td class="num">0.61</td><td class="num">missing</td>`
 	for _, w := range []string{"<h2>Sweep matrix</h2>", "<th>ai ms</th>", "<th>server CPU %</th>", want} {
@@ -416,21 +412,10 @@ func TestSweepMatrix(t *testing.T) {
 // TestAbortShown: a leg that ended early says when and why at its head.
 func TestAbortShown(t *testing.T) {
 	dir := copyRun(t, fixture)
-	path := filepath.Join(dir, "summary.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum map[string]any
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
-	leg := sum["legs"].([]any)[0].(map[string]any)
-	leg["aborted_at_s"], leg["abort_reason"] = 3.04, "server tick-Hz 4.1 below 30 for 3 s <of> 60"
-	b, _ = json.Marshal(sum)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editSummary(t, dir, func(sum map[string]any) {
+		leg := sum["legs"].([]any)[0].(map[string]any)
+		leg["aborted_at_s"], leg["abort_reason"] = 3.04, "server tick-Hz 4.1 below 30 for 3 s <of> 60"
+	})
 	page := render(t, dir)
 	if want := "Ended early at 3.0 s: server tick-Hz 4.1 below 30 for 3 s &lt;of&gt; 60"; !strings.Contains(page, want) {
 		t.Errorf("page lacks %q", want)

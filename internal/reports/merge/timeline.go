@@ -46,55 +46,89 @@ func mergeTimelines(picked []Input) ([]report.TimelinePoint, error) {
 	return out, nil
 }
 
+// mergeRow merges the shards' rows of one second: the swarm's figures
+// add up over the shards, the server's are the first shard's that read
+// them.
 func mergeRow(ts float64, ps []report.TimelinePoint) (report.TimelinePoint, error) {
 	m := report.TimelinePoint{TS: ts}
-	var kbsSum, svcSum float64
-	rtt := stats.NewHistogram()
+	sums := shardSums{rtt: stats.NewHistogram()}
 	for _, p := range ps {
-		m.Connected += p.Connected
-		m.TickHzMin = fold(m.TickHzMin, p.TickHzMin, less)
-		kbsSum += p.KBs * float64(p.KBsClients)
-		m.KBsClients += p.KBsClients
-		if p.RTTHist != nil {
-			h, err := p.RTTHist.Decode()
-			if err != nil {
-				return m, fmt.Errorf("timeline row t=%.0f s: rtt_hist: %w", ts, err)
-			}
-			rtt.Merge(h)
+		if err := sums.add(&m, p); err != nil {
+			return m, fmt.Errorf("timeline row t=%.0f s: rtt_hist: %w", ts, err)
 		}
-		m.TickMsP99 = fold(m.TickMsP99, p.TickMsP99, never)
-		if m.TickHist == nil {
-			m.TickHist = p.TickHist.Clone() // the server's: the first shard that read it
-		}
-		if m.Own == nil && len(p.Own) > 0 {
-			m.Own = maps.Clone(p.Own) // the server's too
-		}
-		m.RSSKB = fold(m.RSSKB, p.RSSKB, never)
-		if !m.TimelineServer.Measured() {
-			// The server's figures are one server's: any shard that read
-			// them that second carries them.
-			m.TimelineServer = p.TimelineServer.Clone()
-		}
-		m.WorkerDtP99 = max(m.WorkerDtP99, p.WorkerDtP99)
-		if p.ServiceIntervalMeanMs != nil && p.ServiceIntervals > 0 {
-			svcSum += *p.ServiceIntervalMeanMs * float64(p.ServiceIntervals)
-			m.ServiceIntervals += p.ServiceIntervals
-		}
+		takeServer(&m, p)
 	}
+	if err := sums.means(&m); err != nil {
+		return m, fmt.Errorf("timeline row t=%.0f s: rtt_hist: %w", ts, err)
+	}
+	return m, nil
+}
+
+// shardSums are what the swarm's means of one second are taken from: each
+// shard's KB/s weighted by the clients it is over, its service interval
+// mean by its interval count, and its RTT estimates as one histogram.
+type shardSums struct {
+	kbs, svc float64
+	rtt      *stats.Histogram
+}
+
+// add folds a shard's swarm figures into m and the sums: counts add up,
+// the slowest tick rate is the lowest, the worker dt the worst shard's.
+func (s *shardSums) add(m *report.TimelinePoint, p report.TimelinePoint) error {
+	m.Connected += p.Connected
+	m.TickHzMin = fold(m.TickHzMin, p.TickHzMin, less)
+	s.kbs += p.KBs * float64(p.KBsClients)
+	m.KBsClients += p.KBsClients
+	m.WorkerDtP99 = max(m.WorkerDtP99, p.WorkerDtP99)
+	if p.ServiceIntervalMeanMs != nil && p.ServiceIntervals > 0 {
+		s.svc += *p.ServiceIntervalMeanMs * float64(p.ServiceIntervals)
+		m.ServiceIntervals += p.ServiceIntervals
+	}
+	if p.RTTHist == nil {
+		return nil
+	}
+	h, err := p.RTTHist.Decode()
+	if err != nil {
+		return err
+	}
+	s.rtt.Merge(h)
+	return nil
+}
+
+// means sets m's weighted means and its RTT p95 (with the merged
+// histogram, for a merge of merges); a figure no shard had stays unset.
+func (s *shardSums) means(m *report.TimelinePoint) error {
 	if m.ServiceIntervals > 0 {
-		mean := svcSum / float64(m.ServiceIntervals)
+		mean := s.svc / float64(m.ServiceIntervals)
 		m.ServiceIntervalMeanMs = &mean
 	}
 	if m.KBsClients > 0 {
-		m.KBs = kbsSum / float64(m.KBsClients)
+		m.KBs = s.kbs / float64(m.KBsClients)
 	}
-	if rtt.Count() > 0 {
-		p95 := rtt.Summary().P95
-		enc, err := stats.Encode(rtt)
-		if err != nil {
-			return m, fmt.Errorf("timeline row t=%.0f s: rtt_hist: %w", ts, err)
-		}
-		m.RTTP95Ms, m.RTTHist = &p95, enc
+	if s.rtt.Count() == 0 {
+		return nil
 	}
-	return m, nil
+	p95 := s.rtt.Summary().P95
+	enc, err := stats.Encode(s.rtt)
+	if err != nil {
+		return err
+	}
+	m.RTTP95Ms, m.RTTHist = &p95, enc
+	return nil
+}
+
+// takeServer gives m the server's figures of p where m has none yet: they
+// are one server's, so any shard that read them that second carries them.
+func takeServer(m *report.TimelinePoint, p report.TimelinePoint) {
+	m.TickMsP99 = fold(m.TickMsP99, p.TickMsP99, never)
+	if m.TickHist == nil {
+		m.TickHist = p.TickHist.Clone()
+	}
+	if m.Own == nil && len(p.Own) > 0 {
+		m.Own = maps.Clone(p.Own)
+	}
+	m.RSSKB = fold(m.RSSKB, p.RSSKB, never)
+	if !m.TimelineServer.Measured() {
+		m.TimelineServer = p.TimelineServer.Clone()
+	}
 }

@@ -5,12 +5,33 @@ import (
 	"testing"
 )
 
+// parseCase is one input of a /proc decoder and what it must give: want,
+// or an error containing err.
+type parseCase[T comparable] struct {
+	name, in string
+	want     T
+	err      string
+}
+
+// checkParse runs parse over the cases.
+func checkParse[T comparable](t *testing.T, parse func([]byte) (T, error), cases []parseCase[T]) {
+	t.Helper()
+	for _, c := range cases {
+		got, err := parse([]byte(c.in))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+}
+
 func TestParseCPUStat(t *testing.T) {
-	cases := []struct {
-		name, in string
-		want     cpuTimes
-		err      string
-	}{
+	cases := []parseCase[cpuTimes]{
 		{name: "10 columns", in: "cpu  1 2 3 4 5 6 7 8 9 10\ncpu0 1 2 3 4 5 6 7 8 9 10\ncpu1 0 0 0 0 0 0 0 0 0 0\nintr 5\n",
 			want: cpuTimes{1, 2, 3, 4, 5, 6, 7, 8, 10, 2}},
 		{name: "7 columns (no steal)", in: "cpu 1 2 3 4 5 6 7\ncpu0 1 2 3 4 5 6 7\n",
@@ -26,18 +47,7 @@ func TestParseCPUStat(t *testing.T) {
 		{name: "negative", in: "cpu 1 -2 3 4\ncpu0 1 2 3 4\n", err: "figure 2"},
 		{name: "two aggregates", in: "cpu 1 2 3 4\ncpu 1 2 3 4\ncpu0 1 2 3 4\n", err: "two aggregate"},
 	}
-	for _, c := range cases {
-		got, err := parseCPUStat([]byte(c.in))
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: err %v, want %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
-		}
-	}
+	checkParse(t, parseCPUStat, cases)
 }
 
 func TestCPUTimesSums(t *testing.T) {
@@ -52,11 +62,7 @@ func TestCPUTimesSums(t *testing.T) {
 
 func TestParseProcStat(t *testing.T) {
 	tail := " S 77 77 77 0 -1 4194304 1 0 0 0 13 7 900 900 20 0 3 0 123456 3133440 363"
-	cases := []struct {
-		name, in string
-		want     procStat
-		err      string
-	}{
+	cases := []parseCase[procStat]{
 		{name: "plain", in: "42 (server)" + tail, want: procStat{ppid: 77, start: 123456, cpu: 20}},
 		{name: "spaces and parentheses in the name", in: "42 (a) b (c))" + tail, want: procStat{ppid: 77, start: 123456, cpu: 20}},
 		{name: "empty name", in: "42 ()" + tail, want: procStat{ppid: 77, start: 123456, cpu: 20}},
@@ -68,26 +74,11 @@ func TestParseProcStat(t *testing.T) {
 		{name: "bad stime", in: "42 (s) S 1 77 77 0 -1 4194304 1 0 0 0 1 y 0 0 20 0 1 0 1 0 0", err: "stime"},
 		{name: "bad starttime", in: "42 (s) S 1 77 77 0 -1 4194304 1 0 0 0 1 1 0 0 20 0 1 0 z 0 0", err: "starttime"},
 	}
-	for _, c := range cases {
-		got, err := parseProcStat([]byte(c.in))
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: err %v, want %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
-		}
-	}
+	checkParse(t, parseProcStat, cases)
 }
 
 func TestParsePressure(t *testing.T) {
-	cases := []struct {
-		name, in string
-		want     float64
-		err      string
-	}{
+	cases := []parseCase[float64]{
 		{name: "5.13+", in: "some avg10=1.53 avg60=0.87 avg300=0.24 total=3158374\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", want: 1.53},
 		{name: "4.20 (some only)", in: "some avg10=99.99 avg60=0.87 avg300=0.24 total=3158374\n", want: 99.99},
 		{name: "full first", in: "full avg10=7.00 total=0\nsome avg10=2.00 total=1\n", want: 2},
@@ -98,18 +89,7 @@ func TestParsePressure(t *testing.T) {
 		{name: "over 100", in: "some avg10=100.5\n", err: "outside 0..100"},
 		{name: "empty", in: "", err: "no \"some\" line"},
 	}
-	for _, c := range cases {
-		got, err := parsePressure([]byte(c.in))
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: err %v, want %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
-		}
-	}
+	checkParse(t, parsePressure, cases)
 }
 
 // The three decoders read files of the kernel's; a torn or foreign file must give an error or

@@ -52,11 +52,8 @@ func WorstWindow(rows []report.TimelinePoint, from, to, windowS, q float64) (Wor
 	}
 	in, starts, unread := holdRows(rows, from, to)
 	w.Unread = unread
-	switch {
-	case len(in) == 0:
-		return w, errors.New("no timeline row in the hold has a tick histogram (timeline[].tick_hist): the server writes no cumulative tick_ms (docs/metrics.md, \"Cumulative state\"), or every reading failed")
-	case in[len(in)-1].TS-starts[0] < windowS-windowSlack:
-		return w, fmt.Errorf("the hold's tick histograms span %.1f s (t=%.1f–%.1f s), less than the %s s window", in[len(in)-1].TS-starts[0], starts[0], in[len(in)-1].TS, fmtS(windowS))
+	if err := fitsHold(in, starts, windowS); err != nil {
+		return w, err
 	}
 	layout, index := unionLayout(in)
 	dense := make([]uint64, len(layout))
@@ -96,6 +93,19 @@ func WorstWindow(rows []report.TimelinePoint, from, to, windowS, q float64) (Wor
 		return w, fmt.Errorf("no %s s window fits the hold's tick histograms", fmtS(windowS))
 	}
 	return w, nil
+}
+
+// fitsHold says why no window of windowS seconds can be slid over the
+// hold's rows with a histogram (in, each starting at starts[i]): there is
+// none, or they span less than the window. nil when one fits.
+func fitsHold(in []report.TimelinePoint, starts []float64, windowS float64) error {
+	switch {
+	case len(in) == 0:
+		return errors.New("no timeline row in the hold has a tick histogram (timeline[].tick_hist): the server writes no cumulative tick_ms (docs/metrics.md, \"Cumulative state\"), or every reading failed")
+	case in[len(in)-1].TS-starts[0] < windowS-windowSlack:
+		return fmt.Errorf("the hold's tick histograms span %.1f s (t=%.1f–%.1f s), less than the %s s window", in[len(in)-1].TS-starts[0], starts[0], in[len(in)-1].TS, fmtS(windowS))
+	}
+	return nil
 }
 
 // holdRows are the rows of the hold that carry a histogram, where each

@@ -455,18 +455,12 @@ func TestInterrupted(t *testing.T) {
 		t.Fatalf("exit %d, want 130\n%s", r.code, r.log)
 	}
 	checkRun(t, r, "long", 130, "interrupted")
-	// scalegate reaps its processes before it exits; the bounded retry only
-	// absorbs the kernel tearing down one it already reported dead.
-	var left []string
-	for range 50 {
-		if left = processesMentioning(r.outputs["run-dir"]); len(left) == 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(left) > 0 {
-		t.Errorf("processes left behind: %v", left)
-	}
+	// scalegate reaps its processes before it exits; the short bound (5 s)
+	// only absorbs the kernel tearing down one it already reported dead.
+	livetest.Eventually(t, 5*time.Second, func() (bool, string) {
+		left := processesMentioning(r.outputs["run-dir"])
+		return len(left) == 0, fmt.Sprintf("processes left behind: %v", left)
+	})
 }
 
 // TestNotRun: steps that end before scalegate writes a run directory still

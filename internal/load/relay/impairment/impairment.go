@@ -124,51 +124,61 @@ func (s Schedule) Validate() error {
 	seen := map[string]bool{}
 	for i := range s {
 		p := &s[i]
-		bad := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("phase %q: "+format, append([]any{p.Name}, args...)...))
-		}
+		var why []string
 		if seen[p.Name] {
-			bad("name used twice (each phase is one row of the report)")
+			why = append(why, "name used twice (each phase is one row of the report)")
 		}
 		seen[p.Name] = true
-		if p.Name == "before" || p.Name == "after" {
-			bad("name is reserved for the clean stretches around the phases")
-		}
-		if !finite(p.StartS) || p.StartS < 0 {
-			bad("start_s must be a finite number ≥ 0, got %g", p.StartS)
-		}
-		if !finite(p.DurationS) || p.DurationS <= 0 {
-			bad("duration_s must be a finite number > 0, got %g", p.DurationS)
-		}
-		if finite(p.StartS) && finite(p.DurationS) && p.StartS+p.DurationS > MaxScheduleS {
-			bad("ends at %gs (start_s %g + duration_s %g): a phase must end within %d s (7 days) of the run's start", p.StartS+p.DurationS, p.StartS, p.DurationS, MaxScheduleS)
-		}
-		switch p.Direction {
-		case DirDown, DirUp, DirBoth:
-		default:
-			bad("direction %q: want down, up or both", p.Direction)
-		}
-		for _, f := range []struct {
-			name   string
-			v, max float64
-		}{{"loss", p.Loss, 1}, {"duplicate", p.Duplicate, 1}, {"burst_len", p.BurstLen, math.MaxFloat64},
-			{"delay_ms", p.DelayMs, 60000}, {"jitter_ms", p.JitterMs, 60000}, {"rate_kbps", p.RateKbps, math.MaxFloat64},
-			{"queue_ms", p.QueueMs, 60000}} {
-			if !finite(f.v) || f.v < 0 || f.v > f.max {
-				bad("%s must be a finite number in [0, %g], got %g", f.name, f.max, f.v)
-			}
-		}
-		if p.Loss >= 1 && p.BurstLen > 1 {
-			bad("loss 1 with burst_len > 1: a link that drops everything has no bursts")
-		}
-		if !p.Impairs() {
-			bad("impairs nothing (no loss, delay, jitter, duplication or rate limit): an impairment phase must impair something")
-		}
+		why = append(why, p.problems()...)
 		if i > 0 && p.StartS < s[i-1].StartS+s[i-1].DurationS {
-			bad("starts at %gs, before phase %q ends at %gs: phases must not overlap", p.StartS, s[i-1].Name, s[i-1].StartS+s[i-1].DurationS)
+			why = append(why, fmt.Sprintf("starts at %gs, before phase %q ends at %gs: phases must not overlap", p.StartS, s[i-1].Name, s[i-1].StartS+s[i-1].DurationS))
+		}
+		for _, w := range why {
+			errs = append(errs, fmt.Errorf("phase %q: %s", p.Name, w))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// problems are what is wrong with the phase on its own: a reserved name,
+// its span, its direction, a figure out of range, or nothing impaired.
+func (p *Phase) problems() []string {
+	var why []string
+	bad := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
+	if p.Name == "before" || p.Name == "after" {
+		bad("name is reserved for the clean stretches around the phases")
+	}
+	if !finite(p.StartS) || p.StartS < 0 {
+		bad("start_s must be a finite number ≥ 0, got %g", p.StartS)
+	}
+	if !finite(p.DurationS) || p.DurationS <= 0 {
+		bad("duration_s must be a finite number > 0, got %g", p.DurationS)
+	}
+	if finite(p.StartS) && finite(p.DurationS) && p.StartS+p.DurationS > MaxScheduleS {
+		bad("ends at %gs (start_s %g + duration_s %g): a phase must end within %d s (7 days) of the run's start", p.StartS+p.DurationS, p.StartS, p.DurationS, MaxScheduleS)
+	}
+	switch p.Direction {
+	case DirDown, DirUp, DirBoth:
+	default:
+		bad("direction %q: want down, up or both", p.Direction)
+	}
+	for _, f := range []struct {
+		name   string
+		v, max float64
+	}{{"loss", p.Loss, 1}, {"duplicate", p.Duplicate, 1}, {"burst_len", p.BurstLen, math.MaxFloat64},
+		{"delay_ms", p.DelayMs, 60000}, {"jitter_ms", p.JitterMs, 60000}, {"rate_kbps", p.RateKbps, math.MaxFloat64},
+		{"queue_ms", p.QueueMs, 60000}} {
+		if !finite(f.v) || f.v < 0 || f.v > f.max {
+			bad("%s must be a finite number in [0, %g], got %g", f.name, f.max, f.v)
+		}
+	}
+	if p.Loss >= 1 && p.BurstLen > 1 {
+		bad("loss 1 with burst_len > 1: a link that drops everything has no bursts")
+	}
+	if !p.Impairs() {
+		bad("impairs nothing (no loss, delay, jitter, duplication or rate limit): an impairment phase must impair something")
+	}
+	return why
 }
 
 // At returns the phase active at elapsed time t, or nil (clean).
