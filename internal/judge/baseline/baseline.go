@@ -97,7 +97,19 @@ type Entry struct {
 	// Spread holds, per figure name, the runs' samples and their spread;
 	// absent for a single-run entry.
 	Spread map[string]Spread `json:"spread,omitempty"`
+	// Own holds the profile's own baselined figures ("physics_ms.p99",
+	// OwnName): the one run's value, or the median of the runs (whose
+	// spread is under Spread, by the same name).
+	Own map[string]float64 `json:"own,omitempty"`
 }
+
+// OwnName is the name a baseline entry records a statistic of the
+// profile's own figure under: "physics_ms.p99". The dot keeps it apart
+// from the built-in figures' names.
+func OwnName(figure, stat string) string { return figure + "." + stat }
+
+// IsOwn reports whether a figure name is an own figure's (OwnName).
+func IsOwn(name string) bool { return strings.Contains(name, ".") }
 
 // Spread is one figure over N runs of the same code on the same host.
 type Spread struct {
@@ -153,12 +165,12 @@ func (s Spread) Sigma() float64 { return stats.MADScale * s.MAD }
 // fresh Entry (as --update-baseline builds one per key).
 func (e *Entry) Record(figure string, samples []float64) error {
 	n := len(samples)
-	scalar := figure == FigureKBs || figure == FigureWireKBs || figure == FigureBytesPerEntity
+	scalar := figure == FigureKBs || figure == FigureWireKBs || figure == FigureBytesPerEntity || IsOwn(figure)
 	switch {
 	case n != 1 && n < MinRuns:
 		return fmt.Errorf("figure %s: %d runs: record 1, or at least %d for a spread", figure, n, MinRuns)
 	case n == 1 && !scalar:
-		return fmt.Errorf("figure %s: only %s, %s and %s have a single-run field; record it from at least %d runs",
+		return fmt.Errorf("figure %s: only %s, %s, %s and own figures have a single-run field; record it from at least %d runs",
 			figure, FigureKBs, FigureWireKBs, FigureBytesPerEntity, MinRuns)
 	case e.Runs > 0 && e.Runs != n:
 		return fmt.Errorf("figure %s: %d samples, but the entry's other figures came from %d runs", figure, n, e.Runs)
@@ -189,6 +201,12 @@ func (e *Entry) Record(figure string, samples []float64) error {
 	case FigureBytesPerEntity:
 		e.BytesPerEntity = &v
 	}
+	if IsOwn(figure) {
+		if e.Own == nil {
+			e.Own = map[string]float64{}
+		}
+		e.Own[figure] = v
+	}
 	return nil
 }
 
@@ -216,6 +234,9 @@ func (e Entry) Reference(figure string) (Reference, bool) {
 		if e.BytesPerEntity != nil {
 			return Reference{Value: *e.BytesPerEntity}, true
 		}
+	}
+	if v, ok := e.Own[figure]; ok && IsOwn(figure) {
+		return Reference{Value: v}, true
 	}
 	return Reference{}, false
 }
@@ -297,12 +318,27 @@ func (e Entry) check() error {
 				return fmt.Errorf("spread.%s is recorded but %s is missing", name, name)
 			}
 		}
+		if IsOwn(name) {
+			v, ok := e.Own[name]
+			if !ok {
+				return fmt.Errorf("spread.%s is recorded but own.%s is missing", name, name)
+			}
+			scalar = &v
+		}
 		if scalar != nil && !same(*scalar, s.Median) {
 			return fmt.Errorf("%s is %v but spread.%s.median is %v (the scalar must be the median: older readers compare against it)",
-				name, *scalar, name, s.Median)
+				scalarField(name), *scalar, name, s.Median)
 		}
 	}
 	return nil
+}
+
+// scalarField is where an entry keeps a figure's value beside its spread.
+func scalarField(name string) string {
+	if IsOwn(name) {
+		return "own." + name
+	}
+	return name
 }
 
 // same compares a stored summary with the recomputed one, allowing for the

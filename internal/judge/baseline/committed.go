@@ -110,7 +110,7 @@ func Update(b *Committed, run *rundir.RunResult, now time.Time, gitHead, host st
 	for _, key := range keys {
 		entry := Entry{Transport: run.Profile.Transport, Clients: run.Profile.Clients,
 			UpdatedAt: now.UTC().Format(time.RFC3339), GitHead: gitHead, Host: host}
-		if err := recordEntry(legs[key], &entry); err != nil {
+		if err := recordEntry(legs[key], OwnFigures(run.Profile), &entry); err != nil {
 			return false, fmt.Errorf("%w: key %s: %v", ErrNotUpdated, key, err)
 		}
 		next[key] = entry
@@ -287,7 +287,7 @@ var figures = []struct {
 // update; an optional one is recorded only when every run has it, and
 // refused when some runs have it and some do not (the runs did not
 // measure the same thing).
-func recordEntry(legs []rundir.LegResult, entry *Entry) error {
+func recordEntry(legs []rundir.LegResult, own []Figure, entry *Entry) error {
 	ms := make([]*gatetable.Metrics, len(legs))
 	for i, l := range legs {
 		if l.Report == nil {
@@ -295,8 +295,8 @@ func recordEntry(legs []rundir.LegResult, entry *Entry) error {
 		}
 		ms[i] = gatetable.FromReport(l.Report)
 	}
-	for _, f := range figures {
-		if f.timing && len(ms) < MinRuns {
+	for _, f := range append(Figures(), own...) {
+		if f.Timing && len(ms) < MinRuns {
 			// One run has no spread to judge a timing figure by.
 			continue
 		}
@@ -304,7 +304,7 @@ func recordEntry(legs []rundir.LegResult, entry *Entry) error {
 		var missing []string
 		var firstErr error
 		for i, m := range ms {
-			v, err := f.fig.Read(m)
+			v, err := f.Figure.Read(m)
 			if err != nil {
 				missing = append(missing, legs[i].Leg.ID)
 				firstErr = cmp.Or(firstErr, fmt.Errorf("leg %s: %w", legs[i].Leg.ID, err))
@@ -313,14 +313,14 @@ func recordEntry(legs []rundir.LegResult, entry *Entry) error {
 			samples = append(samples, round3(v))
 		}
 		switch {
-		case len(missing) == len(ms) && f.optional:
+		case len(missing) == len(ms) && f.Optional:
 			continue
-		case len(missing) > 0 && f.optional:
-			return fmt.Errorf("%s measured in %d of %d runs (missing in %s): %w", f.name, len(samples), len(ms), strings.Join(missing, ", "), firstErr)
+		case len(missing) > 0 && f.Optional:
+			return fmt.Errorf("%s measured in %d of %d runs (missing in %s): %w", f.Name, len(samples), len(ms), strings.Join(missing, ", "), firstErr)
 		case len(missing) > 0:
 			return firstErr
 		}
-		if err := entry.Record(f.name, samples); err != nil {
+		if err := entry.Record(f.Name, samples); err != nil {
 			return err
 		}
 	}
@@ -333,9 +333,14 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 type Figure struct {
 	// Gate and Title are the check's id and row title.
 	Gate, Title string
-	// Name is the figure's name in a baseline entry (FigureKBs, …).
+	// Name is the figure's name in a baseline entry (FigureKBs, …;
+	// OwnName for the profile's own).
 	Name   string
 	Figure gatetable.Figure
+	// Dir is the direction a regression moves it against: AtMost for
+	// every built-in figure (more bytes, a later input), AtLeast for an
+	// own figure whose higher values are better.
+	Dir gatetable.Direction
 	// Optional: recorded and judged only where the run or the entry has it.
 	Optional bool
 	// Timing: machine-dependent; its check is hard only in the strict
@@ -356,11 +361,38 @@ func Figures() []Figure {
 	return out
 }
 
+// OwnFigures lists the baselined figures of the profile's own: every
+// statistic of an own figure that the profile gates (physics_ms_p99_max
+// baselines physics_ms.p99), in the gate list's order, with the gate's
+// direction. A timing figure (declared timing: true) is recorded only
+// from MinRuns or more runs and judged hard only in the strict tier, as
+// the input latency is.
+func OwnFigures(p *profile.Profile) []Figure {
+	var out []Figure
+	for _, g := range p.GateList() {
+		if !g.Own || !p.Gates.Has(g.Name) || len(g.ServerFields) != 1 {
+			continue
+		}
+		fig, stat, _ := strings.Cut(g.ServerFields[0], ".")
+		out = append(out, Figure{
+			Gate: "baseline_" + fig + "_" + stat, Title: g.Title + " vs baseline", Name: OwnName(fig, stat), Dir: g.Dir,
+			Figure: gatetable.Figure{Name: fig + "_" + stat, Title: g.Title, Path: g.Metric, Unit: g.Unit, Read: g.Measure},
+			Timing: g.Timing, Moved: "the team's own figure moved",
+		})
+	}
+	return out
+}
+
 // Limit is the limit the baseline check of p's leg with baseline key key
 // judges figure against (NewLimit with the profile's tolerance
 // and spread_k, direction at most); false when the entry or the figure is
 // not recorded, which fails the check as unevaluable.
 func (b *Committed) Limit(p *profile.Profile, key, figure string) (Limit, bool, error) {
+	return b.LimitDir(p, key, figure, gatetable.AtMost)
+}
+
+// LimitDir is Limit in the direction dir (an own figure's).
+func (b *Committed) LimitDir(p *profile.Profile, key, figure string, dir gatetable.Direction) (Limit, bool, error) {
 	entry, ok := b.Lookup(key)
 	if !ok {
 		return Limit{}, false, nil
@@ -369,7 +401,7 @@ func (b *Committed) Limit(p *profile.Profile, key, figure string) (Limit, bool, 
 	if !ok {
 		return Limit{}, false, nil
 	}
-	lim, err := NewLimit(ref, gatetable.AtMost, p.Baseline.TolerancePct, p.Baseline.SpreadK)
+	lim, err := NewLimit(ref, dir, p.Baseline.TolerancePct, p.Baseline.SpreadK)
 	if err != nil {
 		return Limit{}, false, fmt.Errorf("baseline key %q: %s: %w", key, figure, err)
 	}

@@ -30,7 +30,7 @@ func runLeg(t *testing.T, id string, kbs, wire, latencyP95 float64) rundir.LegRe
 // timing figure by), and runs that disagree on having it refuse the update.
 func TestTimingFigureNeedsRuns(t *testing.T) {
 	var one Entry
-	if err := recordEntry([]rundir.LegResult{runLeg(t, "w", 60, 61, 15)}, &one); err != nil {
+	if err := recordEntry([]rundir.LegResult{runLeg(t, "w", 60, 61, 15)}, nil, &one); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := one.Reference(FigureInputLatencyP95); ok {
@@ -42,7 +42,7 @@ func TestTimingFigureNeedsRuns(t *testing.T) {
 
 	var three Entry
 	legs := []rundir.LegResult{runLeg(t, "w1", 60, 61, 15.2), runLeg(t, "w2", 60, 61, 15.9), runLeg(t, "w3", 60, 61, 15.4)}
-	if err := recordEntry(legs, &three); err != nil {
+	if err := recordEntry(legs, nil, &three); err != nil {
 		t.Fatal(err)
 	}
 	ref, ok := three.Reference(FigureInputLatencyP95)
@@ -52,13 +52,13 @@ func TestTimingFigureNeedsRuns(t *testing.T) {
 
 	var mixed Entry
 	legs[1] = runLeg(t, "w2", 60, 61, 0)
-	if err := recordEntry(legs, &mixed); err == nil {
+	if err := recordEntry(legs, nil, &mixed); err == nil {
 		t.Errorf("runs with and without input latency were recorded: %+v", mixed)
 	}
 
 	var none Entry
 	legs = []rundir.LegResult{runLeg(t, "w1", 60, 61, 0), runLeg(t, "w2", 60, 61, 0), runLeg(t, "w3", 60, 61, 0)}
-	if err := recordEntry(legs, &none); err != nil {
+	if err := recordEntry(legs, nil, &none); err != nil {
 		t.Fatalf("a v1.0 server's runs (no input latency): %v", err)
 	}
 	if _, ok := none.Reference(FigureInputLatencyP95); ok {

@@ -55,6 +55,7 @@ func (e *evaluator) staleCheck(path string) {
 type baselined struct {
 	gate, title, name string
 	fig               gatetable.Figure
+	dir               gatetable.Direction
 	ref               baseline.Reference
 	have              bool // the baseline entry carries this figure
 	timing            bool // tiered (gatetable.StrictOnlyLevel), recorded only from ≥ MinRuns runs
@@ -66,8 +67,8 @@ type baselined struct {
 // records it; all are picked before any is checked.
 func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baselined {
 	var checks []baselined
-	for _, f := range baseline.Figures() {
-		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure, timing: f.Timing, moved: f.Moved}
+	for _, f := range append(baseline.Figures(), baseline.OwnFigures(e.in.Profile)...) {
+		b := baselined{gate: f.Gate, title: f.Title, name: f.Name, fig: f.Figure, dir: f.Dir, timing: f.Timing, moved: f.Moved}
 		if have {
 			b.ref, b.have = entry.Reference(f.Name)
 		}
@@ -124,7 +125,7 @@ func (e *evaluator) baselineJudged(b baselined, entry baseline.Entry, have bool,
 			c.Baseline = fmt.Sprintf("%s → %s", fmtNum(b.ref.Value), c.MeasuredText)
 		}
 	case !b.have:
-		e.missingReference(&c, have, path)
+		e.missingReference(&c, b.dir, have, path)
 		if b.timing {
 			c.Detail += fmt.Sprintf(" (a timing figure is recorded only with --runs N, N ≥ %d)", baseline.MinRuns)
 		}
@@ -137,9 +138,9 @@ func (e *evaluator) baselineJudged(b baselined, entry baseline.Entry, have bool,
 // missingReference makes c unevaluable for want of a reference: no entry
 // for the leg's key in the baseline at path, or (have) an entry that does
 // not record the figure; either way the detail says how to record it.
-func (e *evaluator) missingReference(c *rundir.Check, have bool, path string) {
+func (e *evaluator) missingReference(c *rundir.Check, dir gatetable.Direction, have bool, path string) {
 	key := e.in.Leg.BaselineKey
-	c.Threshold = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct))
+	c.Threshold = fmt.Sprintf("%s baseline %s%s%%", dir.Symbol(), towards(dir), fmtNum(e.in.Profile.Baseline.TolerancePct))
 	c.Status = rundir.StatusUnevaluable
 	c.Baseline = "missing"
 	c.Detail = fmt.Sprintf("no baseline key %q in %s: run `scalegate --profile %s --update-baseline` on a passing run to record it",
@@ -153,9 +154,9 @@ func (e *evaluator) missingReference(c *rundir.Check, have bool, path string) {
 // judgeBaseline compares a measured figure (err: missing) with its limit
 // (baseline.Committed.Limit: the one computation calibrate reads too).
 func (e *evaluator) judgeBaseline(c *rundir.Check, b baselined, entry baseline.Entry, v float64, err error) {
-	lim, _, lerr := e.in.Baseline.Limit(e.in.Profile, e.in.Leg.BaselineKey, b.name)
+	lim, _, lerr := e.in.Baseline.LimitDir(e.in.Profile, e.in.Leg.BaselineKey, b.name, b.dir)
 	if lerr != nil {
-		c.Threshold, c.Status = fmt.Sprintf("≤ baseline +%s%%", fmtNum(e.in.Profile.Baseline.TolerancePct)), rundir.StatusUnevaluable
+		c.Threshold, c.Status = fmt.Sprintf("%s baseline %s%s%%", b.dir.Symbol(), towards(b.dir), fmtNum(e.in.Profile.Baseline.TolerancePct)), rundir.StatusUnevaluable
 		c.Detail = lerr.Error()
 		return
 	}
@@ -176,9 +177,19 @@ func (e *evaluator) judgeBaseline(c *rundir.Check, b baselined, entry baseline.E
 	}
 	if !lim.Holds(v) {
 		c.Status = rundir.StatusFail
-		c.Detail = fmt.Sprintf("%s over baseline: %s; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base), b.moved)
+		c.Detail = fmt.Sprintf("%s %s baseline: %s; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base), map[bool]string{true: "under", false: "over"}[b.dir == gatetable.AtLeast], b.moved)
 		if lim.Runs > 1 {
 			c.Detail += fmt.Sprintf(" (the limit's margin %s was set by the %s term)", fmtNum(lim.Margin), lim.By)
 		}
 	}
+}
+
+// towards is the sign of a baseline limit's margin: above the baseline
+// for a figure that must stay at most, below for one that must stay at
+// least.
+func towards(dir gatetable.Direction) string {
+	if dir == gatetable.AtLeast {
+		return "−"
+	}
+	return "+"
 }
