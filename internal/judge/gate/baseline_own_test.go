@@ -25,7 +25,7 @@ func TestOwnFigureBaseline(t *testing.T) {
 		entry          baseline.Entry
 		timing, strict bool
 		want           map[string]rundir.Status // check → status ("" : absent)
-		level          gatetable.Level   // of baseline_physics_ms_p99
+		level          gatetable.Level          // of baseline_physics_ms_p99
 		detail         string
 	}{
 		{name: "within", physics: 2.1, bodie: 100, entry: recorded,
