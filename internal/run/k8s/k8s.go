@@ -83,9 +83,6 @@ func (o *Options) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if len(o.Profile.Figures) > 0 {
-		errs = append(errs, fmt.Errorf("profile %s declares its own figures (figures:): the pods cannot carry the figures file yet; gate it with `scalegate` on one machine", o.Profile.Name))
-	}
 	if err := validServer(o.Server); err != nil {
 		errs = append(errs, err)
 	}
@@ -152,16 +149,24 @@ func (o *Options) swarmArgs() []string {
 	so := swarmcmd.Options{Host: host, Port: port, ServerMetrics: o.ServerMetrics,
 		Progress: "plain", Shard: "$(JOB_COMPLETION_INDEX)/" + strconv.Itoa(o.Shards), StartAt: o.StartAt.UTC().Format(time.RFC3339)}
 	if src, err := o.promqlSource(); err == nil && src != nil {
-		so.Prometheus = &swarmcmd.Prometheus{URL: o.Profile.Server.Metrics.URL, MapFile: queriesMount + "/" + queriesKey, PromQL: true, Labels: src.labels}
+		so.Prometheus = &swarmcmd.Prometheus{URL: o.Profile.Server.Metrics.URL, MapFile: configMount + "/" + queriesKey, PromQL: true, Labels: src.labels}
+	}
+	if len(o.Profile.Figures) > 0 {
+		so.FiguresFile = configMount + "/" + figuresKey
 	}
 	return swarmcmd.Args(o.Profile, o.Leg, so)
 }
 
-// The PromQL mapping rides in a ConfigMap mounted into every pod.
+// The files a pod's swarm reads (a PromQL mapping, the own figures) ride
+// in a ConfigMap mounted into every pod.
 const (
-	queriesMount = "/etc/scalegate"
-	queriesKey   = "queries.json"
+	configMount = "/etc/scalegate"
+	queriesKey  = "queries.json"
+	figuresKey  = "figures.json"
 )
+
+// configName is the ConfigMap's name.
+func (o *Options) configName() string { return o.JobName() + "-config" }
 
 // promqlSrc is a PromQL profile's source as the pods read it: the mapping
 // (the reference server's unless the profile gives one) and the labels,
@@ -198,19 +203,32 @@ func (o *Options) promqlSource() (*promqlSrc, error) {
 	return &promqlSrc{queries: b, labels: labels}, nil
 }
 
-// configMap carries a PromQL profile's mapping to the pods; nil without
-// one.
-func (o *Options) configMap(labels map[string]string) map[string]any {
+// configMap carries the files the pods' swarms read: a PromQL profile's
+// mapping and the profile's own figures; nil when there are none.
+func (o *Options) configMap(labels map[string]string) (map[string]any, error) {
+	data := map[string]string{}
 	src, err := o.promqlSource()
-	if err != nil || src == nil {
-		return nil
+	if err != nil {
+		return nil, err
 	}
-	meta := map[string]any{"name": o.JobName() + "-queries", "labels": labels}
+	if src != nil {
+		data[queriesKey] = string(src.queries)
+	}
+	if len(o.Profile.Figures) > 0 {
+		b, err := json.MarshalIndent(o.Profile.Figures, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("figures: %w", err)
+		}
+		data[figuresKey] = string(b)
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	meta := map[string]any{"name": o.configName(), "labels": labels}
 	if o.Namespace != "" {
 		meta["namespace"] = o.Namespace
 	}
-	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
-		"data": map[string]string{queriesKey: string(src.queries)}}
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}, nil
 }
 
 // podReport is where the pod's swarm writes its report.
@@ -262,7 +280,11 @@ func Manifests(o Options) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString(header(&o))
-	if cm := o.configMap(labels); cm != nil {
+	cm, err := o.configMap(labels)
+	if err != nil {
+		return nil, err
+	}
+	if cm != nil {
 		if err := encodeYAML(&b, cm); err != nil {
 			return nil, err
 		}
@@ -301,9 +323,9 @@ func (o *Options) podTemplate(labels map[string]string) map[string]any {
 		},
 	}
 	spec := map[string]any{"restartPolicy": "Never", "containers": []any{container}}
-	if o.Profile.Server.PromQL() {
-		container["volumeMounts"] = []any{map[string]any{"name": "queries", "mountPath": queriesMount, "readOnly": true}}
-		spec["volumes"] = []any{map[string]any{"name": "queries", "configMap": map[string]any{"name": o.JobName() + "-queries"}}}
+	if o.Profile.Server.PromQL() || len(o.Profile.Figures) > 0 {
+		container["volumeMounts"] = []any{map[string]any{"name": "config", "mountPath": configMount, "readOnly": true}}
+		spec["volumes"] = []any{map[string]any{"name": "config", "configMap": map[string]any{"name": o.configName()}}}
 	}
 	return map[string]any{"metadata": map[string]any{"labels": labels}, "spec": spec}
 }

@@ -173,13 +173,6 @@ func TestValidateRefusesWhatWouldRideAlong(t *testing.T) {
 		{func(o *Options) { o.Namespace = "Load Tests" }, `--namespace "Load Tests"`},
 		{func(o *Options) { o.CPU = "lots" }, `--cpu "lots"`},
 		{func(o *Options) { o.CPU = "-1" }, `--cpu "-1"`},
-		// The pods cannot carry the figures file: its figures would be
-		// declared and never measured.
-		{func(o *Options) {
-			p := *o.Profile
-			p.Figures = gatetable.OwnFigures{"physics_ms": {Better: "lower"}}
-			o.Profile = &p
-		}, "declares its own figures"},
 	} {
 		o := testOptions()
 		tc.edit(&o)
@@ -195,13 +188,15 @@ func TestValidateRefusesWhatWouldRideAlong(t *testing.T) {
 }
 
 // TestManifestsPromQL: a profile that reads its server through PromQL
-// renders a ConfigMap with the mapping ({leg} and {pod} filled) beside the
-// Job, each strictly a Kubernetes API object; every pod mounts it and its
+// renders a ConfigMap with the mapping ({leg} and {pod} filled) and its
+// own figures beside the Job, each strictly a Kubernetes API object; every pod mounts it and its
 // swarm queries the profile's Prometheus with the labels. A profile that
 // scrapes the endpoint itself is refused, naming the PromQL route.
 func TestManifestsPromQL(t *testing.T) {
 	o := testOptions()
 	o.ServerMetrics = ""
+	o.Profile.Figures = gatetable.OwnFigures{"physics_ms": {Unit: "ms", Better: "lower",
+		Prometheus: &promsource.Figure{Histogram: "game_physics_seconds", Scale: ptrF(1000)}}}
 	o.Profile.Server.Metrics = &profile.ServerMetrics{Source: "promql", URL: "http://prometheus.monitoring:9090", Pod: "game-0",
 		Labels: map[string]string{"pod": "{pod}", "scalegate_leg": "{leg}"},
 		Queries: map[string]any{"tick_ms": map[string]any{"histogram": "game_tick_seconds", "scale": 1000},
@@ -216,7 +211,7 @@ func TestManifestsPromQL(t *testing.T) {
 	}
 	var cm corev1.ConfigMap
 	strictDecode(t, docs[0], &cm)
-	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Name != "scalegate-pr-weave-queries" || cm.Namespace != "load" {
+	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Name != "scalegate-pr-weave-config" || cm.Namespace != "load" {
 		t.Errorf("configmap %s %s %s/%s", cm.APIVersion, cm.Kind, cm.Namespace, cm.Name)
 	}
 	m, err := promsource.ParseMap([]byte(cm.Data["queries.json"]))
@@ -226,12 +221,16 @@ func TestManifestsPromQL(t *testing.T) {
 	if got := m["transport"].Labels["pod"]; got != "game-0" {
 		t.Errorf("transport's pod label %q, want {pod} filled with game-0", got)
 	}
+	var figs gatetable.OwnFigures
+	if err := json.Unmarshal([]byte(cm.Data["figures.json"]), &figs); err != nil || figs["physics_ms"].Prometheus == nil {
+		t.Errorf("the ConfigMap's own figures: %v %v\n%s", figs, err, cm.Data["figures.json"])
+	}
 	job := decodeJob(t, docs[1])
 	pod := job.Spec.Template.Spec
 	c := pod.Containers[0]
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{"--server-metrics-promql http://prometheus.monitoring:9090 --server-metrics-map /etc/scalegate/queries.json",
-		"--server-metrics-label pod=game-0 --server-metrics-label scalegate_leg=weave"} {
+		"--server-metrics-label pod=game-0 --server-metrics-label scalegate_leg=weave", "--server-figures /etc/scalegate/figures.json"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
 		}
@@ -272,3 +271,5 @@ func strictDecode(t *testing.T, doc []byte, into any) {
 		t.Fatalf("not a strict %T: %v\n%s", into, err, doc)
 	}
 }
+
+func ptrF(v float64) *float64 { return &v }
