@@ -91,6 +91,16 @@ func (e *evaluator) baselinedFigures(entry baseline.Entry, have bool) []baseline
 // exists, at path), else judged against the entry's limit.
 func (e *evaluator) baselineCheck(b baselined, entry baseline.Entry, have bool, path string) rundir.Check {
 	c := e.baselineJudged(b, entry, have, path)
+	if have && !b.have && baseline.IsOwn(b.name) && !e.in.UpdateBaseline {
+		// A gate added to a baselined profile (or a profile gated by an
+		// older scalegate) has an entry that never recorded its figure: the
+		// row says so and how to record it, and it does not fail the run
+		// (docs/compatibility.md: an old baseline never fails on a figure
+		// it never had).
+		c.Level = gatetable.LevelAdvisory
+		c.Detail = rundir.JoinDetail(c.Detail, "advisory until recorded: the entry predates this gate")
+		return c
+	}
 	if b.timing {
 		// A timing figure moves with the machine, like the tick budget:
 		// hard in the strict tier (the reference machine the baseline was
