@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +111,27 @@ func OwnName(figure, stat string) string { return figure + "." + stat }
 
 // IsOwn reports whether a figure name is an own figure's (OwnName).
 func IsOwn(name string) bool { return strings.Contains(name, ".") }
+
+// ownNameRe is OwnName's shape: a figure's name (gatetable's rule for
+// one) and a statistic.
+var ownNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9]*$`)
+
+// checkOwnNames refuses an own value whose key no gate could name: a
+// hand-edited "physics_ms_p99" would otherwise never be read, and the
+// check on physics_ms.p99 would report the figure as never recorded.
+func (e Entry) checkOwnNames() error {
+	names := make([]string, 0, len(e.Own))
+	for n := range e.Own {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if !ownNameRe.MatchString(n) {
+			return fmt.Errorf("own[%q]: not a figure's NAME.STAT (physics_ms.p99)", n)
+		}
+	}
+	return nil
+}
 
 // Spread is one figure over N runs of the same code on the same host.
 type Spread struct {
@@ -284,6 +306,9 @@ func (e Entry) check() error {
 	if e.Runs < 0 {
 		return fmt.Errorf("runs %d: must be ≥ 1", e.Runs)
 	}
+	if err := e.checkOwnNames(); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(e.Spread))
 	for n := range e.Spread {
 		names = append(names, n)
@@ -306,24 +331,9 @@ func (e Entry) check() error {
 		if e.Runs != s.N {
 			return fmt.Errorf("runs is %d but spread.%s has %d samples", e.Runs, name, s.N)
 		}
-		var scalar *float64
-		switch name {
-		case FigureKBs:
-			scalar = &e.KBs
-		case FigureWireKBs:
-			scalar = &e.WireKBs
-		case FigureBytesPerEntity:
-			scalar = e.BytesPerEntity
-			if scalar == nil {
-				return fmt.Errorf("spread.%s is recorded but %s is missing", name, name)
-			}
-		}
-		if IsOwn(name) {
-			v, ok := e.Own[name]
-			if !ok {
-				return fmt.Errorf("spread.%s is recorded but own.%s is missing", name, name)
-			}
-			scalar = &v
+		scalar, err := e.scalar(name)
+		if err != nil {
+			return err
 		}
 		if scalar != nil && !same(*scalar, s.Median) {
 			return fmt.Errorf("%s is %v but spread.%s.median is %v (the scalar must be the median: older readers compare against it)",
@@ -331,6 +341,30 @@ func (e Entry) check() error {
 		}
 	}
 	return nil
+}
+
+// scalar is the value the entry keeps beside figure name's spread (nil
+// for a figure with a spread only, the input latency), or the error of a
+// spread whose value is missing.
+func (e Entry) scalar(name string) (*float64, error) {
+	switch {
+	case name == FigureKBs:
+		return &e.KBs, nil
+	case name == FigureWireKBs:
+		return &e.WireKBs, nil
+	case name == FigureBytesPerEntity:
+		if e.BytesPerEntity == nil {
+			return nil, fmt.Errorf("spread.%s is recorded but %s is missing", name, name)
+		}
+		return e.BytesPerEntity, nil
+	case IsOwn(name):
+		v, ok := e.Own[name]
+		if !ok {
+			return nil, fmt.Errorf("spread.%s is recorded but own.%s is missing", name, name)
+		}
+		return &v, nil
+	}
+	return nil, nil
 }
 
 // scalarField is where an entry keeps a figure's value beside its spread.

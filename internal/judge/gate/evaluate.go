@@ -82,11 +82,19 @@ func Evaluate(in Input) []rundir.Check {
 func (e *evaluator) isTiming(c rundir.Check) bool { return timingIn(e.in.Profile)(c) }
 
 // timingIn is isTiming with p's own figures: a gate on one declared
-// timing is a timing check.
+// timing, and the baseline check of one, is a timing check (a harness-bound
+// or busy leg makes its failure inconclusive, as its gate's).
 func timingIn(p *profile.Profile) func(rundir.Check) bool {
+	ownBaseline := map[string]bool{}
+	for _, f := range baseline.OwnFigures(p) {
+		ownBaseline[f.Gate] = f.Timing
+	}
 	return func(c rundir.Check) bool {
 		if g, ok := p.LookupGate(c.Gate); ok && g.Own {
 			return g.Timing
+		}
+		if timing, ok := ownBaseline[c.Gate]; ok {
+			return timing
 		}
 		return isTiming(c)
 	}
@@ -113,7 +121,8 @@ func unreadReport(in Input) []rundir.Check {
 
 // declaredGates lists the checks a profile asks for, in the summary's
 // order: the built-in checks, the declared gates in table order, the
-// baseline figures.
+// baseline figures every leg has (payload and wire KB/s, and the gated
+// own figures).
 func declaredGates(p *profile.Profile) []string {
 	names := []string{gatetable.CheckTransport, gatetable.CheckLoad, gatetable.CheckDelivery}
 	if len(p.Impairment) > 0 {
@@ -129,6 +138,9 @@ func declaredGates(p *profile.Profile) []string {
 	}
 	if p.Baselined {
 		names = append(names, gatetable.CheckBaselineKBs, gatetable.CheckBaselineWireKBs)
+		for _, f := range baseline.OwnFigures(p) {
+			names = append(names, f.Gate)
+		}
 	}
 	return names
 }

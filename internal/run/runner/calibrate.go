@@ -228,7 +228,7 @@ func (c *Calibration) gates(runs []*rundir.RunResult, base *baseline.Committed) 
 		return out, notes
 	}
 	for _, leg := range p.Legs() {
-		for _, f := range baseline.Figures() {
+		for _, f := range append(baseline.Figures(), baseline.OwnFigures(p)...) {
 			g, note, keep := baselineGate(p, runs, base, leg, f, legs)
 			if !keep {
 				continue
@@ -268,7 +268,7 @@ func (c *Calibration) profileGates(runs []*rundir.RunResult, legs int) ([]calibr
 // has no threshold (empty: it has one), and keep is false for an optional
 // figure neither the baseline nor any run has (a gate run skips it too).
 func baselineGate(p *profile.Profile, runs []*rundir.RunResult, base *baseline.Committed, leg profile.Leg, f baseline.Figure, legs int) (g calibrate.Gate, note string, keep bool) {
-	g = calibrate.Gate{Gate: leg.ID + "/" + f.Gate, Title: f.Title, Unit: f.Figure.Unit, Dir: gatetable.AtMost, Level: gatetable.LevelHard}
+	g = calibrate.Gate{Gate: leg.ID + "/" + f.Gate, Title: f.Title, Unit: f.Figure.Unit, Dir: f.Dir, Level: gatetable.LevelHard}
 	if legs > 1 {
 		g.Title = leg.ID + ": " + g.Title
 	}
@@ -282,19 +282,30 @@ func baselineGate(p *profile.Profile, runs []*rundir.RunResult, base *baseline.C
 		}
 		g.Values = append(g.Values, v)
 	}
-	lim, ok, err := base.Limit(p, leg.BaselineKey, f.Name)
+	lim, ok, err := base.LimitDir(p, leg.BaselineKey, f.Name, f.Dir)
 	switch {
 	case f.Optional && !ok && !measured:
 		return g, "", false // neither side has it: the gate run does not judge it
 	case err != nil:
 		note = fmt.Sprintf("%s: %v: listed without a threshold", g.Gate, err)
 	case !ok:
-		note = fmt.Sprintf("%s: %s has no %s for key %s: listed without a threshold (a gate run fails it as unevaluable)",
-			g.Gate, base.Path, f.Name, leg.BaselineKey)
+		note = fmt.Sprintf("%s: %s has no %s for key %s: listed without a threshold (%s)",
+			g.Gate, base.Path, f.Name, leg.BaselineKey, unrecordedRule(base, leg, f))
 	default:
 		g.Threshold = &lim.Bound
 	}
 	return g, note, true
+}
+
+// unrecordedRule says what a gate run makes of a baseline figure the
+// committed file does not record: unevaluable, and a failure, except an
+// own figure the key's entry predates, which is advisory until recorded
+// (gate.baselineCheck).
+func unrecordedRule(base *baseline.Committed, leg profile.Leg, f baseline.Figure) string {
+	if _, have := base.Lookup(leg.BaselineKey); have && baseline.IsOwn(f.Name) {
+		return "a gate run shows it unevaluable, advisory until the entry records it"
+	}
+	return "a gate run fails it as unevaluable"
 }
 
 // legReport is the report of the leg with ID id in run (nil: none).
