@@ -8,9 +8,11 @@ import (
 
 	"github.com/scalegate/scalegate/internal/config/profile"
 	"github.com/scalegate/scalegate/internal/judge/baseline"
+	"github.com/scalegate/scalegate/internal/judge/calibrate"
 	"github.com/scalegate/scalegate/internal/judge/gatetable"
 	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/run/rundir"
+	"github.com/scalegate/scalegate/internal/sources/serverwindow"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -162,5 +164,65 @@ func TestABNotes(t *testing.T) {
 	}
 	if notes := (&abRun{AB: &AB{Rounds: 2}, rounds: 2}).notes(); len(notes) != 0 {
 		t.Errorf("a clean run has notes %q", notes)
+	}
+}
+
+// TestCalibrationOwnBaseline: a gated own figure's baseline is calibrated
+// like the built-in ones, against the committed limit on its declared
+// worse side: 500 bodies recorded, better higher, 10 %: at least 450.
+func TestCalibrationOwnBaseline(t *testing.T) {
+	p := calProfile()
+	p.Figures = gatetable.OwnFigures{
+		"bodies":     {Better: "higher", File: &serverwindow.FileFigure{Gauge: "world.bodies"}},
+		"physics_ms": {Unit: "ms", Better: "lower", File: &serverwindow.FileFigure{Histogram: "physics.step_ms"}},
+	}
+	p.Gates["bodies_min_min"] = profile.GateSpec{Threshold: f64(1)}
+	p.Gates["physics_ms_p99_max"] = profile.GateSpec{Threshold: f64(100)}
+	withOwn := func(bodies, physics float64) *report.Report {
+		r := legReportWith(60, 50, 59)
+		raw, _ := json.Marshal(map[string]any{"wire_out_kbs_per_client": 50, "wire_peers": 8,
+			"bodies": map[string]any{"min": bodies, "max": bodies}, "physics_ms": map[string]any{"p99": physics}})
+		r.ServerTick = raw
+		return r
+	}
+	f, err := baseline.Decode([]byte(`{"baselines": {"t/weave": {"kbs": 60, "wire_kbs": 50, "own": {"bodies.min": 500, "physics_ms.p99": 4}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Calibration{Profile: p}
+	gates, _ := c.gates([]*rundir.RunResult{runOf(p, withOwn(470, 4.1)), runOf(p, withOwn(430, 4.6))}, &baseline.Committed{Path: "b.json", File: *f})
+	for _, want := range []struct {
+		gate   string
+		dir    gatetable.Direction
+		thr    float64
+		values []float64
+	}{
+		{"weave/baseline_bodies_min", gatetable.AtLeast, 450, []float64{470, 430}},
+		{"weave/baseline_physics_ms_p99", gatetable.AtMost, 4.4, []float64{4.1, 4.6}},
+	} {
+		var g *calibrate.Gate
+		for i := range gates {
+			if gates[i].Gate == want.gate {
+				g = &gates[i]
+			}
+		}
+		if g == nil {
+			t.Errorf("no %s among %d gates", want.gate, len(gates))
+			continue
+		}
+		if g.Dir != want.dir || g.Threshold == nil || math.Abs(*g.Threshold-want.thr) > 1e-9 || len(g.Values) != 2 || g.Values[0] != want.values[0] || g.Values[1] != want.values[1] {
+			t.Errorf("%s: dir %v threshold %v values %v; want %v %v %v", g.Gate, g.Dir, g.Threshold, g.Values, want.dir, want.thr, want.values)
+		}
+	}
+
+	// An entry that predates the gates: listed without a threshold, and
+	// the note says a gate run shows them advisory, not failed.
+	f, err = baseline.Decode([]byte(`{"baselines": {"t/weave": {"kbs": 60, "wire_kbs": 50}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, notes := c.gates([]*rundir.RunResult{runOf(p, withOwn(470, 4.1))}, &baseline.Committed{Path: "b.json", File: *f})
+	if !strings.Contains(strings.Join(notes, "\n"), "weave/baseline_bodies_min: b.json has no bodies.min for key t/weave: listed without a threshold (a gate run shows it unevaluable, advisory until the entry records it)") {
+		t.Errorf("notes %q", notes)
 	}
 }
