@@ -147,22 +147,13 @@ func cueBlocks(md string) []string {
 // "Your own figures" section vets, and every line of its block of vet's
 // messages is what vet says of the mistakes it names.
 func TestOwnFigureDocExamplesVet(t *testing.T) {
-	raw, err := os.ReadFile("../../../docs/metrics.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(raw), "\n## Your own figures\n")
-	if !ok {
-		t.Fatal(`docs/metrics.md has no "## Your own figures" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	const head = "name: \"m\"\ndescription: \"d\"\ntransport: \"enet\"\nclients: 4\nduration_s: 2\npatterns: [\"weave\"]\nbaselined: false\n"
+	section := metricsSection(t, "Your own figures")
 	blocks := cueBlocks(section)
 	if len(blocks) < 4 {
 		t.Fatalf("%d cue blocks in the section; the file, the kinds, the Prometheus and the reference server examples were expected", len(blocks))
 	}
 	for i, block := range blocks {
-		if err := vetSource(t, head+block); err != nil {
+		if err := vetSource(t, docHead+block); err != nil {
 			t.Errorf("cue block %d does not vet:\n%s\n%s", i+1, block, FormatError(err))
 		}
 	}
@@ -173,13 +164,13 @@ func TestOwnFigureDocExamplesVet(t *testing.T) {
 		t.Fatal("the section has no block of vet's messages")
 	}
 	msgs, _, _ = strings.Cut(msgs, "```")
-	wrong := head + `figures: {
+	wrong := docHead + `figures: {
 	physics_ms: {unit: "ms", better: "lower", stats: ["p50", "p99", "max"], file: histogram: "physics.step_ms"}
 	bodies: {unit: "", better: "higher", file: gauge: "world.bodies"}
 }
 gates: {physcs_ms_p99_max: threshold: 4, bodies_p99_min: threshold: 4, physics_ms_p95_max: threshold: 4, physics_ms_p99_min: threshold: 4}
 `
-	err = vetSource(t, wrong)
+	err := vetSource(t, wrong)
 	if err == nil {
 		t.Fatal("the mistakes vetted")
 	}
@@ -189,6 +180,25 @@ gates: {physcs_ms_p99_max: threshold: 4, bodies_p99_min: threshold: 4, physics_m
 			t.Errorf("vet does not say %q; it says:\n%s", line, got)
 		}
 	}
+}
+
+// docHead is the top of a profile a docs example is vetted in.
+const docHead = "name: \"m\"\ndescription: \"d\"\ntransport: \"enet\"\nclients: 4\nduration_s: 2\npatterns: [\"weave\"]\nbaselined: false\n"
+
+// metricsSection is the text of docs/metrics.md's "## heading" section,
+// up to the next one.
+func metricsSection(t *testing.T, heading string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## "+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/metrics.md has no %q section", "## "+heading)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
 }
 
 // vetSource vets one profile's source as profile m.
@@ -207,22 +217,12 @@ func vetSource(t *testing.T, src string) error {
 // TestPromQLDocExamplesVet: every cue block of docs/metrics.md's "PromQL"
 // section vets as a profile.
 func TestPromQLDocExamplesVet(t *testing.T) {
-	raw, err := os.ReadFile("../../../docs/metrics.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(raw), "\n## PromQL\n")
-	if !ok {
-		t.Fatal(`docs/metrics.md has no "## PromQL" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	const head = "name: \"m\"\ndescription: \"d\"\ntransport: \"enet\"\nclients: 4\nduration_s: 2\npatterns: [\"weave\"]\nbaselined: false\n"
-	blocks := cueBlocks(section)
+	blocks := cueBlocks(metricsSection(t, "PromQL"))
 	if len(blocks) < 2 {
 		t.Fatalf("%d cue blocks in the section; the custom server's and the targets_file examples were expected", len(blocks))
 	}
 	for i, block := range blocks {
-		if err := vetSource(t, head+block+"gates: {tick_ms_p99_max: threshold: 16, entities_min: threshold: 1}\n"); err != nil {
+		if err := vetSource(t, docHead+block+"gates: {tick_ms_p99_max: threshold: 16, entities_min: threshold: 1}\n"); err != nil {
 			t.Errorf("cue block %d does not vet:\n%s\n%s", i+1, block, FormatError(err))
 		}
 	}

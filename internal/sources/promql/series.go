@@ -84,8 +84,9 @@ func unionSelector(plan []promsource.Series) string {
 		}
 	}
 	matchers := []string{"__name__=~" + strconv.Quote(strings.Join(slices.Sorted(maps.Keys(names)), "|"))}
-	for _, k := range slices.Sorted(maps.Keys(shared(plan))) {
-		matchers = append(matchers, k+"="+strconv.Quote(shared(plan)[k]))
+	common := shared(plan)
+	for _, k := range slices.Sorted(maps.Keys(common)) {
+		matchers = append(matchers, k+"="+strconv.Quote(common[k]))
 	}
 	return "{" + strings.Join(matchers, ",") + "}"
 }

@@ -110,20 +110,7 @@ type window struct {
 // sel is the figure's series selector with a suffix on the metric name
 // (_bucket, _sum, _count) and extra matchers, ranged over the window.
 func (w *window) sel(suffix string) string {
-	return promSelector(w.f.metric+suffix, w.f.labels) + "[" + w.rng + "]"
-}
-
-// promSelector is metric{labels} in PromQL: label values quoted as PromQL
-// reads string literals.
-func promSelector(metric string, labels map[string]string) string {
-	if len(labels) == 0 {
-		return metric
-	}
-	parts := make([]string, 0, len(labels))
-	for _, k := range sortedKeys(labels) {
-		parts = append(parts, k+"="+strconv.Quote(labels[k]))
-	}
-	return metric + "{" + strings.Join(parts, ",") + "}"
+	return selectorString(w.f.metric+suffix, w.f.labels) + "[" + w.rng + "]"
 }
 
 func (w *window) fill() {
