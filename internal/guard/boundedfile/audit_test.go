@@ -29,7 +29,6 @@ var unboundedReads = map[string]string{
 	"internal/sources/promsource/scrape.go: parseResponse: io.ReadAll":                     "the scrape's body, already behind a LimitReader of its byte cap",
 	"internal/reports/report/source.go: ReadServerMetricsContext: io.ReadAll":              "a metrics document's body, behind a LimitReader of MaxMetricsBytes",
 	"internal/testkit/workflowlint/workflowlint.go: LintAction: os.ReadFile":               "the repository's own workflow files, in the lint test",
-	"internal/testkit/promtest/promtest.go: run: os.ReadFile":                              "the log of the Prometheus a test started (level warn), in the test's temp dir, when it failed to start",
 	"internal/judge/gatetable/gendoc/main.go: rewrite: os.ReadFile":                        "docs/gate.md, by go generate in the repository",
 	"internal/guard/boundedfile/boundedfile.go: Open: os.OpenFile":                         "this package's own open: non-blocking, regular files only, read under a byte cap",
 	"internal/guard/boundedfile/boundedfiletest/boundedfiletest.go: statusKB: os.ReadFile": "/proc/self/status, in tests",

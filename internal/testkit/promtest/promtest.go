@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/guard/boundedfile"
 )
 
 // Target is one endpoint Prometheus scrapes, with the labels its series
@@ -164,13 +167,30 @@ func (s *Server) run(bin, cfg, data string, port int) (func(), error) {
 	}
 	if err := waitReady(s.URL, done, &waitErr); err != nil {
 		stop()
-		tail, _ := os.ReadFile(s.Log)
-		if len(tail) > 2000 {
-			tail = tail[len(tail)-2000:]
-		}
-		return nil, fmt.Errorf("%w; its log: %s", err, tail)
+		return nil, fmt.Errorf("%w; its log ends: %s", err, logTail(s.Log, 2000))
 	}
 	return stop, nil
+}
+
+// logTail is the last n bytes of the log at path, read through
+// boundedfile (a regular file, never more than n bytes), or why not.
+func logTail(path string, n int64) string {
+	f, err := boundedfile.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > n {
+		if _, err := f.Seek(st.Size()-n, io.SeekStart); err != nil {
+			return err.Error()
+		}
+	}
+	buf := make([]byte, n)
+	k, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return err.Error()
+	}
+	return string(buf[:k])
 }
 
 // waitReady polls /-/ready until 200, the process exits, or 60 s pass.
