@@ -166,10 +166,10 @@ func (r *legRun) ready() launcher.ReadyContextFunc {
 		if err != nil {
 			return err
 		}
-		if r.prom.client != nil && len(fams) == 0 {
+		if s, ok := fe.(*promql.Series); ok && len(fams) == 0 {
 			// Prometheus answers before it has scraped the server (or
 			// found it): the grace starts with the first series.
-			return fmt.Errorf("%s holds no series of the leg's server yet: %s gave nothing", r.prom.url, fe.(*promql.Series).Expr())
+			return fmt.Errorf("%s holds no series of the leg's server yet: %s gave nothing", r.prom.url, s.Expr())
 		}
 		if answered.IsZero() {
 			answered = time.Now()
