@@ -187,11 +187,19 @@ func (e *evaluator) judgeBaseline(c *rundir.Check, b baselined, entry baseline.E
 	}
 	if !lim.Holds(v) {
 		c.Status = rundir.StatusFail
-		c.Detail = fmt.Sprintf("%s %s baseline: %s; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base), map[bool]string{true: "under", false: "over"}[b.dir == gatetable.AtLeast], b.moved)
+		c.Detail = fmt.Sprintf("%s %s baseline: %s; fix it, or if intended regenerate with --update-baseline", pctDelta(v, lim.Base), beyond(b.dir), b.moved)
 		if lim.Runs > 1 {
 			c.Detail += fmt.Sprintf(" (the limit's margin %s was set by the %s term)", fmtNum(lim.Margin), lim.By)
 		}
 	}
+}
+
+// beyond says which side of its baseline a failing figure is on.
+func beyond(dir gatetable.Direction) string {
+	if dir == gatetable.AtLeast {
+		return "under"
+	}
+	return "over"
 }
 
 // towards is the sign of a baseline limit's margin: above the baseline
