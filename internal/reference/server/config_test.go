@@ -102,6 +102,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"[faults]\nomit_metrics = [\"tick_mss\"]\n", "faults.omit_metrics"},
 		{"[faults]\nextra_tick_ms = -1\n", "faults.extra_tick_ms"},
 		{"[faults]\nexit_after_s = -1\n", "faults.exit_after_s"},
+		{"[faults]\ndelay_mode = \"nap\"\n", "faults.delay_mode"},
 		{"[faults]\nleak = 1\n", "faults.leak"},
 	}
 	for _, c := range cases {

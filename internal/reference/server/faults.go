@@ -69,6 +69,15 @@ type FaultConfig struct {
 	// second to its stdout, on a goroutine of its own: the chatty server
 	// whose output must neither fill the disk nor stall the run.
 	StdoutFloodMBPerS float64 `toml:"stdout_flood_mb_per_s"`
+	// DelayMode is how extra_tick_ms, slow_integrate_ms and slow_stretch
+	// make a tick slower: "spin" (the default) burns the CPU, as a slow
+	// simulation does; "sleep" waits with the core free, as a tick blocked
+	// on a lock, a disk or a synchronous call does. The tick and phase
+	// figures see the same delay either way; only the process's CPU
+	// (server_cpu_pct_max) tells them apart. The end-to-end suite runs its
+	// tick bites side by side on two cores, where a spinning fault would
+	// take a neighbouring leg's core.
+	DelayMode string `toml:"delay_mode"`
 	// OnlyOnTransport scopes every fault above to a server speaking this
 	// transport: on another, New turns them all off. A profile that runs
 	// each leg on several transports passes one [faults] table to all of
@@ -147,6 +156,7 @@ func (f *FaultConfig) checks() []check {
 		{"faults.slow_stretch.at_s", f.SlowStretch.AtS >= 0 && f.SlowStretch.AtS <= 86400, "must be 0..86400"},
 		{"faults.slow_stretch.for_s", f.SlowStretch.ForS >= 0 && f.SlowStretch.ForS <= 86400, "must be 0..86400"},
 		{"faults.slow_stretch.extra_ms", f.SlowStretch.ExtraMs >= 0 && f.SlowStretch.ExtraMs <= 1000, "must be 0..1000"},
+		{"faults.delay_mode", f.DelayMode == "" || f.DelayMode == DelaySpin || f.DelayMode == DelaySleep, `must be "spin" or "sleep"`},
 		{"faults.stdout_flood_mb_per_s", f.StdoutFloodMBPerS >= 0 && f.StdoutFloodMBPerS <= 1024, "must be 0..1024"},
 		{"faults.only_on_transport", len(f.OnlyOnTransport) <= 64 && strings.TrimSpace(f.OnlyOnTransport) == f.OnlyOnTransport, "must be a transport name (\"enet\", \"quic\") or empty"},
 	}
@@ -187,6 +197,7 @@ func (f *FaultConfig) Active() []string {
 	ss := f.SlowStretch
 	add(ss.on(), "slow_stretch", fmt.Sprintf("{at_s:%g,for_s:%g,extra_ms:%g}", ss.AtS, ss.ForS, ss.ExtraMs))
 	add(f.StdoutFloodMBPerS > 0, "stdout_flood_mb_per_s", f.StdoutFloodMBPerS)
+	add(f.DelayMode != "" && f.delaysTick(), "delay_mode", f.DelayMode)
 	return out
 }
 
@@ -363,8 +374,30 @@ func touched(n int) []byte {
 	return b
 }
 
-// busyWork spins for d: the extra_tick_ms fault must cost CPU time inside
-// the tick, not sleep (a sleep would not show in a CPU-bound world).
+// The two values of FaultConfig.DelayMode.
+const (
+	DelaySpin  = "spin"
+	DelaySleep = "sleep"
+)
+
+// delaysTick reports whether a fault that DelayMode governs is on.
+func (f *FaultConfig) delaysTick() bool {
+	return f.ExtraTickMs > 0 || f.SlowIntegrateMs > 0 || f.SlowStretch.on()
+}
+
+// delayTick makes the calling tick d longer: slept when mode is
+// DelaySleep, spun otherwise (FaultConfig.DelayMode).
+func delayTick(mode string, d time.Duration) {
+	if mode == DelaySleep {
+		time.Sleep(d)
+		return
+	}
+	busyWork(d)
+}
+
+// busyWork spins for d: a delay fault's default, the CPU a slower
+// simulation burns inside the tick (server_cpu_pct_max sees it; a sleep
+// would not).
 func busyWork(d time.Duration) {
 	end := time.Now().Add(d)
 	x := uint64(1)

@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -496,6 +498,71 @@ func TestSlowIntegrateFaultCostsThePhase(t *testing.T) {
 		t.Fatalf("faults %v do not list slow_integrate_ms", ts.cfg.Faults.Active())
 	}
 }
+
+// delay_mode "sleep": each delay fault still makes its tick (and its
+// phase) as long, but the calling thread sleeps through it instead of
+// burning the CPU, which "spin" (the default) does.
+func TestDelayModeSleepFreesTheCore(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		set   func(*FaultConfig)
+		phase Phase
+	}{
+		{"extra_tick_ms", func(f *FaultConfig) { f.ExtraTickMs = 40 }, PhaseOther},
+		{"slow_integrate_ms", func(f *FaultConfig) { f.SlowIntegrateMs = 40 }, PhaseIntegrate},
+		{"slow_stretch", func(f *FaultConfig) { f.SlowStretch = SlowStretch{ForS: 60, ExtraMs: 40} }, PhaseOther},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServer(t, func(c *Config) { tc.set(&c.Faults); c.Faults.DelayMode = DelaySleep })
+			wall, cpu := threadCPU(t, ts.step)
+			if wall < delay {
+				t.Fatalf("tick took %v, want at least the %v delay", wall, delay)
+			}
+			// The tick's own work on an empty world is well under a
+			// millisecond; a spun delay would cost about 40 ms here.
+			if cpu > delay/2 {
+				t.Fatalf("the sleeping delay cost %v of CPU in a %v tick: it spun", cpu, wall)
+			}
+			if s := ts.met.phase[tc.phase].Summary(); s.Max < 40 {
+				t.Fatalf("delay not attributed to %v: %+v", tc.phase, s)
+			}
+			if !slices.Contains(ts.cfg.Faults.Active(), "delay_mode=sleep") {
+				t.Fatalf("faults %v do not list delay_mode", ts.cfg.Faults.Active())
+			}
+		})
+	}
+	// Set alone, with no delay fault, it is no fault at all.
+	if f := (FaultConfig{DelayMode: DelaySleep}); len(f.Active()) != 0 {
+		t.Fatalf("delay_mode alone listed as faults %v", f.Active())
+	}
+}
+
+// threadCPU runs fn on one locked OS thread and returns its wall time and
+// the CPU time that thread spent in it.
+func threadCPU(t *testing.T, fn func()) (wall, cpu time.Duration) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var before, after syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &before); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	fn()
+	wall = time.Since(start)
+	if err := syscall.Getrusage(rusageThread, &after); err != nil {
+		t.Fatal(err)
+	}
+	used := func(r *syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return wall, used(&after) - used(&before)
+}
+
+// rusageThread is Linux's RUSAGE_THREAD (the syscall package names only
+// RUSAGE_SELF and RUSAGE_CHILDREN).
+const rusageThread = 1
 
 // The exit_after_s fault stops the server dead once its time since the
 // bind has come, and not before: Run returns a *CrashFault (no shutdown).

@@ -662,14 +662,16 @@ func (s *Server) serialize(t *timer) (build, send time.Duration) {
 	return sendStart.Sub(buildStart), t.at.Sub(sendStart)
 }
 
-// injectTickDelay burns the CPU the extra_tick_ms and slow-stretch faults
-// add, inside the tick's measured time so the gate sees a slower server.
+// injectTickDelay adds the time the extra_tick_ms and slow-stretch faults
+// owe (spun or slept, as delay_mode says), inside the tick's measured time
+// so the gate sees a slower server.
 func (s *Server) injectTickDelay(start time.Time) {
-	if d := s.cfg.Faults.ExtraTickMs; d > 0 {
-		busyWork(time.Duration(d * float64(time.Millisecond)))
+	f := &s.cfg.Faults
+	if d := f.ExtraTickMs; d > 0 {
+		delayTick(f.DelayMode, time.Duration(d*float64(time.Millisecond)))
 	}
-	if d := s.cfg.Faults.SlowStretch.extraAt(start.Sub(s.started)); d > 0 {
-		busyWork(d)
+	if d := f.SlowStretch.extraAt(start.Sub(s.started)); d > 0 {
+		delayTick(f.DelayMode, d)
 	}
 }
 

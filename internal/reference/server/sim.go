@@ -61,9 +61,10 @@ type Sim struct {
 	states   []snapshot.State // version-3 codes by slot, when a viewer takes deltas
 	aiscr    []aiScratch
 	aiCost   time.Duration // [world] test_ai_cost_us per controller run
-	// integrateCost is the slow_integrate_ms fault: CPU spun inside the
-	// integrate phase every tick.
+	// integrateCost is the slow_integrate_ms fault: time added inside the
+	// integrate phase every tick, spun or slept as delayMode says.
 	integrateCost time.Duration
+	delayMode     string // [faults] delay_mode
 	// The populated world: sensors (sensors.go), the fire path and the
 	// projectile pool (weapons.go).
 	sensorHz      float64
@@ -136,6 +137,7 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 	s.spreadKm, s.aglM = w.TestSpawnSpreadKm, w.TestSpawnAGLM
 	s.aiCost = time.Duration(w.TestAICostUs * float64(time.Microsecond))
 	s.integrateCost = time.Duration(cfg.Faults.SlowIntegrateMs * float64(time.Millisecond))
+	s.delayMode = cfg.Faults.DelayMode
 	s.World.SpawnLoiterers(w.TestSpawnAICount, w.TestSpawnSpreadKm, w.TestSpawnAGLM, w.TestSpawnEntityType)
 	s.World.AssignControllers(m, w.TestSpawnAICount)
 	return s, nil
@@ -188,7 +190,7 @@ func (s *Sim) Simulate(t *timer) {
 		integrate(e)
 	})
 	if s.integrateCost > 0 {
-		busyWork(s.integrateCost)
+		delayTick(s.delayMode, s.integrateCost)
 	}
 	t.lap(PhaseIntegrate)
 	s.collide.Rebuild(w, live)
