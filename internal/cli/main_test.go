@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,8 +63,12 @@ func TestScripts(t *testing.T) {
 			os.RemoveAll(exampleBins.dir)
 		}
 	})
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	order := scriptOrder(t)
+	gate := newScriptGate(t, order)
+	defer gate.seal()
+	testscript.RunT(gate.shim(t), testscript.Params{
+		Files:               order,
+		Deadline:            testDeadline(t),
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"gatestatus":   cmdGateStatus,
@@ -81,6 +87,195 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// longScripts are the scripts whose legs hold the longest (40-80 s each
+// on the 2-core machine), started first: the scripts run several at a time
+// (-parallel), and one of these started last would run on alone after the
+// rest were done, adding its whole length to the suite's.
+var longScripts = []string{
+	"bite_host_contention", // alone, first: see aloneScripts
+	"ab_self", "ab_busy", "bite_slow_stretch", "bite_slow_stretch_prometheus",
+	"bite_recover", "bite_own_figure", "bite_congestion", "promql",
+	"baseline_spread", "bite_server_cpu", "bite_baseline_regression",
+	"bite_transport_overhead",
+}
+
+// aloneScripts run with no other script beside them: bite_host_contention
+// starts a one-core hog, which beside other scripts' legs made the
+// machine's other two-core load read 1.8-1.9 cores, and a neighbouring
+// QUIC leg then ticked 3 % slower than its ENet pair, which
+// bite_transport_overhead rightly calls inconclusive.
+var aloneScripts = map[string]bool{"bite_host_contention": true}
+
+// scriptOrder is every testdata/script/*.txtar, longScripts first (in
+// their order) and the rest by name. A long script that no longer exists
+// fails the suite, so the list cannot drift silently.
+func scriptOrder(t *testing.T) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil || len(all) == 0 {
+		t.Fatalf("no scripts under testdata/script: %v", err)
+	}
+	first := map[string]bool{}
+	var order []string
+	for _, name := range longScripts {
+		p := filepath.Join("testdata", "script", name+".txtar")
+		if !slices.Contains(all, p) {
+			t.Fatalf("longScripts names %s, which is not a script (renamed or removed?)", p)
+		}
+		first[p] = true
+		order = append(order, p)
+	}
+	for _, p := range all {
+		if !first[p] {
+			order = append(order, p)
+		}
+	}
+	return order
+}
+
+// testDeadline is the test binary's -timeout deadline, which testscript.Run
+// would pass on itself (RunT, which the gate needs, does not).
+func testDeadline(t *testing.T) time.Time {
+	d, _ := t.Deadline()
+	return d
+}
+
+// scriptGate starts the scripts in scriptOrder's order, at most limit at
+// once. Go releases parallel subtests in no set order, so its -parallel
+// alone would start a long script last as often as first. The gate orders
+// them only when Go lets every selected script through (-parallel at least
+// their number): otherwise a script next in order could be waiting on
+// Go's semaphore behind the ones the gate holds, so the gate then only
+// caps their number.
+//
+// limit is $SCALEGATE_SCRIPTS_PARALLEL when set (scripts/test.sh sets it
+// with a -parallel above the script count), else -parallel.
+type scriptGate struct {
+	rank              map[string]int // script name -> place in the order
+	limit, goParallel int
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	waiting  map[string]bool // selected by -run and not yet started
+	running  int
+	alone    bool // an aloneScripts script is running
+	ordered  bool
+	sealedUp bool
+}
+
+func newScriptGate(t *testing.T, order []string) *scriptGate {
+	t.Helper()
+	goParallel, err := strconv.Atoi(flag.Lookup("test.parallel").Value.String())
+	if err != nil || goParallel < 1 {
+		t.Fatalf("reading -test.parallel: %v", err)
+	}
+	g := &scriptGate{rank: map[string]int{}, limit: goParallel, goParallel: goParallel, waiting: map[string]bool{}}
+	g.cond = sync.NewCond(&g.mu)
+	if v := os.Getenv("SCALEGATE_SCRIPTS_PARALLEL"); v != "" {
+		if g.limit, err = strconv.Atoi(v); err != nil || g.limit < 1 {
+			t.Fatalf("SCALEGATE_SCRIPTS_PARALLEL=%q: want a whole number ≥ 1", v)
+		}
+	}
+	for i, p := range order {
+		g.rank[strings.TrimSuffix(filepath.Base(p), ".txtar")] = i
+	}
+	return g
+}
+
+// seal ends the selection: every script -run selected has registered (a
+// subtest's body runs up to t.Parallel before its parent returns, and
+// none is released before that).
+func (g *scriptGate) seal() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ordered = g.goParallel >= len(g.waiting) && g.limit < g.goParallel
+	g.sealedUp = true
+	g.cond.Broadcast()
+}
+
+// enter blocks until name may start: a free slot (all of them for an
+// aloneScripts script, none taken by one), and, when ordered, no selected
+// script before it in the order still waiting.
+func (g *scriptGate) enter(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for !g.mayStart(name) {
+		g.cond.Wait()
+	}
+	delete(g.waiting, name)
+	g.running++
+	g.alone = aloneScripts[name]
+	// The next in the order may have checked before name started.
+	g.cond.Broadcast()
+}
+
+// mayStart is enter's condition, under g.mu.
+func (g *scriptGate) mayStart(name string) bool {
+	switch {
+	case !g.sealedUp || g.alone || g.running >= g.limit:
+		return false
+	case aloneScripts[name] && g.running > 0:
+		return false
+	}
+	return !g.ordered || g.first(name)
+}
+
+// first reports whether name is the earliest waiting script in the order.
+func (g *scriptGate) first(name string) bool {
+	for w := range g.waiting {
+		if g.rank[w] < g.rank[name] {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *scriptGate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.running--
+	g.alone = false
+	g.cond.Broadcast()
+}
+
+// shim is t as testscript.RunT takes it, with each script's t.Parallel
+// followed by the gate.
+func (g *scriptGate) shim(t *testing.T) testscript.T { return gatedT{T: t, g: g} }
+
+// gatedT is a *testing.T whose subtests register with the gate, and whose
+// Parallel waits on it after Go's own semaphore.
+type gatedT struct {
+	*testing.T
+	g       *scriptGate
+	name    string
+	entered *bool
+}
+
+func (t gatedT) Run(name string, f func(testscript.T)) {
+	t.T.Run(name, func(st *testing.T) {
+		t.g.mu.Lock()
+		t.g.waiting[name] = true
+		t.g.mu.Unlock()
+		entered := false
+		// A script that fails ends its goroutine (FailNow): the slot is
+		// given back in a defer.
+		defer func() {
+			if entered {
+				t.g.leave()
+			}
+		}()
+		f(gatedT{T: st, g: t.g, name: name, entered: &entered})
+	})
+}
+
+func (t gatedT) Parallel() {
+	t.T.Parallel()
+	t.g.enter(t.name)
+	*t.entered = true
+}
+
+func (t gatedT) Verbose() bool { return testing.Verbose() }
 
 // cmdLineWidth: linewidth N FILE... asserts that every line of each file
 // ("stdout" and "stderr" are the last command's) is at most N runes (a
