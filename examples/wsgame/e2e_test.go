@@ -15,6 +15,10 @@ var asserts = []string{"--clients", "16", "--duration", "6", "--ramp-ms", "10", 
 var game = gametest.Game{Pkg: "github.com/scalegate/scalegate/examples/wsgame",
 	Protocol: "wsgame/1", Transport: "ws", Clients: 16, Args: asserts}
 
+// quarterTurnMs is a quarter of the bots' 60 Hz turn: an RTT timed from
+// the pong's arrival is far under it; one timed from the next turn is not.
+const quarterTurnMs = 1000.0 / 60 / 4
+
 // TestGateWSGame builds the wsgame server and bot and runs them end to end
 // over WebSocket on loopback: healthy, every assert passes (JSON text
 // messages, the state's tick and count read by the codec, wire bytes
@@ -35,8 +39,12 @@ func TestGateWSGame(t *testing.T) {
 		// The server echoes a ping as it reads it: the round trip is the
 		// loopback's, timed from the pong's arrival, not the bot's next
 		// turn (which read 16.57 ms at 60 Hz before arrivals were stamped).
-		if r.RTTSource != "ping" || r.RTTMs.P50 >= 2 {
-			t.Errorf("rtt %+v from %q, want pings with a p50 under 2 ms on loopback", r.RTTMs, r.RTTSource)
+		// The bound is a quarter of a 60 Hz turn, not the loopback's own
+		// figure (a p50 of 2.12 ms once on the loaded 2-core machine): a
+		// reading timed from the next turn is uniform over the turn, p50
+		// about 8.3 ms, so it still fails at any machine speed.
+		if r.RTTSource != "ping" || r.RTTMs.P50 >= quarterTurnMs {
+			t.Errorf("rtt %+v from %q, want pings with a p50 under a quarter of a 60 Hz turn (%.1f ms) on loopback", r.RTTMs, r.RTTSource, quarterTurnMs)
 		}
 		if wire := gametest.Assert(t, r, "assert-max-wire-kbs"); wire.Measured == nil || *wire.Measured <= 0 {
 			t.Errorf("wire KB/s per client %+v: the server's metrics file was not read", wire)
