@@ -62,7 +62,13 @@ staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 plain_pkgs=(./cmd/scalegate ./internal/reports/compare ./internal/run/exitcode ./internal/judge/gatetable
   ./internal/reports/htmlreport ./internal/reports/junit ./internal/run/k8s ./internal/reports/merge ./internal/load/mix
   ./internal/wire/proto ./internal/wire/snapshot ./internal/judge/stats ./internal/judge/stats/confidence ./internal/load/transport
-  ./internal/testkit/workflowlint ./profiles ./schema ./tools/hostile)
+  ./internal/testkit/workflowlint ./profiles ./schema ./tools/hostile
+  # Pure computation whose tests the detector slowed 5-30 times for
+  # nothing to see (warm, under -race in the race stage: abtest 11.7 s,
+  # catalog 10.0, changepoint 9.6, baseline 9.6, trendpage 6.4, scaffold
+  # 3.9; without it 0.3-2.5 s each).
+  ./internal/judge/abtest ./internal/config/catalog ./internal/judge/changepoint ./internal/judge/baseline
+  ./internal/reports/trendpage ./internal/run/scaffold)
 
 # The race packages whose tests run longest start first: go test starts
 # packages in the order given as their builds allow, and swarm's 95 s
