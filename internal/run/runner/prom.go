@@ -98,9 +98,26 @@ func (r *legRun) preparePromQL(pl *promLeg, sm *profile.ServerMetrics) error {
 	if pl.client, err = promql.New(sm.URL); err != nil {
 		return fmt.Errorf("server.metrics.url: %w", err)
 	}
+	if sm.TargetsFile != "" {
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		if _, set := labels[announcedInstance]; !set {
+			// The runner announces this leg's server itself, so it knows
+			// the instance Prometheus scrapes it as: a leg whose labels
+			// equal an earlier leg's (the same profile run twice against
+			// one Prometheus) must not read that leg's series, which stay
+			// queryable after its target is withdrawn.
+			labels[announcedInstance] = "127.0.0.1:" + strconv.Itoa(pl.port)
+		}
+	}
 	pl.m, pl.labels, pl.url, pl.targets = m, labels, sm.URL, sm.TargetsFile
 	return nil
 }
+
+// announcedInstance is the label Prometheus gives a scraped target's
+// address, which an announced target carries explicitly.
+const announcedInstance = "instance"
 
 // fetcher reads the leg's series: a scrape of the endpoint, or the
 // Prometheus server's instant query.
