@@ -31,16 +31,15 @@
 # clients (internal/testkit/livetest), the swarm's CLI against a race-built child
 # server, and the CLI's serve, admin and signal tests.
 #
-# On the 2-core machine, with warm module and build caches and nothing else
-# running, the whole command took 342-344 s: fmt 0, lists 0-1, vet 1-2,
-# staticcheck 4-7, race 130-142, plain 195-203. A fresh clone in a new
+# On the 2-core machine, nothing else running, a fresh clone in a new
 # directory (module cache and the dependencies' build cache warm, this
-# repository's packages compiled anew) took 444-513 s (vet 32, staticcheck
-# 34, race 173, plain 272). With an empty build cache as well
-# (XDG_CACHE_HOME pointing at an empty directory: the standard library and
-# every dependency compiled twice, plain and -race) it took 879 s: vet 192,
-# staticcheck 84, race 342, plain 265. Where a cold build's time goes
-# (go test -run '^$' -debug-actiongraph, empty cache, plain mode only):
+# repository's packages compiled anew) took 538-543 s: vet 29-39,
+# staticcheck 31-38, race 174-192, plain 274-283 (internal/cli's scripts
+# 264-273 of it). With an empty build cache as well (XDG_CACHE_HOME at an
+# empty directory: the standard library and every dependency compiled
+# twice, plain and -race) it took 943 s: vet 187, staticcheck 82, race
+# 337, plain 334. Where a cold build's time goes (go test -run '^$'
+# -debug-actiongraph, empty cache, plain mode only, an earlier commit):
 # 336 s of compile actions, of them std 82, this module 71, k8s.io 35 (the
 # k8s tests' typed decoding: k8s.io/api/core/v1 alone 17.6), cue 32,
 # golang.org/x 18, gonum 17; 58 test binaries linked in 58 s.
