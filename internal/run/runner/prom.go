@@ -108,7 +108,7 @@ func (r *legRun) preparePromQL(pl *promLeg, sm *profile.ServerMetrics) error {
 			// equal an earlier leg's (the same profile run twice against
 			// one Prometheus) must not read that leg's series, which stay
 			// queryable after its target is withdrawn.
-			labels[announcedInstance] = "127.0.0.1:" + strconv.Itoa(pl.port)
+			labels[announcedInstance] = pl.endpoint()
 		}
 	}
 	pl.m, pl.labels, pl.url, pl.targets = m, labels, sm.URL, sm.TargetsFile
@@ -118,6 +118,11 @@ func (r *legRun) preparePromQL(pl *promLeg, sm *profile.ServerMetrics) error {
 // announcedInstance is the label Prometheus gives a scraped target's
 // address, which an announced target carries explicitly.
 const announcedInstance = "instance"
+
+// endpoint is the address the leg's server exports its metrics on: the
+// target announced in targets_file and the instance its queries match,
+// which must be the same string.
+func (pl *promLeg) endpoint() string { return "127.0.0.1:" + strconv.Itoa(pl.port) }
 
 // fetcher reads the leg's series: a scrape of the endpoint, or the
 // Prometheus server's instant query.
@@ -147,7 +152,7 @@ func (r *legRun) announceTarget() (withdraw func(), err error) {
 	if pl == nil || pl.targets == "" {
 		return func() {}, nil
 	}
-	target := []map[string]any{{"targets": []string{"127.0.0.1:" + strconv.Itoa(pl.port)}, "labels": pl.labels}}
+	target := []map[string]any{{"targets": []string{pl.endpoint()}, "labels": pl.labels}}
 	if err := report.WriteJSONAtomic(pl.targets, target); err != nil {
 		return nil, fmt.Errorf("server.metrics.targets_file: %w", err)
 	}
