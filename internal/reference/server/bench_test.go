@@ -304,3 +304,57 @@ func BenchmarkTickDelta(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTickPaced is BenchmarkTickDelta's tick (deltas, 2 workers) at
+// a live server's cadence: each tick followed by 12 ms of sleep (untimed),
+// as between 60 Hz ticks, with the workers unpinned (parked between passes,
+// woken for each) and pinned (world.pin_sim_workers: spinning between a
+// tick's passes, woken by their own timer 1 ms before the next tick). The
+// back-to-back benchmark hides what the wake-ups cost a paced tick.
+func BenchmarkTickPaced(b *testing.B) {
+	const gap = 12 * time.Millisecond
+	for _, pinned := range []bool{false, true} {
+		b.Run(fmt.Sprintf("pinned=%v", pinned), func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.World.TestSpawnAICount = 512
+			cfg.World.TestSpawnSpreadKm = 20
+			cfg.World.PinSimWorkers = pinned
+			sim, vs := benchSim(b, &cfg, 2, TypeSensorFighter)
+			defer sim.PinCaller()()
+			for _, v := range vs {
+				v.In.Deltas = true
+			}
+			var ph [numPhases]time.Duration
+			tick := uint32(0)
+			step := func() {
+				tick++
+				sim.Warm()
+				tm := timer{at: time.Now(), sum: &ph}
+				sim.Tick = tick
+				sim.Simulate(&tm)
+				sim.Sense(&tm)
+				sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
+				tm.lap(PhaseSerialize)
+				sim.Cool(time.Now().Add(gap))
+				for _, v := range vs {
+					if tick > 3 {
+						v.In.TakeSnapshotAck(tick - 3)
+					}
+				}
+			}
+			for range 2 * TickHz {
+				step()
+				time.Sleep(gap)
+			}
+			ph = [numPhases]time.Duration{}
+			b.ResetTimer()
+			for b.Loop() {
+				step()
+				b.StopTimer()
+				time.Sleep(gap)
+				b.StartTimer()
+			}
+			reportPhases(b, &ph)
+		})
+	}
+}

@@ -60,7 +60,14 @@ type SecurityConfig struct {
 
 // WorldConfig is [world].
 type WorldConfig struct {
-	SimWorkerThreads    int     `toml:"sim_worker_threads"`    // 0 auto (GOMAXPROCS), 1 serial
+	SimWorkerThreads int `toml:"sim_worker_threads"` // 0 auto (GOMAXPROCS), 1 serial
+	// PinSimWorkers pins each sim worker (the loop goroutine and the
+	// pool's helpers) to its own allowed CPU, and lets the helpers spin
+	// between a tick's passes instead of parking (pool.go says why). Off
+	// by default: it suits a server that owns its CPUs, and would crowd
+	// several servers sharing them (the test suite's). It applies only
+	// with 2+ workers and as many allowed CPUs.
+	PinSimWorkers       bool    `toml:"pin_sim_workers"`
 	SnapshotBudgetBytes int     `toml:"snapshot_budget_bytes"` // per Snapshot message; 0 unlimited
 	InterestRadiusM     float64 `toml:"interest_radius_m"`
 	SpatialCellSizeM    float64 `toml:"spatial_cell_size_m"` // 0: the interest radius

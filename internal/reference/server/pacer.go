@@ -40,6 +40,9 @@ func (p *Pacer) Next(now time.Time) (wait time.Duration) {
 // Due is when the next tick is (or was) due.
 func (p *Pacer) Due() time.Time { return p.next }
 
+// Following is when the tick after the one due is due.
+func (p *Pacer) Following() time.Time { return p.next.Add(p.period) }
+
 // Ran records that the due tick ran.
 func (p *Pacer) Ran() { p.next = p.next.Add(p.period) }
 

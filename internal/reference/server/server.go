@@ -466,6 +466,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if rate := s.cfg.Faults.StdoutFloodMBPerS; rate > 0 {
 		defer s.startFlood(rate)()
 	}
+	defer s.sim.PinCaller()()
 	period := time.Second / TickHz
 	s.pacer = NewPacer(time.Now(), period)
 	interval := time.Duration(s.cfg.Metrics.TickJSONIntervalMs) * time.Millisecond
@@ -598,6 +599,7 @@ func (s *Server) runTick(start time.Time, late time.Duration) {
 	s.met.integrateLoadFactor(start, s.gov.loadFactor())
 	s.diag.sampleCPU(start)
 	base := s.baseline()
+	s.sim.Warm()
 	s.service(start)
 	s.applyDelayed(start)
 	s.maintain(start)
@@ -649,6 +651,15 @@ func (s *Server) tickDelta(base *tickBaseline, td *tickDiag) {
 	td.gcCycles, td.slowSends = s.diag.gcCount()-base.gcCycles, s.diag.slowSends-base.slowSends
 }
 
+// nextDue is when the tick after this one is due (the zero time outside
+// Run's loop, as in tests that drive ticks themselves).
+func (s *Server) nextDue() time.Time {
+	if s.pacer == nil {
+		return time.Time{}
+	}
+	return s.pacer.Following()
+}
+
 // serialize builds and then sends the due snapshots as the serialize phase,
 // returning its split: the slow-tick line and the metrics file report the
 // build and the send apart.
@@ -656,6 +667,7 @@ func (s *Server) serialize(t *timer) (build, send time.Duration) {
 	buildStart := t.at
 	s.stampAcks()
 	s.buildSnapshots()
+	s.sim.Cool(s.nextDue()) // the tick's last pass: the send is this goroutine's alone
 	sendStart := time.Now()
 	s.sendSnapshots()
 	t.lap(PhaseSerialize)

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/wire/snapshot"
@@ -112,13 +113,13 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 		World:    NewWorld(),
 		interest: NewGrid(cfg.CellSize()),
 		collide:  NewGrid(collisionCellM),
-		pool:     newPool(workers),
+		pool:     newPool(workers, simCPUs(cfg)),
 		radius:   cfg.World.InterestRadiusM,
 	}
 	for i := 0; i < s.pool.n; i++ {
 		e, err := snapshot.NewEncoder()
 		if err != nil {
-			s.pool.close()
+			s.pool.stop()
 			return nil, fmt.Errorf("server: %w", err)
 		}
 		s.encs = append(s.encs, e)
@@ -126,7 +127,7 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 	w := &cfg.World
 	m, err := ParseAIMix(w.TestSpawnAIMix)
 	if err != nil {
-		s.pool.close()
+		s.pool.stop()
 		return nil, &ConfigError{Key: "world.test_spawn_ai_mix", Msg: err.Error()}
 	}
 	s.aiscr = make([]aiScratch, s.pool.n)
@@ -143,8 +144,35 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 	return s, nil
 }
 
+// simCPUs is the CPUs the workers are pinned to: the allowed ones, or
+// nil with [world] pin_sim_workers off.
+func simCPUs(cfg *Config) []int {
+	if !cfg.World.PinSimWorkers {
+		return nil
+	}
+	return allowedCPUs()
+}
+
+// PinCaller pins the calling goroutine (the tick loop, worker 0) to its
+// CPU when the workers are pinned, and returns what undoes it.
+func (s *Sim) PinCaller() (restore func()) { return s.pool.pinCaller() }
+
+// PinnedCPUs is the CPUs the workers are pinned to, worker 0's first (nil:
+// not pinned).
+func (s *Sim) PinnedCPUs() []int { return slices.Clone(s.pool.cpus) }
+
 // Close stops the worker goroutines.
-func (s *Sim) Close() { s.pool.close() }
+func (s *Sim) Close() { s.pool.stop() }
+
+// Warm wakes the workers for a tick's passes: until Cool they spin between
+// passes rather than park, so each pass starts on every worker at once.
+// The tick calls it at its start, before its serial work.
+func (s *Sim) Warm() { s.pool.warm() }
+
+// Cool ends what Warm began: after the tick's last pass the workers sleep
+// until next, when the next tick is due, and wake by themselves to be
+// running when it starts (the zero time: they wait for the next Warm).
+func (s *Sim) Cool(next time.Time) { s.pool.coolUntil(next) }
 
 // Workers is the parallelism of the data-parallel passes.
 func (s *Sim) Workers() int { return s.pool.n }

@@ -1,0 +1,44 @@
+package server
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// allowedCPUs lists the CPUs this process may run on (its affinity mask:
+// a container's cpuset or taskset narrow it), or nil if it cannot be read.
+func allowedCPUs() []int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	var cpus []int
+	for c := 0; c < len(set)*64 && len(cpus) < set.Count(); c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}
+
+// pinThread locks the calling goroutine to its OS thread and that thread
+// to cpu. restore gives the thread its previous affinity back and unlocks
+// it; a goroutine that never calls it ends its thread when it exits.
+func pinThread(cpu int) (restore func(), err error) {
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	return func() {
+		_ = unix.SchedSetaffinity(0, &old)
+		runtime.UnlockOSThread()
+	}, nil
+}

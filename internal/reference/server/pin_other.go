@@ -1,0 +1,14 @@
+//go:build !linux
+
+package server
+
+import "errors"
+
+// allowedCPUs is nil where thread affinity is not supported: the pool runs
+// unpinned, parking its helpers between passes.
+func allowedCPUs() []int { return nil }
+
+// pinThread is unsupported here.
+func pinThread(int) (func(), error) {
+	return nil, errors.New("thread affinity is supported on Linux only")
+}
