@@ -63,6 +63,9 @@ type pool struct {
 	fn      func(worker, i int)
 	passHot bool  // the pass began hot: its helpers stay for the next
 	cpus    []int // worker k's CPU; nil: unpinned, never hot
+	// waiting: the caller of a cold pass blocks on done for its helpers.
+	waiting atomic.Bool
+	done    chan struct{}
 	// parks and spinOuts count helpers going to sleep and giving up a
 	// spin, for the tests.
 	parks, spinOuts atomic.Int64
@@ -76,7 +79,7 @@ const (
 // newPool starts a pool of n workers, pinned to cpus (one each, the
 // caller's first) when cpus holds at least n and n ≥ 2.
 func newPool(n int, cpus []int) *pool {
-	p := &pool{n: max(n, 1)}
+	p := &pool{n: max(n, 1), done: make(chan struct{}, 1)}
 	if p.n >= 2 && len(cpus) >= p.n {
 		p.cpus = cpus[:p.n]
 	}
@@ -102,23 +105,30 @@ func (p *pool) helper(w int, wake chan struct{}) {
 	var seen uint32
 	var used int64
 	spunOut := false
-	for p.park(wake, t, seen, &used, spunOut) {
-		spunOut = p.serve(w, &seen)
+	for {
+		ok, due := p.park(wake, t, seen, &used, spunOut)
+		if !ok {
+			return
+		}
+		spunOut = p.serve(w, &seen, due)
 	}
 }
 
 // serve takes every open pass it has not seen until the current hot span
-// cools (or a cold pass is done), spinning between passes. It gives up
-// after maxHotSpin without a pass (and reports that it did): a tick that
-// never cools (a panic, a bug) or a timer that fired late costs at most that
-// much of a core.
+// cools, spinning between passes; woken at the next tick's due time
+// (due), it also spins for the span to begin. Outside both (a cold pass,
+// in any pool) it returns as soon as no pass is open: a helper that spun
+// there burned 5 ms of a core for every pass it came too late for (a
+// calm server's CPU 3-5 % -> 24 %). It gives up after maxHotSpin without
+// a pass (and reports that it did): a tick that never cools (a panic, a
+// bug) or a timer that fired late costs at most that much of a core.
 //
 // The spin never yields (runtime.Gosched): a yielding helper goes to the
 // global run queue while the tick takes its P, and waits there until the
 // tick next blocks, so the passes ran on one core (measured: 2.3 ms of AI
 // work a tick instead of 0.1). The runtime's own preemption still stops it
 // for the GC.
-func (p *pool) serve(w int, seen *uint32) (spunOut bool) {
+func (p *pool) serve(w int, seen *uint32, due bool) (spunOut bool) {
 	cools := p.cools.Load()
 	idle := time.Now()
 	for spins := 0; ; spins++ {
@@ -127,8 +137,9 @@ func (p *pool) serve(w int, seen *uint32) (spunOut bool) {
 				return false
 			}
 			idle = time.Now()
+			continue
 		}
-		if p.cools.Load() != cools {
+		if p.cools.Load() != cools || !due && !p.hot.Load() {
 			return false
 		}
 		if spins%1024 == 1023 && time.Since(idle) > maxHotSpin {
@@ -141,22 +152,31 @@ func (p *pool) serve(w int, seen *uint32) (spunOut bool) {
 // join takes part in the open pass if this helper has not seen it, and
 // reports whether it did and whether the pass was hot.
 func (p *pool) join(w int, seen *uint32) (joined, hot bool) {
-	st := p.state.Load()
-	g := uint32(st >> 32)
-	if g == *seen {
-		return false, false
+	for {
+		st := p.state.Load()
+		g := uint32(st >> 32)
+		if g == *seen {
+			return false, false
+		}
+		if st&openBit == 0 {
+			*seen = g // closed before this helper came: nothing left
+			return false, false
+		}
+		if p.state.CompareAndSwap(st, st+1) {
+			*seen = g
+			break
+		}
+		// Joined by another helper, or closed, meanwhile: look again.
 	}
-	if st&openBit == 0 {
-		*seen = g // closed before this helper came: nothing left
-		return false, false
-	}
-	if !p.state.CompareAndSwap(st, st+1) {
-		return false, false // joined by another, or closed: look again
-	}
-	*seen = g
 	hot = p.passHot
 	p.drain(w)
-	p.left.Add(1)
+	n := p.left.Add(1)
+	// The caller of a cold pass may be blocked waiting: the last joined
+	// helper (the pass is closed once it waits, so the count is final)
+	// hands it the one token.
+	if p.waiting.Load() && n == int32(p.state.Load()&joinMask) && p.waiting.CompareAndSwap(true, false) {
+		p.done <- struct{}{}
+	}
 	return true, hot
 }
 
@@ -166,35 +186,35 @@ func (p *pool) join(w int, seen *uint32) (joined, hot bool) {
 // left from a span the helper served anyway is dropped first, then the
 // state read again, so a fresh one is never lost. A helper that spun out
 // of a span still hot waits for the next warm. It reports false once the
-// pool is stopped.
-func (p *pool) park(wake chan struct{}, t *time.Timer, seen uint32, used *int64, spunOut bool) bool {
+// pool is stopped (ok false); due says it woke for the next tick.
+func (p *pool) park(wake chan struct{}, t *time.Timer, seen uint32, used *int64, spunOut bool) (ok, due bool) {
 	select {
 	case _, ok := <-wake:
 		if !ok {
-			return false
+			return false, false
 		}
 	default:
 	}
 	if p.opened(seen) || !spunOut && p.hot.Load() {
-		return true
+		return true, false
 	}
-	p.parks.Add(1)
-	var due <-chan time.Time
+	var timer <-chan time.Time
 	if at := p.wakeAt.Load(); at != 0 && at != *used {
 		*used = at
 		d := time.Until(time.Unix(0, at))
 		if d <= 0 {
-			return true
+			return true, true
 		}
 		t.Reset(d)
-		due = t.C
+		timer = t.C
 	}
+	p.parks.Add(1)
 	select {
 	case _, ok := <-wake:
 		t.Stop()
-		return ok
-	case <-due:
-		return true
+		return ok, false
+	case <-timer:
+		return true, true
 	}
 }
 
@@ -273,7 +293,11 @@ func (p *pool) run(count, chunk int, fn func(worker, i int)) {
 		p.wakeAll()
 	}
 	p.drain(0)
-	p.await(p.close())
+	if joined := p.close(); p.passHot {
+		p.await(joined)
+	} else {
+		p.block(joined)
+	}
 	p.fn = nil
 }
 
@@ -311,6 +335,21 @@ func (p *pool) pinCaller() (restore func()) {
 		return func() {}
 	}
 	return restore
+}
+
+// block waits for a cold pass's joined helpers without spinning: outside
+// a hot span the caller gives its core up, as a parked pool always did (a
+// helper descheduled mid-item on a loaded machine would otherwise cost a
+// core of spinning).
+func (p *pool) block(joined int32) {
+	if p.left.Load() == joined {
+		return
+	}
+	p.waiting.Store(true)
+	if p.left.Load() == joined && p.waiting.CompareAndSwap(true, false) {
+		return // the last helper finished before it could see the wait
+	}
+	<-p.done
 }
 
 // stop stops the helper goroutines and waits for them; calling it again
