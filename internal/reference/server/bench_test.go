@@ -123,6 +123,44 @@ func benchSim(b *testing.B, cfg *Config, workers int, code uint8) (*Sim, []*View
 	return sim, vs
 }
 
+// referenceWorld is the reference profiles' world on workers: 512 loiter
+// AI within 20 km and 128 sensor-fighter peers, each taking deltas or not,
+// the workers pinned or not (world.pin_sim_workers).
+func referenceWorld(b *testing.B, workers int, deltas, pinned bool) (*Sim, []*Viewer) {
+	b.Helper()
+	cfg := DefaultConfig()
+	cfg.World.TestSpawnAICount = 512
+	cfg.World.TestSpawnSpreadKm = 20
+	cfg.World.PinSimWorkers = pinned
+	sim, vs := benchSim(b, &cfg, workers, TypeSensorFighter)
+	for _, v := range vs {
+		v.In.Deltas = deltas
+	}
+	return sim, vs
+}
+
+// benchTick runs one tick's simulation, sensing and snapshot builds (the
+// reference budget), adding each phase's time to ph.
+func benchTick(sim *Sim, vs []*Viewer, tick uint32, ph *[numPhases]time.Duration) {
+	tm := timer{at: time.Now(), sum: ph}
+	sim.Tick = tick
+	sim.Simulate(&tm)
+	sim.Sense(&tm)
+	sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
+	tm.lap(PhaseSerialize)
+}
+
+// ackLate has every peer acknowledge the snapshot of three ticks ago, as a
+// client a loopback round trip away at 60 Hz does.
+func ackLate(vs []*Viewer, tick uint32) {
+	if tick <= 3 {
+		return
+	}
+	for _, v := range vs {
+		v.In.TakeSnapshotAck(tick - 3)
+	}
+}
+
 // reportPhases reports each phase's mean ms per tick over the b.N ticks.
 func reportPhases(b *testing.B, ph *[numPhases]time.Duration) {
 	for i := Phase(0); i < PhaseOther; i++ {
@@ -212,12 +250,7 @@ func BenchmarkTickWorld(b *testing.B) {
 					if world == "populated" {
 						weaponsSchedule(sim, vs, tick)
 					}
-					tm := timer{at: time.Now(), sum: &ph}
-					sim.Tick = tick
-					sim.Simulate(&tm)
-					sim.Sense(&tm)
-					sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
-					tm.lap(PhaseSerialize)
+					benchTick(sim, vs, tick, &ph)
 				}
 				for range 4 * TickHz { // churn and contact tables reach steady state
 					step()
@@ -265,29 +298,16 @@ func BenchmarkTickDelta(b *testing.B) {
 	for _, deltas := range []bool{false, true} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("deltas=%v/peers=128/ai=512/workers=%d", deltas, workers), func(b *testing.B) {
-				cfg := DefaultConfig()
-				cfg.World.TestSpawnAICount = 512
-				cfg.World.TestSpawnSpreadKm = 20
-				sim, vs := benchSim(b, &cfg, workers, TypeSensorFighter)
-				for _, v := range vs {
-					v.In.Deltas = deltas
-				}
+				sim, vs := referenceWorld(b, workers, deltas, false)
 				var ph [numPhases]time.Duration
 				tick, bytes := uint32(0), 0
 				step := func() {
 					tick++
-					tm := timer{at: time.Now(), sum: &ph}
-					sim.Tick = tick
-					sim.Simulate(&tm)
-					sim.Sense(&tm)
-					sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
-					tm.lap(PhaseSerialize)
+					benchTick(sim, vs, tick, &ph)
 					for _, v := range vs {
 						bytes += len(v.In.Msg)
-						if tick > 3 {
-							v.In.TakeSnapshotAck(tick - 3)
-						}
 					}
+					ackLate(vs, tick)
 				}
 				for range 2 * TickHz {
 					step()
@@ -315,32 +335,16 @@ func BenchmarkTickPaced(b *testing.B) {
 	const gap = 12 * time.Millisecond
 	for _, pinned := range []bool{false, true} {
 		b.Run(fmt.Sprintf("pinned=%v", pinned), func(b *testing.B) {
-			cfg := DefaultConfig()
-			cfg.World.TestSpawnAICount = 512
-			cfg.World.TestSpawnSpreadKm = 20
-			cfg.World.PinSimWorkers = pinned
-			sim, vs := benchSim(b, &cfg, 2, TypeSensorFighter)
+			sim, vs := referenceWorld(b, 2, true, pinned)
 			defer sim.PinCaller()()
-			for _, v := range vs {
-				v.In.Deltas = true
-			}
 			var ph [numPhases]time.Duration
 			tick := uint32(0)
 			step := func() {
 				tick++
 				sim.Warm()
-				tm := timer{at: time.Now(), sum: &ph}
-				sim.Tick = tick
-				sim.Simulate(&tm)
-				sim.Sense(&tm)
-				sim.Build(vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
-				tm.lap(PhaseSerialize)
+				benchTick(sim, vs, tick, &ph)
 				sim.Cool(time.Now().Add(gap))
-				for _, v := range vs {
-					if tick > 3 {
-						v.In.TakeSnapshotAck(tick - 3)
-					}
-				}
+				ackLate(vs, tick)
 			}
 			for range 2 * TickHz {
 				step()

@@ -23,7 +23,7 @@ const wakeLead = time.Millisecond
 // worker 0, and n−1 long-lived goroutines are the helpers. Items are handed
 // out through one atomic counter, so which worker builds which item varies
 // from tick to tick — results must (and do) depend only on the item. A pool
-// of 1 runs everything inline. Close stops the goroutines.
+// of 1 runs everything inline. stop ends the goroutines.
 //
 // Waking a parked helper costs a pass 90–280 µs (a goroutine wake, an OS
 // thread wake, on a VM an idle vCPU's wake), and a helper woken by the

@@ -164,9 +164,10 @@ func (s *Sim) PinnedCPUs() []int { return slices.Clone(s.pool.cpus) }
 // Close stops the worker goroutines.
 func (s *Sim) Close() { s.pool.stop() }
 
-// Warm wakes the workers for a tick's passes: until Cool they spin between
-// passes rather than park, so each pass starts on every worker at once.
-// The tick calls it at its start, before its serial work.
+// Warm wakes pinned workers for a tick's passes: until Cool they spin
+// between passes rather than park, so each pass starts on every worker at
+// once (unpinned workers park between passes whatever the tick calls). The
+// tick calls it at its start, before its serial work.
 func (s *Sim) Warm() { s.pool.warm() }
 
 // Cool ends what Warm began: after the tick's last pass the workers sleep
