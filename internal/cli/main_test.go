@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -36,22 +37,32 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// hog keeps one core busy for the seconds given (at most 120), then
-// exits: the neighbour a host-contention test starts beside a gate run
-// (`exec hog 30 &`). It is the test binary's child, so it is outside the
-// gate's process tree, as a neighbour on a shared runner is.
+// hog keeps one core busy for the seconds given (at most 120), or until
+// interrupted, then exits 0: the neighbour a host-contention test starts
+// beside its gate runs (`exec hog 60 &hog&` … `kill -INT hog`). It is the
+// test binary's child, so it is outside the gate's process tree, as a
+// neighbour on a shared runner is. Stopped when the script's runs are
+// done, it neither outlives them on the suite's machine nor ends before
+// the last one.
 func hog() {
 	secs, err := strconv.ParseFloat(os.Args[len(os.Args)-1], 64)
 	if err != nil || secs <= 0 || secs > 120 {
 		fmt.Fprintln(os.Stderr, "usage: hog SECONDS (0 < SECONDS ≤ 120)")
 		os.Exit(2)
 	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
 	end := time.Now().Add(time.Duration(secs * float64(time.Second)))
-	n := 0
+	n, why := 0, "time up"
 	for time.Now().Before(end) {
 		n++
+		select {
+		case <-stop:
+			end, why = time.Time{}, "interrupted"
+		default:
+		}
 	}
-	fmt.Printf("hog: %d iterations\n", n)
+	fmt.Printf("hog: %d iterations, %s\n", n, why)
 }
 
 // TestScripts runs testdata/script/*.txtar: the CLI end to end, including
