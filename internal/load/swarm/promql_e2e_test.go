@@ -122,6 +122,13 @@ func gaugeOf(fams promsource.Families, name string) float64 {
 // entity, and a wire KB/s within 25 % of the direct figure (its hold is
 // its own, not the tap's stretch).
 func TestPromQLAgreesWithScrape(t *testing.T) {
+	// Parallel: it compares two readings of the same stored samples, not
+	// either with a rate a busy machine moves; load only leaves fewer
+	// scrapes with every client connected (it needs 5 of about 11), and
+	// the swarm's own reading keeps its 25 % bound. Sequential, its 22 s
+	// under the race detector were the longest stretch of this package's
+	// sequential tests.
+	t.Parallel()
 	const clients = 16
 	srv := startRefServer(t, 64, func(c *server.Config) { c.Metrics.PrometheusListen = "127.0.0.1:0" })
 	if srv.PromURL == "" {
