@@ -11,8 +11,7 @@
 #   staticcheck  honnef.co/go/tools v0.8.2, pinned by version and run from
 #                the module cache (offline once fetched): zero findings. A
 #                deliberate exception carries `//lint:ignore CHECK reason` at
-#                its line. It runs beside the race stage at idle priority
-#                and prints its line after it.
+#                its line.
 #   race         go test -race over every package except plain_pkgs: every
 #                package that starts goroutines, and any new package by
 #                default. It skips the plain_only tests.
@@ -200,44 +199,13 @@ t_start=$SECONDS
 stage fmt check_fmt
 stage lists check_lists
 stage vet go vet ./...
+stage staticcheck go run "$staticcheck" ./...
 
 mapfile -t race_pkgs < <(go list "${race_first[@]}"; go list ./... | grep -vxF -f <(go list "${plain_pkgs[@]}" "${race_first[@]}"))
 mapfile -t plain_only_pkg_list < <(plain_only_pkgs)
 only=$(plain_only_re)
 logs=$(mktemp -d)
-staticcheck_pid=
-cleanup() {
-  [ -n "$staticcheck_pid" ] && kill -- -"$staticcheck_pid" 2>/dev/null
-  rm -rf "$logs"
-}
-trap cleanup EXIT
-
-# staticcheck runs beside the race stage at idle priority (SCHED_IDLE:
-# the kernel gives it a core only when nothing else wants one), then the
-# plain stage waits for it. The race stage leaves about a third of the two
-# cores idle (its tests mostly wait on live servers), and staticcheck,
-# CPU-bound for 29-38 s warm and 75-85 s on a cold cache, ran alone
-# before it. It is its own session (setsid) so that a failed stage's exit
-# stops it and every process it started.
-idle_prio=(nice -n 19)
-command -v chrt >/dev/null && idle_prio=(chrt --idle 0)
-start_staticcheck() {
-  setsid bash -c 'SECONDS=0; "${@:3}" go run "$1" ./... >"$2" 2>&1; echo "$? $SECONDS" >"$2.status"' \
-    staticcheck "$staticcheck" "$logs/staticcheck" "${idle_prio[@]}" &
-  staticcheck_pid=$!
-}
-# finish_staticcheck: waits for it, prints what it found and its stage
-# line (its own wall time, and how long the plain stage waited for it).
-finish_staticcheck() {
-  local t0=$SECONDS rc wall
-  wait "$staticcheck_pid" || true
-  staticcheck_pid=
-  read -r rc wall <"$logs/staticcheck.status" || { rc=1 wall=0; }
-  cat "$logs/staticcheck"
-  printf 'stage %-12s %4ds  %s (beside race, at idle priority; waited %ds after it)\n' \
-    staticcheck "$wall" "$([ "$rc" -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - t0))
-  return "$rc"
-}
+trap 'rm -rf "$logs"' EXIT
 
 # run_plain: the plain packages alongside the plain_only tests; each half's
 # output is printed whole when both are done, so the two do not interleave.
@@ -274,8 +242,6 @@ run_plain() {
 # (internal/load/swarm's count-and-outcome tests are parallel; its 101 s alone
 # set the stage's length at the defaults: 188 s; now 132 s warm, with the
 # two cores busy 65 % of it: the tests mostly wait on live servers).
-start_staticcheck
 stage race go test -count=1 -timeout 25m "$nodwarf" "$novet" -race -p 4 -parallel 6 -skip "$only" "${race_pkgs[@]}"
-finish_staticcheck
 stage plain run_plain
 printf 'total %ds\n' $((SECONDS - t_start))
