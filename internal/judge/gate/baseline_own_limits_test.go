@@ -173,3 +173,32 @@ type testErr string
 func (e testErr) Error() string { return string(e) }
 
 const errTest = testErr("no report.json")
+
+// The built-in baseline check of a timing figure (input latency p95) is
+// softened like its gate: on a harness-bound leg, or beside a busy host, a
+// failure cannot be laid on the server and is inconclusive; the byte
+// baselines beside it are facts and stay failed.
+func TestBaselineInputLatencySoftened(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trigger rundir.Check
+	}{
+		{"harness-bound", rundir.Check{Gate: gatetable.CheckHarness, Level: gatetable.LevelHard, Status: rundir.StatusInconclusive}},
+		{"host busy", rundir.Check{Gate: gatetable.CheckHost, Level: gatetable.LevelAdvisory, Status: rundir.StatusRecorded,
+			Detail: hostBusyPrefix + "other processes used 1.20 cores"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checks := soften([]rundir.Check{
+				tc.trigger,
+				{Gate: gatetable.CheckBaselineInputLatency, Level: gatetable.LevelHard, Status: rundir.StatusFail},
+				{Gate: gatetable.CheckBaselineWireKBs, Level: gatetable.LevelHard, Status: rundir.StatusFail},
+			}, timingIn(testProfile()))
+			if checks[1].Status != rundir.StatusInconclusive {
+				t.Errorf("%s: %s, want inconclusive", checks[1].Gate, checks[1].Status)
+			}
+			if checks[2].Status != rundir.StatusFail {
+				t.Errorf("%s: %s, want fail (bytes are facts whatever the harness or host did)", checks[2].Gate, checks[2].Status)
+			}
+		})
+	}
+}

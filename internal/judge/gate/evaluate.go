@@ -82,11 +82,12 @@ func Evaluate(in Input) []rundir.Check {
 func (e *evaluator) isTiming(c rundir.Check) bool { return timingIn(e.in.Profile)(c) }
 
 // timingIn is isTiming with p's own figures: a gate on one declared
-// timing, and the baseline check of one, is a timing check (a harness-bound
-// or busy leg makes its failure inconclusive, as its gate's).
+// timing, and the baseline check of a timing figure (input latency, or an
+// own figure declared timing), is a timing check (a harness-bound or busy
+// leg makes its failure inconclusive, as its gate's).
 func timingIn(p *profile.Profile) func(rundir.Check) bool {
 	ownBaseline := map[string]bool{}
-	for _, f := range baseline.OwnFigures(p) {
+	for _, f := range append(baseline.Figures(), baseline.OwnFigures(p)...) {
 		ownBaseline[f.Gate] = f.Timing
 	}
 	return func(c rundir.Check) bool {
