@@ -52,12 +52,22 @@ func TestDeliveryCountsTheTrailingSilence(t *testing.T) {
 // run without a warm-up shows it.
 func TestWarmupLeavesOutTheStart(t *testing.T) {
 	stall := func(since time.Duration) bool { return since > 200*time.Millisecond && since < 1700*time.Millisecond }
-	run := func(warmup time.Duration) *report.Report {
+	run := func(t *testing.T, warmup time.Duration) *report.Report {
 		srv := startFake(t, &fakeServer{bodyFormat: BodyFormatOpaque, quiet: stall})
 		cfg := Config{Addr: srv.addr, Clients: 2, Duration: 4500 * time.Millisecond, Threads: 1, Warmup: warmup}
 		return runSwarm(t, context.Background(), cfg, 60*time.Second).Report
 	}
-	warm, cold := run(2*time.Second), run(0)
+	// The two runs go side by side, each against its own fake server: two
+	// clients apiece, too few for one to move the other's rates, and the
+	// package's sequential tests are the longest stretch of its race run.
+	var warm, cold *report.Report
+	t.Run("runs", func(t *testing.T) {
+		t.Run("warm-up", func(t *testing.T) { t.Parallel(); warm = run(t, 2*time.Second) })
+		t.Run("none", func(t *testing.T) { t.Parallel(); cold = run(t, 0) })
+	})
+	if warm == nil || cold == nil {
+		t.FailNow() // a run failed; its subtest says how
+	}
 	if warm.WarmupS != 2 || warm.WarmupEndS == nil || *warm.WarmupEndS != 2 || cold.WarmupEndS != nil {
 		t.Fatalf("warmup_s %v end %v (without: %v)", warm.WarmupS, warm.WarmupEndS, cold.WarmupEndS)
 	}
