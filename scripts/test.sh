@@ -33,13 +33,14 @@
 #
 # On the 2-core machine, nothing else running, a fresh clone in a new
 # directory (module cache and the dependencies' build cache warm, this
-# repository's packages compiled anew) took 469 s: vet 31, staticcheck
-# 29, race 164, plain 243 (488-549 s before go test's own vet was turned
-# off, the swarm's PromQL test made parallel and the scripts run 6 at a
-# time). With an empty build cache as well (XDG_CACHE_HOME at an empty
-# directory: the standard library and every dependency compiled twice,
-# plain and -race) it took 810 s: vet 197, staticcheck 75, race 300,
-# plain 236 (943 s before: vet 187, staticcheck 82, race 337, plain 334).
+# repository's packages compiled anew) took 443-451 s: vet 30-33,
+# staticcheck 28-32, race 151-156, plain 229-232 (488-549 s before go
+# test's own vet was turned off, two of the swarm's sequential tests
+# went parallel and the scripts ran 6 at a time). With an empty build
+# cache as well (XDG_CACHE_HOME at an empty directory: the standard
+# library and every dependency compiled twice, plain and -race) it took
+# 810-823 s: vet 197-208, staticcheck 75-76, race 297-300, plain 236-240
+# (943 s before: vet 187, staticcheck 82, race 337, plain 334).
 # Where a cold build's time goes (go test -run '^$' -debug-actiongraph,
 # empty cache, after go vet ./... and staticcheck filled it): the race
 # build 291 s of compile actions (std 83, this module 61, cue 39, gonum
