@@ -233,8 +233,8 @@ trap 'rm -rf "$logs"' EXIT
 # check rightly calls inconclusive: the scripts judge legs, so they must
 # leave the legs their CPU, and the hog runs alone. With it alone: 5 at a
 # time 250 s (the hog's script then 26 s, its last run after the hog);
-# 6 at a time 219, 214 and 215 s in three runs (17 s, every run beside
-# the hog), every script passing.
+# 6 at a time 219 s with that script, 214 and 215 s with today's (17 s,
+# every run beside the hog), every script passing.
 scripts_at_once=6
 run_plain() {
   local rc=0
