@@ -75,26 +75,23 @@ func Evaluate(in Input) []rundir.Check {
 		e.add(traceCheck(e.r, nil))
 	}
 	e.schema()
-	return soften(e.out, e.isTiming)
+	return soften(e.out, timingIn(in.Profile))
 }
-
-// isTiming is isTiming with the profile's own figures (timingIn).
-func (e *evaluator) isTiming(c rundir.Check) bool { return timingIn(e.in.Profile)(c) }
 
 // timingIn is isTiming with p's own figures: a gate on one declared
 // timing, and the baseline check of a timing figure (input latency, or an
 // own figure declared timing), is a timing check (a harness-bound or busy
 // leg makes its failure inconclusive, as its gate's).
 func timingIn(p *profile.Profile) func(rundir.Check) bool {
-	ownBaseline := map[string]bool{}
+	baselineTiming := map[string]bool{}
 	for _, f := range append(baseline.Figures(), baseline.OwnFigures(p)...) {
-		ownBaseline[f.Gate] = f.Timing
+		baselineTiming[f.Gate] = f.Timing
 	}
 	return func(c rundir.Check) bool {
 		if g, ok := p.LookupGate(c.Gate); ok && g.Own {
 			return g.Timing
 		}
-		if timing, ok := ownBaseline[c.Gate]; ok {
+		if timing, ok := baselineTiming[c.Gate]; ok {
 			return timing
 		}
 		return isTiming(c)
