@@ -67,7 +67,9 @@ func hog() {
 
 // TestScripts runs testdata/script/*.txtar: the CLI end to end, including
 // real gate runs against the reference server with its fault knobs (the
-// "gate bites" tests). Each real leg is 8 clients for 4 s.
+// "gate bites" tests). Most real legs are 4 or 8 clients for 2-6 s; the
+// longest hold 36 s (bite_slow_stretch). scriptGate sets how many scripts
+// run at once.
 func TestScripts(t *testing.T) {
 	t.Cleanup(func() {
 		if exampleBins.dir != "" {
