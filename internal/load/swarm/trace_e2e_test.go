@@ -92,7 +92,9 @@ func TestTraceRoundTrip(t *testing.T) {
 	// Recorded at 20 Inputs a second and replayed by a 60 Hz swarm: three
 	// loop iterations per record, so a replay slowed by a loaded machine
 	// still keeps the recording's pace (a client more than 1 s behind
-	// would skip records, and the test would say so).
+	// would skip records, and the test would say so). That headroom lets
+	// it run beside the package's other live tests.
+	t.Parallel()
 	srv, dir := recordingServer(t)
 	code, _, _ := swarmCLI(t, 60*time.Second, "127.0.0.1", srv.Port, "--clients", "1", "--duration", "4", "--rate", "20", "--pattern", "weapons")
 	if code != 0 {
