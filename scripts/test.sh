@@ -239,8 +239,8 @@ trap 'rm -rf "$logs"' EXIT
 # check rightly calls inconclusive: the scripts judge legs, so they must
 # leave the legs their CPU, and the hog runs alone. With it alone: 5 at a
 # time 250 s (the hog's script then 26 s, its last run after the hog);
-# 6 at a time 219 s with that script, 214 and 215 s with today's (17 s,
-# every run beside the hog), every script passing.
+# 6 at a time 219 s with that script, 214 and 215 s with the current one
+# (17 s, every run beside the hog), every script passing.
 # How many at once is bounded by CPU, not by the machine's speed at
 # compiling: the scripts' legs hold for wall-clock seconds, so on a faster
 # machine they take as long. On another 2-core machine (the suite alone:
@@ -267,7 +267,10 @@ run_plain() {
 # The race stage runs 4 packages at a time and 6 parallel tests within one
 # (internal/load/swarm's count-and-outcome tests are parallel; its 101 s alone
 # set the stage's length at the defaults: 188 s; now 132 s warm, with the
-# two cores busy 65 % of it: the tests mostly wait on live servers).
+# two cores busy 65 % of it: the tests mostly wait on live servers). Its
+# sequential tests still set its floor: the package alone under -race took
+# 57-63 s on the later machine once TestTraceRoundTrip ran in parallel
+# (74 s before), and the stage 93-107 s warm.
 stage race go test -count=1 -timeout 25m "$nodwarf" "$novet" -race -p 4 -parallel 6 -skip "$only" "${race_pkgs[@]}"
 stage plain run_plain
 printf 'total %ds\n' $((SECONDS - t_start))
