@@ -103,7 +103,7 @@ func benchWorkerIterateENet(b *testing.B, perClient bool) {
 		w.add(c)
 	}
 	defer w.shutdown()
-	livetest.EventuallyPumping(b, livetest.Wait, func() int { w.iterate(); return 0 }, func() (bool, string) {
+	livetest.EventuallyPumping(b, livetest.Wait, func() int { w.iterate(0, len(w.clients)); return 0 }, func() (bool, string) {
 		joined := 0
 		for _, c := range w.clients {
 			if c.phase == phaseJoined {
@@ -113,7 +113,7 @@ func benchWorkerIterateENet(b *testing.B, perClient bool) {
 		return joined == n, fmt.Sprintf("%d of %d clients joined", joined, n)
 	})
 	for b.Loop() {
-		w.iterate()
+		w.iterate(0, len(w.clients))
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n/1000, "µs/client-tick")
 }

@@ -15,6 +15,9 @@ import (
 type pacer interface {
 	// wait blocks until the next slot; false when ctx ended first.
 	wait(ctx context.Context) bool
+	// until blocks until t, as wait does for a slot (a burst within an
+	// iteration); false when ctx ended first.
+	until(ctx context.Context, t time.Time) bool
 	stop()
 }
 
@@ -85,7 +88,11 @@ type timerPacer struct {
 }
 
 func (p *timerPacer) wait(ctx context.Context) bool {
-	d := time.Until(p.g.next(time.Now()))
+	return p.until(ctx, p.g.next(time.Now()))
+}
+
+func (p *timerPacer) until(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -139,12 +146,16 @@ type heldPacer struct {
 
 func (p *heldPacer) wait(ctx context.Context) bool {
 	p.next = p.g.next(time.Now())
+	return p.until(ctx, p.next)
+}
+
+func (p *heldPacer) until(ctx context.Context, t time.Time) bool {
 	for {
 		runtime.Gosched()
 		if ctx.Err() != nil {
 			return false
 		}
-		d := time.Until(p.next)
+		d := time.Until(t)
 		if d <= 0 {
 			return true
 		}

@@ -108,6 +108,11 @@ type SnapshotParams struct {
 	// within EventRadius of the peer's entity.
 	Events      []tickEvent
 	EventRadius float64
+	// Ready, when set, is called on the goroutine that called Build
+	// (worker 0) once for each viewer, by index, after the viewer's
+	// message is built and before Build returns: with more than one
+	// worker, while other viewers are still being built.
+	Ready func(i int)
 }
 
 // EncodeRecords encodes the record of every slot in live into recs

@@ -122,6 +122,11 @@ type Server struct {
 	// tick — all of them unless the governor sheds the snapshot rate.
 	due      []*Viewer
 	duePeers []*peer
+	// sendOut is the tick's sending so far: the loop goroutine's time in
+	// Host.Send and Flush, and the sends since the last flush (sendBuilt).
+	sendOut   time.Duration
+	unflushed int
+	sendBuilt func(i int) // s.sendOne, bound once: Ready of every build
 	// cc is the per-peer congestion controller (congestion.go).
 	cc *congestion
 	// dfault is the delivery faults (snapshots_then_silent,
@@ -207,6 +212,7 @@ func New(cfg Config, logw io.Writer) (*Server, error) {
 		traceMaxBytes: cfg.Trace.MaxFileBytes,
 		faultScope:    scope,
 	}
+	s.sendBuilt = s.sendOne
 	s.cc.stuck = cfg.Faults.CongestionStuckAtFloor
 	if dir := cfg.Trace.InputTraceDir; dir != "" {
 		if s.rec, err = trace.NewRecorder(dir, TickHz, cfg.Trace.MaxFileBytes); err != nil {
@@ -660,18 +666,22 @@ func (s *Server) nextDue() time.Time {
 	return s.pacer.Following()
 }
 
-// serialize builds and then sends the due snapshots as the serialize phase,
+// serialize builds and sends the due snapshots as the serialize phase,
 // returning its split: the slow-tick line and the metrics file report the
-// build and the send apart.
+// build and the send apart. The loop goroutine sends each snapshot once it
+// is built (sendOne), while the other workers still build, so the split is
+// of time, not of a sequence: send is the loop goroutine's time in the
+// transport, build the rest of the phase.
 func (s *Server) serialize(t *timer) (build, send time.Duration) {
-	buildStart := t.at
+	start := t.at
+	s.sendOut, s.unflushed = 0, 0
 	s.stampAcks()
 	s.buildSnapshots()
-	s.sim.Cool(s.nextDue()) // the tick's last pass: the send is this goroutine's alone
-	sendStart := time.Now()
-	s.sendSnapshots()
+	s.sim.Cool(s.nextDue()) // the tick's last pass: the rest is this goroutine's alone
+	s.finishSends()
 	t.lap(PhaseSerialize)
-	return sendStart.Sub(buildStart), t.at.Sub(sendStart)
+	total := t.at.Sub(start)
+	return max(total-s.sendOut, 0), min(s.sendOut, total)
 }
 
 // injectTickDelay adds the time the extra_tick_ms and slow-stretch faults
@@ -762,9 +772,18 @@ func (s *Server) buildSnapshots() {
 		PadInBudget: s.padInBudget,
 
 		CorruptDeltaEvery: s.cfg.Faults.CorruptDeltaEveryNth,
+		Ready:             s.sendBuilt,
 	}
 	s.sim.Build(s.due, &p)
 }
+
+// flushEvery is how many snapshots the loop goroutine hands to the host
+// between two flushes while the build runs. A flush is what makes the
+// datagrams (sendmsg, and on loopback the receiver's side of the kernel's
+// work too), so flushing along the way is what overlaps the sending with
+// the other workers' builds; flushing after every send would cost each
+// flush's walk over every peer.
+const flushEvery = 16
 
 // pickDue selects the viewers that get a snapshot this tick: the ones the
 // congestion controller owes one (its per-peer send rate) and the overrun
@@ -780,15 +799,24 @@ func (s *Server) pickDue(now time.Time) {
 	}
 }
 
-// sendSnapshots hands every built snapshot to the host (which belongs to
-// this goroutine), sends PeerDelay at 2 Hz to every peer, and flushes.
-func (s *Server) sendSnapshots() {
-	for i, v := range s.due {
-		id := s.duePeers[i].id
-		if err := s.send(id, transport.Unreliable, v.In.Msg); err != nil {
-			s.log.Printf("peer %d: send snapshot: %v", id, err)
-		}
+// sendOne hands due snapshot i, just built, to the host (which belongs to
+// this goroutine), flushing every flushEvery of them.
+func (s *Server) sendOne(i int) {
+	t0 := time.Now()
+	id := s.duePeers[i].id
+	if err := s.send(id, transport.Unreliable, s.due[i].In.Msg); err != nil {
+		s.log.Printf("peer %d: send snapshot: %v", id, err)
 	}
+	if s.unflushed++; s.unflushed >= flushEvery {
+		s.flush()
+	}
+	s.sendOut += time.Since(t0)
+}
+
+// finishSends sends PeerDelay at 2 Hz to every peer once every snapshot is
+// handed over, and flushes the rest.
+func (s *Server) finishSends() {
+	t0 := time.Now()
 	if s.tick%peerDelayTicks == 0 {
 		for _, p := range s.vpeers {
 			if !s.dfault.silent(p) {
@@ -796,6 +824,12 @@ func (s *Server) sendSnapshots() {
 			}
 		}
 	}
+	s.flush()
+	s.sendOut += time.Since(t0)
+}
+
+func (s *Server) flush() {
+	s.unflushed = 0
 	if err := s.host.Flush(); err != nil {
 		s.log.Printf("flush: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/scalegate/scalegate/internal/wire/snapshot"
@@ -59,6 +60,7 @@ type Sim struct {
 	radius   float64
 	aiSlots  []int32
 	recs     [][snapshot.RecordSize]byte
+	built    builtSet         // Build's hand-over to SnapshotParams.Ready
 	states   []snapshot.State // version-3 codes by slot, when a viewer takes deltas
 	aiscr    []aiScratch
 	aiCost   time.Duration // [world] test_ai_cost_us per controller run
@@ -279,8 +281,62 @@ func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
 		s.states = st
 	}
 	p.Records, p.States, p.Events, p.EventRadius = s.recs, st, s.ring, radius
+	s.built.reset(len(vs), p.Ready)
 	s.pool.run(len(vs), 1, func(wk, i int) {
 		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, radius)
 		vs[i].In.Build(s.World, vs[i].Slot, s.encs[wk], p)
+		s.built.done(wk, i)
 	})
+	s.built.finish()
+}
+
+// builtSet hands built messages to SnapshotParams.Ready on worker 0 while
+// the pass still runs, so the caller's sends overlap the other workers'
+// builds instead of following them.
+type builtSet struct {
+	ready  func(i int)
+	flags  []atomic.Bool // item i is built
+	cursor int           // items before it handed over (worker 0's)
+}
+
+// reset readies the set for a pass of n items (ready nil: nothing to hand).
+func (b *builtSet) reset(n int, ready func(int)) {
+	b.ready, b.cursor = ready, 0
+	if ready == nil {
+		return
+	}
+	if cap(b.flags) < n {
+		b.flags = make([]atomic.Bool, n)
+	}
+	b.flags = b.flags[:n]
+	for i := range b.flags {
+		b.flags[i].Store(false)
+	}
+}
+
+// done marks item i built; on worker 0 it then hands over every item built
+// so far in order, up to the first one still being built.
+func (b *builtSet) done(wk, i int) {
+	if b.ready == nil {
+		return
+	}
+	b.flags[i].Store(true) // publishes the item's message to worker 0
+	if wk != 0 {
+		return
+	}
+	for b.cursor < len(b.flags) && b.flags[b.cursor].Load() {
+		b.ready(b.cursor)
+		b.cursor++
+	}
+}
+
+// finish hands over what is left once the pass is over (every item built).
+func (b *builtSet) finish() {
+	if b.ready == nil {
+		return
+	}
+	for ; b.cursor < len(b.flags); b.cursor++ {
+		b.ready(b.cursor)
+	}
+	b.ready = nil
 }
