@@ -48,6 +48,10 @@ type peer struct {
 	lastSeq     uint32              // newest Input applied
 	haveSeq     bool
 	appliedTick uint32 // the tick lastSeq was applied on
+	// delayTick is the tick the peer was last sent PeerDelay on (with its
+	// snapshot, sendOne, or on its own, finishSends).
+	delayTick uint32
+	delaySent bool // delayTick is set (tick 0 is a tick too)
 	// features: the peer sent its Features (v1.1); a second is malformed.
 	features bool
 	// delayed: Inputs the input_delay_ms fault holds back, oldest first.

@@ -2,7 +2,10 @@
 
 package server
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // allowedCPUs is nil where thread affinity is not supported: the pool runs
 // unpinned, parking its helpers between passes.
@@ -12,3 +15,6 @@ func allowedCPUs() []int { return nil }
 func pinThread(int) (func(), error) {
 	return nil, errors.New("thread affinity is supported on Linux only")
 }
+
+// sleepHeld is time.Sleep here (the pool is never pinned, so it is not called).
+func sleepHeld(d time.Duration) { time.Sleep(d) }

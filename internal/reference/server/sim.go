@@ -159,6 +159,9 @@ func simCPUs(cfg *Config) []int {
 // CPU when the workers are pinned, and returns what undoes it.
 func (s *Sim) PinCaller() (restore func()) { return s.pool.pinCaller() }
 
+// Pinned reports whether the workers are pinned to CPUs of their own.
+func (s *Sim) Pinned() bool { return s.pool.cpus != nil }
+
 // PinnedCPUs is the CPUs the workers are pinned to, worker 0's first (nil:
 // not pinned).
 func (s *Sim) PinnedCPUs() []int { return slices.Clone(s.pool.cpus) }
