@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/load/held"
 	"github.com/scalegate/scalegate/internal/load/transport"
 )
 
@@ -159,7 +160,7 @@ func (p *heldPacer) until(ctx context.Context, t time.Time) bool {
 		if d <= 0 {
 			return true
 		}
-		sleepHeld(min(d, holdChunk))
+		held.Sleep(min(d, holdChunk))
 	}
 }
 
@@ -172,9 +173,9 @@ func (p *heldPacer) stop() {}
 // worker's calls (QUIC's goroutines would starve), there must be no
 // impairment relay (its goroutines forward every datagram), and every
 // worker must have a P of its own.
-func pacing(cfg *Config, b transport.Backend, relayed bool, workers int) (held bool) {
+func pacing(cfg *Config, b transport.Backend, relayed bool, workers int) (hold bool) {
 	in, ok := b.(transport.Inline)
-	return cfg.HoldThreads && holdSupported && ok && in.InlineIO() && !relayed &&
+	return cfg.HoldThreads && held.Supported && ok && in.InlineIO() && !relayed &&
 		workers <= runtime.GOMAXPROCS(0)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/load/held"
 	"github.com/scalegate/scalegate/internal/load/transport"
 	_ "github.com/scalegate/scalegate/internal/load/transport/quic"
 	"github.com/scalegate/scalegate/internal/testkit/livetest"
@@ -34,8 +35,8 @@ func TestPacing(t *testing.T) {
 		workers int
 		want    bool
 	}{
-		{"inline transport, own process", hold, inlineBackend{inline: true}, false, 1, holdSupported},
-		{"one worker per P", hold, inlineBackend{inline: true}, false, procs, holdSupported},
+		{"inline transport, own process", hold, inlineBackend{inline: true}, false, 1, held.Supported},
+		{"one worker per P", hold, inlineBackend{inline: true}, false, procs, held.Supported},
 		{"library caller", &Config{}, inlineBackend{inline: true}, false, 1, false},
 		{"transport with goroutines", hold, plainBackend{}, false, 1, false},
 		{"transport says not inline", hold, inlineBackend{inline: false}, false, 1, false},
@@ -64,7 +65,7 @@ func TestEnetAndQUICInline(t *testing.T) {
 	}
 }
 
-// (Where holdSupported is false, sleepHeld is time.Sleep: the pacer's own
+// (Where held.Supported is false, held.Sleep is time.Sleep: the pacer's own
 // logic is still what these two tests check.)
 
 // The grid sweeps the send phase: every gap between slots is within

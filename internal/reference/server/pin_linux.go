@@ -2,8 +2,6 @@ package server
 
 import (
 	"runtime"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,12 +41,4 @@ func pinThread(cpu int) (restore func(), err error) {
 		_ = unix.SchedSetaffinity(0, &old)
 		runtime.UnlockOSThread()
 	}, nil
-}
-
-// sleepHeld sleeps d in nanosleep(2) through RawSyscall, which does not tell
-// the Go scheduler: the goroutine keeps its thread and its processor, and
-// the kernel wakes that thread itself when d is up.
-func sleepHeld(d time.Duration) {
-	ts := unix.NsecToTimespec(int64(d))
-	_, _, _ = unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 }

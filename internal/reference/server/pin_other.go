@@ -2,10 +2,7 @@
 
 package server
 
-import (
-	"errors"
-	"time"
-)
+import "errors"
 
 // allowedCPUs is nil where thread affinity is not supported: the pool runs
 // unpinned, parking its helpers between passes.
@@ -15,6 +12,3 @@ func allowedCPUs() []int { return nil }
 func pinThread(int) (func(), error) {
 	return nil, errors.New("thread affinity is supported on Linux only")
 }
-
-// sleepHeld is time.Sleep here (the pool is never pinned, so it is not called).
-func sleepHeld(d time.Duration) { time.Sleep(d) }

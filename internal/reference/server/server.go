@@ -27,6 +27,7 @@ import (
 
 	"github.com/scalegate/scalegate/internal/guard/boundedfile"
 	"github.com/scalegate/scalegate/internal/guard/boundedhttp"
+	"github.com/scalegate/scalegate/internal/load/held"
 	"github.com/scalegate/scalegate/internal/load/trace"
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/reference/admin"
@@ -916,7 +917,7 @@ func (s *Server) shutdown() error {
 }
 
 // heldWait is the last stretch before a tick is due that a pinned loop
-// sleeps in the kernel (sleepHeld) rather than on a Go timer: woken
+// sleeps in the kernel (held.Sleep) rather than on a Go timer: woken
 // through the timer, the loop goroutine (locked to its thread) started its
 // tick 0.6–1 ms late, and now and then 4–4.6 ms late, past its helpers'
 // spin; held, 0.06–0.07 ms (docs/server.md, "The tick").
@@ -930,7 +931,7 @@ func (s *Server) waitTick(ctx context.Context, t *time.Timer, wait time.Duration
 		return waitTimer(ctx, t, wait)
 	}
 	if wait <= heldWait {
-		sleepHeld(wait)
+		held.Sleep(wait)
 		return ctx.Err() == nil
 	}
 	return waitTimer(ctx, t, wait-heldWait)
