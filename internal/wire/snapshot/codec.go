@@ -35,6 +35,9 @@ type Encoder struct {
 	// free is view storage released from peers' rings (Release), reused
 	// before any new slice is made.
 	free [][]State
+	// refWrite writes the entity section with writeStates, the reference
+	// the faster writeStatesFast is held to (tests).
+	refWrite bool
 }
 
 // NewEncoder returns an Encoder with its own zstd encoder (fastest level,

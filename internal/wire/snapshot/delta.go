@@ -194,7 +194,12 @@ func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, 
 		}
 	}
 	e.bw.reset(append(e.raw[:0], zeroHeaderV3[:]...))
-	h := e.writeStates(tick, base)
+	var h uint64
+	if e.refWrite {
+		h = e.writeStates(tick, base)
+	} else {
+		h = e.writeStatesFast(tick, base)
+	}
 	e.raw = e.bw.flush()
 	if corrupt && d.IsDelta && len(e.raw) > HeaderSizeV3 {
 		e.raw[HeaderSizeV3+(len(e.raw)-HeaderSizeV3)/2] ^= 0x10
@@ -249,7 +254,8 @@ func putHeaderV3(b []byte, back uint16, hash uint32, n, ev, pad int) {
 }
 
 // writeStates writes the sorted states, each against its base state when
-// base (sorted) holds its id, and returns their hash.
+// base (sorted) holds its id, and returns their hash. It is the reference
+// writeStatesFast is held to; FinishDelta uses it only under refWrite.
 func (e *Encoder) writeStates(tick uint32, base []State) uint64 {
 	h := hashSeed(tick, len(e.states))
 	prev, bi := uint32(0), 0
