@@ -318,7 +318,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		c := make([]candidate, n)
 		for i := range c {
 			// Few distinct priorities, so ties (broken by id) are common.
-			c[i] = candidate{prio: float64(rng.IntN(8)), id: uint32(rng.IntN(1 << 20))}
+			c[i] = candidate{rank: rankOf(float64(rng.IntN(8))), id: uint32(rng.IntN(1 << 20))}
 		}
 		want := slices.Clone(c)
 		slices.SortFunc(want, func(a, b candidate) int {
@@ -331,9 +331,9 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			return 0
 		})
 		k := rng.IntN(n + 1)
-		got := topK(slices.Clone(c), k, true)
+		got, _ := topK(slices.Clone(c), k, true, nil)
 		for i := range got {
-			if got[i].prio != want[i].prio || got[i].id != want[i].id {
+			if got[i].rank != want[i].rank || got[i].id != want[i].id {
 				t.Fatalf("trial %d n %d k %d: position %d got %+v want %+v", trial, n, k, i, got[i], want[i])
 			}
 		}
@@ -341,13 +341,41 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			t.Fatalf("len %d want %d", len(got), k)
 		}
 		// Unordered (a delta peer's): the same set, any order.
-		set := topK(slices.Clone(c), k, false)
-		byID := func(a, b candidate) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.prio, b.prio)) }
+		set, _ := topK(slices.Clone(c), k, false, nil)
+		byID := func(a, b candidate) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.rank, b.rank)) }
 		slices.SortFunc(set, byID)
 		sortedWant := slices.Clone(want[:k])
 		slices.SortFunc(sortedWant, byID)
 		if !slices.Equal(set, sortedWant) {
 			t.Fatalf("trial %d n %d k %d: unordered set %v, want %v", trial, n, k, set, sortedWant)
+		}
+	}
+}
+
+func TestKthSmallestMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for trial := 0; trial < 500; trial++ {
+		n := 1 + rng.IntN(600)
+		a := make([]uint64, n)
+		spread := uint64(1) << rng.IntN(40) // from all equal to all distinct
+		for i := range a {
+			a[i] = rng.Uint64N(spread)
+		}
+		want := slices.Sorted(slices.Values(a))
+		k := 1 + rng.IntN(n)
+		if got := kthSmallest(slices.Clone(a), k); got != want[k-1] {
+			t.Fatalf("trial %d n %d k %d: got %d want %d", trial, n, k, got, want[k-1])
+		}
+	}
+}
+
+func TestRankOrdersAsPriority(t *testing.T) {
+	prios := []float64{0, math.SmallestNonzeroFloat64, 0.5, 1, 1.0000000000000002, 119.99, 120, 1e300}
+	for i := range prios {
+		for j := range prios {
+			if (rankOf(prios[i]) < rankOf(prios[j])) != (prios[i] > prios[j]) {
+				t.Errorf("rank(%g) < rank(%g) is %v", prios[i], prios[j], rankOf(prios[i]) < rankOf(prios[j]))
+			}
 		}
 	}
 }
