@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -275,4 +276,59 @@ func FuzzBucketsUnmarshal(f *testing.F) {
 		b.Quantile(0.99)
 		b.MaxBound()
 	})
+}
+
+// FuzzBucketListMatchesJSON: whatever the bucket list, the scanner either
+// declines it or reads exactly what encoding/json bucket by bucket reads
+// (bucketsSlow), and never accepts what that refuses.
+func FuzzBucketListMatchesJSON(f *testing.F) {
+	f.Add([]byte(`[[0,0.0078125,1],[16,16.125,3],[16384,null,1]]`))
+	f.Add([]byte(` [ [ -1e308 , 1E-3 , 2 ] ] `))
+	f.Add([]byte(`[[0,1,1.5]]`))
+	f.Add([]byte(`[[0,1,1e400]]`))
+	f.Add([]byte(`[[0,nul,1]]`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, list []byte) {
+		if !json.Valid(list) {
+			return // UnmarshalJSON's first decode refuses it before either path runs
+		}
+		var fast, slow Buckets
+		if !parseBucketList(list, &fast) {
+			return
+		}
+		if err := bucketsSlow(list, &slow); err != nil {
+			t.Fatalf("scanner read %s, encoding/json refuses it: %v", list, err)
+		}
+		if !slices.Equal(fast.Lo, slow.Lo) || !slices.Equal(fast.Hi, slow.Hi) || !slices.Equal(fast.N, slow.N) {
+			t.Fatalf("%s: scanner %+v, encoding/json %+v", list, fast, slow)
+		}
+	})
+}
+
+// TestBucketListScannerTakesTheServersLists: the lists a server writes
+// (json.Marshal of Buckets, compact or indented) are read by the scanner,
+// not left to the slow path.
+func TestBucketListScannerTakesTheServersLists(t *testing.T) {
+	b := bk(5, 12.5, [3]float64{0, 0.0078125, 1}, [3]float64{16, 16.125, 3}, [3]float64{16384, math.Inf(1), 1})
+	enc, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, enc, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range [][]byte{enc, ind.Bytes()} {
+		var w struct{ Buckets json.RawMessage }
+		if err := json.Unmarshal(doc, &w); err != nil {
+			t.Fatal(err)
+		}
+		var got Buckets
+		if !parseBucketList(w.Buckets, &got) {
+			t.Fatalf("scanner declined %s", w.Buckets)
+		}
+		if !slices.Equal(got.Lo, b.Lo) || !slices.Equal(got.Hi, b.Hi) || !slices.Equal(got.N, b.N) {
+			t.Fatalf("scanner read %+v from %s", got, w.Buckets)
+		}
+	}
 }
