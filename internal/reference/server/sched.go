@@ -30,7 +30,7 @@ type sentMark struct {
 // count.
 type Interest struct {
 	sent   []sentMark
-	cands  []int32     // slots within the interest radius (sensing output)
+	cands  []near      // entities within the interest radius (sensing output)
 	order  []candidate // scratch for the priority sort
 	ranks  []uint64    // scratch for topK
 	Msg    []byte      // the Snapshot message built this tick
@@ -199,9 +199,10 @@ func (in *Interest) pickEvents(me *Entity, p *SnapshotParams) {
 	}
 }
 
-// Sense gathers the slots within radius of the peer's entity into in.cands.
+// Sense gathers the entities within radius of the peer's entity into
+// in.cands. It runs after the grid's Rebuild, with no entity moved since.
 func (in *Interest) Sense(w *World, g *Grid, own int32, radius float64) {
-	in.cands = g.Query(w, w.At(own).Pos, radius, in.cands[:0])
+	in.cands = g.QueryNear(w.At(own).Pos, radius, in.cands[:0])
 }
 
 // Build writes this tick's Snapshot message for the peer owning slot own
@@ -217,13 +218,12 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	in.growSent(w.Slots())
 	in.pickEvents(me, p)
 	in.order = in.order[:0]
-	for _, s := range in.cands {
-		if s == own {
+	for _, c := range in.cands {
+		if c.slot == own {
 			continue
 		}
-		e := w.At(s)
-		d := math.Sqrt(dist2(&me.Pos, &e.Pos))
-		in.order = append(in.order, candidate{rank: rankOf(in.staleness(s, e.ID, p.Tick) / (1 + d/priorityRefM)), id: e.ID, slot: s})
+		d := math.Sqrt(c.d2)
+		in.order = append(in.order, candidate{rank: rankOf(in.staleness(c.slot, c.id, p.Tick) / (1 + d/priorityRefM)), id: c.id, slot: c.slot})
 	}
 	in.InView = len(in.order)
 	room := p.maxRecords(len(in.evs), in.ackBytes()+in.headerExtra()) - 1 // the own entity

@@ -47,6 +47,18 @@ func TestGridQueryMatchesBruteForce(t *testing.T) {
 					want = append(want, s)
 				}
 			}
+			// QueryNear: the same slots in the same order, each with
+			// its entity's id and squared distance.
+			nears := g.QueryNear(p, r, nil)
+			if len(nears) != len(got) {
+				t.Fatalf("cell %v query %d: QueryNear found %d, Query %d", cell, q, len(nears), len(got))
+			}
+			for i, n := range nears {
+				e := w.At(n.slot)
+				if n.slot != got[i] || n.id != e.ID || n.d2 != dist2(&e.Pos, &p) {
+					t.Fatalf("cell %v query %d: QueryNear's %d is %+v; Query's slot %d, id %d, d2 %v", cell, q, i, n, got[i], e.ID, dist2(&e.Pos, &p))
+				}
+			}
 			slices.Sort(got)
 			if !slices.Equal(got, want) {
 				t.Fatalf("cell %v query %d: %d results, brute force %d", cell, q, len(got), len(want))
@@ -204,9 +216,9 @@ func TestSchedulerStarvesNobody(t *testing.T) {
 		}
 	}
 	inView := map[uint32]float64{}
-	for _, s := range v.In.cands {
-		if s != own[0] {
-			inView[w.At(s).ID] = math.Sqrt(dist2(&me.Pos, &w.At(s).Pos))
+	for _, c := range v.In.cands {
+		if c.slot != own[0] {
+			inView[w.At(c.slot).ID] = math.Sqrt(dist2(&me.Pos, &w.At(c.slot).Pos))
 		}
 	}
 	// Bound: staleness × weight must beat the best possible competitor;
