@@ -278,37 +278,37 @@ func FuzzBucketsUnmarshal(f *testing.F) {
 	})
 }
 
-// FuzzBucketListMatchesJSON: whatever the bucket list, the scanner either
-// declines it or reads exactly what encoding/json bucket by bucket reads
-// (bucketsSlow), and never accepts what that refuses.
-func FuzzBucketListMatchesJSON(f *testing.F) {
-	f.Add([]byte(`[[0,0.0078125,1],[16,16.125,3],[16384,null,1]]`))
-	f.Add([]byte(` [ [ -1e308 , 1E-3 , 2 ] ] `))
-	f.Add([]byte(`[[0,1,1.5]]`))
-	f.Add([]byte(`[[0,1,1e400]]`))
-	f.Add([]byte(`[[0,nul,1]]`))
-	f.Add([]byte(`[]`))
-	f.Fuzz(func(t *testing.T, list []byte) {
-		if !json.Valid(list) {
-			return // UnmarshalJSON's first decode refuses it before either path runs
-		}
+// FuzzParseBucketsMatchesJSON: whatever the input, the scanner either
+// declines it or reads exactly what encoding/json reads (bucketsSlow),
+// and accepts only valid JSON that encoding/json accepts.
+func FuzzParseBucketsMatchesJSON(f *testing.F) {
+	f.Add([]byte(`{"count":5,"sum":12.5,"buckets":[[0,0.0078125,1],[16,16.125,3],[16384,null,1]]}`))
+	f.Add([]byte(` { "count" : 1 , "sum" : -0.5e-3 , "buckets" : [ [ -1e308 , 1E-3 , 2 ] ] } `))
+	f.Add([]byte(`{"count":1,"sum":1,"buckets":[[0,1,1.5]]}`))
+	f.Add([]byte(`{"count":1,"sum":1,"buckets":[[0,1,1e400]]}`))
+	f.Add([]byte(`{"count":01,"sum":+1,"buckets":[[0,nul,1]]}`))
+	f.Add([]byte(`{"count":0,"sum":0,"buckets":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast, slow Buckets
-		if !parseBucketList(list, &fast) {
+		if !parseBuckets(data, &fast) {
 			return
 		}
-		if err := bucketsSlow(list, &slow); err != nil {
-			t.Fatalf("scanner read %s, encoding/json refuses it: %v", list, err)
+		if !json.Valid(data) {
+			t.Fatalf("scanner read %q, which is not JSON", data)
 		}
-		if !slices.Equal(fast.Lo, slow.Lo) || !slices.Equal(fast.Hi, slow.Hi) || !slices.Equal(fast.N, slow.N) {
-			t.Fatalf("%s: scanner %+v, encoding/json %+v", list, fast, slow)
+		if err := bucketsSlow(data, &slow); err != nil {
+			t.Fatalf("scanner read %s, encoding/json refuses it: %v", data, err)
+		}
+		if fast.Count != slow.Count || math.Float64bits(fast.Sum) != math.Float64bits(slow.Sum) ||
+			!slices.Equal(fast.Lo, slow.Lo) || !slices.Equal(fast.Hi, slow.Hi) || !slices.Equal(fast.N, slow.N) {
+			t.Fatalf("%s: scanner %+v, encoding/json %+v", data, fast, slow)
 		}
 	})
 }
 
-// TestBucketListScannerTakesTheServersLists: the lists a server writes
-// (json.Marshal of Buckets, compact or indented) are read by the scanner,
-// not left to the slow path.
-func TestBucketListScannerTakesTheServersLists(t *testing.T) {
+// TestParseBucketsTakesTheServersHistograms: what MarshalJSON writes,
+// compact or indented, is read by the scanner, not left to the slow path.
+func TestParseBucketsTakesTheServersHistograms(t *testing.T) {
 	b := bk(5, 12.5, [3]float64{0, 0.0078125, 1}, [3]float64{16, 16.125, 3}, [3]float64{16384, math.Inf(1), 1})
 	enc, err := json.Marshal(b)
 	if err != nil {
@@ -319,16 +319,12 @@ func TestBucketListScannerTakesTheServersLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, doc := range [][]byte{enc, ind.Bytes()} {
-		var w struct{ Buckets json.RawMessage }
-		if err := json.Unmarshal(doc, &w); err != nil {
-			t.Fatal(err)
-		}
 		var got Buckets
-		if !parseBucketList(w.Buckets, &got) {
-			t.Fatalf("scanner declined %s", w.Buckets)
+		if !parseBuckets(doc, &got) {
+			t.Fatalf("scanner declined %s", doc)
 		}
-		if !slices.Equal(got.Lo, b.Lo) || !slices.Equal(got.Hi, b.Hi) || !slices.Equal(got.N, b.N) {
-			t.Fatalf("scanner read %+v from %s", got, w.Buckets)
+		if got.Count != b.Count || got.Sum != b.Sum || !slices.Equal(got.Lo, b.Lo) || !slices.Equal(got.Hi, b.Hi) || !slices.Equal(got.N, b.N) {
+			t.Fatalf("scanner read %+v from %s", got, doc)
 		}
 	}
 }
