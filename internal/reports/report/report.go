@@ -254,19 +254,38 @@ type GCPause struct {
 // least schema_version, tick_ms (with all of min, mean, max, p95, p99),
 // transport and rss_kb, none of them null, so a truncated or foreign file is
 // an error naming what is wrong, never a zero-valued struct a gate could pass.
+//
+// A valid document is decoded once and its members split by splitObject;
+// anything else takes the path that names the error (parseServerTickSlow).
 func ParseServerTick(b []byte) (*ServerTick, map[string]json.RawMessage, error) {
+	var st ServerTick
+	own := bytes.Clone(b) // the members alias it, as encoding/json's copies would not alias b
+	if raw, ok := splitObject(own); ok && json.Unmarshal(b, &st) == nil && checkServerTick(raw) == nil {
+		return &st, raw, nil
+	}
+	return parseServerTickSlow(b)
+}
+
+// checkServerTick is ParseServerTick's check of the required fields.
+func checkServerTick(raw map[string]json.RawMessage) error {
+	if err := requireFields("server metrics", raw, "schema_version", "tick_ms", "transport", "rss_kb"); err != nil {
+		return err
+	}
+	var tick map[string]json.RawMessage
+	if err := json.Unmarshal(raw["tick_ms"], &tick); err != nil {
+		return fmt.Errorf("server metrics: field \"tick_ms\": %w", err)
+	}
+	return requireFields("server metrics: tick_ms", tick, "min", "mean", "max", "p95", "p99")
+}
+
+// parseServerTickSlow is ParseServerTick through encoding/json alone,
+// each check in turn, the first that fails named.
+func parseServerTickSlow(b []byte) (*ServerTick, map[string]json.RawMessage, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, nil, fmt.Errorf("server metrics: not a JSON object: %w", err)
 	}
-	if err := requireFields("server metrics", raw, "schema_version", "tick_ms", "transport", "rss_kb"); err != nil {
-		return nil, nil, err
-	}
-	var tick map[string]json.RawMessage
-	if err := json.Unmarshal(raw["tick_ms"], &tick); err != nil {
-		return nil, nil, fmt.Errorf("server metrics: field \"tick_ms\": %w", err)
-	}
-	if err := requireFields("server metrics: tick_ms", tick, "min", "mean", "max", "p95", "p99"); err != nil {
+	if err := checkServerTick(raw); err != nil {
 		return nil, nil, err
 	}
 	var st ServerTick
