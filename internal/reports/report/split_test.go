@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"testing"
 )
 
@@ -31,4 +32,23 @@ func FuzzSplitObjectMatchesJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkParseServerTick is a swarm's once-a-second read of the
+// reference server's metrics document after a 60 s hold of the
+// reference-enet aggressive leg (testdata/server_metrics_hold60.json: 128
+// clients, the cumulative tick and phase histograms). The swarm runs it
+// on the cores the measured server runs on.
+func BenchmarkParseServerTick(b *testing.B) {
+	doc, err := os.ReadFile("testdata/server_metrics_hold60.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ParseServerTick(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
