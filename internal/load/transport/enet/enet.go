@@ -415,6 +415,15 @@ func (h *Host) RTT(peer transport.PeerID) time.Duration {
 	return time.Duration(C.sg_rtt(h.s, C.enet_uint32(peer))) * time.Millisecond
 }
 
+// pingInterval is how long ENet waits for an acknowledgement from peer
+// before it pings it (sg_configure_peer spreads it by slot).
+func (h *Host) pingInterval(peer transport.PeerID) time.Duration {
+	if h.s == nil {
+		return 0
+	}
+	return time.Duration(C.sg_ping_interval(h.s, C.enet_uint32(peer))) * time.Millisecond
+}
+
 // LinkStats is the peer's RTT and ENet's packetLoss: the share of reliable
 // commands retransmitted, averaged over 10 s intervals. It says nothing
 // about unreliable loss, so a link dropping only snapshots reads near 0.

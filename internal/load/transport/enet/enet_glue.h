@@ -21,6 +21,13 @@ enum {
 	SG_THROTTLE_ACCEL       = 2,
 	SG_THROTTLE_DECEL       = 0,
 
+	// Pings (sg_configure_peer): a peer's interval is SG_PING_BASE_MS plus
+	// its slot modulo SG_PING_STEPS times SG_PING_STEP_MS, 450–569 ms (ENet's
+	// default is 500 for every peer).
+	SG_PING_BASE_MS = 450,
+	SG_PING_STEP_MS = 17,
+	SG_PING_STEPS   = 8,
+
 	SG_OK        = 0,
 	SG_ERR_PEER  = -1, // no such peer, or not connected
 	SG_ERR_ALLOC = -2, // enet_packet_create failed
@@ -152,6 +159,7 @@ int sg_batch(sg_batch_item *items, int from, int n, const unsigned char *sends,
 long sg_connect(sg_host *s, enet_uint32 ip_be, enet_uint16 port, enet_uint32 data);
 int sg_disconnect(sg_host *s, enet_uint32 id, enet_uint32 reason);
 enet_uint32 sg_rtt(sg_host *s, enet_uint32 id);
+enet_uint32 sg_ping_interval(sg_host *s, enet_uint32 id);
 // sg_link reads a connected peer's smoothed RTT (ms) and ENet's packet loss
 // estimate (scaled by ENET_PEER_PACKET_LOSS_SCALE); -1 if not connected.
 int sg_link(sg_host *s, enet_uint32 id, enet_uint32 *rtt, enet_uint32 *loss);

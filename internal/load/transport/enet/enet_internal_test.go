@@ -416,3 +416,30 @@ func TestLinkStats(t *testing.T) {
 		t.Errorf("unknown peer link stats %+v, want zero", ls)
 	}
 }
+
+// TestPeersPingOutOfStep: a server's peers get ping intervals 450–569 ms
+// by slot, a 60 Hz tick apart, so their pings do not fall on one tick
+// (with ENet's 500 ms for all they did, every 31st tick).
+func TestPeersPingOutOfStep(t *testing.T) {
+	first := connect(t, transport.Options{}, transport.Options{})
+	pairs := []*transporttest.Pair{first}
+	for range 9 {
+		pairs = append(pairs, transporttest.ConnectTo(t, Name, first.Server, first.Server.Host.Addr(), proto.ConnectData, transport.Options{}))
+	}
+	server := enetHost(first.Server)
+	seen := map[time.Duration]bool{}
+	for _, p := range pairs {
+		got := server.pingInterval(p.SPeer)
+		want := time.Duration(450+int(p.SPeer)%8*17) * time.Millisecond
+		if got != want {
+			t.Errorf("server peer %d pings every %v, want %v", p.SPeer, got, want)
+		}
+		if c := enetHost(p.Client).pingInterval(p.CPeer); c < 450*time.Millisecond || c > 569*time.Millisecond {
+			t.Errorf("client peer %d pings every %v, want 450–569 ms", p.CPeer, c)
+		}
+		seen[got] = true
+	}
+	if len(seen) != 8 {
+		t.Fatalf("10 peers got %d ping intervals, want all 8", len(seen))
+	}
+}
