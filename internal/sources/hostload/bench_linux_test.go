@@ -7,10 +7,11 @@ import (
 )
 
 // BenchmarkSnapshot is one sample's reading of the real /proc: /proc/stat, every process's
-// stat file, the pressure file. The sampler does this once a second in the gate process, and
+// stat file (held open from the previous sample, as the sampler's are), the pressure file. The sampler does this once a second in the gate process, and
 // its CPU is the run's own; docs/host-contention.md quotes the figure.
 func BenchmarkSnapshot(b *testing.B) {
 	rd := newReader("/proc")
+	defer rd.close()
 	procs := 0
 	for b.Loop() {
 		procs = len(rd.snapshot(time.Now()).procs)

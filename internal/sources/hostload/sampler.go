@@ -116,6 +116,7 @@ func (s *Sampler) AddRoots(pids ...int) error {
 // loop samples every interval until ctx ends; each sample is bounded by one walk of /proc.
 func (s *Sampler) loop(ctx context.Context, prev *snapshot) {
 	defer close(s.done)
+	defer s.rd.close()
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {

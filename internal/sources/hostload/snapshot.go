@@ -37,10 +37,19 @@ type snapshot struct {
 }
 
 // reader reads snapshots from a proc file system, reusing one buffer: the sampler reads every
-// process's stat file once a second.
+// process's stat file once a second. On Linux it keeps up to maxHeld of those files open
+// between snapshots (held, heldstat_linux.go).
 type reader struct {
 	proc string
 	buf  []byte
+	held map[int]heldFile
+	gen  uint64 // the snapshot a held file was last read in
+}
+
+// heldFile is a process's stat file kept open, and the snapshot that last read it.
+type heldFile struct {
+	fd  int
+	gen uint64
 }
 
 func newReader(proc string) *reader { return &reader{proc: proc, buf: make([]byte, 0, 4096)} }
@@ -79,12 +88,13 @@ func (r *reader) processes() (map[int]procStat, error) {
 		return nil, fmt.Errorf("list %s: %w", r.proc, err)
 	}
 	procs := make(map[int]procStat, len(names))
+	r.gen++
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil || pid <= 0 {
 			continue
 		}
-		b, err := r.read(n + "/stat")
+		b, err := r.procFile(pid, n+"/stat")
 		if err != nil {
 			continue
 		}
@@ -92,6 +102,7 @@ func (r *reader) processes() (map[int]procStat, error) {
 			procs[pid] = p
 		}
 	}
+	r.releaseUnseen()
 	return procs, nil
 }
 
