@@ -41,32 +41,7 @@ func BenchmarkRingDecode(b *testing.B) {
 	flags, bodies := clientStream(b, 4*RingSize)
 	for _, clients := range []int{1, 128, 256} {
 		b.Run(fmt.Sprintf("clients-%d", clients), func(b *testing.B) {
-			d, err := NewDecoder()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer d.Close()
-			rings := make([]Ring, clients)
-			pass := func() {
-				for i := range rings {
-					rings[i].Reset() // storage kept: a client's ring in steady state
-				}
-				for t := range bodies {
-					for i := range rings {
-						if _, _, err := d.CheckRing(flags[t], bodies[t], uint32(t+1), &rings[i]); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-			}
-			pass() // the rings' storage grows once, outside the timing
-			b.ReportAllocs()
-			passes := 0
-			for b.Loop() {
-				pass()
-				passes++
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(passes*clients*len(bodies)), "ns/client-snapshot")
+			benchRings(b, clients, func(int) ([]uint8, [][]byte) { return flags, bodies })
 		})
 	}
 }
@@ -82,30 +57,39 @@ func BenchmarkRingDecodeOwnBodies(b *testing.B) {
 	for i := range clients {
 		flags[i], bodies[i] = clientStreamOf(b, 4*RingSize, uint64(100+i))
 	}
+	benchRings(b, clients, func(i int) ([]uint8, [][]byte) { return flags[i], bodies[i] })
+}
+
+// benchRings times clients rings decoding, tick by tick and client by
+// client in turn through one decoder, the stream stream(i) gives client i
+// (every stream as long), and reports ns per client-snapshot.
+func benchRings(b *testing.B, clients int, stream func(i int) ([]uint8, [][]byte)) {
 	d, err := NewDecoder()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer d.Close()
 	rings := make([]Ring, clients)
+	_, first := stream(0)
 	pass := func() {
 		for i := range rings {
-			rings[i].Reset()
+			rings[i].Reset() // storage kept: a client's ring in steady state
 		}
-		for t := range bodies[0] {
+		for t := range first {
 			for i := range rings {
-				if _, _, err := d.CheckRing(flags[i][t], bodies[i][t], uint32(t+1), &rings[i]); err != nil {
+				flags, bodies := stream(i)
+				if _, _, err := d.CheckRing(flags[t], bodies[t], uint32(t+1), &rings[i]); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
 	}
-	pass()
+	pass() // the rings' storage grows once, outside the timing
 	b.ReportAllocs()
 	passes := 0
 	for b.Loop() {
 		pass()
 		passes++
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(passes*clients*len(bodies[0])), "ns/client-snapshot")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(passes*clients*len(first)), "ns/client-snapshot")
 }
