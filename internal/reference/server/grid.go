@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"iter"
 	"math"
 	"slices"
 )
@@ -79,25 +80,33 @@ func (g *Grid) Rebuild(w *World, live []int32) {
 	}
 }
 
+// cells yields the runs of the indexed cells a sphere of radius r around p
+// touches, row by row: the walk Query and QueryNear share.
+func (g *Grid) cells(p [3]float64, r float64) iter.Seq[span] {
+	return func(yield func(span) bool) {
+		x0, x1 := g.coord(p[0]-r), g.coord(p[0]+r)
+		z0, z1 := g.coord(p[2]-r), g.coord(p[2]+r)
+		for cx := x0; cx <= x1; cx++ {
+			for cz := z0; cz <= z1; cz++ {
+				if sp, ok := g.runs[cellKey(cx, cz)]; ok && !yield(sp) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // Query appends to out every indexed slot whose position lies within r
 // (3D) of p, and returns it. The order is deterministic: cells row by row,
 // slots ascending inside a cell.
 func (g *Grid) Query(w *World, p [3]float64, r float64, out []int32) []int32 {
 	r2 := r * r
-	x0, x1 := g.coord(p[0]-r), g.coord(p[0]+r)
-	z0, z1 := g.coord(p[2]-r), g.coord(p[2]+r)
-	for cx := x0; cx <= x1; cx++ {
-		for cz := z0; cz <= z1; cz++ {
-			sp, ok := g.runs[cellKey(cx, cz)]
-			if !ok {
-				continue
-			}
-			for _, cs := range g.pairs[sp.start:sp.end] {
-				q := &w.At(cs.slot).Pos
-				dx, dy, dz := q[0]-p[0], q[1]-p[1], q[2]-p[2]
-				if dx*dx+dy*dy+dz*dz <= r2 {
-					out = append(out, cs.slot)
-				}
+	for sp := range g.cells(p, r) {
+		for _, cs := range g.pairs[sp.start:sp.end] {
+			q := &w.At(cs.slot).Pos
+			dx, dy, dz := q[0]-p[0], q[1]-p[1], q[2]-p[2]
+			if dx*dx+dy*dy+dz*dz <= r2 {
+				out = append(out, cs.slot)
 			}
 		}
 	}
@@ -111,21 +120,13 @@ func (g *Grid) Query(w *World, p [3]float64, r float64, out []int32) []int32 {
 // peer's interest query, 128 a tick, ran at the pace of those loads).
 func (g *Grid) QueryNear(p [3]float64, r float64, out []near) []near {
 	r2 := r * r
-	x0, x1 := g.coord(p[0]-r), g.coord(p[0]+r)
-	z0, z1 := g.coord(p[2]-r), g.coord(p[2]+r)
-	for cx := x0; cx <= x1; cx++ {
-		for cz := z0; cz <= z1; cz++ {
-			sp, ok := g.runs[cellKey(cx, cz)]
-			if !ok {
-				continue
-			}
-			at := g.at[sp.start:sp.end]
-			for i, cs := range g.pairs[sp.start:sp.end] {
-				q := &at[i].pos
-				dx, dy, dz := q[0]-p[0], q[1]-p[1], q[2]-p[2]
-				if d2 := dx*dx + dy*dy + dz*dz; d2 <= r2 {
-					out = append(out, near{d2, at[i].id, cs.slot})
-				}
+	for sp := range g.cells(p, r) {
+		at := g.at[sp.start:sp.end]
+		for i, cs := range g.pairs[sp.start:sp.end] {
+			q := &at[i].pos
+			dx, dy, dz := q[0]-p[0], q[1]-p[1], q[2]-p[2]
+			if d2 := dx*dx + dy*dy + dz*dz; d2 <= r2 {
+				out = append(out, near{d2, at[i].id, cs.slot})
 			}
 		}
 	}
