@@ -329,6 +329,7 @@ func (c *checker) crossCheck() {
 	c.checkImpairment()
 	c.checkGatePhases()
 	c.checkMetrics()
+	c.checkRSSInterval()
 	c.checkOwnFigures()
 	c.checkAbort()
 }

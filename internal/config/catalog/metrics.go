@@ -64,6 +64,21 @@ func (c *checker) checkMetrics() {
 	c.checkProduced(field, m)
 }
 
+// checkRSSInterval applies the swarm's rule (swarm.Config's): RSS is
+// sampled faster than once a second only from the metrics file; a
+// Prometheus source is read with the once-a-second rows.
+func (c *checker) checkRSSInterval() {
+	iv, ok := c.valid("rss_sample_interval_s")
+	sv, ok1 := c.concrete("server.metrics.source")
+	if !ok || !ok1 {
+		return
+	}
+	every, _ := iv.Float64()
+	if src, _ := sv.String(); every < 1 && (src == "prometheus" || src == "promql") {
+		c.at("rss_sample_interval_s", "%gs: a %s source is read once a second, so RSS can be sampled no faster; give 1 or more, or read the metrics file (server.metrics.source \"file\")", every, src)
+	}
+}
+
 // sourceFields are the server.metrics fields each source takes (source
 // itself aside).
 var sourceFields = map[string][]string{

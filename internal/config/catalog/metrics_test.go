@@ -43,6 +43,11 @@ func TestVetPrometheusSource(t *testing.T) {
 		{"promql unknown placeholder", head + promqlSource(`queries: {transport: {info: "i", label: "transport", labels: {job: "{job}"}}}`), "server.metrics.queries.transport.labels.job: unknown placeholder {job}"},
 		{"promql gate the queries cannot feed", head + promqlSource(`queries: {transport: {info: "i", label: "transport"}}`) + "gates: entities_min: threshold: 1\n", "gates.entities_min: gate entities_min reads server_tick.entities, which the Prometheus mapping cannot produce"},
 		{"promql bad entry", head + promqlSource(`queries: {transport: {info: "i", label: "transport"}, bogus_figure: {gauge: "g"}}`), "server.metrics.queries.bogus_figure"},
+		// RSS faster than once a second comes only from the metrics file.
+		{"fast rss from prometheus", head + "rss_sample_interval_s: 0.1\n" + strings.Replace(custom, "%s", okMap, 1), "rss_sample_interval_s: 0.1s: a prometheus source is read once a second"},
+		{"fast rss from promql", head + "rss_sample_interval_s: 0.5\nserver: metrics: {source: \"promql\", url: \"http://127.0.0.1:9090\", targets_file: \"/tmp/t.json\", labels: {leg: \"{leg}\"}}\n", "rss_sample_interval_s: 0.5s: a promql source is read once a second"},
+		{"fast rss from the file", head + "rss_sample_interval_s: 0.1\nserver: metrics: source: \"file\"\n", ""},
+		{"rss once a second from prometheus", head + "rss_sample_interval_s: 1\n" + strings.Replace(custom, "%s", okMap, 1), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

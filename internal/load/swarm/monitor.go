@@ -27,6 +27,10 @@ type monitor struct {
 	rss      []report.RSSPoint
 	nextRSS  time.Time
 	rssZero  bool  // the server reported rss_kb 0 (unavailable on its platform)
+	// rssTicks is ticks_total of the metrics file the last fast RSS sample
+	// came from (sampleRSS): a reading the server has not rewritten since
+	// is the same sample, not a second one.
+	rssTicks int64
 	srvErr   error // the last failed read, for the record
 	srvReads int
 
@@ -92,11 +96,21 @@ func (m *monitor) loop(done <-chan struct{}) {
 	m.sampleServer(ctx, time.Now())
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	var rssC <-chan time.Time // nil unless RSS is sampled faster than the rows
+	if m.fastRSS() {
+		rt := time.NewTicker(m.cfg.RSSSampleInterval)
+		defer rt.Stop()
+		rssC = rt.C
+	}
 	for {
 		select {
 		case <-done:
 			m.clearStatus()
 			return
+		case now := <-rssC:
+			if ctx.Err() == nil {
+				m.sampleRSS(now)
+			}
 		case now := <-t.C:
 			if ctx.Err() != nil {
 				continue // done is closed: the next turn returns
@@ -122,7 +136,7 @@ func (m *monitor) sampleServer(ctx context.Context, now time.Time) *serverFigure
 		return nil
 	}
 	m.srvReads++
-	if !now.Before(m.nextRSS) {
+	if !m.fastRSS() && !now.Before(m.nextRSS) {
 		for !now.Before(m.nextRSS) {
 			m.nextRSS = m.nextRSS.Add(m.cfg.RSSSampleInterval)
 		}
@@ -133,6 +147,35 @@ func (m *monitor) sampleServer(ctx context.Context, now time.Time) *serverFigure
 		}
 	}
 	return f
+}
+
+// fastRSS reports whether RSS is sampled on its own schedule, faster than
+// the once-a-second rows: a short leg's slope needs more samples than its
+// seconds (the bucket-median estimator wants RSSSlopeBuckets buckets of
+// RSSSlopeMinSamplesPerBucket samples over the tail; fewer fall back to a
+// least-squares fit that one allocation step can tip). Only a metrics file
+// or URL document is read that often: a Prometheus source is sampled with
+// the rows (Config.metricsErrors refuses a shorter interval for one).
+func (m *monitor) fastRSS() bool {
+	return m.cfg.RSSSampleInterval < time.Second && m.cfg.ServerMetrics != "" && m.prom == nil
+}
+
+// sampleRSS is a fast RSS sample (fastRSS): the metrics file read for its
+// rss_kb alone, kept only when the server has rewritten the file since the
+// last one, so a sample interval below the server's write interval
+// (tick_json_interval_ms) repeats no reading under a new time. A failed
+// read is skipped: the row's read records the error.
+func (m *monitor) sampleRSS(now time.Time) {
+	st, _, err := report.ReadServerTick(m.cfg.ServerMetrics)
+	if err != nil || st.TicksTotal != 0 && st.TicksTotal == m.rssTicks {
+		return
+	}
+	m.rssTicks = st.TicksTotal
+	if st.RSSKB <= 0 {
+		m.rssZero = true
+		return
+	}
+	m.rss = append(m.rss, report.RSSPoint{TS: round3(now.Sub(m.start).Seconds()), RSSKB: st.RSSKB})
 }
 
 // readServer is one read of the metrics file, URL document or Prometheus

@@ -349,6 +349,9 @@ func (c *Config) metricsErrors() []error {
 	if c.RSSSampleInterval < 0 {
 		errs = append(errs, fmt.Errorf("rss sample interval must be > 0, got %s", c.RSSSampleInterval))
 	}
+	if c.RSSSampleInterval > 0 && c.RSSSampleInterval < time.Second && c.promSource() {
+		errs = append(errs, fmt.Errorf("rss sample interval %s: a Prometheus source is read once a second, so its RSS is sampled no faster; give 1 s or more, or read the metrics file", c.RSSSampleInterval))
+	}
 	return errs
 }
 
