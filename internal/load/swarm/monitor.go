@@ -26,7 +26,7 @@ type monitor struct {
 	timeline timelineStore
 	rss      []report.RSSPoint
 	nextRSS  time.Time
-	rssZero  bool  // the server reported rss_kb 0 (unavailable on its platform)
+	rssZero  bool // the server reported rss_kb 0 (unavailable on its platform)
 	// rssTicks is ticks_total of the metrics file the last fast RSS sample
 	// came from (sampleRSS): a reading the server has not rewritten since
 	// is the same sample, not a second one.
