@@ -48,6 +48,14 @@ func chromiumPath(t testing.TB) string {
 // when the test ends.
 func New(t testing.TB) context.Context {
 	t.Helper()
+	// Chromium leaves its singleton socket and, with disable-dev-shm-usage,
+	// its shared memory in $TMPDIR (directories org.chromium.Chromium.*):
+	// five a browser, never removed. They go in a directory of the test's
+	// own, kept short for the socket's path limit (108 bytes).
+	tmp, err := os.MkdirTemp("", "sgchrome")
+	if err != nil {
+		t.Fatal(err)
+	}
 	parent, cancelTimeout := context.WithTimeout(context.Background(), 3*time.Minute)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(parent,
 		chromedp.ExecPath(chromiumPath(t)),
@@ -58,9 +66,17 @@ func New(t testing.TB) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1400, 1000),
+		chromedp.Env("TMPDIR="+tmp),
 	)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc(); cancelTimeout() })
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc() // waits for the browser to exit
+		cancelTimeout()
+		if err := os.RemoveAll(tmp); err != nil {
+			t.Errorf("browser temp dir: %v", err)
+		}
+	})
 	return ctx
 }
 
