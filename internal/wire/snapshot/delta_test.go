@@ -611,3 +611,41 @@ func TestDeltaRejectsNonCanonical(t *testing.T) {
 		t.Errorf("the canonical body: delta %v, %v", delta, err)
 	}
 }
+
+// floorDiv is floor division written out, the reference floorDiv120 is
+// held to.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// TestFloorDiv120MatchesFloorDiv: predict's division gives floor division's
+// quotient over its whole domain (2·v·dt + 60 for every velocity code and
+// every dt), at the edges and at random points, so the encoder and the
+// decoder predict the same position whichever they ran.
+func TestFloorDiv120MatchesFloorDiv(t *testing.T) {
+	check := func(a int64) {
+		if got, want := floorDiv120(a), floorDiv(a, 120); got != want {
+			t.Fatalf("floorDiv120(%d) = %d, want %d", a, got, want)
+		}
+	}
+	for _, v := range []int64{-velZero, -velZero + 1, -1, 0, 1, velZero - 2, velZero - 1} {
+		for _, dt := range []int64{0, 1, 2, 59, 60, 61, 119, 120, 121, 240, 65535, 1 << 31, 1<<32 - 1} {
+			for d := int64(-2); d <= 2; d++ {
+				check(2*v*dt + 60 + d)
+			}
+		}
+	}
+	for a := int64(-1000); a <= 1000; a++ {
+		check(a)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 1_000_000 {
+		v, dt := rng.Int64N(2*velZero)-velZero, rng.Int64N(1<<32)
+		check(2*v*dt + 60)
+		check(2*v*int64(dt%256) + 60)
+	}
+}
