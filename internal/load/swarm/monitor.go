@@ -140,13 +140,19 @@ func (m *monitor) sampleServer(ctx context.Context, now time.Time) *serverFigure
 		for !now.Before(m.nextRSS) {
 			m.nextRSS = m.nextRSS.Add(m.cfg.RSSSampleInterval)
 		}
-		if f.rssKB != nil {
-			m.rss = append(m.rss, report.RSSPoint{TS: round3(now.Sub(m.start).Seconds()), RSSKB: *f.rssKB})
-		} else if f.rssZero {
-			m.rssZero = true
-		}
+		m.keepRSS(now, f)
 	}
 	return f
+}
+
+// keepRSS appends f's RSS to the series at now, or notes that the server
+// reported none.
+func (m *monitor) keepRSS(now time.Time, f *serverFigures) {
+	if f.rssKB != nil {
+		m.rss = append(m.rss, report.RSSPoint{TS: round3(now.Sub(m.start).Seconds()), RSSKB: *f.rssKB})
+	} else if f.rssZero {
+		m.rssZero = true
+	}
 }
 
 // fastRSS reports whether RSS is sampled on its own schedule, faster than
@@ -171,11 +177,7 @@ func (m *monitor) sampleRSS(now time.Time) {
 		return
 	}
 	m.rssTicks = st.TicksTotal
-	if st.RSSKB <= 0 {
-		m.rssZero = true
-		return
-	}
-	m.rss = append(m.rss, report.RSSPoint{TS: round3(now.Sub(m.start).Seconds()), RSSKB: st.RSSKB})
+	m.keepRSS(now, figuresOfFile(st))
 }
 
 // readServer is one read of the metrics file, URL document or Prometheus
