@@ -28,10 +28,19 @@
  * before the first host is created to the end; a client-tick = one client
  * serviced in one iteration.
  *
- * usage: enetbench HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS] [PING_HZ]
+ * With DELTAS 1 (and PING_HZ > 0) it also asks a server that offers them for
+ * delta snapshots (Features snapshot_deltas), decodes every sg-entities/3
+ * body against its client's baseline ring (sgdelta.c: the stream, the range
+ * rules, the state_hash, the view merge), and acknowledges the newest it
+ * decoded in a 29-byte Input: the work the Go swarm does with a delta
+ * server, so that "C11d" is the like-for-like loop of a swarm that decodes.
+ *
+ * usage: enetbench HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS] [PING_HZ] [DELTAS]
  * output: one line of key=value pairs (see print_result).
  */
 #define _GNU_SOURCE
+#include "sgdelta.h"
+
 #include <enet/enet.h>
 #include <math.h>
 #include <stdint.h>
@@ -51,12 +60,15 @@ enum {
 	T_JOIN = 0x01, T_WELCOME = 0x02, T_REFUSE = 0x03, T_FEATURES = 0x05,
 	T_INPUT = 0x10, T_PING = 0x11, T_SNAPSHOT = 0x20, T_PONG = 0x22,
 	SNAP_FLAG_ACK = 0x02, FEATURE_INPUT_ACKS = 0x01, WELCOME_MINOR_1 = 0x01,
+	FEATURE_SNAPSHOT_DELTAS = 0x02, WELCOME_DELTAS = 0x02,
 	PEER_TIMEOUT_MS = 5000,
 	RING = 128, /* Inputs whose send time is kept, as the swarm's ring */
 };
 
-/* v1.1 work, on when ping_hz > 0. */
+/* v1.1 work, on when ping_hz > 0; delta decoding, on when deltas. */
 static double ping_hz;
+static int deltas;
+static sgd_decoder *dec;
 
 typedef struct {
 	ENetHost *host;
@@ -73,6 +85,12 @@ typedef struct {
 	uint64_t inputs_acked, pongs;
 	double latency_sum, rtt_sum, next_ping;
 	uint32_t ping_token;
+	/* deltas */
+	int asked;            /* Features asked for snapshot_deltas */
+	int has_snap_ack;     /* a version-3 body decoded: Inputs carry snapshot_ack */
+	uint32_t snap_ack;    /* the tick of the newest one */
+	uint64_t delta_bodies, full_bodies, decode_errors;
+	sgd_ring ring;
 } client;
 
 static double now_s(void) {
@@ -108,7 +126,7 @@ static void send_join(client *c, uint32_t index) {
 
 /* send_input is the weave pattern's Input: the same message the swarm sends. */
 static void send_input(client *c, uint32_t index, double t) {
-	uint8_t b[25];
+	uint8_t b[29];
 	double ph = 2 * M_PI * fmod(index * 0.6180339887498949, 1.0);
 	b[0] = T_INPUT;
 	put_u32(b + 1, ++c->seq);
@@ -117,7 +135,8 @@ static void send_input(client *c, uint32_t index, double t) {
 	put_f32(b + 13, 0.5f * (float)sin(2 * M_PI * t / 8 + ph));
 	put_f32(b + 17, 0.1f * (float)sin(2 * M_PI * t / 11 + ph));
 	put_u32(b + 21, 0);
-	ENetPacket *p = enet_packet_create(b, sizeof b, 0);
+	put_u32(b + 25, c->snap_ack);
+	ENetPacket *p = enet_packet_create(b, c->has_snap_ack ? 29 : 25, 0);
 	if (enet_peer_send(c->peer, CH_UNRELIABLE, p) < 0) enet_packet_destroy(p);
 	c->sent_at[c->seq % RING] = t;
 }
@@ -159,8 +178,24 @@ static void on_welcome(client *c, ENetPacket *p) {
 	size_t b = p->data[12 + t];
 	if (13 + t + b >= p->dataLength || !(p->data[13 + t + b] & WELCOME_MINOR_1)) return;
 	c->minor1 = 1;
-	uint8_t f[2] = {T_FEATURES, FEATURE_INPUT_ACKS};
+	c->asked = deltas && (p->data[13 + t + b] & WELCOME_DELTAS);
+	uint8_t f[2] = {T_FEATURES, FEATURE_INPUT_ACKS | (c->asked ? FEATURE_SNAPSHOT_DELTAS : 0)};
 	send_small(c, f, sizeof f, 1);
+}
+
+/* on_body decodes a snapshot body of a client that asked for deltas and
+ * acknowledges the newest version-3 body that decoded. */
+static void on_body(client *c, uint32_t tick, uint8_t flags, const uint8_t *body, size_t len) {
+	int delta;
+	int v = sgd_decode(dec, flags, body, len, tick, &c->ring, &delta);
+	if (v < 0) {
+		c->decode_errors++;
+		return;
+	}
+	if (v != 3) return;
+	if (delta) c->delta_bodies++;
+	else c->full_bodies++;
+	if (!c->has_snap_ack || (int32_t)(tick - c->snap_ack) > 0) c->snap_ack = tick, c->has_snap_ack = 1;
 }
 
 static void on_receive(client *c, ENetPacket *p, double now, double since) {
@@ -188,11 +223,14 @@ static void on_receive(client *c, ENetPacket *p, double now, double since) {
 		c->last_tick = tick, c->last_at = now;
 		c->snaps++;
 		c->bytes += p->dataLength;
+		size_t body = 6;
 		if ((p->data[5] & SNAP_FLAG_ACK) && p->dataLength >= 14) {
 			uint32_t seq;
 			memcpy(&seq, p->data + 6, 4);
 			on_ack(c, seq, since);
+			body = 14;
 		}
+		if (c->asked) on_body(c, tick, p->data[5] & ~SNAP_FLAG_ACK, p->data + body, p->dataLength - body);
 		break;
 	}
 }
@@ -263,7 +301,7 @@ static double percentile(const double *s, size_t n, double p) {
 
 int main(int argc, char **argv) {
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS]\n", argv[0]);
+		fprintf(stderr, "usage: %s HOST PORT CLIENTS SECONDS [RATE_HZ] [RAMP_MS] [PING_HZ] [DELTAS]\n", argv[0]);
 		return 2;
 	}
 	int n = atoi(argv[3]);
@@ -271,6 +309,11 @@ int main(int argc, char **argv) {
 	double rate = argc > 5 ? atof(argv[5]) : 60;
 	double ramp = (argc > 6 ? atof(argv[6]) : 20) / 1000;
 	ping_hz = argc > 7 ? atof(argv[7]) : 0;
+	deltas = argc > 8 && atoi(argv[8]) != 0 && ping_hz > 0;
+	if (deltas && (dec = sgd_new()) == NULL) {
+		fprintf(stderr, "enetbench: cannot make the delta decoder\n");
+		return 2;
+	}
 	if (n < 1 || seconds <= 0 || rate <= 0 || enet_initialize() != 0) {
 		fprintf(stderr, "enetbench: bad arguments or enet_initialize failed\n");
 		return 2;
@@ -334,6 +377,12 @@ int main(int argc, char **argv) {
 		if (cs[i].state == 3) enet_peer_disconnect(cs[i].peer, 0), enet_host_flush(cs[i].host);
 		enet_host_destroy(cs[i].host);
 	}
+	uint64_t delta_bodies = 0, full_bodies = 0, decode_errors = 0;
+	for (int i = 0; i < n; i++) {
+		delta_bodies += cs[i].delta_bodies, full_bodies += cs[i].full_bodies, decode_errors += cs[i].decode_errors;
+		sgd_ring_free(&cs[i].ring);
+	}
+	sgd_free(dec);
 	double elapsed = now_s() - start, cpu = cpu_s() - cpu0;
 
 	int joined = 0, lost = 0;
@@ -359,13 +408,15 @@ int main(int argc, char **argv) {
 	printf("impl=c clients=%d joined=%d lost=%d seconds=%.2f iterations=%zu client_ticks=%llu "
 	       "dt_p50_ms=%.3f dt_p99_ms=%.3f dt_max_ms=%.3f cpu_s=%.3f cpu_us_per_client_tick=%.2f "
 	       "tick_hz_min=%.2f tick_hz_mean=%.2f kbs_mean=%.2f ping_hz=%.1f inputs_acked=%llu "
-	       "input_latency_mean_ms=%.3f pongs=%llu rtt_mean_ms=%.3f\n",
+	       "input_latency_mean_ms=%.3f pongs=%llu rtt_mean_ms=%.3f deltas=%d delta_bodies=%llu "
+	       "full_bodies=%llu decode_errors=%llu\n",
 	       n, joined, lost, elapsed, iters, (unsigned long long)client_ticks,
 	       percentile(dts, iters, 50), percentile(dts, iters, 99), iters ? dts[iters - 1] : NAN,
 	       cpu, client_ticks ? cpu / client_ticks * 1e6 : NAN,
 	       rated ? hz_min : NAN, rated ? hz_sum / rated : NAN, rated ? kbs_sum / rated : NAN,
 	       ping_hz, (unsigned long long)acked, acked ? lat_sum / acked * 1000 : NAN,
-	       (unsigned long long)pongs, pongs ? rtt_sum / pongs * 1000 : NAN);
+	       (unsigned long long)pongs, pongs ? rtt_sum / pongs * 1000 : NAN, deltas,
+	       (unsigned long long)delta_bodies, (unsigned long long)full_bodies, (unsigned long long)decode_errors);
 	free(dts);
 	free(cs);
 	enet_deinitialize();

@@ -20,7 +20,13 @@
 # timed by its Pong; PING_HZ sets the rate, 10 as the swarm's --ping-hz),
 # and reading its socket once per drain as the swarm does.
 # The Go swarm does that v1.1 work too, so Go/C11 is the like-for-like ratio
-# and Go/C what v1.1 costs on top of the v1.0 loop. With BEFORE=REV a
+# and Go/C what v1.1 costs on top of the v1.0 loop. "C11d" is C11 that also
+# asks for delta snapshots, decodes every sg-entities/3 body against its
+# client's baseline ring and acknowledges it (sgdelta.c), as the Go swarm
+# does with the reference server: Go/C11d is the like-for-like ratio of the
+# swarm as shipped, Go-nd/C11 that of the loop without body decoding (both
+# receive full bodies: a client that never acknowledges gets no deltas).
+# C11d needs libzstd-dev (zstd.h) besides libenet-dev. With BEFORE=REV a
 # "Go@REV" row adds the swarm as shipped built from that commit (a git
 # worktree in OUT), so a change is measured against its parent in one run.
 #
@@ -48,7 +54,7 @@ ping_hz=${PING_HZ:-10}
 out=${OUT:-$(mktemp -d /tmp/enetbench.XXXXXX)}
 mkdir -p "$out"
 
-gcc -O2 -Wall -Wextra -o "$out/enetbench" tools/enetbench/enetbench.c -lenet -lm
+gcc -O2 -Wall -Wextra -o "$out/enetbench" tools/enetbench/enetbench.c tools/enetbench/sgdelta.c -lenet -lzstd -lm
 go build -o "$out/scalegate" ./cmd/scalegate
 if [[ -n ${BEFORE:-} ]]; then
   git worktree add --detach -q "$out/before" "$BEFORE"
@@ -68,15 +74,22 @@ printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s %s\n' impl clients round joined d
 
 # One C leg: its table line goes to stderr, its raw line to c.txt, and its
 # CPU per client-tick to stdout.
-c_leg() { # n round label ping_hz
+c_leg() { # n round label ping_hz [deltas]
   local c
-  c=$(taskset -c "$bench_cpu" "$out/enetbench" 127.0.0.1 "$port" "$1" "$seconds" 60 20 "$4" || true)
+  c=$(taskset -c "$bench_cpu" "$out/enetbench" 127.0.0.1 "$port" "$1" "$seconds" 60 20 "$4" "${5:-0}" || true)
   echo "$3 $c" >>"$out/c.txt"
   kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $c"; }
   # A C11 leg shows that its v1.1 work happened: Inputs timed by acks and
   # Pongs, with their mean latencies.
   local v11=""
   [[ $4 != 0 ]] && v11="acked $(kv inputs_acked) (mean $(kv input_latency_mean_ms) ms), pongs $(kv pongs) (mean $(kv rtt_mean_ms) ms)"
+  # A C11d leg shows that it decoded deltas, and that none failed.
+  if [[ ${5:-0} != 0 ]]; then
+    v11="$v11, deltas $(kv delta_bodies) full $(kv full_bodies) decode errors $(kv decode_errors)"
+    # Without deltas decoded, or with any failing, the row would not be the
+    # work it names: the comparison stops after this leg.
+    [[ $(kv delta_bodies) =~ ^[1-9] && $(kv decode_errors) == 0 ]] || echo "$3 leg, $1 clients, round $2: $c" >>"$out/c11d-failed"
+  fi
   printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s %s\n' "$3" "$1" "$2" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)" "$v11" >&2
   kv cpu_us_per_client_tick
 }
@@ -107,14 +120,21 @@ for n in $counts; do
   for ((round = 1; round <= rounds; round++)); do
     us[C]+="$(c_leg "$n" "$round" C 0) "
     us[C11]+="$(c_leg "$n" "$round" C11 "$ping_hz") "
+    us[C11d]+="$(c_leg "$n" "$round" C11d "$ping_hz" 1) "
     for leg in $legs; do
       IFS=: read -r label decode batch hold bin <<<"$leg"
       us[$label]+="$(go_leg "$n" "$round" "$label" "$decode" "$batch" "$hold" "$bin") "
     done
   done
+  if [[ -s $out/c11d-failed ]]; then
+    echo "run.sh: a C11d leg decoded no deltas or failed to decode some; its line:" >&2
+    cat "$out/c11d-failed" >&2
+    exit 1
+  fi
   c_med=$(median_of "${us[C]}")
   c11_med=$(median_of "${us[C11]}")
-  printf 'median %d clients over %d rounds: C %.2f µs, C11 %.2f' "$n" "$rounds" "$c_med" "$c11_med"
+  c11d_med=$(median_of "${us[C11d]}")
+  printf 'median %d clients over %d rounds: C %.2f µs, C11 %.2f, C11d %.2f' "$n" "$rounds" "$c_med" "$c11_med" "$c11d_med"
   for leg in $legs; do
     label=${leg%%:*}
     printf ', %s %.2f' "$label" "$(median_of "${us[$label]}")"
@@ -123,8 +143,8 @@ for n in $counts; do
   for leg in $legs; do
     label=${leg%%:*}
     g=$(median_of "${us[$label]}")
-    awk -v g="$g" -v c="$c_med" -v c11="$c11_med" -v n="$n" -v l="$label" \
-      'BEGIN { if (c > 0 && c11 > 0) printf "ratio %d clients: %s/C11 CPU per client-tick = %.2f (%s/C %.2f)\n", n, l, g / c11, l, g / c }'
+    awk -v g="$g" -v c="$c_med" -v c11="$c11_med" -v c11d="$c11d_med" -v n="$n" -v l="$label" \
+      'BEGIN { if (c > 0 && c11 > 0 && c11d > 0) printf "ratio %d clients: %s/C11 CPU per client-tick = %.2f (%s/C %.2f, %s/C11d %.2f)\n", n, l, g / c11, l, g / c, l, g / c11d }'
   done
   unset us
 done
