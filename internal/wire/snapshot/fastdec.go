@@ -217,27 +217,33 @@ func fastFull(b []byte, pos uint, s *State) uint {
 func fastDelta(b []byte, r win, base, s *State, dt uint32) (win, bool) {
 	s.Quat, s.Vel, s.Type, s.Flags = base.Quat, base.Vel, base.Type, base.Flags
 	mask, r := fixedW(b, r, bitsMask)
-	var res [3]int64
+	// The three residuals and predictions are written out per axis (so
+	// are fastVel's and fastQuat's codes): a loop kept an index, a
+	// residual array and each axis's width (posBits) loaded from memory
+	// in the chain from one code to the next (BenchmarkRingDecodeOwnBodies,
+	// alternating: 4,671-4,700 -> 4,192-4,398 ns per snapshot with the
+	// velocity and orientation also written out).
+	var rx, ry, rz int64
 	if mask&maskPos != 0 {
-		sent := uint64(0) // the codes ORed: 0 when every residual is
-		for k := range res {
-			u, next, ok := r.fresh(b).eg(kPos)
-			if !ok {
-				return r, false
-			}
-			res[k], r, sent = unzigzag(u), next, sent|u
-		}
-		if sent == 0 {
+		ux, r1, ok := r.fresh(b).eg(kPos)
+		if !ok {
 			return r, false
 		}
-	}
-	for k, n := range posBits {
-		p := predict(base, k, dt) + res[k]
-		if uint64(p) >= 1<<n { // also p < 0
+		uy, r2, ok := r1.fresh(b).eg(kPos)
+		if !ok {
 			return r, false
 		}
-		s.Pos[k] = uint32(p)
+		uz, r3, ok := r2.fresh(b).eg(kPos)
+		if !ok || ux|uy|uz == 0 { // the codes ORed: 0 when every residual is
+			return r, false
+		}
+		rx, ry, rz, r = unzigzag(ux), unzigzag(uy), unzigzag(uz), r3
 	}
+	x, y, z := predict(base, 0, dt)+rx, predict(base, 1, dt)+ry, predict(base, 2, dt)+rz
+	if uint64(x) >= 1<<bitsPosXZ3 || uint64(y) >= 1<<bitsPosY3 || uint64(z) >= 1<<bitsPosXZ3 { // also < 0
+		return r, false
+	}
+	s.Pos = [3]uint32{uint32(x), uint32(y), uint32(z)}
 	if mask&maskVel != 0 {
 		var ok bool
 		if r, ok = fastVel(b, r, base, s); !ok {
@@ -267,16 +273,24 @@ func fastDelta(b []byte, r win, base, s *State, dt uint32) (win, bool) {
 // 16-bit stores just made as one load, which the CPU cannot forward from
 // them (a tenth of fastVel's time was that compare).
 func fastVel(b []byte, r win, base, s *State) (win, bool) {
-	sent := uint64(0)
-	for k := range s.Vel {
-		u, next, ok := r.fresh(b).eg(kVel)
-		v := int64(base.Vel[k]) + unzigzag(u)
-		if !ok || uint64(v) >= 1<<bitsVel {
-			return r, false
-		}
-		s.Vel[k], r, sent = uint16(v), next, sent|u
+	// Written out per axis, as fastDelta's position.
+	u0, r, ok := r.fresh(b).eg(kVel)
+	v0 := int64(base.Vel[0]) + unzigzag(u0)
+	if !ok || uint64(v0) >= 1<<bitsVel {
+		return r, false
 	}
-	return r, sent != 0
+	u1, r, ok := r.fresh(b).eg(kVel)
+	v1 := int64(base.Vel[1]) + unzigzag(u1)
+	if !ok || uint64(v1) >= 1<<bitsVel {
+		return r, false
+	}
+	u2, r, ok := r.fresh(b).eg(kVel)
+	v2 := int64(base.Vel[2]) + unzigzag(u2)
+	if !ok || uint64(v2) >= 1<<bitsVel {
+		return r, false
+	}
+	s.Vel = [3]uint16{uint16(v0), uint16(v1), uint16(v2)}
+	return r, u0|u1|u2 != 0
 }
 
 // fastQuat is readQuat from r.
@@ -287,16 +301,22 @@ func fastQuat(b []byte, r win, base, s *State) (win, bool) {
 		s.Quat = uint32(q)
 		return r, s.Quat>>30 != base.Quat>>30
 	}
-	q := base.Quat &^ (1<<30 - 1)
-	for sh := 20; sh >= 0; sh -= 10 {
-		u, next, ok := r.fresh(b).eg(kQuat)
-		c := int64(base.Quat>>sh&1023) + unzigzag(u)
-		if !ok || uint64(c) > 1023 {
-			return r, false
-		}
-		q |= uint32(c) << sh
-		r = next
+	bq := base.Quat
+	ua, r, ok := r.fresh(b).eg(kQuat)
+	ca := int64(bq>>20&1023) + unzigzag(ua)
+	if !ok || uint64(ca) > 1023 {
+		return r, false
 	}
-	s.Quat = q
-	return r, q != base.Quat
+	ub, r, ok := r.fresh(b).eg(kQuat)
+	cb := int64(bq>>10&1023) + unzigzag(ub)
+	if !ok || uint64(cb) > 1023 {
+		return r, false
+	}
+	uc, r, ok := r.fresh(b).eg(kQuat)
+	cc := int64(bq&1023) + unzigzag(uc)
+	if !ok || uint64(cc) > 1023 {
+		return r, false
+	}
+	s.Quat = bq&^(1<<30-1) | uint32(ca)<<20 | uint32(cb)<<10 | uint32(cc)
+	return r, ua|ub|uc != 0
 }
