@@ -62,6 +62,7 @@ func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep 
 	d.states = d.states[:0]
 	h = hashSeed(tick, n)
 	prev, bi := uint64(0), 0
+	var pend *State // decoded, its hash not yet folded
 	for i := 0; i < n; i++ {
 		id, age, r, ok := readHead(b, pos, prev)
 		if !ok {
@@ -82,14 +83,26 @@ func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep 
 			return 0, false
 		}
 		s.ID, s.Age, s.Tick = uint32(id), uint8(age), 0 // the slot's old tick: as readStates's
-		h = hashState(h, s)
 		if keep {
 			d.states = append(d.states, *s)
 		}
-		if s.Tick, s.Age = tick, 0; len(d.despawns) > 0 && containsID(d.despawns, s.ID) {
+		// The hash is folded one state late (pend): its 64-bit loads each
+		// span two fields stored a moment before, and a load the store
+		// buffer cannot forward waits for those stores to retire.
+		if pend != nil {
+			h = hashState(h, pend)
+			pend.Tick, pend.Age = tick, 0
+		}
+		pend = s
+		if len(d.despawns) > 0 && containsID(d.despawns, s.ID) {
+			h, pend = hashState(h, s), nil // its slot is the next state's
 			dst = dst[:len(dst)-1]
 		}
 		prev = id
+	}
+	if pend != nil {
+		h = hashState(h, pend)
+		pend.Tick, pend.Age = tick, 0
 	}
 	dst, _ = d.keepBelow(dst, base, bi, math.MaxUint32+1, tick)
 	d.view = dst
