@@ -137,7 +137,9 @@ func (d *Decoder) keepBelow(dst, base []State, bi int, id uint64, tick uint32) (
 	return append(dst, base[bi:k]...), k
 }
 
-// hashState is stateHash, written out in words so that it inlines.
+// hashState is stateHash with its four words written out instead of built
+// into an array and looped over. It does not inline (cost 137, budget 80):
+// decodeView calls it once per state.
 func hashState(h uint64, s *State) uint64 {
 	h = mix(h, uint64(s.ID)|uint64(s.Pos[0])<<32)
 	h = mix(h, uint64(s.Pos[1])|uint64(s.Pos[2])<<32)
