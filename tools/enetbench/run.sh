@@ -87,7 +87,8 @@ c_leg() { # n round label ping_hz [deltas]
   if [[ ${5:-0} != 0 ]]; then
     v11="$v11, deltas $(kv delta_bodies) full $(kv full_bodies) decode errors $(kv decode_errors)"
     # Without deltas decoded, or with any failing, the row would not be the
-    # work it names: the comparison stops after this leg.
+    # work it names: the comparison stops after this client count's rounds,
+    # before printing its medians.
     [[ $(kv delta_bodies) =~ ^[1-9] && $(kv decode_errors) == 0 ]] || echo "$3 leg, $1 clients, round $2: $c" >>"$out/c11d-failed"
   fi
   printf '%-5s %-6s %5s %7s %9s %9s %9s %12s %9s %s\n' "$3" "$1" "$2" "$(kv joined)" "$(kv dt_p50_ms)" "$(kv dt_p99_ms)" "$(kv dt_max_ms)" "$(kv cpu_us_per_client_tick)" "$(kv tick_hz_mean)" "$v11" >&2

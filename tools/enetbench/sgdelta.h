@@ -2,11 +2,13 @@
  * sgdelta: an sg-entities/3 client decoder in C (docs/snapshot-format.md,
  * "Version 3"), so that enetbench can do what the Go swarm does with every
  * snapshot of a delta server: decode it against its baseline ring, check
- * its state_hash, keep its view, and acknowledge it. It checks what makes
- * a decoded view trustworthy (the baseline held, the stream's length and
- * prefixes, the hash over every decoded state) and skips the range checks
- * that only name a server's bug more precisely: a hash match already says
- * the decoded codes are the server's.
+ * its state_hash, keep its view, and acknowledge it. It applies the Go
+ * decoder's fast-path rules (the baseline held, the stream's length and
+ * prefixes, each code's range, one form per content, type non-zero, the
+ * unit quaternion, the hash over every decoded state) except two: an exact
+ * quaternion tie, which needs the float computation, is let through, and
+ * an event is only checked for its kind and a non-zero id. It does not
+ * name its errors; the swarm's reference path does that.
  */
 #ifndef SGDELTA_H
 #define SGDELTA_H
