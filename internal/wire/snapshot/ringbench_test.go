@@ -2,9 +2,17 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/binary"
+	"flag"
 	"fmt"
+	"os"
 	"testing"
 )
+
+// ringCorpus names a file BenchmarkRingDecodeOwnBodies writes its streams
+// to, so that tools/enetbench/decbench can time the C decoder the C11d
+// leg uses on the very bodies the Go decoder is timed on.
+var ringCorpus = flag.String("ringcorpus", "", "write BenchmarkRingDecodeOwnBodies' streams to this file (tools/enetbench/decbench reads it)")
 
 // clientStream is the bodies one client of a 128-client reference world
 // receives: 128 entities in view, 48 carried per snapshot (round robin, as
@@ -57,6 +65,11 @@ func BenchmarkRingDecodeOwnBodies(b *testing.B) {
 	for i := range clients {
 		flags[i], bodies[i] = clientStreamOf(b, 4*RingSize, uint64(100+i))
 	}
+	if *ringCorpus != "" {
+		if err := writeRingCorpus(*ringCorpus, flags, bodies); err != nil {
+			b.Fatal(err)
+		}
+	}
 	benchRings(b, clients, func(i int) ([]uint8, [][]byte) { return flags[i], bodies[i] })
 }
 
@@ -92,4 +105,26 @@ func benchRings(b *testing.B, clients int, stream func(i int) ([]uint8, [][]byte
 		passes++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(passes*clients*len(first)), "ns/client-snapshot")
+}
+
+// writeRingCorpus writes every client's stream to path: "sgrc1", the
+// client and tick counts (uint32 LE), then per client, per tick, the
+// envelope flags (1 byte), the body's length (uint32 LE) and the body.
+// Tick t (from 0) is the snapshot of tick t+1.
+func writeRingCorpus(path string, flags [][]uint8, bodies [][][]byte) error {
+	var buf bytes.Buffer
+	buf.WriteString("sgrc1")
+	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(bodies))))
+	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(bodies[0]))))
+	for i := range bodies {
+		for t, body := range bodies[i] {
+			buf.WriteByte(flags[i][t])
+			buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(body))))
+			buf.Write(body)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("ring corpus: %w", err)
+	}
+	return nil
 }
