@@ -26,6 +26,9 @@
 # does with the reference server: Go/C11d is the like-for-like ratio of the
 # swarm as shipped, Go-nd/C11 that of the loop without body decoding (both
 # receive full bodies: a client that never acknowledges gets no deltas).
+# Before the legs it times sgdelta.c and the Go decoder on the same bodies
+# (decbench against BenchmarkRingDecodeOwnBodies) and prints Go/C: C11d is
+# a fair stand-in only while the C decoder is not the slower one.
 # C11d needs libzstd-dev (zstd.h) besides libenet-dev. With BEFORE=REV a
 # "Go@REV" row adds the swarm as shipped built from that commit (a git
 # worktree in OUT), so a change is measured against its parent in one run.
@@ -61,6 +64,25 @@ if [[ -n ${BEFORE:-} ]]; then
   (cd "$out/before" && go build -o "$out/scalegate-before" ./cmd/scalegate)
   git worktree remove --force "$out/before"
 fi
+
+# The two decoders on the same bodies, before any leg: C11d stands for
+# the swarm's work only if its C decoder is no slower than the Go one.
+# BenchmarkRingDecodeOwnBodies writes its streams (-ringcorpus); decbench
+# times sgdelta.c on them in the same order. Three alternating pairs, both
+# pinned to BENCH_CPU.
+decoders() {
+  gcc -O2 -Wall -Wextra -o "$out/decbench" tools/enetbench/decbench.c tools/enetbench/sgdelta.c -lzstd
+  go test -c -o "$out/snapshot.test" ./internal/wire/snapshot
+  local cs="" gs="" i
+  for i in 1 2 3; do
+    gs+="$(GOMAXPROCS=1 taskset -c "$bench_cpu" "$out/snapshot.test" -test.run '^$' -test.bench 'RingDecodeOwnBodies$' \
+      -test.benchtime 2s -ringcorpus "$out/ringcorpus.bin" | sed -n 's/.* \([0-9.]*\) ns\/client-snapshot.*/\1/p') "
+    cs+="$(taskset -c "$bench_cpu" "$out/decbench" "$out/ringcorpus.bin" 2 | sed -n 's/.*: \([0-9.]*\) ns\/client-snapshot.*/\1/p') "
+  done
+  awk -v g="$(median_of "$gs")" -v c="$(median_of "$cs")" -v gs="$gs" -v cs="$cs" \
+    'BEGIN { if (g > 0 && c > 0) printf "decoders on the same bodies, ns per client-snapshot: C %s(median %.0f), Go %s(median %.0f): Go/C %.2f\n", cs, c, gs, g, g / c; else { print "run.sh: the decoder comparison printed no figure" > "/dev/stderr"; exit 1 } }'
+}
+decoders
 
 max=0
 for n in $counts; do ((n > max)) && max=$n; done
