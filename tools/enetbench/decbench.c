@@ -42,6 +42,7 @@ static int load(const char *path, uint8_t **buf, body **bodies, uint32_t *client
 	if (f == NULL) return perror(path), 0;
 	fseek(f, 0, SEEK_END);
 	long size = ftell(f);
+	if (size < 0) return fprintf(stderr, "%s: not a regular file\n", path), fclose(f), 0;
 	rewind(f);
 	*buf = malloc((size_t)size);
 	if (*buf == NULL || fread(*buf, 1, (size_t)size, f) != (size_t)size) return fprintf(stderr, "%s: read failed\n", path), fclose(f), 0;
