@@ -1,8 +1,12 @@
 package server
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/scalegate/scalegate/internal/wire/proto"
 	"github.com/scalegate/scalegate/internal/wire/snapshot"
@@ -183,5 +187,61 @@ func TestSnapshotDeltasOff(t *testing.T) {
 	}
 	if ts.viewers[0].In.Deltas {
 		t.Error("a peer takes deltas the server does not offer")
+	}
+}
+
+// A delta peer's states appended in id order through the tick's id ranking
+// give the bytes the encoder's own sort gave: the same world built twice,
+// once each way, with slots reused so that slot order is not id order.
+func TestAppendByIDMatchesEncoderSort(t *testing.T) {
+	build := func(sortInEncoder bool) (*Sim, []*Viewer) {
+		cfg := DefaultConfig()
+		cfg.World.TestSpawnAICount = 120
+		cfg.World.TestSpawnSpreadKm = 10
+		sim := newTestSim(t, cfg, 2)
+		sim.sortInEncoder = sortInEncoder
+		var vs []*Viewer
+		for i := range 24 {
+			v := &Viewer{Slot: sim.World.SpawnPlayer(1, TypeSensorFighter, uint32(i))}
+			v.In.Deltas = true
+			vs = append(vs, v)
+		}
+		// Free every fifth AI slot and fill the holes with new entities,
+		// whose ids are above every other.
+		for sl := int32(0); sl < 120; sl += 5 {
+			sim.World.Remove(sl)
+		}
+		sim.World.SpawnLoiterers(24, 10, 500, "builtin:sensor-fighter")
+		return sim, vs
+	}
+	a, va := build(false)
+	b, vb := build(true)
+	live := a.World.Live()
+	if slices.IsSortedFunc(live, func(x, y int32) int { return cmp.Compare(a.World.At(x).ID, a.World.At(y).ID) }) {
+		t.Fatal("live slots are in id order: the test needs them not to be")
+	}
+	for tick := uint32(1); tick <= 90; tick++ {
+		for _, run := range []struct {
+			sim *Sim
+			vs  []*Viewer
+		}{{a, va}, {b, vb}} {
+			run.sim.Tick = tick
+			tm := timer{at: time.Now(), sum: &[numPhases]time.Duration{}}
+			run.sim.Simulate(&tm)
+			run.sim.Sense(&tm)
+			run.sim.Build(run.vs, &SnapshotParams{Tick: tick, BudgetBytes: 1200, Compress: true})
+			ackLate(run.vs, tick)
+		}
+		for i := range va {
+			if !bytes.Equal(va[i].In.Msg, vb[i].In.Msg) {
+				t.Fatalf("tick %d, peer %d: %d bytes in id order, %d sorted by the encoder", tick, i, len(va[i].In.Msg), len(vb[i].In.Msg))
+			}
+			if tick > 4 && !va[i].In.Delta {
+				t.Fatalf("tick %d, peer %d: not a delta", tick, i)
+			}
+		}
+	}
+	if len(a.byID) != len(live) || b.byID != nil {
+		t.Fatalf("ranked %d of %d live slots (encoder-sorted sim: %d)", len(a.byID), len(live), len(b.byID))
 	}
 }

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -298,6 +301,59 @@ func TestTrackDecays(t *testing.T) {
 	out = mergeDetections(nil, []Contact{{ID: 5, First: 1, Quality: 0.9}}, []uint32{3, 5}, 1, 10)
 	if len(out) != 2 || out[0].ID != 3 || out[0].First != 10 || out[1].Quality != 1 || out[1].Last != 10 || out[1].First != 1 {
 		t.Fatalf("merge: %+v", out)
+	}
+}
+
+// Folding the tables into a picture one by one gives the picture that
+// appending them all to it, sorting by id and reducing each id gives, in
+// whatever order the tables come: random tables and pictures, sorted with
+// one entry per id as every local table and picture is, ids drawn from a
+// small range so most collide and some are new to the picture.
+func TestPictureFoldMatchesSortAndReduce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 41))
+	table := func(ids uint32) []Contact {
+		var c []Contact
+		for id := range ids {
+			if rng.IntN(3) == 0 {
+				c = append(c, Contact{ID: id, First: rng.Uint32N(100), Last: 100 + rng.Uint32N(100),
+					Quality: rng.Float32(), Datalink: rng.IntN(4) != 0})
+			}
+		}
+		return c
+	}
+	var pic teamPicture
+	for round := range 500 {
+		start := table(50)
+		tables := make([][]Contact, rng.IntN(12))
+		for i := range tables {
+			tables[i] = table(60)
+		}
+		// The reference: everything appended, sorted by id (stable, so equal
+		// ids keep their order), then one entry per id.
+		all := slices.Clone(start)
+		for _, tb := range tables {
+			all = append(all, tb...)
+		}
+		slices.SortStableFunc(all, func(a, b Contact) int { return cmp.Compare(a.ID, b.ID) })
+		var want []Contact
+		for _, c := range all {
+			if n := len(want); n > 0 && want[n-1].ID == c.ID {
+				f := &want[n-1]
+				f.First, f.Last, f.Quality = min(f.First, c.First), max(f.Last, c.Last), max(f.Quality, c.Quality)
+				f.Datalink = f.Datalink && c.Datalink
+				continue
+			}
+			want = append(want, c)
+		}
+		rng.Shuffle(len(tables), func(i, j int) { tables[i], tables[j] = tables[j], tables[i] })
+		pic.tracks, pic.fresh = append(pic.tracks[:0], start...), pic.fresh[:0]
+		for _, tb := range tables {
+			pic.fold(tb)
+		}
+		pic.addFresh()
+		if !slices.Equal(pic.tracks, want) {
+			t.Fatalf("round %d, %d tables:\n got %+v\nwant %+v", round, len(tables), pic.tracks, want)
+		}
 	}
 }
 

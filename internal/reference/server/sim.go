@@ -62,8 +62,13 @@ type Sim struct {
 	recs     [][snapshot.RecordSize]byte
 	built    builtSet         // Build's hand-over to SnapshotParams.Ready
 	states   []snapshot.State // version-3 codes by slot, when a viewer takes deltas
-	aiscr    []aiScratch
-	aiCost   time.Duration // [world] test_ai_cost_us per controller run
+	// byID, idRank and idKeys: the live slots in id order, each slot's
+	// place in it, and the sort's keys (rankByID), when a viewer takes deltas.
+	byID, idRank  []int32
+	idKeys        []uint64
+	sortInEncoder bool // no byID: the encoder sorts each peer's states (tests compare the two)
+	aiscr         []aiScratch
+	aiCost        time.Duration // [world] test_ai_cost_us per controller run
 	// integrateCost is the slow_integrate_ms fault: time added inside the
 	// integrate phase every tick, spun or slept as delayMode says.
 	integrateCost time.Duration
@@ -284,6 +289,11 @@ func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
 		s.states = st
 	}
 	p.Records, p.States, p.Events, p.EventRadius = s.recs, st, s.ring, radius
+	p.ByID, p.IDRank = nil, nil
+	if st != nil && !s.sortInEncoder {
+		s.rankByID()
+		p.ByID, p.IDRank = s.byID, s.idRank
+	}
 	s.built.reset(len(vs), p.Ready)
 	s.pool.run(len(vs), 1, func(wk, i int) {
 		vs[i].In.Sense(s.World, s.interest, vs[i].Slot, radius)
@@ -291,6 +301,34 @@ func (s *Sim) Build(vs []*Viewer, p *SnapshotParams) {
 		s.built.done(wk, i)
 	})
 	s.built.finish()
+}
+
+// rankByID lists the live slots in entity id order (byID) and gives every
+// slot its place in that list (idRank, -1 for a slot not live). Once a
+// tick, so that each delta peer appends its states in id order without a
+// sort of its own. Slots are reused and ids only grow, so the live list is
+// nearly in id order already, which the sort is quick on.
+func (s *Sim) rankByID() {
+	live := s.World.Live()
+	s.idKeys = s.idKeys[:0]
+	for _, sl := range live {
+		s.idKeys = append(s.idKeys, uint64(s.World.At(sl).ID)<<32|uint64(uint32(sl)))
+	}
+	slices.Sort(s.idKeys)
+	n := s.World.Slots()
+	if cap(s.idRank) < n {
+		s.idRank = make([]int32, n)
+	}
+	s.idRank = s.idRank[:n]
+	for i := range s.idRank {
+		s.idRank[i] = -1
+	}
+	s.byID = s.byID[:0]
+	for r, k := range s.idKeys {
+		sl := int32(uint32(k))
+		s.byID = append(s.byID, sl)
+		s.idRank[sl] = int32(r)
+	}
 }
 
 // builtSet hands built messages to SnapshotParams.Ready on worker 0 while
