@@ -324,8 +324,8 @@ func (in *Interest) appendRecord(enc *snapshot.Encoder, p *SnapshotParams, slot 
 // must be ranked in p.IDRank. A version-3 body is written in id order, and
 // the encoder sorted what came in any other: marking each winner's rank in
 // a bitmap and reading the bitmap back in order costs a peer 10 words for
-// a 640-entity world instead of that sort (docs/server.md, "Where the
-// tick goes").
+// a 640-entity world instead of that sort (docs/server.md, "The team
+// picture and the per-peer sort").
 func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int32, withOwn bool) bool {
 	if p.IDRank == nil {
 		return false
