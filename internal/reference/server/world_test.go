@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -123,5 +124,35 @@ func TestQuaternionIsUnitAndMatchesHeading(t *testing.T) {
 	}
 	if math.Abs(n-1) > 1e-5 {
 		t.Fatalf("|q|² = %v", n)
+	}
+}
+
+// The radix sort of a grid's pairs (slots appended ascending) gives the
+// (cell, slot) order the comparison sort gives: random cells with negative
+// and positive coordinates, near and far apart, several slots per cell.
+func TestGridSortPairsMatchesComparisonSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 96))
+	for round := range 300 {
+		span := int32(1) << rng.IntN(31)
+		n := rng.IntN(700)
+		g := NewGrid(96)
+		slot := int32(rng.IntN(5))
+		for range n {
+			cx := rng.Int32N(span) - span/2
+			cz := rng.Int32N(min(span, 8)) - 4
+			g.pairs = append(g.pairs, cellSlot{cellKey(cx, cz), slot})
+			slot += 1 + rng.Int32N(3)
+		}
+		want := slices.Clone(g.pairs)
+		slices.SortFunc(want, func(a, b cellSlot) int {
+			if a.key != b.key {
+				return cmp.Compare(a.key, b.key)
+			}
+			return cmp.Compare(a.slot, b.slot)
+		})
+		g.sortPairs(true)
+		if !slices.Equal(g.pairs, want) {
+			t.Fatalf("round %d (%d pairs, span %d): radix order differs", round, n, span)
+		}
 	}
 }
