@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"iter"
 	"math"
 	"slices"
@@ -52,16 +51,16 @@ func (g *Grid) coord(v float64) int32 { return int32(math.Floor(v * g.inv)) }
 
 func cellKey(cx, cz int32) uint64 { return uint64(uint32(cx))<<32 | uint64(uint32(cz)) }
 
-// Rebuild indexes the given live slots of w.
+// Rebuild indexes the given live slots of w, which must be in ascending
+// slot order (World.Live's, or a run of it): the order of slots inside a
+// cell, which Query and Collide follow, is theirs.
 func (g *Grid) Rebuild(w *World, live []int32) {
 	g.pairs = g.pairs[:0]
-	ascending := true
-	for i, s := range live {
+	for _, s := range live {
 		p := &w.At(s).Pos
 		g.pairs = append(g.pairs, cellSlot{cellKey(g.coord(p[0]), g.coord(p[2])), s})
-		ascending = ascending && (i == 0 || s > live[i-1])
 	}
-	g.sortPairs(ascending)
+	g.sortPairs()
 	g.at = g.at[:0]
 	for _, cs := range g.pairs {
 		e := w.At(cs.slot)
@@ -78,23 +77,13 @@ func (g *Grid) Rebuild(w *World, live []int32) {
 	}
 }
 
-// sortPairs puts the pairs in (cell, slot) order. Pairs appended in
-// ascending slot order (World.Live's) need only a stable sort by cell: a
-// byte-wise radix sort, skipping the bytes every key shares (most of a
-// cell key's 8: a world spans a few hundred cells a side). Both grids are
-// rebuilt every tick on the loop goroutine alone, and the comparison sort
-// they ran was 0.13 ms of the tick (BenchmarkTickDelta's profile); slots
-// in any other order take that sort still.
-func (g *Grid) sortPairs(ascending bool) {
-	if !ascending {
-		slices.SortFunc(g.pairs, func(a, b cellSlot) int {
-			if c := cmp.Compare(a.key, b.key); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.slot, b.slot)
-		})
-		return
-	}
+// sortPairs puts the pairs, appended in ascending slot order, in (cell,
+// slot) order: a stable sort by cell alone, byte-wise radix, skipping the
+// bytes every key shares (most of a cell key's 8: a world spans a few
+// hundred cells a side). Both grids are rebuilt every tick on the loop
+// goroutine alone, and the comparison sort of (cell, slot) they ran was
+// 0.13 ms of the tick (BenchmarkTickDelta's profile).
+func (g *Grid) sortPairs() {
 	if len(g.pairs) < 2 {
 		return
 	}

@@ -320,12 +320,13 @@ func (in *Interest) appendRecord(enc *snapshot.Encoder, p *SnapshotParams, slot 
 }
 
 // appendByID appends a delta peer's states (its own entity's when withOwn,
-// and in.order's) in id order, and reports whether it could: every slot
-// must be ranked in p.IDRank. A version-3 body is written in id order, and
-// the encoder sorted what came in any other: marking each winner's rank in
-// a bitmap and reading the bitmap back in order costs a peer 10 words for
-// a 640-entity world instead of that sort (docs/server.md, "The team
-// picture and the per-peer sort").
+// and in.order's) in id order, and reports whether it did: only when the
+// tick's ranking is set (p.IDRank), which covers every live slot, and so
+// the peer's own and every candidate of this tick's grid. A version-3 body
+// is written in id order, and the encoder sorted what came in any other:
+// marking each winner's rank in a bitmap and reading the bitmap back in
+// order costs a peer 10 words for a 640-entity world instead of that sort
+// (docs/server.md, "The team picture and the per-peer sort").
 func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int32, withOwn bool) bool {
 	if p.IDRank == nil {
 		return false
@@ -336,21 +337,11 @@ func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int
 	}
 	in.picked = in.picked[:words]
 	clear(in.picked)
-	mark := func(slot int32) bool {
-		if int(slot) >= len(p.IDRank) || p.IDRank[slot] < 0 {
-			return false
-		}
-		r := p.IDRank[slot]
-		in.picked[r>>6] |= 1 << (r & 63)
-		return true
-	}
-	if withOwn && !mark(own) {
-		return false
+	if withOwn {
+		in.mark(p.IDRank[own])
 	}
 	for _, c := range in.order {
-		if !mark(c.slot) {
-			return false
-		}
+		in.mark(p.IDRank[c.slot])
 	}
 	for wi, word := range in.picked {
 		for word != 0 {
@@ -361,6 +352,9 @@ func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int
 	}
 	return true
 }
+
+// mark sets id rank r in the bitmap of a peer's winners.
+func (in *Interest) mark(r int32) { in.picked[r>>6] |= 1 << (r & 63) }
 
 func (in *Interest) staleness(slot int32, id uint32, tick uint32) float64 {
 	m := in.sent[slot]

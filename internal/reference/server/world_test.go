@@ -150,7 +150,7 @@ func TestGridSortPairsMatchesComparisonSort(t *testing.T) {
 			}
 			return cmp.Compare(a.slot, b.slot)
 		})
-		g.sortPairs(true)
+		g.sortPairs()
 		if !slices.Equal(g.pairs, want) {
 			t.Fatalf("round %d (%d pairs, span %d): radix order differs", round, n, span)
 		}
