@@ -130,6 +130,61 @@ func TestQuaternionIsUnitAndMatchesHeading(t *testing.T) {
 // The radix sort of a grid's pairs (slots appended ascending) gives the
 // (cell, slot) order the comparison sort gives: random cells with negative
 // and positive coordinates, near and far apart, several slots per cell.
+// TestCellRunsMatchesMap holds the grid's cell table to a Go map: every
+// key put is found with its run, and no other key is, over tables filled,
+// emptied, grown and shrunk. Keys are cells of a square of side 1 to 2048
+// around the origin, so they cluster as neighbouring cells do and take in
+// the extremes (the all-ones key of cell (-1, -1), and 0); on the smaller
+// squares every cell is looked up, so a probe that walks past the right
+// slot or stops at a wrong one is met.
+func TestCellRunsMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 21))
+	var tab cellRuns
+	if _, ok := tab.get(cellKey(0, 0)); ok {
+		t.Fatal("an empty table found a key")
+	}
+	for round := range 400 {
+		side := int32(1) << rng.IntN(12)
+		lo := -side / 2
+		n := min(rng.IntN(900), int(side*side)) // distinct keys exist
+		if round%7 == 0 {
+			n = 0
+		}
+		tab.reset(n)
+		want := map[uint64]span{}
+		for len(want) < n {
+			k := cellKey(lo+rng.Int32N(side), lo+rng.Int32N(side))
+			if _, dup := want[k]; dup {
+				continue
+			}
+			sp := span{int32(len(want)), int32(len(want)) + 1 + rng.Int32N(4)}
+			want[k] = sp
+			tab.put(k, sp)
+		}
+		check := func(k uint64) {
+			got, ok := tab.get(k)
+			if sp, put := want[k]; ok != put || got != sp {
+				t.Fatalf("round %d (%d runs, side %d): key %#x: got %v %v, want %v %v", round, n, side, k, got, ok, sp, put)
+			}
+		}
+		if side <= 64 {
+			for cx := lo - 1; cx <= lo+side; cx++ {
+				for cz := lo - 1; cz <= lo+side; cz++ {
+					check(cellKey(cx, cz))
+				}
+			}
+			continue
+		}
+		for k := range want {
+			check(k)
+			check(k ^ 1)
+		}
+		for range 2000 {
+			check(cellKey(lo-1+rng.Int32N(side+2), lo-1+rng.Int32N(side+2)))
+		}
+	}
+}
+
 func TestGridSortPairsMatchesComparisonSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 96))
 	for round := range 300 {
