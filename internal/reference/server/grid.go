@@ -11,8 +11,8 @@ import (
 // a few km while the world spans hundreds, so a 2D grid with a 3D distance
 // test is the right shape). It is rebuilt from scratch each tick: a sort of
 // (cell, slot) pairs and a table from cell to its run, all in reused
-// storage, so a steady-state rebuild does not allocate. Queries are read-only and
-// safe to run concurrently after Rebuild.
+// storage, so a steady-state rebuild does not allocate. Queries are
+// read-only and safe to run concurrently after Rebuild.
 type Grid struct {
 	cell  float64
 	inv   float64
@@ -56,17 +56,19 @@ type cellRuns struct {
 	shift uint // 64 - log2(len(keys))
 }
 
-// reset empties the table and sizes it for n runs at most.
+// reset empties the table and sizes it for n runs at most. It keeps the
+// largest storage it has had, so a population that moves across a power
+// of two from tick to tick does not allocate every tick.
 func (t *cellRuns) reset(n int) {
 	size := 16
 	for size < 2*n {
 		size *= 2
 	}
-	if len(t.keys) != size {
+	if cap(t.keys) < size {
 		t.keys, t.spans = make([]uint64, size), make([]span, size)
-		t.shift = uint(64 - bits.TrailingZeros(uint(size)))
-		return
 	}
+	t.keys, t.spans = t.keys[:size], t.spans[:size]
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	clear(t.spans)
 }
 

@@ -183,6 +183,11 @@ func TestCellRunsMatchesMap(t *testing.T) {
 			check(cellKey(lo-1+rng.Int32N(side+2), lo-1+rng.Int32N(side+2)))
 		}
 	}
+	// A population moving across a power of two from tick to tick reuses
+	// the storage instead of allocating a table each tick.
+	if a := testing.AllocsPerRun(50, func() { tab.reset(600); tab.reset(300) }); a != 0 {
+		t.Errorf("reset across sizes allocates %v times a round, want 0", a)
+	}
 }
 
 func TestGridSortPairsMatchesComparisonSort(t *testing.T) {
