@@ -89,9 +89,6 @@ func (t *cellRuns) put(key uint64, sp span) {
 
 // get returns the run of the cell with this key, if the cell is occupied.
 func (t *cellRuns) get(key uint64) (span, bool) {
-	if len(t.keys) == 0 {
-		return span{}, false
-	}
 	mask := uint64(len(t.keys) - 1)
 	for i := t.home(key); t.spans[i].end != 0; i = (i + 1) & mask {
 		if t.keys[i] == key {
@@ -103,7 +100,9 @@ func (t *cellRuns) get(key uint64) (span, bool) {
 
 // NewGrid returns a grid of square cells of the given size in metres.
 func NewGrid(cellM float64) *Grid {
-	return &Grid{cell: cellM, inv: 1 / cellM}
+	g := &Grid{cell: cellM, inv: 1 / cellM}
+	g.runs.reset(0) // an empty table, for a query before the first Rebuild (the first tick's AI)
+	return g
 }
 
 func (g *Grid) coord(v float64) int32 { return int32(math.Floor(v * g.inv)) }

@@ -259,23 +259,18 @@ func combineTrack(a, b *Contact) {
 	a.Datalink = a.Datalink && b.Datalink
 }
 
-// mergeTracks appends to out the union of a and b, each sorted by id with
-// one entry per id, as one entry per id in id order (combineTrack for an
-// id in both).
+// mergeTracks appends to out the tracks of a and b, each sorted by id, in
+// id order. No id is in both: fold kept in fresh only the ids the picture
+// did not have.
 func mergeTracks(out, a, b []Contact) []Contact {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		switch x, y := a[i], b[j]; {
-		case x.ID < y.ID:
-			out = append(out, x)
+		if a[i].ID < b[j].ID {
+			out = append(out, a[i])
 			i++
-		case y.ID < x.ID:
-			out = append(out, y)
+		} else {
+			out = append(out, b[j])
 			j++
-		default:
-			combineTrack(&x, &y)
-			out = append(out, x)
-			i, j = i+1, j+1
 		}
 	}
 	out = append(out, a[i:]...)
