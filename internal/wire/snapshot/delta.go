@@ -194,11 +194,15 @@ func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, 
 		}
 	}
 	e.bw.reset(append(e.raw[:0], zeroHeaderV3[:]...))
+	if e.view == nil && len(e.free) > 0 { // storage a released view left
+		e.view, e.free = e.free[len(e.free)-1], e.free[:len(e.free)-1]
+	}
 	var h uint64
 	if e.refWrite {
 		h = e.writeStates(tick, base)
+		e.view = mergeView(e.view, base, e.states, e.despawns, tick)
 	} else {
-		h = e.writeStatesFast(tick, base)
+		h = e.writeStatesFast(tick, base) // and e.view
 	}
 	e.raw = e.bw.flush()
 	if corrupt && d.IsDelta && len(e.raw) > HeaderSizeV3 {
@@ -213,10 +217,6 @@ func (e *Encoder) FinishDelta(tick uint32, ring *Ring, ack uint32, hasAck bool, 
 	e.raw = append(e.raw, e.evs...)
 	e.raw = append(e.raw, pad...)
 	e.bw.buf = e.raw
-	if e.view == nil && len(e.free) > 0 { // storage a released view left
-		e.view, e.free = e.free[len(e.free)-1], e.free[:len(e.free)-1]
-	}
-	e.view = mergeView(e.view, base, e.states, e.despawns, tick)
 	e.view = ring.push(tick, e.view)
 	// A delta is sent raw: zstd won on none of 601 delta bodies of a
 	// pr-like client (mean 272 bytes, bit-packed residuals), so trying it

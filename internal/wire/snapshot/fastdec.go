@@ -68,7 +68,7 @@ func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep 
 		if !ok {
 			return 0, false
 		}
-		dst, bi = d.keepBelow(dst, base, bi, id, tick)
+		dst, bi = keepBelow(dst, base, bi, id, d.despawns, tick)
 		dst = dst[:len(dst)+1]
 		s := &dst[len(dst)-1]
 		if bi < len(base) && uint64(base[bi].ID) == id {
@@ -102,7 +102,7 @@ func (d *Decoder) decodeView(sec []byte, n int, base []State, tick uint32, keep 
 	if pend != nil {
 		h = settle(h, pend, tick)
 	}
-	dst, _ = d.keepBelow(dst, base, bi, math.MaxUint32+1, tick)
+	dst, _ = keepBelow(dst, base, bi, math.MaxUint32+1, d.despawns, tick)
 	d.view = dst
 	// The section ends with under a byte of zero bits (bitReader.rest).
 	return h, end-pos < 8 && peekAt(b, pos) == 0 && len(dst) <= MaxViewStates
@@ -127,18 +127,20 @@ func readHead(b []byte, pos uint, prev uint64) (id, age uint64, r win, ok bool) 
 }
 
 // keepBelow appends to dst the states of base from bi on with ids below
-// id that the view keeps (keepRun's rule), and returns the index of the
-// first base state at or after id. A run with nothing expired and no
-// despawn, nearly all of them, is checked in the same pass that finds its
-// end and copied whole.
-func (d *Decoder) keepBelow(dst, base []State, bi int, id uint64, tick uint32) ([]State, int) {
+// id that the view keeps (keepRun's rule, despawned the snapshot's
+// despawns), and returns the index of the first base state at or after
+// id. A run with nothing expired and no despawn, nearly all of them, is
+// checked in the same pass that finds its end and copied whole. The
+// decoder's and the encoder's one-pass views (decodeView,
+// writeStatesFast) both build through it.
+func keepBelow(dst, base []State, bi int, id uint64, despawned []uint32, tick uint32) ([]State, int) {
 	k, stale := bi, false
 	for k < len(base) && uint64(base[k].ID) < id {
 		stale = stale || tick-base[k].Tick >= ViewKeepTicks
 		k++
 	}
-	if stale || len(d.despawns) > 0 {
-		return keepRun(dst, base[bi:k], d.despawns, tick), k
+	if stale || len(despawned) > 0 {
+		return keepRun(dst, base[bi:k], despawned, tick), k
 	}
 	return append(dst, base[bi:k]...), k
 }

@@ -3,14 +3,17 @@ package snapshot
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"testing"
 )
 
 // encodeBoth encodes the same states, against the same acknowledged view,
-// with the fast writer and the reference one, and fails unless the flags,
-// bodies and what each did are equal. ring and refRing hold the same views
-// before the call and after it.
-func encodeBoth(t *testing.T, fast, ref *Encoder, ring, refRing *Ring, states []State, tick, ack uint32, hasAck bool) []byte {
+// with the fast writer and the reference one (writeStates, then
+// mergeView), and fails unless the flags, bodies and what each did are
+// equal, and the views each left in its ring. despawned ids go out as
+// despawn events. ring and refRing hold the same views before the call and
+// after it.
+func encodeBoth(t *testing.T, fast, ref *Encoder, ring, refRing *Ring, states []State, despawned []uint32, tick, ack uint32, hasAck bool) []byte {
 	t.Helper()
 	fast.Reset()
 	ref.Reset()
@@ -18,10 +21,18 @@ func encodeBoth(t *testing.T, fast, ref *Encoder, ring, refRing *Ring, states []
 		fast.AppendState(&states[i])
 		ref.AppendState(&states[i])
 	}
+	for _, id := range despawned {
+		ev := Event{Kind: EventDespawn, ID: id}
+		fast.AppendEvent(&ev)
+		ref.AppendEvent(&ev)
+	}
 	f1, b1, d1 := fast.FinishDelta(tick, ring, ack, hasAck, nil, false, false)
 	f2, b2, d2 := ref.FinishDelta(tick, refRing, ack, hasAck, nil, false, false)
 	if f1 != f2 || d1 != d2 || !bytes.Equal(b1, b2) {
 		t.Fatalf("tick %d against %d: fast writer flags %d %+v body %x; reference flags %d %+v body %x", tick, ack, f1, d1, b1, f2, d2, b2)
+	}
+	if v1, v2 := ring.find(tick).states, refRing.find(tick).states; !slices.Equal(v1, v2) {
+		t.Fatalf("tick %d against %d: the fast writer left a view of %d states, the reference one of %d:\nfast %v\nref  %v", tick, ack, len(v1), len(v2), v1, v2)
 	}
 	return bytes.Clone(b1)
 }
@@ -55,7 +66,7 @@ func TestFastEncodeMatchesReference(t *testing.T) {
 			}
 			states = append(states, Quantize(&f.recs[i]))
 		}
-		if body := encodeBoth(t, fast, ref, &ring, &refRing, states, tick, tick-2, tick > 2); body[0] == VersionDelta && binary.LittleEndian.Uint16(body[1:]) > 0 {
+		if body := encodeBoth(t, fast, ref, &ring, &refRing, states, nil, tick, tick-2, tick > 2); body[0] == VersionDelta && binary.LittleEndian.Uint16(body[1:]) > 0 {
 			deltas++
 		}
 	}
@@ -98,7 +109,53 @@ func FuzzFastEncodeMatchesReference(f *testing.F) {
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		fast, ref := newEncoders(t)
 		var ring, refRing Ring
-		encodeBoth(t, fast, ref, &ring, &refRing, fuzzStates(first), 10, 0, false)
-		encodeBoth(t, fast, ref, &ring, &refRing, fuzzStates(second), 12, 10, true)
+		a, b := fuzzStates(first), fuzzStates(second)
+		encodeBoth(t, fast, ref, &ring, &refRing, a, nil, 10, 0, false)
+		// The second body despawns every third id of the first, carried in
+		// it or not, and the third comes after the first's states expired.
+		var gone []uint32
+		for i := 0; i < len(a); i += 3 {
+			gone = append(gone, a[i].ID)
+		}
+		encodeBoth(t, fast, ref, &ring, &refRing, b, gone, 12, 10, true)
+		encodeBoth(t, fast, ref, &ring, &refRing, a[len(a)/2:], nil, 10+ViewKeepTicks, 12, true)
 	})
+}
+
+// TestFastEncodeViewMatchesMerge: the view the fast writer builds in its
+// pass is mergeView's where the merge does more than copy: a despawn of a
+// state carried in the body and of one only in the base, a base state
+// expiring, and a merge beyond MaxViewStates, which keeps the body's
+// states alone.
+func TestFastEncodeViewMatchesMerge(t *testing.T) {
+	span := func(from, n, step uint32) []State {
+		var out []State
+		for i := uint32(0); i < n; i++ {
+			out = append(out, State{ID: from + i*step, Type: 1, Pos: [3]uint32{i, 2 * i, 3 * i}})
+		}
+		return out
+	}
+	cases := []struct {
+		name       string
+		base, next []State
+		despawned  []uint32
+		gap        uint32 // ticks from the base to the next body
+		wantView   int
+	}{
+		{"interleaved", span(1, 100, 2), span(2, 50, 2), nil, 1, 150},
+		{"despawn carried and base-only", span(1, 100, 2), span(2, 50, 2), []uint32{1, 2, 199, 99}, 1, 146},
+		{"base expired", span(1, 100, 2), span(2, 50, 2), nil, ViewKeepTicks, 50},
+		{"beyond MaxViewStates", span(1, MaxViewStates-10, 2), span(2, 20, 2), []uint32{4}, 1, 19},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fast, ref := newEncoders(t)
+			var ring, refRing Ring
+			encodeBoth(t, fast, ref, &ring, &refRing, c.base, nil, 100, 0, false)
+			encodeBoth(t, fast, ref, &ring, &refRing, c.next, c.despawned, 100+c.gap, 100, true)
+			if n := len(ring.find(100 + c.gap).states); n != c.wantView {
+				t.Fatalf("the view holds %d states, want %d", n, c.wantView)
+			}
+		})
+	}
 }

@@ -224,13 +224,20 @@ func mergeView(dst []State, base []State, msg []State, despawned []uint32, tick 
 	}
 	dst = keepRun(dst, base[i:], despawned, tick)
 	if len(dst) > MaxViewStates {
-		dst = dst[:0]
-		for j := range msg {
-			if !slices.Contains(despawned, msg[j].ID) {
-				s := msg[j]
-				s.Tick, s.Age = tick, 0
-				dst = append(dst, s)
-			}
+		dst = msgView(dst, msg, despawned, tick)
+	}
+	return dst
+}
+
+// msgView writes into dst (reset) the view a merge beyond MaxViewStates
+// keeps: msg's states that were not despawned, stamped with tick.
+func msgView(dst []State, msg []State, despawned []uint32, tick uint32) []State {
+	dst = dst[:0]
+	for j := range msg {
+		if !slices.Contains(despawned, msg[j].ID) {
+			s := msg[j]
+			s.Tick, s.Age = tick, 0
+			dst = append(dst, s)
 		}
 	}
 	return dst
