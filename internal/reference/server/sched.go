@@ -33,7 +33,8 @@ type Interest struct {
 	sent   []sentMark
 	cands  []near      // entities within the interest radius (sensing output)
 	order  []candidate // scratch for the priority sort
-	ranks  []uint64    // scratch for topK
+	ranks  []uint64    // order's ranks, reordered by the selection
+	ties   []candidate // scratch for markBest: the candidates ranked at its threshold
 	picked []uint64    // a delta peer's winners, a bit per id rank (appendByID)
 	Msg    []byte      // the Snapshot message built this tick
 	Sent   int         // records in Msg
@@ -224,23 +225,25 @@ func (in *Interest) Build(w *World, own int32, enc *snapshot.Encoder, p *Snapsho
 	me := w.At(own)
 	in.growSent(w.Slots())
 	in.pickEvents(me, p)
-	in.order = in.order[:0]
+	in.order, in.ranks = in.order[:0], in.ranks[:0]
 	for _, c := range in.cands {
 		if c.slot == own {
 			continue
 		}
 		d := math.Sqrt(c.d2)
-		in.order = append(in.order, candidate{rank: rankOf(in.staleness(c.slot, c.id, p.Tick) / (1 + d/priorityRefM)), id: c.id, slot: c.slot})
+		r := rankOf(in.staleness(c.slot, c.id, p.Tick) / (1 + d/priorityRefM))
+		in.order = append(in.order, candidate{rank: r, id: c.id, slot: c.slot})
+		in.ranks = append(in.ranks, r)
 	}
 	in.InView = len(in.order)
 	room := p.maxRecords(len(in.evs), in.ackBytes()+in.headerExtra()) - 1 // the own entity
-	if room < len(in.order) {
-		// A delta body is written in id order whatever the order here,
-		// so a delta peer needs only which candidates win, not their order.
-		in.order, in.ranks = topK(in.order, max(room, 0), !in.Deltas, in.ranks)
-	}
 	enc.Reset()
-	if !in.Deltas || !in.appendByID(enc, p, own, room >= 0) {
+	if !in.Deltas || !in.appendByID(enc, p, own, room) {
+		if room < len(in.order) {
+			// A delta body is written in id order whatever the order
+			// here, so a delta peer needs only which candidates win.
+			in.order = topK(in.order, max(room, 0), !in.Deltas, in.ranks)
+		}
 		if room >= 0 {
 			in.appendRecord(enc, p, own, me.ID, true)
 		}
@@ -319,15 +322,18 @@ func (in *Interest) appendRecord(enc *snapshot.Encoder, p *SnapshotParams, slot 
 	enc.AppendEncoded(&p.Records[slot], flags, age)
 }
 
-// appendByID appends a delta peer's states (its own entity's when withOwn,
-// and in.order's) in id order, and reports whether it did: only when the
-// tick's ranking is set (p.IDRank), which covers every live slot, and so
-// the peer's own and every candidate of this tick's grid. A version-3 body
-// is written in id order, and the encoder sorted what came in any other:
-// marking each winner's rank in a bitmap and reading the bitmap back in
-// order costs a peer 10 words for a 640-entity world instead of that sort
-// (docs/server.md, "The team picture and the per-peer sort").
-func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int32, withOwn bool) bool {
+// appendByID appends a delta peer's states in id order, its own entity's
+// when room ≥ 0 and the room candidates of in.order that go out first,
+// and reports whether it did: only when the tick's ranking is set
+// (p.IDRank), which covers every live slot, and so the peer's own and
+// every candidate of this tick's grid. A version-3 body is written in id
+// order, and the encoder sorted what came in any other: marking each
+// winner's rank in a bitmap and reading the bitmap back in order costs a
+// peer 10 words for a 640-entity world instead of that sort
+// (docs/server.md, "The team picture and the per-peer sort"). The winners
+// are marked straight from the candidates (markBest), not first moved to
+// the front of in.order, which is left as it was built.
+func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int32, room int) bool {
 	if p.IDRank == nil {
 		return false
 	}
@@ -337,12 +343,10 @@ func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int
 	}
 	in.picked = in.picked[:words]
 	clear(in.picked)
-	if withOwn {
+	if room >= 0 {
 		in.mark(p.IDRank[own])
 	}
-	for _, c := range in.order {
-		in.mark(p.IDRank[c.slot])
-	}
+	in.markBest(max(room, 0), p.IDRank)
 	for wi, word := range in.picked {
 		for word != 0 {
 			slot := p.ByID[wi<<6|bits.TrailingZeros64(word)]
@@ -351,6 +355,44 @@ func (in *Interest) appendByID(enc *snapshot.Encoder, p *SnapshotParams, own int
 		}
 	}
 	return true
+}
+
+// markBest marks the id rank (idRank, by slot) of the k candidates of
+// in.order that go out first: topK's set, found with the same k-th lowest
+// rank (in.ranks holds in.order's ranks, and is reordered), and then
+// every candidate ranked below it and, of those equal to it, the lowest
+// ids. One pass over the candidates, without moving them: topK's takeBest
+// swapped each winner forward, a branch mispredicted for about one
+// candidate in eight, before appendByID read the winners back.
+func (in *Interest) markBest(k int, idRank []int32) {
+	c := in.order
+	if k >= len(c) {
+		for i := range c {
+			in.mark(idRank[c[i].slot])
+		}
+		return
+	}
+	if k == 0 {
+		return
+	}
+	t := kthSmallest(in.ranks, k)
+	below, ties := 0, in.ties[:0]
+	for i := range c {
+		if c[i].rank < t {
+			in.mark(idRank[c[i].slot])
+			below++
+		} else if c[i].rank == t {
+			ties = append(ties, c[i])
+		}
+	}
+	if need := k - below; need < len(ties) { // more ties than places: the lowest ids win
+		slices.SortFunc(ties, func(a, b candidate) int { return cmp.Compare(a.id, b.id) })
+		ties = ties[:need]
+	}
+	for i := range ties {
+		in.mark(idRank[ties[i].slot])
+	}
+	in.ties = ties
 }
 
 // mark sets id rank r in the bitmap of a peer's winners.
@@ -383,25 +425,22 @@ func before(a, b *candidate) bool {
 func rankOf(prio float64) uint64 { return ^math.Float64bits(prio) }
 
 // topK moves the k candidates that go out first to the front of c, in
-// order (in no set order when ordered is false), and returns them with
-// scratch (the ranks' storage, reused). It finds the k-th lowest rank by
-// a quickselect over the ranks alone (8-byte integers, partitioned
-// without a branch on the comparison), then gathers the candidates below
-// it and, of those equal to it, the lowest ids. A quickselect over the
-// candidates themselves, comparing a float then an id with a branch
-// mispredicted about half the time, was the largest part of a peer's
-// selection; a heap before it paid log k swaps for most candidates. The
-// winners are the same set either way: before is a strict total order.
-func topK(c []candidate, k int, ordered bool, scratch []uint64) ([]candidate, []uint64) {
+// order (in no set order when ordered is false), and returns them; ranks
+// holds c's ranks, index for index, and is reordered. It finds the k-th
+// lowest rank by a quickselect over the ranks alone (8-byte integers,
+// partitioned without a branch on the comparison), then gathers the
+// candidates below it and, of those equal to it, the lowest ids. A
+// quickselect over the candidates themselves, comparing a float then an
+// id with a branch mispredicted about half the time, was the largest part
+// of a peer's selection; a heap before it paid log k swaps for most
+// candidates. The winners are the same set either way: before is a strict
+// total order.
+func topK(c []candidate, k int, ordered bool, ranks []uint64) []candidate {
 	if k <= 0 {
-		return c[:0], scratch
+		return c[:0]
 	}
 	if k < len(c) {
-		scratch = scratch[:0]
-		for i := range c {
-			scratch = append(scratch, c[i].rank)
-		}
-		takeBest(c, k, kthSmallest(scratch, k))
+		takeBest(c, k, kthSmallest(ranks, k))
 	}
 	h := c[:k]
 	if ordered {
@@ -415,7 +454,7 @@ func topK(c []candidate, k int, ordered bool, scratch []uint64) ([]candidate, []
 			return 0
 		})
 	}
-	return h, scratch
+	return h
 }
 
 // takeBest moves to the front of c the k candidates that go out first,

@@ -343,7 +343,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			return 0
 		})
 		k := rng.IntN(n + 1)
-		got, _ := topK(slices.Clone(c), k, true, nil)
+		got := topK(slices.Clone(c), k, true, ranksOf(c))
 		for i := range got {
 			if got[i].rank != want[i].rank || got[i].id != want[i].id {
 				t.Fatalf("trial %d n %d k %d: position %d got %+v want %+v", trial, n, k, i, got[i], want[i])
@@ -353,13 +353,58 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			t.Fatalf("len %d want %d", len(got), k)
 		}
 		// Unordered (a delta peer's): the same set, any order.
-		set, _ := topK(slices.Clone(c), k, false, nil)
+		set := topK(slices.Clone(c), k, false, ranksOf(c))
 		byID := func(a, b candidate) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.rank, b.rank)) }
 		slices.SortFunc(set, byID)
 		sortedWant := slices.Clone(want[:k])
 		slices.SortFunc(sortedWant, byID)
 		if !slices.Equal(set, sortedWant) {
 			t.Fatalf("trial %d n %d k %d: unordered set %v, want %v", trial, n, k, set, sortedWant)
+		}
+	}
+}
+
+// ranksOf is c's ranks, index for index: the selection's second input.
+func ranksOf(c []candidate) []uint64 {
+	r := make([]uint64, len(c))
+	for i := range c {
+		r[i] = c[i].rank
+	}
+	return r
+}
+
+// A delta peer's winners, marked in one pass (markBest), are topK's set:
+// few distinct priorities, so ties at the threshold broken by id are
+// common, and every k from none to all.
+func TestMarkBestMatchesTopK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for trial := 0; trial < 300; trial++ {
+		n := rng.IntN(400)
+		c := make([]candidate, n)
+		idRank := make([]int32, n)
+		for i := range c {
+			c[i] = candidate{rank: rankOf(float64(rng.IntN(6))), id: uint32(rng.IntN(1 << 20)), slot: int32(i)}
+			idRank[i] = int32(n - 1 - i) // not the slot: the mark goes through idRank
+		}
+		k := rng.IntN(n + 1)
+		want := map[int32]bool{}
+		for _, w := range topK(slices.Clone(c), k, false, ranksOf(c)) {
+			want[idRank[w.slot]] = true
+		}
+		in := &Interest{order: c, ranks: ranksOf(c), picked: make([]uint64, (n+63)/64)}
+		in.markBest(k, idRank)
+		got := 0
+		for r := int32(0); r < int32(n); r++ {
+			marked := in.picked[r>>6]&(1<<(r&63)) != 0
+			if marked != want[r] {
+				t.Fatalf("trial %d n %d k %d: id rank %d marked %v, topK says %v", trial, n, k, r, marked, want[r])
+			}
+			if marked {
+				got++
+			}
+		}
+		if got != k {
+			t.Fatalf("trial %d n %d k %d: %d marked", trial, n, k, got)
 		}
 	}
 }
