@@ -328,3 +328,38 @@ func TestParseBucketsTakesTheServersHistograms(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLinearSnapshotInto: a snapshot into a reused Buckets equals a
+// fresh Snapshot whether the reused one held more buckets, fewer or none.
+func TestLogLinearSnapshotInto(t *testing.T) {
+	wide, narrow := NewLogLinear(), NewLogLinear()
+	for i := range 500 {
+		wide.Record(0.01 * float64(i+1))
+	}
+	narrow.Record(2.5)
+	narrow.Record(2.5)
+	narrow.Record(40)
+	for _, tc := range []struct {
+		name       string
+		prev, next *LogLinear
+	}{
+		{"shrink", wide, narrow},
+		{"grow", narrow, wide},
+		{"same", wide, wide},
+		{"from empty", NewLogLinear(), wide},
+		{"to empty", wide, NewLogLinear()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b Buckets
+			tc.prev.SnapshotInto(&b)
+			tc.next.SnapshotInto(&b)
+			want := tc.next.Snapshot()
+			if !slices.Equal(b.Lo, want.Lo) || !slices.Equal(b.Hi, want.Hi) || !slices.Equal(b.N, want.N) || b.Count != want.Count || b.Sum != want.Sum {
+				t.Fatalf("reused snapshot\n%+v\nwant\n%+v", b, *want)
+			}
+			if err := b.Validate(); err != nil && b.Count > 0 {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -360,5 +361,30 @@ func BenchmarkTickPaced(b *testing.B) {
 			}
 			reportPhases(b, &ph)
 		})
+	}
+}
+
+// BenchmarkWriteMetrics is one write of the metrics document (build,
+// encode, the atomic file write) for the bite tests' world: 8 joined
+// peers, 100 AI, 100 ticks into the run. Its allocation is what sets how
+// often a small server collects garbage at ten writes a second.
+func BenchmarkWriteMetrics(b *testing.B) {
+	ts := newTestServer(b, func(c *Config) {
+		c.World.TestSpawnAICount = 100
+		c.Security.MaxConnectionsPerIP = 0
+		c.Metrics.TickJSONPath = filepath.Join(b.TempDir(), "m.json")
+	})
+	for p := transport.PeerID(1); p <= 8; p++ {
+		ts.h.connect(p, "127.0.0.1", proto.ConnectData)
+		ts.h.recv(p, joinMsg(b, "builtin:sensor-fighter"))
+	}
+	for range 100 {
+		ts.realTick()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ts.WriteMetrics(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

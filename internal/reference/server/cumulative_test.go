@@ -3,11 +3,13 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/judge/stats"
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/reports/report"
 	"github.com/scalegate/scalegate/internal/wire/proto"
@@ -191,5 +193,96 @@ func TestEveryWriteCarriesWireTraffic(t *testing.T) {
 				t.Fatalf("cumulative wire_s over three writes 5 ticks apart: %v, want strictly growing", seen)
 			}
 		})
+	}
+}
+
+// TestMetricsEncoderMatchesMarshal: the encoder that keeps its buffers
+// writes, call after call, what json.Marshal and IndentTo write for each
+// document alone — a large document first leaves nothing behind in a
+// smaller one after it — and the omitted fields stay omitted.
+func TestMetricsEncoderMatchesMarshal(t *testing.T) {
+	big, small := stats.NewLogLinear(), stats.NewLogLinear()
+	for i := range 400 {
+		big.Record(0.05 * float64(i+1))
+	}
+	small.Record(1.5)
+	doc := func(h *stats.LogLinear, rss int64) *report.ServerTick {
+		return &report.ServerTick{SchemaVersion: report.ServerTickSchemaVersion, Transport: "enet", RSSKB: rss,
+			Cumulative: &report.Cumulative{Ticks: int64(h.Count()), TickMs: h.Snapshot(),
+				PhaseMsSum: map[string]float64{"ai_ms": 1.25}}}
+	}
+	plain := func(st *report.ServerTick, omit ...string) string {
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(omit) > 0 {
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range omit {
+				delete(raw, k)
+			}
+			b, _ = json.Marshal(raw)
+		}
+		return string(append(report.IndentTo(b, metricsIndentDepth), '\n'))
+	}
+	var e metricsEncoder
+	for i, tc := range []struct {
+		st        *report.ServerTick
+		wireTaken bool
+		omit      []string
+	}{
+		{doc(big, 90000), true, nil},
+		{doc(small, 7), true, nil},
+		{doc(big, 90001), false, nil},
+		{doc(small, 8), true, []string{"rss_kb"}},
+		{doc(small, 9), true, nil},
+	} {
+		got, err := e.encode(tc.st, tc.wireTaken, tc.omit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		omit := tc.omit
+		if !tc.wireTaken {
+			omit = append(omit, wireFields...)
+		}
+		if want := plain(tc.st, omit...); string(got) != want {
+			t.Fatalf("write %d:\n%s\nwant\n%s", i, got, want)
+		}
+	}
+}
+
+// TestMetricsHTTPKeepsItsDocument: the endpoint serves the document it was
+// given while later writes reuse the encoder's buffers.
+func TestMetricsHTTPKeepsItsDocument(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) {
+		c.Metrics.TickJSONPath = filepath.Join(t.TempDir(), "m.json")
+		c.Metrics.HTTPListen = "127.0.0.1:0"
+	})
+	if err := ts.listenMetricsHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ts.http.stop)
+	ts.h.connect(1, "127.0.0.1", proto.ConnectData)
+	ts.h.recv(1, joinMsg(t, "x"))
+	ts.step()
+	if err := ts.WriteMetrics(); err != nil {
+		t.Fatal(err)
+	}
+	served := *ts.http.doc.Load()
+	kept := bytes.Clone(served)
+	for range 30 {
+		ts.step()
+	}
+	if err := ts.WriteMetrics(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(served, kept) {
+		t.Fatal("the next write changed the document the endpoint was serving")
+	}
+	if bytes.Equal(*ts.http.doc.Load(), kept) {
+		t.Fatal("the second write published nothing new")
 	}
 }

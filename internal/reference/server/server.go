@@ -13,6 +13,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -149,8 +150,9 @@ type Server struct {
 	tick      uint32
 	started   time.Time
 	lastWrite time.Time
-	http      *metricsHTTP // nil without [metrics] http_listen
-	prom      *promExport  // nil without [metrics] prometheus_listen
+	menc      metricsEncoder // the metrics document's buffers
+	http      *metricsHTTP   // nil without [metrics] http_listen
+	prom      *promExport    // nil without [metrics] prometheus_listen
 	// wirePending sums the per-tick wire samples taken for prom until the
 	// next 30-tick interval of the metrics file.
 	wirePending wireAcc
@@ -429,13 +431,15 @@ func (s *Server) WriteMetrics() error {
 	}
 	s.fillDiag(st, now)
 	st.WarmupPending = s.warm.pending()
-	b, err := encodeMetrics(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
+	b, err := s.menc.encode(st, s.met.wireTaken, s.cfg.Faults.OmitMetrics)
 	if err != nil {
 		return err
 	}
 	s.lastWrite = now
 	if s.http != nil {
-		s.http.publish(b)
+		// The endpoint serves the document after the encoder's buffer
+		// has moved on: it gets its own copy.
+		s.http.publish(bytes.Clone(b))
 	}
 	if path == "" {
 		return nil

@@ -27,6 +27,14 @@ const (
 
 var phaseNames = [numPhases]string{"maintenance", "sensing", "integrate", "ai", "collision", "serialize", "other"}
 
+// phaseKeys are the phases' keys in the metrics file's cumulative block.
+var phaseKeys = func() (k [numPhases]string) {
+	for i, n := range phaseNames {
+		k[i] = n + "_ms"
+	}
+	return k
+}()
+
 // String is the phase name as the metrics file spells it (without "_ms").
 func (p Phase) String() string { return phaseNames[p] }
 

@@ -173,6 +173,25 @@ func TestIndentTo(t *testing.T) {
 	}
 }
 
+// TestAppendIndentReusesDst: AppendIndent keeps what dst holds and appends
+// IndentTo's output, into dst's own array when it is large enough, so a
+// writer can render into one buffer over and over.
+func TestAppendIndentReusesDst(t *testing.T) {
+	compact := []byte(`{"a":[1,{"b":"c,d:[]"}],"e":{}}`)
+	want := IndentTo(compact, 2)
+	buf := make([]byte, 0, 4*len(want))
+	for _, prefix := range []string{"", "x", "long prefix "} {
+		buf = append(buf[:0], prefix...)
+		got := AppendIndent(buf, compact, 2)
+		if string(got) != prefix+string(want) {
+			t.Fatalf("AppendIndent after %q:\n%s\nwant\n%s%s", prefix, got, prefix, want)
+		}
+		if &got[0] != &buf[:1][0] {
+			t.Fatalf("AppendIndent after %q allocated a new array with room in dst", prefix)
+		}
+	}
+}
+
 func FuzzIndentTo(f *testing.F) {
 	f.Add([]byte(`{"a":[1,{"b":"c,d:[]"}],"e":{}}`), 2)
 	f.Fuzz(func(t *testing.T, b []byte, depth int) {

@@ -1137,7 +1137,15 @@ func WriteReportAtomic(path string, r *Report) error {
 // Strings are copied as they are. Input that is not compact JSON gives
 // output that is not JSON either: callers pass json.Marshal's output.
 func IndentTo(compact []byte, depth int) []byte {
-	out := make([]byte, 0, len(compact)+len(compact)/8)
+	return AppendIndent(make([]byte, 0, len(compact)+len(compact)/8), compact, depth)
+}
+
+// AppendIndent is IndentTo appending to dst, for a writer that renders the
+// same document over and over (the reference server's metrics file, ten
+// times a second in the tests) and keeps one buffer for it instead of a
+// fresh large allocation each time.
+func AppendIndent(dst, compact []byte, depth int) []byte {
+	out := dst
 	level, inString, escaped := 0, false, false
 	newline := func(l int) {
 		out = append(out, '\n')
