@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalegate/scalegate/internal/judge/stats"
 	"github.com/scalegate/scalegate/internal/load/transport"
 	"github.com/scalegate/scalegate/internal/wire/proto"
 	"github.com/scalegate/scalegate/internal/wire/snapshot"
@@ -331,7 +332,9 @@ func BenchmarkTickDelta(b *testing.B) {
 // as between 60 Hz ticks, with the workers unpinned (parked between passes,
 // woken for each) and pinned (world.pin_sim_workers: spinning between a
 // tick's passes, woken by their own timer 1 ms before the next tick). The
-// back-to-back benchmark hides what the wake-ups cost a paced tick.
+// back-to-back benchmark hides what the wake-ups cost a paced tick. It also
+// reports the ticks' p50 and p99 (tick-p50-ms, tick-p99-ms): the live
+// server's tail, less the network and the swarm beside it.
 func BenchmarkTickPaced(b *testing.B) {
 	const gap = 12 * time.Millisecond
 	for _, pinned := range []bool{false, true} {
@@ -340,10 +343,13 @@ func BenchmarkTickPaced(b *testing.B) {
 			defer sim.PinCaller()()
 			var ph [numPhases]time.Duration
 			tick := uint32(0)
+			var took []float64
 			step := func() {
 				tick++
 				sim.Warm()
+				start := time.Now()
 				benchTick(sim, vs, tick, &ph)
+				took = append(took, ms(time.Since(start)))
 				sim.Cool(time.Now().Add(gap))
 				ackLate(vs, tick)
 			}
@@ -352,6 +358,7 @@ func BenchmarkTickPaced(b *testing.B) {
 				time.Sleep(gap)
 			}
 			ph = [numPhases]time.Duration{}
+			took = took[:0]
 			b.ResetTimer()
 			for b.Loop() {
 				step()
@@ -360,6 +367,9 @@ func BenchmarkTickPaced(b *testing.B) {
 				b.StartTimer()
 			}
 			reportPhases(b, &ph)
+			sum := stats.SummarizeInPlace(took)
+			b.ReportMetric(sum.P50, "tick-p50-ms")
+			b.ReportMetric(sum.P99, "tick-p99-ms")
 		})
 	}
 }
