@@ -663,7 +663,9 @@ func (l *LogLinear) SnapshotInto(b *Buckets) {
 		}
 	}
 	b.Count, b.Sum = l.count, l.sum
-	b.Lo, b.Hi, b.N = resize(b.Lo, used), resize(b.Hi, used), resize(b.N, used)
+	b.Lo = slices.Grow(b.Lo[:0], used)[:used]
+	b.Hi = slices.Grow(b.Hi[:0], used)[:used]
+	b.N = slices.Grow(b.N[:0], used)[:used]
 	j := 0
 	for i, n := range l.n {
 		if n > 0 {
@@ -672,12 +674,4 @@ func (l *LogLinear) SnapshotInto(b *Buckets) {
 			j++
 		}
 	}
-}
-
-// resize is s with length n, reusing its array when it holds n.
-func resize[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]T, n)
 }

@@ -472,7 +472,7 @@ func (m *metrics) cumulative(in snapshotInputs) *report.Cumulative {
 // times a second; encoded into fresh buffers (json.Marshal, then an
 // indented copy) and with fresh histogram snapshots, each write allocated
 // ~51 KB, and an 8-client server writing ten times a second collected
-// garbage every ~2 s. Now ~15 KB, a cycle every ~6 s. It belongs to the
+// garbage every ~2 s. Now 12-14 KB, a cycle every ~6 s. It belongs to the
 // loop.
 type metricsEncoder struct {
 	compact bytes.Buffer
