@@ -340,7 +340,8 @@ func BenchmarkTickPaced(b *testing.B) {
 	for _, pinned := range []bool{false, true} {
 		b.Run(fmt.Sprintf("pinned=%v", pinned), func(b *testing.B) {
 			sim, vs := referenceWorld(b, 2, true, pinned)
-			defer sim.PinCaller()()
+			unpin, _ := sim.PinCaller()
+			defer unpin()
 			var ph [numPhases]time.Duration
 			tick := uint32(0)
 			var took []float64

@@ -10,7 +10,7 @@ import (
 // built, and only on the calling goroutine (Ready appends to a slice
 // without a lock: a call from a helper is a data race -race reports).
 func TestBuiltSetHandsEachItemOnceAfterItIsBuilt(t *testing.T) {
-	p := newPool(2, nil)
+	p := newPool(2, nil, 0)
 	defer p.stop()
 	var b builtSet
 	for round := range 60 {
@@ -44,7 +44,7 @@ func TestBuiltSetHandsEachItemOnceAfterItIsBuilt(t *testing.T) {
 // over as soon as it is built, before the pass ends, which is what lets the
 // server's sends overlap the builds.
 func TestBuiltSetHandsOverDuringThePass(t *testing.T) {
-	p := newPool(1, nil)
+	p := newPool(1, nil, 0)
 	defer p.stop()
 	var b builtSet
 	const n = 20

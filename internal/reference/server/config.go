@@ -67,7 +67,16 @@ type WorldConfig struct {
 	// by default: it suits a server that owns its CPUs, and would crowd
 	// several servers sharing them (the test suite's). It applies only
 	// with 2+ workers and as many allowed CPUs.
-	PinSimWorkers       bool    `toml:"pin_sim_workers"`
+	PinSimWorkers bool `toml:"pin_sim_workers"`
+	// RealtimePriority, when above 0, runs the pinned workers' threads
+	// under SCHED_FIFO at this priority (1..99), so no ordinary thread on
+	// the machine (a load generator beside the server, the server's own
+	// runtime threads) takes a worker's CPU mid-tick. Only the pinned
+	// workers: each is locked to its goroutine, so the priority follows
+	// the tick's work and nothing else of the process. It needs
+	// CAP_SYS_NICE (or RLIMIT_RTPRIO); refused, the server says so and runs
+	// at normal priority. Ignored unless the workers are pinned.
+	RealtimePriority    int     `toml:"realtime_priority"`
 	SnapshotBudgetBytes int     `toml:"snapshot_budget_bytes"` // per Snapshot message; 0 unlimited
 	InterestRadiusM     float64 `toml:"interest_radius_m"`
 	SpatialCellSizeM    float64 `toml:"spatial_cell_size_m"` // 0: the interest radius
@@ -295,6 +304,7 @@ func (c *Config) Validate() error {
 		{"world.test_spawn_entity_type", strings.TrimSpace(c.World.TestSpawnEntityType) != "" && len(c.World.TestSpawnEntityType) <= 255, "must be a non-empty name of at most 255 bytes"},
 		{"world.sensor_check_hz", c.World.SensorCheckHz > 0 && c.World.SensorCheckHz <= TickHz, fmt.Sprintf("must be > 0 and ≤ %d (the tick rate)", TickHz)},
 		{"world.test_spawn_ai_mix", aiMixErr == nil, fmt.Sprint(aiMixErr)},
+		{"world.realtime_priority", c.World.RealtimePriority >= 0 && c.World.RealtimePriority <= 99, "must be 0 (off)..99"},
 		{"world.test_ai_cost_us", c.World.TestAICostUs >= 0 && c.World.TestAICostUs <= 10000, "must be 0..10000"},
 		{"world.test_projectile_rate", c.World.TestProjectileRate >= 0 && c.World.TestProjectileRate <= 10000, "must be 0 (off)..10000 per second"},
 		{"world.test_projectile_ttl_s", c.World.TestProjectileTTLS >= 1.0/TickHz && c.World.TestProjectileTTLS <= 600, "must be one tick (1/60 s)..600"},

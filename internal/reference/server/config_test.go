@@ -94,6 +94,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"[bogus]\nx = 1\n", "bogus"},
 		{"[world]\nsnapshot_budget_bytes = 10\n", "world.snapshot_budget_bytes"},
 		{"[world]\nsim_worker_threads = -1\n", "world.sim_worker_threads"},
+		{"[world]\nrealtime_priority = 100\n", "world.realtime_priority"},
+		{"[world]\nrealtime_priority = -1\n", "world.realtime_priority"},
 		{"[world]\ntest_spawn_agl_m = 5\n", "world.test_spawn_agl_m"},
 		{"[world]\ntest_spawn_spread_km = 500\n", "world.test_spawn_spread_km"},
 		{"[world]\ninterest_radius_m = \"far\"\n", "world.interest_radius_m"},

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -41,4 +42,19 @@ func pinThread(cpu int) (restore func(), err error) {
 		_ = unix.SchedSetaffinity(0, &old)
 		runtime.UnlockOSThread()
 	}, nil
+}
+
+// raiseThread puts the calling thread, which the caller has locked to its
+// goroutine, under SCHED_FIFO at prio, and returns what puts its previous
+// policy back.
+func raiseThread(prio int) (restore func(), err error) {
+	old, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading the thread's scheduling policy: %w", err)
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(prio)}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		return nil, fmt.Errorf("SCHED_FIFO at priority %d: %w", prio, err)
+	}
+	return func() { _ = unix.SchedSetAttr(0, old, 0) }, nil
 }

@@ -12,3 +12,8 @@ func allowedCPUs() []int { return nil }
 func pinThread(int) (func(), error) {
 	return nil, errors.New("thread affinity is supported on Linux only")
 }
+
+// raiseThread is unsupported here.
+func raiseThread(int) (func(), error) {
+	return nil, errors.New("real-time scheduling is supported on Linux only")
+}

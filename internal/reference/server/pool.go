@@ -63,6 +63,7 @@ type pool struct {
 	fn      func(worker, i int)
 	passHot bool  // the pass began hot: its helpers stay for the next
 	cpus    []int // worker k's CPU; nil: unpinned, never hot
+	prio    int   // pinned workers' SCHED_FIFO priority; 0: normal
 	// waiting: the caller of a cold pass blocks on done for its helpers.
 	waiting atomic.Bool
 	done    chan struct{}
@@ -77,11 +78,12 @@ const (
 )
 
 // newPool starts a pool of n workers, pinned to cpus (one each, the
-// caller's first) when cpus holds at least n and n ≥ 2.
-func newPool(n int, cpus []int) *pool {
+// caller's first) when cpus holds at least n and n ≥ 2, and then under
+// SCHED_FIFO at prio when prio > 0.
+func newPool(n int, cpus []int, prio int) *pool {
 	p := &pool{n: max(n, 1), done: make(chan struct{}, 1)}
 	if p.n >= 2 && len(cpus) >= p.n {
-		p.cpus = cpus[:p.n]
+		p.cpus, p.prio = cpus[:p.n], prio
 	}
 	for w := 1; w < p.n; w++ {
 		ch := make(chan struct{}, 1)
@@ -97,8 +99,12 @@ func newPool(n int, cpus []int) *pool {
 func (p *pool) helper(w int, wake chan struct{}) {
 	defer p.exit.Done()
 	if p.cpus != nil {
-		// Never restored: the thread ends with this goroutine.
-		_, _ = pinThread(p.cpus[w])
+		// Never restored: the thread ends with this goroutine. A refused
+		// priority is the caller's to report (pinCaller): the same
+		// process asks the same kernel.
+		if _, err := pinThread(p.cpus[w]); err == nil && p.prio > 0 {
+			_, _ = raiseThread(p.prio)
+		}
 	}
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
@@ -323,18 +329,27 @@ func (p *pool) await(joined int32) {
 	}
 }
 
-// pinCaller pins the calling goroutine, the pool's worker 0, to its CPU,
-// and returns what undoes it (nothing to undo in an unpinned pool, or if
-// the kernel refused: the caller then floats, and only the spans lose).
-func (p *pool) pinCaller() (restore func()) {
+// pinCaller pins the calling goroutine, the pool's worker 0, to its CPU
+// and raises its thread to the pool's priority, and returns what undoes
+// both (nothing to undo in an unpinned pool, or if the kernel refused the
+// pin: the caller then floats, and only the spans lose). err is a refused
+// priority: the workers then run at normal priority, pinned.
+func (p *pool) pinCaller() (restore func(), err error) {
 	if p.cpus == nil {
-		return func() {}
+		return func() {}, nil
 	}
-	restore, err := pinThread(p.cpus[0])
+	unpin, perr := pinThread(p.cpus[0])
+	if perr != nil {
+		return func() {}, nil
+	}
+	if p.prio == 0 {
+		return unpin, nil
+	}
+	lower, err := raiseThread(p.prio)
 	if err != nil {
-		return func() {}
+		return unpin, err
 	}
-	return restore
+	return func() { lower(); unpin() }, nil
 }
 
 // block waits for a cold pass's joined helpers without spinning: outside

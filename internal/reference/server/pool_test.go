@@ -41,9 +41,13 @@ func TestPoolRunsEveryItemOnce(t *testing.T) {
 			if tc.pinned {
 				cpus = pinnedTo(t, tc.workers)
 			}
-			p := newPool(tc.workers, cpus)
+			p := newPool(tc.workers, cpus, 0)
 			defer p.stop()
-			defer p.pinCaller()()
+			unpin, err := p.pinCaller()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unpin()
 			if got := p.cpus != nil; got != tc.pinned {
 				t.Fatalf("pinned = %v, want %v", got, tc.pinned)
 			}
@@ -87,7 +91,7 @@ func checkPass(t *testing.T, p *pool, count, chunk int, what string) {
 // costs a helper at most maxHotSpin of spinning: it gives up and parks by
 // itself, and the next warm wakes it to serve again.
 func TestPoolSpinIsBounded(t *testing.T) {
-	p := newPool(2, pinnedTo(t, 2))
+	p := newPool(2, pinnedTo(t, 2), 0)
 	defer p.stop()
 	p.warm()
 	livetest.Eventually(t, livetest.Wait, func() (bool, string) {
@@ -115,7 +119,7 @@ func TestPoolStopEndsHelpers(t *testing.T) {
 		{"parked", func(*pool) {}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPool(3, pinnedTo(t, 3))
+			p := newPool(3, pinnedTo(t, 3), 0)
 			tc.setup(p)
 			checkPass(t, p, 64, 1, tc.name)
 			done := make(chan struct{})

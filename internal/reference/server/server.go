@@ -477,7 +477,13 @@ func (s *Server) Run(ctx context.Context) error {
 	if rate := s.cfg.Faults.StdoutFloodMBPerS; rate > 0 {
 		defer s.startFlood(rate)()
 	}
-	defer s.sim.PinCaller()()
+	unpin, err := s.sim.PinCaller()
+	defer unpin()
+	if err != nil {
+		s.log.Printf("world.realtime_priority=%d refused, the sim workers run at normal priority: %v", s.cfg.World.RealtimePriority, err)
+	} else if p := s.cfg.World.RealtimePriority; p > 0 && s.sim.Pinned() {
+		s.log.Printf("sim workers pinned to CPUs %v under SCHED_FIFO at priority %d", s.sim.PinnedCPUs(), p)
+	}
 	period := time.Second / TickHz
 	s.pacer = NewPacer(time.Now(), period)
 	interval := time.Duration(s.cfg.Metrics.TickJSONIntervalMs) * time.Millisecond

@@ -128,7 +128,7 @@ func NewSim(cfg *Config, workers int) (*Sim, error) {
 		World:    NewWorld(),
 		interest: NewGrid(cfg.CellSize()),
 		collide:  NewGrid(collisionCellM),
-		pool:     newPool(workers, simCPUs(cfg)),
+		pool:     newPool(workers, simCPUs(cfg), cfg.World.RealtimePriority),
 		radius:   cfg.World.InterestRadiusM,
 	}
 	for i := 0; i < s.pool.n; i++ {
@@ -169,8 +169,11 @@ func simCPUs(cfg *Config) []int {
 }
 
 // PinCaller pins the calling goroutine (the tick loop, worker 0) to its
-// CPU when the workers are pinned, and returns what undoes it.
-func (s *Sim) PinCaller() (restore func()) { return s.pool.pinCaller() }
+// CPU when the workers are pinned, and raises it to [world]
+// realtime_priority when that is set, and returns what undoes both. err
+// says the kernel refused the priority: the workers run pinned at normal
+// priority.
+func (s *Sim) PinCaller() (restore func(), err error) { return s.pool.pinCaller() }
 
 // Pinned reports whether the workers are pinned to CPUs of their own.
 func (s *Sim) Pinned() bool { return s.pool.cpus != nil }
