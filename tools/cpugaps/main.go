@@ -14,6 +14,45 @@
 // Run it on an otherwise idle machine: it takes every allowed CPU for most of each second.
 package main
 
+/*
+#include <stdint.h>
+#include <time.h>
+
+#define NBOUNDS 5
+
+struct gaps {
+	int64_t spun, lost, max, max_at;
+	int64_t over[NBOUNDS];
+};
+
+static int64_t mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// spin reads the clock for dur ns, adding every gap over min_gap to g (max_at: ns into the spin).
+static void spin(int64_t dur, int64_t min_gap, const int64_t *bounds, struct gaps *g) {
+	int64_t began = mono_ns(), prev = began, stop = began + dur;
+	while (prev < stop) {
+		int64_t now = mono_ns(), d = now - prev;
+		if (d > min_gap) {
+			g->lost += d;
+			for (int i = 0; i < NBOUNDS; i++)
+				if (d > bounds[i])
+					g->over[i]++;
+			if (d > g->max) {
+				g->max = d;
+				g->max_at = now - began;
+			}
+		}
+		prev = now;
+	}
+	g->spun += prev - began;
+}
+*/
+import "C"
+
 import (
 	"flag"
 	"fmt"
@@ -29,8 +68,8 @@ import (
 // spinPerSecond is how much of each second a thread spins; the rest it sleeps.
 const spinPerSecond = 800 * time.Millisecond
 
-// bounds are the gap sizes counted apart, in increasing order.
-var bounds = []time.Duration{50 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond}
+// bounds are the gap sizes counted apart, in increasing order (C's NBOUNDS of them).
+var bounds = [C.NBOUNDS]time.Duration{50 * time.Microsecond, 500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond}
 
 // result is one CPU's count.
 type result struct {
@@ -118,26 +157,26 @@ func spin(cpu, prio int, minGap time.Duration, start time.Time, dur time.Duratio
 	return r
 }
 
-// spinBurst reads the clock until stop, counting gaps over minGap.
+// spinBurst spins until stop, counting gaps over minGap. The loop is C: a Go loop is preempted
+// by the runtime itself every 10 ms (sysmon), and each preemption of a goroutine locked to its
+// thread is a gap of its own, the Go scheduler's rather than the machine's. A cgo call is not
+// preempted.
 func (r *result) spinBurst(stop time.Time, minGap time.Duration, start time.Time) {
-	prev := time.Now()
-	began := prev
-	for prev.Before(stop) {
-		now := time.Now()
-		if g := now.Sub(prev); g > minGap {
-			r.lost += g
-			for i, b := range bounds {
-				if g > b {
-					r.over[i]++
-				}
-			}
-			if g > r.max {
-				r.max, r.maxAt = g, now.Sub(start)
-			}
-		}
-		prev = now
+	var cb [C.NBOUNDS]C.int64_t
+	for i, b := range bounds {
+		cb[i] = C.int64_t(b)
 	}
-	r.spun += prev.Sub(began)
+	began := time.Now()
+	var g C.struct_gaps
+	C.spin(C.int64_t(stop.Sub(began)), C.int64_t(minGap), &cb[0], &g)
+	r.spun += time.Duration(g.spun)
+	r.lost += time.Duration(g.lost)
+	for i := range r.over {
+		r.over[i] += int(g.over[i])
+	}
+	if m := time.Duration(g.max); m > r.max {
+		r.max, r.maxAt = m, began.Sub(start)+time.Duration(g.max_at)
+	}
 }
 
 func report(res []result, minGap, dur time.Duration) {
