@@ -1,10 +1,11 @@
-// Command cpugaps measures the time a machine takes from a thread that never yields: one thread
-// per allowed CPU, pinned there (and under SCHED_FIFO when permitted, so no ordinary thread can
-// preempt it), reads the clock in a tight loop and counts every gap between two reads longer
-// than -min. What is left at real-time priority is interrupts, kernel work that outranks it, and
-// on a VM the hypervisor running something else on the vCPU's core: time no priority or
-// pinning in the server can win back. It is the floor under a tick's tail: docs/server.md,
-// "What the machine takes", has the recorded runs.
+// Command cpugaps measures the CPU time a machine takes from a thread that never yields.
+//
+// One thread per allowed CPU, pinned there (and under SCHED_FIFO when permitted, so no ordinary
+// thread can preempt it), reads the clock in a tight loop and counts every gap between two reads
+// longer than -min. What is left at real-time priority is interrupts, kernel work that outranks
+// it, and on a VM the hypervisor running something else on the vCPU's core: time no priority or
+// pinning in the server can win back. docs/server.md, "What the machine takes", has the
+// recorded runs.
 //
 //	go run ./tools/cpugaps -duration 30s          # every allowed CPU, FIFO 50 if permitted
 //	go run ./tools/cpugaps -duration 30s -prio 0  # at normal priority: what ordinary threads take too
