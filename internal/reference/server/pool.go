@@ -99,11 +99,20 @@ func newPool(n int, cpus []int, prio int) *pool {
 func (p *pool) helper(w int, wake chan struct{}) {
 	defer p.exit.Done()
 	if p.cpus != nil {
-		// Never restored: the thread ends with this goroutine. A refused
-		// priority is the caller's to report (pinCaller): the same
-		// process asks the same kernel.
-		if _, err := pinThread(p.cpus[w]); err == nil && p.prio > 0 {
-			_, _ = raiseThread(p.prio)
+		// Restored before the goroutine ends, although the runtime is
+		// meant to end a thread whose goroutine exits locked: measured, a
+		// helper's thread outlived its pool, asleep in the runtime's pool
+		// of threads still pinned and under SCHED_FIFO, where any
+		// goroutine could be given it. A refused priority is the caller's
+		// to report (pinCaller): the same process asks the same kernel.
+		unpin, err := pinThread(p.cpus[w])
+		if err == nil {
+			defer unpin()
+			if p.prio > 0 {
+				if lower, err := raiseThread(p.prio); err == nil {
+					defer lower()
+				}
+			}
 		}
 	}
 	t := time.NewTimer(time.Hour)
