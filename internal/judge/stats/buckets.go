@@ -656,22 +656,12 @@ func (l *LogLinear) Snapshot() *Buckets {
 // keeps one Buckets for each: snapshots grown afresh were about half of
 // what an 8-client reference server allocated.
 func (l *LogLinear) SnapshotInto(b *Buckets) {
-	used := 0
-	for _, n := range l.n {
-		if n > 0 {
-			used++
-		}
-	}
 	b.Count, b.Sum = l.count, l.sum
-	b.Lo = slices.Grow(b.Lo[:0], used)[:used]
-	b.Hi = slices.Grow(b.Hi[:0], used)[:used]
-	b.N = slices.Grow(b.N[:0], used)[:used]
-	j := 0
+	b.Lo, b.Hi, b.N = b.Lo[:0], b.Hi[:0], b.N[:0]
 	for i, n := range l.n {
 		if n > 0 {
-			b.Lo[j], b.Hi[j] = logLinearBounds(i)
-			b.N[j] = n
-			j++
+			lo, hi := logLinearBounds(i)
+			b.Lo, b.Hi, b.N = append(b.Lo, lo), append(b.Hi, hi), append(b.N, n)
 		}
 	}
 }

@@ -105,15 +105,8 @@ func (p *pool) helper(w int, wake chan struct{}) {
 		// of threads still pinned and under SCHED_FIFO, where any
 		// goroutine could be given it. A refused priority is the caller's
 		// to report (pinCaller): the same process asks the same kernel.
-		unpin, err := pinThread(p.cpus[w])
-		if err == nil {
-			defer unpin()
-			if p.prio > 0 {
-				if lower, err := raiseThread(p.prio); err == nil {
-					defer lower()
-				}
-			}
-		}
+		restore, _ := p.pinWorker(w)
+		defer restore()
 	}
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
@@ -339,15 +332,22 @@ func (p *pool) await(joined int32) {
 }
 
 // pinCaller pins the calling goroutine, the pool's worker 0, to its CPU
-// and raises its thread to the pool's priority, and returns what undoes
-// both (nothing to undo in an unpinned pool, or if the kernel refused the
-// pin: the caller then floats, and only the spans lose). err is a refused
-// priority: the workers then run at normal priority, pinned.
+// and raises it to the pool's priority (pinWorker); an unpinned pool has
+// nothing to do or undo.
 func (p *pool) pinCaller() (restore func(), err error) {
 	if p.cpus == nil {
 		return func() {}, nil
 	}
-	unpin, perr := pinThread(p.cpus[0])
+	return p.pinWorker(0)
+}
+
+// pinWorker pins the calling goroutine's thread to worker w's CPU and
+// raises it to the pool's priority, and returns what undoes both. A
+// refused pin leaves nothing to undo (the worker then floats, and only the
+// spans lose); err is a refused priority: the worker stays pinned at
+// normal priority.
+func (p *pool) pinWorker(w int) (restore func(), err error) {
+	unpin, perr := pinThread(p.cpus[w])
 	if perr != nil {
 		return func() {}, nil
 	}
