@@ -57,6 +57,7 @@ import "C"
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sort"
@@ -105,7 +106,7 @@ func main() {
 		}()
 	}
 	wg.Wait()
-	report(res, *minGap, *dur)
+	report(os.Stdout, res, *minGap, *dur)
 }
 
 // allowedCPUs lists the CPUs this process may run on.
@@ -180,17 +181,17 @@ func (r *result) spinBurst(stop time.Time, minGap time.Duration, start time.Time
 	}
 }
 
-func report(res []result, minGap, dur time.Duration) {
+func report(w io.Writer, res []result, minGap, dur time.Duration) {
 	sort.Slice(res, func(i, j int) bool { return res[i].cpu < res[j].cpu })
-	fmt.Printf("cpugaps: %s, each thread spinning %s of every second; gaps over %s counted as lost\n", dur, spinPerSecond, minGap)
-	fmt.Printf("%-4s %-6s %8s %7s", "cpu", "policy", "spun s", "lost %")
+	fmt.Fprintf(w, "cpugaps: %s, each thread spinning %s of every second; gaps over %s counted as lost\n", dur, spinPerSecond, minGap)
+	fmt.Fprintf(w, "%-4s %-6s %8s %7s", "cpu", "policy", "spun s", "lost %")
 	for _, b := range bounds {
-		fmt.Printf(" %8s", ">"+b.String())
+		fmt.Fprintf(w, " %8s", ">"+b.String())
 	}
-	fmt.Printf(" %9s %8s\n", "max ms", "at s")
+	fmt.Fprintf(w, " %9s %8s\n", "max ms", "at s")
 	for _, r := range res {
 		if r.errorMsg != "" {
-			fmt.Printf("%-4d %s\n", r.cpu, r.errorMsg)
+			fmt.Fprintf(w, "%-4d %s\n", r.cpu, r.errorMsg)
 			continue
 		}
 		pol := "normal"
@@ -201,10 +202,10 @@ func report(res []result, minGap, dur time.Duration) {
 		if r.spun > 0 {
 			pct = 100 * float64(r.lost) / float64(r.spun)
 		}
-		fmt.Printf("%-4d %-6s %8.1f %7.3f", r.cpu, pol, r.spun.Seconds(), pct)
+		fmt.Fprintf(w, "%-4d %-6s %8.1f %7.3f", r.cpu, pol, r.spun.Seconds(), pct)
 		for _, n := range r.over {
-			fmt.Printf(" %8d", n)
+			fmt.Fprintf(w, " %8d", n)
 		}
-		fmt.Printf(" %9.3f %8.1f\n", float64(r.max)/1e6, r.maxAt.Seconds())
+		fmt.Fprintf(w, " %9.3f %8.1f\n", float64(r.max)/1e6, r.maxAt.Seconds())
 	}
 }
