@@ -3,6 +3,7 @@ package main
 import (
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestSpinCountsAThreadSharingItsCPU(t *testing.T) {
 		t.Fatalf("allowed CPUs %v: %v", cpus, err)
 	}
 	cpu := cpus[0]
-	done := make(chan struct{})
+	var stop atomic.Bool // the hog spins until it is set
 	hogging := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
@@ -33,18 +34,13 @@ func TestSpinCountsAThreadSharingItsCPU(t *testing.T) {
 			return
 		}
 		close(hogging)
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
+		for !stop.Load() {
 		}
 	}()
 	<-hogging
 	const dur = 300 * time.Millisecond
 	r := spin(cpu, 0, 20*time.Microsecond, time.Now(), dur)
-	close(done)
+	stop.Store(true)
 	if r.errorMsg != "" {
 		t.Fatal(r.errorMsg)
 	}
