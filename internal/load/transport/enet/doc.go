@@ -26,4 +26,11 @@
 // before ENet gives them a peer slot, and resets handshakes left half-open.
 // Options.MaxRecvMessage and MaxRecvWaiting cap what ENet reassembles from
 // peers; the host's own sends are not limited by them.
+//
+// A listening host batches its socket I/O (enet_io.c): each flush's
+// datagrams go out in one sendmmsg and waiting datagrams come in through
+// recvmmsg, where libenet makes a system call per datagram. The binding
+// takes the place of libenet's enet_socket_send and enet_socket_receive
+// (ELF symbol interposition) and hands every call outside a server host's
+// drain or flush back to libenet's own.
 package enet

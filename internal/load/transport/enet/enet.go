@@ -125,6 +125,9 @@ func create(bind, listening bool, ip netip.Addr, port uint16, peers int, opt tra
 	// for stamps nothing reads, and it reads until the socket is empty.
 	o.stamp_rx = cbool(!listening)
 	o.read_once = cbool(!listening)
+	// A server's socket carries a datagram to and from every peer each
+	// tick: it batches them, a system call per batch (enet_io.c).
+	o.batch_io = cbool(listening)
 	var cerr C.int
 	s := C.sg_create(cbool(bind), ipBE(ip), C.enet_uint16(port), C.size_t(peers), &o, &cerr)
 	if s == nil {
@@ -528,6 +531,24 @@ func (h *Host) reliableInTransit(peer transport.PeerID) int {
 
 // oversizeDropped counts datagrams dropped for exceeding ENet's buffer.
 func (h *Host) oversizeDropped() uint64 { return uint64(h.s.oversize_dropped) }
+
+// ioStats are the batching counts of a server host (zero on a client).
+type ioStats struct{ SendCalls, Sent, SendDropped, RecvCalls, Received uint64 }
+
+func (h *Host) ioStats() ioStats {
+	st := C.sg_io_read_stats(h.s.io)
+	return ioStats{
+		SendCalls: uint64(st.send_calls), Sent: uint64(st.sent), SendDropped: uint64(st.send_dropped),
+		RecvCalls: uint64(st.recv_calls), Received: uint64(st.received),
+	}
+}
+
+// setPeerPort points peer at another port (0: the kernel refuses the send).
+func (h *Host) setPeerPort(peer transport.PeerID, port uint16) {
+	if C.sg_set_peer_port(h.s, C.enet_uint32(peer), C.enet_uint16(port)) != 0 {
+		panic(fmt.Sprintf("setPeerPort: no peer %d", peer))
+	}
+}
 
 // recvBuffer is the socket's SO_RCVBUF as the kernel reports it (doubled).
 func (h *Host) recvBuffer() int { return int(C.sg_rcvbuf(h.s)) }

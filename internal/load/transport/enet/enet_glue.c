@@ -147,6 +147,12 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, 
 		h->maximumWaitingData = o->max_waiting;
 	}
 	s->max_packet = h->maximumPacketSize;
+	if (o->batch_io) {
+		// NULL (no memory, or no libenet functions to fall back on)
+		// leaves the host on libenet's own I/O, which is correct, only
+		// dearer.
+		s->io = sg_io_new(h);
+	}
 	if (sg_guard_init(s, o) < 0) {
 		*err = ENOMEM;
 		sg_destroy(s);
@@ -158,6 +164,7 @@ sg_host *sg_create(int bind, enet_uint32 ip_be, enet_uint16 port, size_t peers, 
 // sg_destroy frees the host, a pending packet and the wrapper.
 void sg_destroy(sg_host *s) {
 	sg_guard_free(s);
+	sg_io_free(s->io);
 	if (s->has_pending && s->pending.type == ENET_EVENT_TYPE_RECEIVE) {
 		enet_packet_destroy(s->pending.packet);
 	}
@@ -224,11 +231,19 @@ static int sg_drain_events(sg_host *s, sg_event *evs, int max, unsigned char *bu
 // s->need set), so one call delivers a batch with one cgo crossing.
 int sg_drain(sg_host *s, sg_event *evs, int max, unsigned char *buf, size_t cap) {
 	int n = 0;
+	sg_io_begin(s->io);
 	sg_reap_half_open(s);
 	sg_guard_enter(s);
 	size_t used = 0;
 	n = sg_drain_events(s, evs, max, buf, cap, &used);
 	sg_guard_leave();
+	int e = sg_io_end(s->io);
+	if (e != 0 && s->status != SG_DRAIN_ERROR) {
+		// A datagram of this drain was refused when the batch was
+		// written: libenet would have failed the service call with it.
+		s->status = SG_DRAIN_ERROR;
+		s->err = e;
+	}
 	return n;
 }
 
@@ -486,8 +501,12 @@ sg_counters_t sg_counters(sg_host *s) {
 	return c;
 }
 
+// sg_flush writes what ENet has queued. A send error is dropped, as
+// enet_host_flush drops libenet's own.
 void sg_flush(sg_host *s) {
+	sg_io_begin(s->io);
 	enet_host_flush(s->host);
+	(void)sg_io_end(s->io);
 }
 
 // sg_queued counts the messages queued to a peer and not yet written to
@@ -535,6 +554,17 @@ long sg_reliable_in_transit(sg_host *s, enet_uint32 id) {
 		return -1;
 	}
 	return (long)p->reliableDataInTransit;
+}
+
+// sg_set_peer_port points a peer at another port of its host (0: one the
+// kernel refuses to send to).
+int sg_set_peer_port(sg_host *s, enet_uint32 id, enet_uint16 port) {
+	ENetPeer *p = sg_peer(s, id);
+	if (p == NULL) {
+		return -1;
+	}
+	p->address.port = port;
+	return 0;
 }
 
 int sg_rcvbuf(sg_host *s) {

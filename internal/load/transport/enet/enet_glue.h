@@ -84,7 +84,17 @@ typedef struct {
 	enet_uint32 connect_window_ms, half_open_ms;
 	int         stamp_rx;      // stamp received messages (sg_host.stamp_rx)
 	int         read_once;     // one socket read per drain (sg_host.read_once)
+	int         batch_io;      // sendmmsg/recvmmsg (enet_io.c)
 } sg_options;
+
+// sg_io batches one host's socket I/O (enet_io.c); opaque outside it.
+typedef struct sg_io sg_io;
+
+// sg_io_stats counts a batching host's system calls and datagrams.
+typedef struct {
+	unsigned long send_calls, sent, send_dropped; // sendmmsg calls, datagrams queued, refused by the kernel
+	unsigned long recv_calls, received;           // recvmmsg calls, datagrams read
+} sg_io_stats;
 
 // sg_host is the C side of one Go host. It lives in C memory so that Go can
 // hand its address to every call without pinning anything.
@@ -111,6 +121,7 @@ typedef struct {
 	// only dispatches what that read queued (see sg_next); drain_read says
 	// the current drain has read it.
 	int         read_once, drain_read;
+	sg_io      *io;          // NULL: libenet's own one-call-per-datagram I/O
 } sg_host;
 
 // sg_event is one event flattened for Go; the payload is buf[off:off+len].
@@ -166,6 +177,15 @@ int sg_link(sg_host *s, enet_uint32 id, enet_uint32 *rtt, enet_uint32 *loss);
 int sg_peer_addr(sg_host *s, enet_uint32 id, enet_uint32 *ip_be, enet_uint16 *port);
 long sg_queued(sg_host *s, enet_uint32 id);
 
+// Batched socket I/O (enet_io.c). sg_io_begin opens io's batch on this
+// thread (NULL: nothing to open); sg_io_end writes what was queued, closes
+// it and returns a send error (errno) or 0.
+sg_io *sg_io_new(ENetHost *h);
+void sg_io_free(sg_io *io);
+void sg_io_begin(sg_io *io);
+int sg_io_end(sg_io *io);
+sg_io_stats sg_io_read_stats(const sg_io *io);
+
 // Host counters.
 sg_counters_t sg_counters(sg_host *s);
 
@@ -189,6 +209,7 @@ void sg_set_counters(sg_host *s, sg_counters_t c);
 int sg_peer_throttle(sg_host *s, enet_uint32 id, enet_uint32 *throttle, enet_uint32 *decel);
 long sg_reliable_in_transit(sg_host *s, enet_uint32 id);
 int sg_rcvbuf(sg_host *s);
+int sg_set_peer_port(sg_host *s, enet_uint32 id, enet_uint16 port);
 long sg_half_open(sg_host *s);
 long sg_waiting(sg_host *s, enet_uint32 id);
 
