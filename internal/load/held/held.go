@@ -13,4 +13,8 @@
 // The price: while a goroutine sleeps held, no other goroutine can use its
 // processor, and a stop-the-world (the GC's) waits for the sleep to end. A
 // caller keeps each sleep short and yields between sleeps.
+//
+// Block is the other kernel sleep: a system call the scheduler sees, so the
+// processor is free for other goroutines meanwhile, for a wait too long to
+// hold (the reference server's pinned workers between ticks).
 package held

@@ -11,3 +11,6 @@ const Supported = false
 // Sleep is time.Sleep here: callers pick held pacing only where Supported,
 // but their tests still run the pacing logic on it.
 func Sleep(d time.Duration) { time.Sleep(d) }
+
+// Block is time.Sleep here.
+func Block(d time.Duration) { time.Sleep(d) }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/scalegate/scalegate/internal/load/held"
 )
 
 // maxHotSpin bounds how long a helper spins for the next pass before it
@@ -213,16 +215,42 @@ func (p *pool) park(wake chan struct{}, t *time.Timer, seen uint32, used *int64,
 		if d <= 0 {
 			return true, true
 		}
+		p.parks.Add(1)
+		if p.cpus != nil {
+			return p.sleepUntil(wake, time.Unix(0, at))
+		}
 		t.Reset(d)
 		timer = t.C
+	} else {
+		p.parks.Add(1)
 	}
-	p.parks.Add(1)
 	select {
 	case _, ok := <-wake:
 		t.Stop()
 		return ok, false
 	case <-timer:
 		return true, true
+	}
+}
+
+// sleepUntil is a pinned helper's park until at, the next tick's wake time: in
+// the kernel (held.Block), not on a Go timer, for the reason waitTick
+// gives (a helper woken late missed whole ticks: "cpu 100 % of the
+// work"). A token is seen between sleeps of at most blockChunk; a pass
+// opened meanwhile runs without this helper, as any pass a helper comes
+// late for.
+func (p *pool) sleepUntil(wake chan struct{}, at time.Time) (ok, due bool) {
+	for {
+		select {
+		case _, ok := <-wake:
+			return ok, false
+		default:
+		}
+		d := time.Until(at)
+		if d <= 0 {
+			return true, true
+		}
+		held.Block(min(d, blockChunk))
 	}
 }
 

@@ -933,18 +933,29 @@ func (s *Server) shutdown() error {
 // spin; held, 0.06–0.07 ms (docs/server.md, "The tick").
 const heldWait = 2 * time.Millisecond
 
-// waitTick waits up to wait, the time left until the next tick is due: on
-// the timer t, and in a pinned loop the last heldWait of it held. It
-// reports false when ctx ended first.
+// blockChunk is the longest kernel sleep of a pinned loop or helper
+// between ticks: how soon each sees a stop.
+const blockChunk = 20 * time.Millisecond
+
+// waitTick waits up to wait, the time left until the next tick is due, or
+// part of it (the caller loops): on the timer t; in a pinned loop in the
+// kernel, the last heldWait of it held. A pinned loop does not wait on a
+// Go timer: the thread that runs the runtime's timers is an ordinary one,
+// and with the workers at real-time priority and a swarm on the same two
+// CPUs it fired the loop's timer up to 7 ms late (SLOW TICK lines of a
+// 128-client weave leg: half the ticks over 4 ms started 4.1–4.8 ms late,
+// and ran on one worker, past their helper's spin). It reports false when
+// ctx ended first.
 func (s *Server) waitTick(ctx context.Context, t *time.Timer, wait time.Duration) bool {
 	if !s.sim.Pinned() {
 		return waitTimer(ctx, t, wait)
 	}
 	if wait <= heldWait {
 		held.Sleep(wait)
-		return ctx.Err() == nil
+	} else {
+		held.Block(min(wait-heldWait, blockChunk))
 	}
-	return waitTimer(ctx, t, wait-heldWait)
+	return ctx.Err() == nil
 }
 
 func waitTimer(ctx context.Context, t *time.Timer, d time.Duration) bool {
