@@ -543,6 +543,10 @@ func (h *Host) ioStats() ioStats {
 	}
 }
 
+// unbatch puts a server host on libenet's own socket I/O (a system call
+// per datagram), for benchmarks side by side; before any traffic.
+func (h *Host) unbatch() { C.sg_unbatch(h.s) }
+
 // setPeerPort points peer at another port (0: the kernel refuses the send).
 func (h *Host) setPeerPort(peer transport.PeerID, port uint16) {
 	if C.sg_set_peer_port(h.s, C.enet_uint32(peer), C.enet_uint16(port)) != 0 {

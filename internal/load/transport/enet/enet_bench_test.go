@@ -131,12 +131,21 @@ func BenchmarkClientServiceStep(b *testing.B) {
 
 // BenchmarkServerBroadcastStep is one server tick for N clients: drain the
 // host, send each client a 200 B unreliable snapshot, flush. ns/client is
-// the per-client share of the tick.
+// the per-client share of the tick. io=batched is the server host as
+// created (sendmmsg and recvmmsg, enet_io.c), io=libenet the same host on
+// libenet's own system call per datagram.
 func BenchmarkServerBroadcastStep(b *testing.B) {
-	for _, n := range []int{64, 256} {
-		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
+	for _, bench := range []struct {
+		n  int
+		io string
+	}{{64, "libenet"}, {64, "batched"}, {256, "libenet"}, {256, "batched"}} {
+		n := bench.n
+		b.Run(fmt.Sprintf("clients=%d/io=%s", n, bench.io), func(b *testing.B) {
 			server := benchListen(b, transport.Options{MaxPeers: n})
 			defer server.Close()
+			if bench.io == "libenet" {
+				server.unbatch()
+			}
 			clients := make([]*Host, n)
 			for i := range clients {
 				clients[i] = benchDial(b, transport.Options{})

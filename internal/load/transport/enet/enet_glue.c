@@ -556,6 +556,13 @@ long sg_reliable_in_transit(sg_host *s, enet_uint32 id) {
 	return (long)p->reliableDataInTransit;
 }
 
+// sg_unbatch puts a host back on libenet's own socket I/O. Datagrams read
+// ahead are dropped with the ring: call it before traffic.
+void sg_unbatch(sg_host *s) {
+	sg_io_free(s->io);
+	s->io = NULL;
+}
+
 // sg_set_peer_port points a peer at another port of its host (0: one the
 // kernel refuses to send to).
 int sg_set_peer_port(sg_host *s, enet_uint32 id, enet_uint16 port) {

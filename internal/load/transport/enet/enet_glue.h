@@ -209,6 +209,7 @@ void sg_set_counters(sg_host *s, sg_counters_t c);
 int sg_peer_throttle(sg_host *s, enet_uint32 id, enet_uint32 *throttle, enet_uint32 *decel);
 long sg_reliable_in_transit(sg_host *s, enet_uint32 id);
 int sg_rcvbuf(sg_host *s);
+void sg_unbatch(sg_host *s);
 int sg_set_peer_port(sg_host *s, enet_uint32 id, enet_uint16 port);
 long sg_half_open(sg_host *s);
 long sg_waiting(sg_host *s, enet_uint32 id);
