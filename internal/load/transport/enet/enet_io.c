@@ -6,8 +6,9 @@
 // Why: a server sends one snapshot datagram to each of its peers every tick
 // and reads an Input from each. One system call per datagram cost about
 // 1.0 ms of a 128-client tick in sendmsg and 0.3 ms in recvmsg on the
-// development VM, where entering the kernel is dear (docs/server.md, "Batched
-// socket I/O"); sendmmsg and recvmmsg pay that entry once per batch.
+// development VM, where entering the kernel is dear; sendmmsg and recvmmsg
+// pay that entry once per batch (docs/server.md, "Batched socket I/O,
+// measured").
 //
 // How: libenet 1.3.17 has no hook for its socket calls, but it calls its
 // own enet_socket_send and enet_socket_receive through the PLT, so the
