@@ -215,15 +215,14 @@ func (p *pool) park(wake chan struct{}, t *time.Timer, seen uint32, used *int64,
 		if d <= 0 {
 			return true, true
 		}
-		p.parks.Add(1)
 		if p.cpus != nil {
+			p.parks.Add(1)
 			return p.sleepUntil(wake, time.Unix(0, at))
 		}
 		t.Reset(d)
 		timer = t.C
-	} else {
-		p.parks.Add(1)
 	}
+	p.parks.Add(1)
 	select {
 	case _, ok := <-wake:
 		t.Stop()

@@ -25,7 +25,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -60,9 +59,11 @@ typedef int (*sg_recv_fn)(ENetSocket, ENetAddress *, ENetBuffer *, size_t);
 
 static sg_send_fn sg_lib_send;
 static sg_recv_fn sg_lib_recv;
-static pthread_once_t sg_lib_once = PTHREAD_ONCE_INIT;
 
-static void sg_lib_resolve(void) {
+// sg_lib_resolve finds libenet's own functions once, when the program
+// starts (libenet is loaded by then), so the pass-through that every
+// client host's send and receive take is one indirect call.
+__attribute__((constructor)) static void sg_lib_resolve(void) {
 	sg_lib_send = (sg_send_fn)dlsym(RTLD_NEXT, "enet_socket_send");
 	sg_lib_recv = (sg_recv_fn)dlsym(RTLD_NEXT, "enet_socket_receive");
 }
@@ -71,7 +72,6 @@ static void sg_lib_resolve(void) {
 static __thread sg_io *sg_io_cur;
 
 sg_io *sg_io_new(ENetHost *h) {
-	pthread_once(&sg_lib_once, sg_lib_resolve);
 	if (sg_lib_send == NULL || sg_lib_recv == NULL) {
 		// No libenet definition to fall back on (a static libenet would
 		// not link beside these anyway): the host does unbatched I/O.
@@ -212,7 +212,6 @@ static int sg_io_read(sg_io *io, ENetAddress *a, ENetBuffer *b, size_t n) {
 int enet_socket_send(ENetSocket sock, const ENetAddress *a, const ENetBuffer *b, size_t n) {
 	sg_io *io = sg_io_cur;
 	if (io == NULL || io->host->socket != sock || a == NULL) {
-		pthread_once(&sg_lib_once, sg_lib_resolve);
 		return sg_lib_send(sock, a, b, n);
 	}
 	return sg_io_queue(io, a, b, n);
@@ -222,7 +221,6 @@ int enet_socket_send(ENetSocket sock, const ENetAddress *a, const ENetBuffer *b,
 int enet_socket_receive(ENetSocket sock, ENetAddress *a, ENetBuffer *b, size_t n) {
 	sg_io *io = sg_io_cur;
 	if (io == NULL || io->host->socket != sock) {
-		pthread_once(&sg_lib_once, sg_lib_resolve);
 		return sg_lib_recv(sock, a, b, n);
 	}
 	return sg_io_read(io, a, b, n);
