@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/scalegate/scalegate/internal/load/held"
 )
 
 // maxHotSpin bounds how long a helper spins for the next pass before it
@@ -249,7 +247,7 @@ func (p *pool) sleepUntil(wake chan struct{}, at time.Time) (ok, due bool) {
 		if d <= 0 {
 			return true, true
 		}
-		held.Block(min(d, blockChunk))
+		blockStep(d+wakeLead, wakeLead)
 	}
 }
 

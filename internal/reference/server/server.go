@@ -22,6 +22,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -950,12 +951,54 @@ func (s *Server) waitTick(ctx context.Context, t *time.Timer, wait time.Duration
 	if !s.sim.Pinned() {
 		return waitTimer(ctx, t, wait)
 	}
+	waitPinned(wait)
+	return ctx.Err() == nil
+}
+
+// waitPinned is one step of a pinned loop's wait for the tick due in wait
+// (the caller loops on the clock): a kernel sleep (blockStep), or within
+// heldWait of the tick the held one.
+func waitPinned(wait time.Duration) {
 	if wait <= heldWait {
 		held.Sleep(wait)
-	} else {
-		held.Block(min(wait-heldWait, blockChunk))
+		return
 	}
-	return ctx.Err() == nil
+	blockStep(wait, heldWait)
+}
+
+// yieldLead is how long before a tick is due each pinned worker (the loop
+// and every helper) yields its processor, once a tick (runtime.Gosched).
+//
+// The Go scheduler preempts a goroutine it has seen run 10 ms without
+// being scheduled afresh, and a kernel sleep (held.Block) is not a fresh
+// start: a pinned worker, which never parks, was preempted about every
+// 10 ms of its life. Each time the preemption fell at the first Go code
+// after a sleep, the helper's wake 1 ms before the tick or the loop's
+// 2 ms before it, or within a tick (a uprobe on runtime.stoplockedm in a
+// 128-client weave leg: about 100 a second, all from the preemption
+// check). A goroutine locked to its thread that is preempted runs again
+// only after another thread has taken its processor through the
+// scheduler and handed it back, and that thread is an ordinary one,
+// which waits its turn behind the swarm: the helper came late and the
+// tick built on one worker. Yielding here pays that hand-over 4 ms before
+// the held wait, and the next preemption cannot come before 10 ms later,
+// 4 ms into the tick, when a tick of the usual 2–3 ms is done.
+const yieldLead = 6 * time.Millisecond
+
+// blockStep is one kernel sleep of a pinned worker (the loop or a helper)
+// whose next tick is due in due: at most blockChunk, ending no later than
+// stop before the tick (the caller loops on the clock). The sleep that
+// ends yieldLead before the tick is followed by the worker's yield.
+func blockStep(due, stop time.Duration) {
+	if d := due - yieldLead; d > blockChunk {
+		held.Block(blockChunk)
+		return
+	} else if d > 0 {
+		held.Block(d)
+		runtime.Gosched()
+		return
+	}
+	held.Block(due - stop)
 }
 
 func waitTimer(ctx context.Context, t *time.Timer, d time.Duration) bool {
