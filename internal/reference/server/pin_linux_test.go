@@ -86,8 +86,9 @@ func fifoThreads(t *testing.T, prio int) map[int]unix.CPUSet {
 // threads, and no other, run under SCHED_FIFO at it while the server runs,
 // each bound to one CPU; when Run returns the loop's thread has its policy
 // back, and once the server is closed no thread of the process is left
-// raised. With fewer than two allowed CPUs nothing is pinned, so nothing
-// is raised either.
+// raised. While the workers run the Go runtime has a processor more than
+// the workers (spareProc), and its own count back after Run. With fewer
+// than two allowed CPUs nothing is pinned, so nothing is raised either.
 func TestRunRealtimeWorkers(t *testing.T) {
 	const prio = 7
 	runtime.LockOSThread()
@@ -104,7 +105,13 @@ func TestRunRealtimeWorkers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	procs := runtime.GOMAXPROCS(0)
+	wantProcs := procs // unpinned: no spare processor either
+	if want > 0 {
+		wantProcs = max(procs, 3)
+	}
 	seen := make(chan map[int]unix.CPUSet, 1)
+	procsDuring := make(chan int, 1)
 	go func() {
 		// Watch until both workers are up (the helper raises itself on
 		// its own goroutine), then end the run.
@@ -115,6 +122,7 @@ func TestRunRealtimeWorkers(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+		procsDuring <- runtime.GOMAXPROCS(0)
 		seen <- last
 		cancel()
 	}()
@@ -122,6 +130,12 @@ func TestRunRealtimeWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	raised := <-seen
+	if got := <-procsDuring; got != wantProcs {
+		t.Errorf("GOMAXPROCS %d while the pinned workers ran, want %d (a spare processor, spareProc)", got, wantProcs)
+	}
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d after Run, want %d back", got, procs)
+	}
 	if len(raised) != want {
 		t.Fatalf("%d threads under SCHED_FIFO %d during the run, want %d (the pinned workers): %v", len(raised), prio, want, raised)
 	}
