@@ -990,15 +990,15 @@ const yieldLead = 6 * time.Millisecond
 // stop before the tick (the caller loops on the clock). The sleep that
 // ends yieldLead before the tick is followed by the worker's yield.
 func blockStep(due, stop time.Duration) {
-	if d := due - yieldLead; d > blockChunk {
+	switch toYield := due - yieldLead; {
+	case toYield > blockChunk:
 		held.Block(blockChunk)
-		return
-	} else if d > 0 {
-		held.Block(d)
+	case toYield > 0:
+		held.Block(toYield)
 		runtime.Gosched()
-		return
+	default:
+		held.Block(due - stop)
 	}
-	held.Block(due - stop)
 }
 
 func waitTimer(ctx context.Context, t *time.Timer, d time.Duration) bool {
