@@ -201,6 +201,21 @@ type World struct {
 	Extra map[string]any `json:"-"`
 }
 
+// RealtimePriority is the [world] realtime_priority the profile asks of
+// the built-in server (0 when unset): the SCHED_FIFO priority of its
+// pinned sim workers.
+func (w World) RealtimePriority() int {
+	switch v := w.Extra["realtime_priority"].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return 0
+}
+
 // Network holds the built-in server's [network] knobs.
 type Network struct {
 	CompressSnapshots bool `json:"compress_snapshots"`

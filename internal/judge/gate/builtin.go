@@ -385,3 +385,44 @@ func (e *evaluator) hostCheck() {
 	}
 	e.add(c)
 }
+
+// realtimePriority is checked on a leg whose profile asks the built-in
+// server for [world] realtime_priority: the pinned sim workers ran at that
+// SCHED_FIFO priority. Refused (no CAP_SYS_NICE, as in a default
+// container) or not applied (the workers were not pinned), the server ran
+// at normal priority beside the swarm, and its tick figures are those of
+// that setup: a tick gate that fails then fails for a reason no figure
+// names, so this check names it. Advisory: the tick gates judge the tick,
+// whatever the priority; a server that meets its budget without the
+// priority has met it.
+func (e *evaluator) realtimePriority() {
+	asked := e.in.Profile.World.RealtimePriority()
+	if asked <= 0 || e.in.Profile.Server.Kind == "custom" {
+		return
+	}
+	c := rundir.Check{Gate: gatetable.CheckRealtimePriority, Title: "sim workers' real-time priority ([world] realtime_priority)",
+		Level: gatetable.LevelAdvisory, Threshold: fmt.Sprintf("SCHED_FIFO %d", asked), Status: rundir.StatusPass}
+	st, err := e.r.ServerTickParsed()
+	switch {
+	case err != nil:
+		c.MeasuredText, c.Status, c.Detail = "missing", rundir.StatusUnevaluable, err.Error()
+	case st.RealtimePriority == nil:
+		c.MeasuredText, c.Status = "missing", rundir.StatusUnevaluable
+		c.Detail = "the server's metrics carry no realtime_priority: it cannot say whether its workers ran at the priority asked"
+	default:
+		got := float64(*st.RealtimePriority)
+		c.Measured = &got
+		c.MeasuredText = fmt.Sprintf("SCHED_FIFO %d", *st.RealtimePriority)
+		if *st.RealtimePriority == 0 {
+			c.MeasuredText = "normal priority"
+		}
+		if *st.RealtimePriority != asked {
+			c.Status = rundir.StatusFail
+			c.Detail = fmt.Sprintf("the sim workers ran at %s, not SCHED_FIFO %d, so the tick figures are those of workers the swarm and every other thread can preempt", c.MeasuredText, asked)
+			if why := st.RealtimePriorityError; why != "" {
+				c.Detail += ": " + why
+			}
+		}
+	}
+	e.add(c)
+}

@@ -71,6 +71,7 @@ func Evaluate(in Input) []rundir.Check {
 	e.harness()
 	e.harnessErrors()
 	e.hostCheck()
+	e.realtimePriority()
 	if _, ok := profile.TracePath(in.Leg.Pattern); ok {
 		e.add(traceCheck(e.r, nil))
 	}

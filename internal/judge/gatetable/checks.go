@@ -22,6 +22,10 @@ const (
 	// CheckSnapshotDecode: every snapshot body the swarm decoded did (a
 	// leg whose bodies were decoded; opaque bodies have no such check).
 	CheckSnapshotDecode string = "snapshot_decode"
+	// CheckRealtimePriority: the built-in server's pinned workers ran at
+	// the [world] realtime_priority the profile asked (advisory; only on
+	// profiles that ask).
+	CheckRealtimePriority string = "realtime_priority"
 )
 
 // The baseline's checks, one per baselined figure.
@@ -44,5 +48,5 @@ const CheckHistory string = "history"
 // BuiltinChecks returns every built-in check ID (a new slice each call).
 func BuiltinChecks() []string {
 	return []string{CheckReport, CheckReportSchema, CheckTransport, CheckLoad, CheckDelivery, CheckImpairment,
-		CheckShards, CheckHarness, CheckHarnessErrors, CheckSwarmRun, CheckSwarmAssert, CheckTraceReplay, CheckHost, CheckAbort, CheckSnapshotDecode}
+		CheckShards, CheckHarness, CheckHarnessErrors, CheckSwarmRun, CheckSwarmAssert, CheckTraceReplay, CheckHost, CheckAbort, CheckSnapshotDecode, CheckRealtimePriority}
 }

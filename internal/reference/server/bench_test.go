@@ -340,7 +340,7 @@ func BenchmarkTickPaced(b *testing.B) {
 	for _, pinned := range []bool{false, true} {
 		b.Run(fmt.Sprintf("pinned=%v", pinned), func(b *testing.B) {
 			sim, vs := referenceWorld(b, 2, true, pinned)
-			unpin, _ := sim.PinCaller()
+			unpin, _, _ := sim.PinCaller()
 			defer unpin()
 			var ph [numPhases]time.Duration
 			tick := uint32(0)

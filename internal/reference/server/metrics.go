@@ -312,6 +312,7 @@ type snapshotInputs struct {
 	workers, budget           int
 	compress                  bool
 	faults                    []string
+	rt                        realtime
 	gov                       *governor
 	world                     worldFigures
 	cc                        *congestion // nil: no controller ran (every peer at the tick rate)
@@ -399,6 +400,7 @@ func (m *metrics) putCounters(st *report.ServerTick, in *snapshotInputs) {
 	st.SimWorkerThreads = in.workers
 	st.SnapshotBudgetBytes = in.budget
 	st.CompressSnapshots = in.compress
+	st.RealtimePriority, st.RealtimePriorityError = ptr(in.rt.prio), in.rt.why
 }
 
 // putGovernor adds the overrun governor's state: what it shed explains a

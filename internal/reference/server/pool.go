@@ -105,7 +105,7 @@ func (p *pool) helper(w int, wake chan struct{}) {
 		// of threads still pinned and under SCHED_FIFO, where any
 		// goroutine could be given it. A refused priority is the caller's
 		// to report (pinCaller): the same process asks the same kernel.
-		restore, _ := p.pinWorker(w)
+		restore, _, _ := p.pinWorker(w)
 		defer restore()
 	}
 	t := time.NewTimer(time.Hour)
@@ -360,13 +360,13 @@ func (p *pool) await(joined int32) {
 // and raises it to the pool's priority (pinWorker), and gives the Go
 // runtime a spare processor (spareProc); an unpinned pool has nothing to
 // do or undo.
-func (p *pool) pinCaller() (restore func(), err error) {
+func (p *pool) pinCaller() (restore func(), prio int, err error) {
 	if p.cpus == nil {
-		return func() {}, nil
+		return func() {}, 0, nil
 	}
 	unspare := spareProc(p.n)
-	unpin, err := p.pinWorker(0)
-	return func() { unpin(); unspare() }, err
+	unpin, prio, err := p.pinWorker(0)
+	return func() { unpin(); unspare() }, prio, err
 }
 
 // spareProc makes GOMAXPROCS one more than a pinned pool's n workers
@@ -392,23 +392,23 @@ func spareProc(n int) (restore func()) {
 }
 
 // pinWorker pins the calling goroutine's thread to worker w's CPU and
-// raises it to the pool's priority, and returns what undoes both. A
-// refused pin leaves nothing to undo (the worker then floats, and only the
-// spans lose); err is a refused priority: the worker stays pinned at
-// normal priority.
-func (p *pool) pinWorker(w int) (restore func(), err error) {
+// raises it to the pool's priority, and returns what undoes both and the
+// SCHED_FIFO priority the thread got (0: normal). A refused pin leaves
+// nothing to undo (the worker then floats, and only the spans lose); err
+// is a refused priority: the worker stays pinned at normal priority.
+func (p *pool) pinWorker(w int) (restore func(), prio int, err error) {
 	unpin, perr := pinThread(p.cpus[w])
 	if perr != nil {
-		return func() {}, nil
+		return func() {}, 0, nil
 	}
 	if p.prio == 0 {
-		return unpin, nil
+		return unpin, 0, nil
 	}
 	lower, err := raiseThread(p.prio)
 	if err != nil {
-		return unpin, err
+		return unpin, 0, err
 	}
-	return func() { lower(); unpin() }, nil
+	return func() { lower(); unpin() }, p.prio, nil
 }
 
 // block waits for a cold pass's joined helpers without spinning: outside

@@ -43,7 +43,7 @@ func TestPoolRunsEveryItemOnce(t *testing.T) {
 			}
 			p := newPool(tc.workers, cpus, 0)
 			defer p.stop()
-			unpin, err := p.pinCaller()
+			unpin, _, err := p.pinCaller()
 			if err != nil {
 				t.Fatal(err)
 			}

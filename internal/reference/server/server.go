@@ -116,6 +116,9 @@ type Server struct {
 	// (fatten_records_bytes), so fewer records fit and the bytes stay put.
 	padInBudget bool
 	reported    string // the transport named in Welcome and the metrics file
+	// rt is what became of [world] realtime_priority, for the metrics
+	// file: set by Run once the loop's thread is pinned.
+	rt realtime
 
 	peers   map[transport.PeerID]*peer
 	viewers []*Viewer
@@ -411,7 +414,7 @@ func (s *Server) WriteMetrics() error {
 	st := s.met.build(snapshotInputs{cc: s.cc,
 		peers: len(s.viewers), entities: s.sim.World.Len(), contacts: s.sim.Contacts,
 		dropped: s.droppedTicks(), transport: s.reported, workers: s.sim.Workers(),
-		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults,
+		budget: s.cfg.World.SnapshotBudgetBytes, compress: s.cfg.Network.CompressSnapshots, faults: s.faults, rt: s.rt,
 		gov: s.gov,
 		world: worldFigures{contacts: s.sim.ContactEntries, fused: s.sim.FusedEntries, projectiles: s.sim.ProjectilesLive(),
 			weapons: s.sim.Weapons, ai: s.sim.AIByController()},
@@ -478,12 +481,13 @@ func (s *Server) Run(ctx context.Context) error {
 	if rate := s.cfg.Faults.StdoutFloodMBPerS; rate > 0 {
 		defer s.startFlood(rate)()
 	}
-	unpin, err := s.sim.PinCaller()
+	unpin, prio, err := s.sim.PinCaller()
 	defer unpin()
-	if err != nil {
-		s.log.Printf("world.realtime_priority=%d refused, the sim workers run at normal priority: %v", s.cfg.World.RealtimePriority, err)
-	} else if p := s.cfg.World.RealtimePriority; p > 0 && s.sim.Pinned() {
-		s.log.Printf("sim workers pinned to CPUs %v under SCHED_FIFO at priority %d", s.sim.PinnedCPUs(), p)
+	s.rt = realtimeOf(s.cfg.World.RealtimePriority, prio, err, s.sim.Pinned())
+	if s.rt.why != "" {
+		s.log.Printf("world.realtime_priority=%d not applied, the sim workers run at normal priority: %s", s.cfg.World.RealtimePriority, s.rt.why)
+	} else if prio > 0 {
+		s.log.Printf("sim workers pinned to CPUs %v under SCHED_FIFO at priority %d", s.sim.PinnedCPUs(), prio)
 	}
 	period := time.Second / TickHz
 	s.pacer = NewPacer(time.Now(), period)

@@ -170,10 +170,35 @@ func simCPUs(cfg *Config) []int {
 
 // PinCaller pins the calling goroutine (the tick loop, worker 0) to its
 // CPU when the workers are pinned, and raises it to [world]
-// realtime_priority when that is set, and returns what undoes both. err
-// says the kernel refused the priority: the workers run pinned at normal
-// priority.
-func (s *Sim) PinCaller() (restore func(), err error) { return s.pool.pinCaller() }
+// realtime_priority when that is set, and returns what undoes both and
+// the SCHED_FIFO priority it got (0: normal). err says the kernel refused
+// the priority: the workers run pinned at normal priority.
+func (s *Sim) PinCaller() (restore func(), prio int, err error) { return s.pool.pinCaller() }
+
+// realtime is what became of [world] realtime_priority: the SCHED_FIFO
+// priority the pinned workers run at (0: normal), and why, when it is not
+// the one asked for. A tick figure measured without it is a figure of a
+// different setup, so the metrics file says so (docs/metrics.md) and the
+// gate shows it beside the tick.
+type realtime struct {
+	prio int
+	why  string
+}
+
+// realtimeOf says what became of asked, given the priority the loop's
+// thread got, the refusal, and whether the workers are pinned at all.
+func realtimeOf(asked, got int, err error, pinned bool) realtime {
+	switch {
+	case got == asked:
+		return realtime{prio: got}
+	case err != nil:
+		return realtime{why: "refused by the kernel (it needs CAP_SYS_NICE or RLIMIT_RTPRIO): " + err.Error()}
+	case !pinned:
+		return realtime{why: "the sim workers are not pinned ([world] pin_sim_workers off, fewer than 2 workers, or fewer allowed CPUs than workers), and the priority applies to pinned workers only"}
+	default:
+		return realtime{prio: got, why: "the loop's thread could not be pinned to its CPU"}
+	}
+}
 
 // Pinned reports whether the workers are pinned to CPUs of their own.
 func (s *Sim) Pinned() bool { return s.pool.cpus != nil }

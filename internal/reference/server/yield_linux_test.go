@@ -42,7 +42,7 @@ func TestPinnedWorkersYieldBeforeTheTick(t *testing.T) {
 	}
 	p := newPool(2, cpus, prio)
 	defer p.stop()
-	unpin, err := p.pinCaller()
+	unpin, _, err := p.pinCaller()
 	if err != nil {
 		t.Fatal(err)
 	}

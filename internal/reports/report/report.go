@@ -98,6 +98,13 @@ type ServerTick struct {
 	SimWorkerThreads    int   `json:"sim_worker_threads"`
 	SnapshotBudgetBytes int   `json:"snapshot_budget_bytes"`
 	CompressSnapshots   bool  `json:"compress_snapshots"`
+	// RealtimePriority is the SCHED_FIFO priority the pinned sim workers
+	// ran at (0: normal priority), and RealtimePriorityError why it is not
+	// the [world] realtime_priority asked for (the kernel refused it, or
+	// the workers were not pinned). Reference server, additive: absent
+	// from servers without the setting.
+	RealtimePriority      *int   `json:"realtime_priority,omitempty"`
+	RealtimePriorityError string `json:"realtime_priority_error,omitempty"`
 	// serialize_ms split (reference server, additive): building the
 	// snapshots (encode, select, compress) vs handing them to the transport
 	// (Send, PeerDelay, Flush). Absent from servers that do not split it.
