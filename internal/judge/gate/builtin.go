@@ -402,26 +402,23 @@ func (e *evaluator) realtimePriority() {
 	}
 	c := rundir.Check{Gate: gatetable.CheckRealtimePriority, Title: "sim workers' real-time priority ([world] realtime_priority)",
 		Level: gatetable.LevelAdvisory, Threshold: fmt.Sprintf("SCHED_FIFO %d", asked), Status: rundir.StatusPass}
-	st, err := e.r.ServerTickParsed()
-	switch {
-	case err != nil:
-		c.MeasuredText, c.Status, c.Detail = "missing", rundir.StatusUnevaluable, err.Error()
-	case st.RealtimePriority == nil:
+	got, err := e.m.Tick("realtime_priority")
+	if err != nil {
 		c.MeasuredText, c.Status = "missing", rundir.StatusUnevaluable
-		c.Detail = "the server's metrics carry no realtime_priority: it cannot say whether its workers ran at the priority asked"
-	default:
-		got := float64(*st.RealtimePriority)
-		c.Measured = &got
-		c.MeasuredText = fmt.Sprintf("SCHED_FIFO %d", *st.RealtimePriority)
-		if *st.RealtimePriority == 0 {
-			c.MeasuredText = "normal priority"
-		}
-		if *st.RealtimePriority != asked {
-			c.Status = rundir.StatusFail
-			c.Detail = fmt.Sprintf("the sim workers ran at %s, not SCHED_FIFO %d, so the tick figures are those of workers the swarm and every other thread can preempt", c.MeasuredText, asked)
-			if why := st.RealtimePriorityError; why != "" {
-				c.Detail += ": " + why
-			}
+		c.Detail = err.Error() + ": the server cannot say whether its workers ran at the priority asked"
+		e.add(c)
+		return
+	}
+	c.Measured = &got
+	c.MeasuredText = fmt.Sprintf("SCHED_FIFO %g", got)
+	if got == 0 {
+		c.MeasuredText = "normal priority"
+	}
+	if got != float64(asked) {
+		c.Status = rundir.StatusFail
+		c.Detail = fmt.Sprintf("the sim workers ran at %s, not SCHED_FIFO %d, so the tick figures are those of workers the swarm and every other thread can preempt", c.MeasuredText, asked)
+		if why, _ := e.m.TickString("realtime_priority_error"); why != "" {
+			c.Detail += ": " + why
 		}
 	}
 	e.add(c)

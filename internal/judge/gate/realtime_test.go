@@ -28,7 +28,7 @@ func TestRealtimePriority(t *testing.T) {
 		{name: "another priority", asked: int64(10), tick: map[string]any{"realtime_priority": 5},
 			status: rundir.StatusFail, want: []string{"SCHED_FIFO 5, not SCHED_FIFO 10"}},
 		{name: "server cannot say", asked: int64(10), tick: map[string]any{},
-			status: rundir.StatusUnevaluable, want: []string{"carry no realtime_priority"}},
+			status: rundir.StatusUnevaluable, want: []string{"server_tick.realtime_priority missing"}},
 		{name: "not asked", tick: map[string]any{"realtime_priority": 0}},
 		{name: "asked of a custom server", asked: int64(10), custom: true, tick: map[string]any{}},
 	}
