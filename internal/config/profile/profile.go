@@ -203,17 +203,11 @@ type World struct {
 
 // RealtimePriority is the [world] realtime_priority the profile asks of
 // the built-in server (0 when unset): the SCHED_FIFO priority of its
-// pinned sim workers.
+// pinned sim workers. The schema makes it an int, which the CUE decoder
+// gives as int64.
 func (w World) RealtimePriority() int {
-	switch v := w.Extra["realtime_priority"].(type) {
-	case int:
-		return v
-	case int64:
-		return int(v)
-	case float64:
-		return int(v)
-	}
-	return 0
+	v, _ := w.Extra["realtime_priority"].(int64)
+	return int(v)
 }
 
 // Network holds the built-in server's [network] knobs.

@@ -231,7 +231,7 @@ func (p *pool) park(wake chan struct{}, t *time.Timer, seen uint32, used *int64,
 }
 
 // sleepUntil is a pinned helper's park until at, the next tick's wake time: in
-// the kernel (held.Block), not on a Go timer, for the reason waitTick
+// the kernel (blockStep, which also yields once a tick), not on a Go timer, for the reason waitTick
 // gives (a helper woken late missed whole ticks: "cpu 100 % of the
 // work"). A token is seen between sleeps of at most blockChunk; a pass
 // opened meanwhile runs without this helper, as any pass a helper comes
